@@ -1,0 +1,60 @@
+# /// script
+# requires-python = ">=3.10"
+# dependencies = [
+#     "nox>=2026.10",
+#     "uv>=0.9",
+#     "virtualenv>=20.26",
+#     "pyyaml>=6.0",
+#     "tabulate>=0.9",
+#     "packaging>=24.0",
+# ]
+# ///
+"""torchmatrix's sessions: one `probe(<torch version>)` per cell of the matrix, and the tools around them.
+
+`nox -s probe` runs every cell of matrix.yaml (or of $TORCHMATRIX_MATRIX),
+`nox -s "probe(1.12.1)"` one of them, `nox -s plan` shows what would run,
+`nox -s report` prints the table of stored results, `nox -s tests` tests torchmatrix.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "src"))  # the noxfile runs torchmatrix from this checkout
+
+from torchmatrix import workflow  # noqa: E402
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["probe"]
+
+project = workflow.load_or_exit(ROOT)
+
+
+@nox.session(reuse_venv=True, download_python="never", allow_parallel=True)
+@nox.parametrize(("python", "cell"), project.session_parameters(), ids=project.session_ids())
+def probe(session: nox.Session, cell: workflow.Cell) -> None:
+    """Install one torch release and run every probe on every device."""
+    project.probe(session, cell)
+
+
+@nox.session(python=False)
+def report(session: nox.Session) -> None:
+    """Print the table of stored results."""
+    project.report(session)
+
+
+@nox.session(python=False)
+def plan(session: nox.Session) -> None:
+    """Show each cell's interpreter, requirements and status, and run nothing."""
+    print(project.describe_plan())
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run torchmatrix's test suite (unit and integration)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)

@@ -1,0 +1,339 @@
+"""Load and validate ``matrix.yaml`` into a frozen :class:`Matrix`.
+
+Every key a matrix file may hold is declared once, in the ``*_KEYS`` tables
+below; anything else is refused with the file, line, key path and the closest
+declared key. Values are checked as strictly as an installer would read them:
+a torch version must be a PEP 440 version and nothing that an installer could
+take for an option or a URL.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from . import yamldoc
+from .yamldoc import Document, KeyPath
+
+DEVICES = ("cpu", "cuda", "mps")
+DEFAULT_INDEX_URL = "https://pypi.org/simple"
+DEFAULT_TIMEOUT = 300.0
+_PROBE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A probe script: its name (the file stem) and where it lives."""
+
+    name: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class TorchEntry:
+    """One torch release of the matrix, with the Pythons pinned for it (empty: choose)."""
+
+    version: Version
+    pythons: tuple[str, ...] = ()
+    pins: tuple[Requirement, ...] = ()
+
+
+@dataclass(frozen=True)
+class PinRule:
+    """Extra requirements installed beside every torch release the specifier admits."""
+
+    torch: SpecifierSet
+    require: tuple[Requirement, ...]
+    reason: str = ""
+
+    def applies_to(self, version: Version) -> bool:
+        return self.torch.contains(version, prereleases=True)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """A validated matrix file. Paths in it are absolute."""
+
+    file: Path
+    torch: tuple[TorchEntry, ...]
+    probes: tuple[Probe, ...]
+    devices: tuple[str, ...]
+    timeout: float
+    output: Path
+    machine: str | None
+    index_url: str
+    find_links: tuple[str, ...] | None
+    """Local wheel folders or pages; None: those pip is configured with."""
+    pins: tuple[PinRule, ...]
+
+
+# --- the declared keys ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Key:
+    parse: Callable[[Document, KeyPath, Any], Any]
+    required: bool = False
+
+
+def _fail(doc: Document, path: KeyPath, problem: str, hint: str = "") -> Exception:
+    return doc.error(path, problem, hint)
+
+
+def check_mapping(doc: Document, path: KeyPath, value: Any, keys: dict[str, Key]) -> dict[str, Any]:
+    """Parse a mapping against ``keys``: unknown keys are refused with a suggestion."""
+    if not isinstance(value, dict):
+        raise _fail(doc, path, f"expected a mapping, got {_kind(value)}")
+    for key in value:
+        if key not in keys:
+            close = difflib.get_close_matches(key, keys, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(keys))}"
+            raise _fail(doc, (*path, key), "unknown key", hint)
+    for key, spec in keys.items():
+        if spec.required and key not in value:
+            raise _fail(doc, path, f"missing required key {key!r}")
+    return {key: keys[key].parse(doc, (*path, key), item) for key, item in value.items()}
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), f"a number ({value!r})" if isinstance(value, (int, float)) else type(value).__name__
+    )
+
+
+def _list_of(item: Callable[[Document, KeyPath, Any], Any]) -> Callable[[Document, KeyPath, Any], list[Any]]:
+    def parse(doc: Document, path: KeyPath, value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise _fail(doc, path, f"expected a list, got {_kind(value)}")
+        return [item(doc, (*path, index), element) for index, element in enumerate(value)]
+
+    return parse
+
+
+def _text(doc: Document, path: KeyPath, value: Any) -> str:
+    if isinstance(value, (dict, list)) or value is None:
+        raise _fail(doc, path, f"expected a single value, got {_kind(value)}")
+    return doc.text(path).strip()
+
+
+def _nonempty_text(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _text(doc, path, value)
+    if not text or any(ord(char) < 32 for char in text):
+        raise _fail(doc, path, "expected a non-empty line of text")
+    return text
+
+
+def _version(doc: Document, path: KeyPath, value: Any) -> Version:
+    text = _text(doc, path, value)
+    if text.startswith("-"):
+        raise _fail(
+            doc, path, f"{text!r} looks like an installer option, not a version", "write a release, e.g. 1.12.1"
+        )
+    if "://" in text or "@" in text or "/" in text:
+        raise _fail(doc, path, f"{text!r} looks like a URL or path, not a version", "write a release, e.g. 1.12.1")
+    try:
+        return Version(text)
+    except InvalidVersion:
+        hint = "list exact releases; bisect takes ranges" if text[:1] in "<>=~!" else "e.g. 1.12.1 or 2.2.0"
+        raise _fail(doc, path, f"{text!r} is not a PEP 440 version", hint) from None
+
+
+def _python(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _text(doc, path, value)
+    if not _PYTHON_VERSION.match(text):
+        raise _fail(doc, path, f"{text!r} is not a Python version like 3.10")
+    return text
+
+
+def _pythons(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
+    pythons = _list_of(_python)(doc, path, value) if isinstance(value, list) else [_python(doc, path, value)]
+    _refuse_duplicates(doc, path, pythons)
+    return tuple(pythons)
+
+
+def _requirement(doc: Document, path: KeyPath, value: Any) -> Requirement:
+    text = _text(doc, path, value)
+    if text.startswith("-"):
+        raise _fail(doc, path, f"{text!r} looks like an installer option", "write a requirement, e.g. numpy<2")
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as exc:
+        raise _fail(doc, path, f"{text!r} is not a requirement: {exc}", "e.g. numpy<2") from None
+    if requirement.url:
+        raise _fail(doc, path, f"{text!r} installs from a URL", "name a package and a version range")
+    return requirement
+
+
+def _specifier(doc: Document, path: KeyPath, value: Any) -> SpecifierSet:
+    text = _text(doc, path, value)
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        raise _fail(doc, path, f"{text!r} is not a version range", "e.g. '<2.3' or '>=1.12,<2'") from None
+
+
+def _positive_seconds(doc: Document, path: KeyPath, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 86400:
+        raise _fail(doc, path, f"expected seconds between 0 and 86400, got {_kind(value)}")
+    return float(value)
+
+
+def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
+    if value == "auto":
+        return DEVICES
+    devices = _list_of(_device)(doc, path, value if isinstance(value, list) else [value])
+    _refuse_duplicates(doc, path, devices)
+    return tuple(devices)
+
+
+def _device(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _text(doc, path, value)
+    if text not in DEVICES:
+        close = difflib.get_close_matches(text, DEVICES, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"use 'auto' or some of {', '.join(DEVICES)}"
+        raise _fail(doc, path, f"unknown device {text!r}", hint)
+    return text
+
+
+def _refuse_duplicates(doc: Document, path: KeyPath, items: list[Any]) -> None:
+    for index, item in enumerate(items):
+        if item in items[:index]:
+            raise _fail(doc, (*path, index), f"{item} is listed twice", f"first at {path[-1]}[{items.index(item)}]")
+
+
+def _torch_entry(doc: Document, path: KeyPath, value: Any) -> TorchEntry:
+    if not isinstance(value, dict):
+        return TorchEntry(_version(doc, path, value))
+    fields = check_mapping(doc, path, value, TORCH_ENTRY_KEYS)
+    return TorchEntry(fields["version"], fields.get("python", ()), tuple(fields.get("pins", ())))
+
+
+def _torch_entries(doc: Document, path: KeyPath, value: Any) -> tuple[TorchEntry, ...]:
+    entries = _list_of(_torch_entry)(doc, path, value)
+    if not entries:
+        raise _fail(doc, path, "lists no torch release", "e.g. torch: [1.12.1, 2.2.0]")
+    _refuse_duplicates(doc, path, [entry.version for entry in entries])
+    return tuple(entries)
+
+
+def _pin_rule(doc: Document, path: KeyPath, value: Any) -> PinRule:
+    fields = check_mapping(doc, path, value, PIN_RULE_KEYS)
+    return PinRule(fields["torch"], tuple(fields["require"]), fields.get("reason", ""))
+
+
+TORCH_ENTRY_KEYS = {
+    "version": Key(_version, required=True),
+    "python": Key(_pythons),
+    "pins": Key(_list_of(_requirement)),
+}
+PIN_RULE_KEYS = {
+    "torch": Key(_specifier, required=True),
+    "require": Key(_list_of(_requirement), required=True),
+    "reason": Key(_nonempty_text),
+}
+MATRIX_KEYS = {
+    "torch": Key(_torch_entries, required=True),
+    "probes": Key(_list_of(_text)),
+    "devices": Key(_devices),
+    "timeout": Key(_positive_seconds),
+    "output": Key(_nonempty_text),
+    "machine": Key(_nonempty_text),
+    "index_url": Key(_nonempty_text),
+    "find_links": Key(_list_of(_nonempty_text)),
+    "pins": Key(_list_of(_pin_rule)),
+}
+
+
+# --- probes -----------------------------------------------------------------
+
+
+def _available_probes(probes_dir: Path) -> list[str]:
+    return sorted(path.stem for path in probes_dir.glob("*.py") if not path.stem.startswith("_"))
+
+
+def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Path) -> tuple[Probe, ...]:
+    available = _available_probes(probes_dir)
+    probes: list[Probe] = []
+    for index, name in enumerate(names):
+        path = ("probes", index)
+        probe = _resolve_probe(doc, path, name, base, probes_dir, available)
+        if any(known.name == probe.name for known in probes):
+            raise _fail(doc, path, f"a probe named {probe.name!r} is listed twice")
+        probes.append(probe)
+    return tuple(probes)
+
+
+def _resolve_probe(
+    doc: Document, path: KeyPath, name: str, base: Path, probes_dir: Path, available: list[str]
+) -> Probe:
+    if _PROBE_NAME.match(name):
+        if name not in available:
+            close = difflib.get_close_matches(name, available, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"probes in {probes_dir}: {', '.join(available)}"
+            raise _fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
+        return Probe(name, probes_dir / f"{name}.py")
+    relative = Path(name)
+    if relative.is_absolute() or ".." in relative.parts or relative.suffix != ".py" or "\\" in name:
+        raise _fail(
+            doc,
+            path,
+            f"{name!r} is neither a probe name nor a .py path inside {base}",
+            "name a probe in probes/ (e.g. autograd_dot) or give a relative path like my_probes/check.py",
+        )
+    if not _PROBE_NAME.match(relative.stem):
+        raise _fail(doc, path, f"{relative.stem!r} cannot name a probe", "use letters, digits and _")
+    resolved = base / relative
+    if not resolved.is_file():
+        raise _fail(doc, path, f"no file {resolved}")
+    return Probe(relative.stem, resolved)
+
+
+# --- the entry point ----------------------------------------------------------
+
+
+def load_matrix(file: Path, probes_dir: Path) -> Matrix:
+    """Read and validate the matrix at ``file``; names in ``probes:`` are looked up in ``probes_dir``."""
+    file = file.resolve() if file.exists() else file.absolute()
+    doc = yamldoc.load(file, display_name=str(file))
+    if doc.value is None:
+        raise _fail(doc, (), "the file is empty", "start from the default matrix.yaml")
+    fields = check_mapping(doc, (), doc.value, MATRIX_KEYS)
+    base = file.parent
+    if "probes" in fields and not fields["probes"]:
+        raise _fail(doc, ("probes",), "lists no probe", "leave the key out to run every probe in probes/")
+    probe_names = fields.get("probes") or _available_probes(probes_dir)
+    return Matrix(
+        file=file,
+        torch=fields["torch"],
+        probes=_resolve_probes(doc, probe_names, base, probes_dir),
+        devices=fields.get("devices", DEVICES),
+        timeout=fields.get("timeout", DEFAULT_TIMEOUT),
+        output=base / fields.get("output", "reports"),
+        machine=fields.get("machine"),
+        index_url=fields.get("index_url", DEFAULT_INDEX_URL).rstrip("/"),
+        find_links=(
+            tuple(_absolute_location(link, base) for link in fields["find_links"]) if "find_links" in fields else None
+        ),
+        pins=tuple(fields.get("pins", ())),
+    )
+
+
+def load_pin_rules(file: Path) -> tuple[PinRule, ...]:
+    """Read a YAML list of pin rules (the format of a matrix's ``pins:`` key)."""
+    doc = yamldoc.load(file)
+    return tuple(_list_of(_pin_rule)(doc, (), doc.value))
+
+
+def _absolute_location(link: str, base: Path) -> str:
+    return link if "://" in link else str((base / link).resolve())

@@ -1,0 +1,185 @@
+"""Find the CPython interpreters on this machine and the wheel tags each accepts.
+
+Looked for on PATH, in pyenv's versions folder and among uv-managed Pythons.
+Each candidate is asked, by running it, for its version and ABI flags; the
+answers are cached by path, size and modification time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging import tags
+from packaging.tags import Tag
+
+from . import atomicfile
+from .cachedir import cache_dir
+
+OLDEST = (3, 6)
+"""The probes and the worker are written for Python 3.6 and newer."""
+
+# Runs under any Python from 2.7 on, so that an old interpreter answers instead of crashing.
+_QUERY = (
+    "import json, platform, sys, sysconfig\n"
+    "print(json.dumps({'implementation': platform.python_implementation(),"
+    " 'version': list(sys.version_info[:3]), 'abiflags': getattr(sys, 'abiflags', ''),"
+    " 'bits': 64 if sys.maxsize > 2**32 else 32, 'executable': sys.executable,"
+    " 'in_venv': sys.prefix != getattr(sys, 'base_prefix', sys.prefix)}))\n"
+)
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    path: str
+    version: tuple[int, int, int]
+    abiflags: str
+    source: str
+
+    @property
+    def minor(self) -> str:
+        """``"3.10"``, the form a matrix pins and a cell id shows."""
+        return f"{self.version[0]}.{self.version[1]}"
+
+    @property
+    def free_threaded(self) -> bool:
+        return "t" in self.abiflags
+
+    def tags(self, platforms: Iterable[str]) -> frozenset[Tag]:
+        """The wheel tags this interpreter installs on the given platforms, as pip would compute them."""
+        platforms = list(platforms)
+        python_version = self.version[:2]
+        interpreter = f"cp{python_version[0]}{python_version[1]}"
+        abi = interpreter + self.abiflags
+        supported = set(tags.cpython_tags(python_version, abis=[abi], platforms=platforms))
+        supported |= set(tags.compatible_tags(python_version, interpreter, platforms))
+        return frozenset(supported)
+
+
+def host_platforms() -> list[str]:
+    """This machine's platform tags, most specific first (e.g. manylinux_2_36_x86_64 … linux_x86_64)."""
+    return list(tags.platform_tags())
+
+
+def discover(environ: Mapping[str, str] | None = None, cache: Path | None = None) -> list[Interpreter]:
+    """Every usable CPython found, newest first; one per version (PATH wins over pyenv over uv)."""
+    environ = os.environ if environ is None else environ
+    known = _Cache(cache or cache_dir() / "interpreters.json")
+    found: dict[tuple[tuple[int, int, int], str], Interpreter] = {}
+    for source, path in candidates(environ):
+        interpreter = known.query(os.path.realpath(path), source)
+        if interpreter is not None and interpreter.version[:2] >= OLDEST:
+            found.setdefault((interpreter.version, interpreter.abiflags), interpreter)
+    known.save()
+    return sorted(found.values(), key=lambda python: (python.version, not python.free_threaded), reverse=True)
+
+
+def candidates(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(source, path) of every executable that may be a Python, in order of preference."""
+    found = [("PATH", path) for path in _on_path(environ)]
+    pyenv_root = Path(environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    found += [("pyenv", str(path)) for path in _in_versions_folder(pyenv_root / "versions")]
+    found += [("uv", path) for path in _uv_managed(environ)]
+    return found
+
+
+def _on_path(environ: Mapping[str, str]) -> list[str]:
+    names = [f"python3.{minor}" for minor in range(20, OLDEST[1] - 1, -1)] + ["python3", "python"]
+    path = environ.get("PATH", "")
+    found = (shutil.which(name, path=path) for name in names)
+    return [executable for executable in found if executable]
+
+
+def _in_versions_folder(folder: Path) -> list[Path]:
+    executable = Path("python.exe") if sys.platform == "win32" else Path("bin") / "python"
+    if not folder.is_dir():
+        return []
+    return sorted(path for path in (version / executable for version in folder.iterdir()) if path.exists())
+
+
+def _uv_managed(environ: Mapping[str, str]) -> list[str]:
+    uv = _uv_binary()
+    if uv is None:
+        return []
+    command = [
+        uv,
+        "python",
+        "list",
+        "--only-installed",
+        "--output-format",
+        "json",
+        "--python-preference",
+        "only-managed",
+    ]
+    try:
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=30, env=dict(environ), check=True)
+        return [entry["path"] for entry in json.loads(completed.stdout) if entry.get("path")]
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError):
+        return []
+
+
+def _uv_binary() -> str | None:
+    try:
+        from uv import find_uv_bin  # noqa: PLC0415 - optional at import time
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+class _Cache:
+    """Answers of earlier queries, valid while the executable's size and mtime are unchanged."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.changed = False
+        try:
+            self.entries: dict[str, dict] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.entries = {}
+
+    def query(self, path: str, source: str) -> Interpreter | None:
+        """The interpreter ``path`` runs (a shim's or symlink's target), or None if it is unusable.
+
+        An interpreter inside a virtual environment is passed over: environments
+        are built from base interpreters, which are found in their own right.
+        """
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        stamp = [stat.st_size, stat.st_mtime_ns]
+        entry = self.entries.get(path)
+        if not isinstance(entry, dict) or entry.get("stamp") != stamp:
+            entry = {"stamp": stamp, "answer": _ask(path)}
+            self.entries[path] = entry
+            self.changed = True
+        answer = entry["answer"]
+        usable = answer and answer.get("implementation") == "CPython" and answer.get("bits") == 64
+        if not usable or answer.get("in_venv"):
+            return None
+        executable = os.path.realpath(answer.get("executable") or path)
+        return Interpreter(executable, tuple(answer["version"]), answer["abiflags"], source)
+
+    def save(self) -> None:
+        if self.changed:
+            # A read-only cache only costs a few milliseconds next time.
+            with contextlib.suppress(OSError):
+                atomicfile.write_json(self.path, self.entries)
+
+
+def _ask(path: str) -> dict | None:
+    try:
+        completed = subprocess.run(
+            [path, "-c", _QUERY], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
+        )
+        return json.loads(completed.stdout) if completed.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None

@@ -1,0 +1,58 @@
+"""The outcomes a probe or a cell can have, with the symbols the tables show."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Outcome(str, Enum):
+    """Per (probe, device): the first six. Per cell, before any probe runs: the last three."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    UNAVAILABLE = "unavailable"
+    NO_INTERPRETER = "no-interpreter"
+    NO_WHEEL = "no-wheel"
+    INSTALL_ERROR = "install-error"
+
+    @property
+    def symbol(self) -> str:
+        return _SYMBOLS[self]
+
+    @property
+    def meaning(self) -> str:
+        return _MEANINGS[self]
+
+    @property
+    def is_cell_outcome(self) -> bool:
+        return self in CELL_OUTCOMES
+
+
+CELL_OUTCOMES = frozenset({Outcome.NO_INTERPRETER, Outcome.NO_WHEEL, Outcome.INSTALL_ERROR})
+
+_SYMBOLS = {
+    Outcome.PASS: "✓",
+    Outcome.FAIL: "✗",
+    Outcome.ERROR: "E",
+    Outcome.CRASH: "☠",
+    Outcome.TIMEOUT: "⏱",
+    Outcome.UNAVAILABLE: "–",
+    Outcome.NO_INTERPRETER: "no-py",
+    Outcome.NO_WHEEL: "no-whl",
+    Outcome.INSTALL_ERROR: "inst-err",
+}
+
+_MEANINGS = {
+    Outcome.PASS: "the probe's numbers are right",
+    Outcome.FAIL: "the probe ran and its numbers are wrong",
+    Outcome.ERROR: "the probe raised an exception",
+    Outcome.CRASH: "the process died while the probe ran (e.g. a segfault)",
+    Outcome.TIMEOUT: "the probe ran past the time limit and was stopped",
+    Outcome.UNAVAILABLE: "this torch build or machine has no such device",
+    Outcome.NO_INTERPRETER: "no Python on this machine fits this torch release",
+    Outcome.NO_WHEEL: "the index has no wheel of this release for this platform",
+    Outcome.INSTALL_ERROR: "installing torch into the cell's environment failed",
+}

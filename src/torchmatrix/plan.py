@@ -1,0 +1,148 @@
+"""Turn a matrix into cells: for each torch release, the interpreter and the requirements.
+
+A pure function of its inputs (the matrix, the wheel listing, the interpreters
+found, the platform tags), so it is tested without a network or a Python zoo.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.tags import Tag
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from .config import Matrix, PinRule, TorchEntry
+from .interpreters import Interpreter
+from .outcomes import Outcome
+from .releases import Listing, Wheel
+
+KNOWN_PINS_FILE = Path(__file__).with_name("known_pins.yaml")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One torch release with one Python: a nox session, an environment, a result file."""
+
+    torch: Version
+    python_request: str | None
+    """The Python the matrix pins for this cell; None when the planner chose."""
+    interpreter: Interpreter | None
+    requirements: tuple[str, ...]
+    session_id: str
+    outcome: Outcome | None = None
+    """Set when the cell cannot run at all (no-wheel, no-interpreter)."""
+    hint: str = ""
+
+    @property
+    def python(self) -> str | None:
+        return self.interpreter.minor if self.interpreter else self.python_request
+
+    @property
+    def id(self) -> str:
+        """Canonical id, used for result files: ``torch-1.12.1-py3.10``."""
+        return f"torch-{self.torch}" + (f"-py{self.python}" if self.python else "")
+
+
+def plan(
+    matrix: Matrix,
+    listing: Listing,
+    interpreters: Sequence[Interpreter],
+    platforms: Sequence[str],
+    known_pins: Sequence[PinRule] = (),
+) -> tuple[Cell, ...]:
+    """One cell per (torch entry, pinned Python), or one per entry with the Python chosen."""
+    rules = (*known_pins, *matrix.pins)
+    cells: list[Cell] = []
+    for entry in matrix.torch:
+        requirements = _requirements(entry, rules)
+        requests: Sequence[str | None] = entry.pythons or (None,)
+        for request in requests:
+            session_id = str(entry.version) + (f"-py{request}" if len(requests) > 1 else "")
+            cells.append(_cell(entry.version, request, session_id, requirements, listing, interpreters, platforms))
+    return tuple(cells)
+
+
+def _requirements(entry: TorchEntry, rules: Sequence[PinRule]) -> tuple[str, ...]:
+    """``torch==X`` first, then every pin that applies; a later pin on a package replaces an earlier one."""
+    pins = {}
+    for rule in rules:
+        if rule.applies_to(entry.version):
+            pins.update({canonicalize_name(req.name): str(req) for req in rule.require})
+    pins.update({canonicalize_name(req.name): str(req) for req in entry.pins})
+    return (f"torch=={entry.version}", *pins.values())
+
+
+def _cell(
+    version: Version,
+    request: str | None,
+    session_id: str,
+    requirements: tuple[str, ...],
+    listing: Listing,
+    interpreters: Sequence[Interpreter],
+    platforms: Sequence[str],
+) -> Cell:
+    def cell(interpreter: Interpreter | None, outcome: Outcome | None = None, hint: str = "") -> Cell:
+        return Cell(version, request, interpreter, requirements, session_id, outcome, hint)
+
+    pool = [python for python in interpreters if request is None or python.minor == request]
+    if request and not pool:
+        return cell(None, Outcome.NO_INTERPRETER, f"Python {request} is pinned but not found; {_install_hint(request)}")
+    if not listing.known:
+        # Nothing to rule out: try the newest Python and let the installer speak.
+        return cell(pool[0] if pool else None, None if pool else Outcome.NO_INTERPRETER, "; ".join(listing.notes))
+    wheels = listing.wheels_for(version)
+    if not wheels:
+        return cell(None, Outcome.NO_WHEEL, _missing_release_hint(version, listing))
+    here = [wheel for wheel in wheels if any(tag.platform in platforms for tag in wheel.tags)]
+    if not here:
+        return cell(None, Outcome.NO_WHEEL, f"torch {version} has wheels only for {_platforms(wheels)}")
+    for python in pool:
+        if python.tags(platforms) & _all_tags(here):
+            return cell(python)
+    pythons = _pythons_of(here)
+    if request:
+        return cell(None, Outcome.NO_WHEEL, f"torch {version} has no wheel for Python {request} here; it has {pythons}")
+    found = ", ".join(python.minor for python in interpreters) or "none"
+    return cell(
+        None,
+        Outcome.NO_INTERPRETER,
+        f"torch {version} needs Python {pythons}; found {found}; {_install_hint(_newest_python(here))}",
+    )
+
+
+def _all_tags(wheels: Sequence[Wheel]) -> set[Tag]:
+    return {tag for wheel in wheels for tag in wheel.tags}
+
+
+def _python_minors(wheels: Sequence[Wheel]) -> list[str]:
+    minors = {tag.interpreter[2:] for tag in _all_tags(wheels) if tag.interpreter.startswith("cp")}
+    return sorted((f"{m[0]}.{m[1:]}" for m in minors if m.isdigit()), key=lambda text: Version(text))
+
+
+def _pythons_of(wheels: Sequence[Wheel]) -> str:
+    minors = _python_minors(wheels)
+    return f"{minors[0]}–{minors[-1]}" if len(minors) > 1 else (minors[0] if minors else "(none)")
+
+
+def _newest_python(wheels: Sequence[Wheel]) -> str:
+    minors = _python_minors(wheels)
+    return minors[-1] if minors else "3"
+
+
+def _platforms(wheels: Sequence[Wheel]) -> str:
+    return ", ".join(sorted({tag.platform for tag in _all_tags(wheels)}))
+
+
+def _install_hint(python: str) -> str:
+    return f"install one, e.g. `uv python install {python}` or `pyenv install {python}`"
+
+
+def _missing_release_hint(version: Version, listing: Listing) -> str:
+    releases = [str(known) for known in listing.versions()]
+    close = difflib.get_close_matches(str(version), releases, n=3)
+    suggestion = f"; closest: {', '.join(close)}" if close else ""
+    return f"the index lists no torch {version}{suggestion}"

@@ -1,0 +1,183 @@
+"""Result files: one JSON file per cell and machine, versioned, written atomically.
+
+``<output>/results/<machine>/<cell-id>.json``. Merging machines is copying their
+folders together. A file that cannot be read (truncated, not JSON, another
+schema) is named in a warning and skipped by every reader.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from . import atomicfile
+from .outcomes import Outcome
+from .runner import Record
+
+SCHEMA_VERSION = 1
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def default_machine_name() -> str:
+    """``linux-x86_64``, ``darwin-arm64``…: what a table column calls this machine unless told otherwise."""
+    return safe_name(f"{platform.system()}-{platform.machine()}".lower())
+
+
+def safe_name(name: str) -> str:
+    """A name usable as one path component everywhere."""
+    return _SAFE_NAME.sub("_", name).strip("._") or "machine"
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """Everything one cell produced on one machine."""
+
+    machine: str
+    cell_id: str
+    torch: str
+    python: str | None
+    python_request: str | None
+    session: str
+    outcome: Outcome | None
+    """A cell outcome (no-wheel, no-interpreter, install-error); None when the probes ran."""
+    message: str
+    records: tuple[Record, ...]
+    environment: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """What the result depends on (probe hashes, requirements, interpreter), to tell when it is stale."""
+    started_at: str = ""
+    finished_at: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema"] = SCHEMA_VERSION
+        data["outcome"] = self.outcome.value if self.outcome else None
+        data["records"] = [dict(asdict(record), outcome=record.outcome.value) for record in self.records]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> CellResult:
+        """Build from parsed JSON; raises ValueError with the reason when it does not fit the schema."""
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        schema = data.get("schema")
+        if schema != SCHEMA_VERSION:
+            newer = isinstance(schema, int) and schema > SCHEMA_VERSION
+            raise ValueError(
+                f"schema {schema!r} is newer than this torchmatrix reads ({SCHEMA_VERSION}); upgrade torchmatrix"
+                if newer
+                else f"schema {schema!r} is not {SCHEMA_VERSION}"
+            )
+        try:
+            records = tuple(
+                Record(
+                    probe=str(item["probe"]),
+                    device=str(item["device"]),
+                    outcome=Outcome(item["outcome"]),
+                    metrics=dict(item["metrics"]),
+                    message=str(item["message"]),
+                    duration=float(item["duration"]),
+                )
+                for item in data["records"]
+            )
+            return cls(
+                machine=str(data["machine"]),
+                cell_id=str(data["cell_id"]),
+                torch=str(data["torch"]),
+                python=data["python"],
+                python_request=data["python_request"],
+                session=str(data["session"]),
+                outcome=Outcome(data["outcome"]) if data["outcome"] else None,
+                message=str(data["message"]),
+                records=records,
+                environment=dict(data["environment"]),
+                inputs=dict(data["inputs"]),
+                started_at=str(data["started_at"]),
+                finished_at=str(data["finished_at"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {type(exc).__name__}: {exc}") from None
+
+
+def result_path(results_dir: Path, machine: str, cell_id: str) -> Path:
+    return results_dir / safe_name(machine) / f"{cell_id}.json"
+
+
+def write(results_dir: Path, result: CellResult) -> Path:
+    """Store ``result`` atomically, replacing the cell's earlier file on this machine."""
+    path = result_path(results_dir, result.machine, result.cell_id)
+    atomicfile.write_json(path, result.to_json())
+    return path
+
+
+def read(path: Path) -> CellResult:
+    """Read one result file; raises ValueError naming what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
+    return CellResult.from_json(data)
+
+
+@dataclass(frozen=True)
+class Scan:
+    results: tuple[CellResult, ...]
+    warnings: tuple[str, ...]
+
+
+def scan(results_dir: Path) -> Scan:
+    """Every readable result under ``results_dir`` (all machines); one warning per unreadable file."""
+    results: list[CellResult] = []
+    warnings: list[str] = []
+    for path in sorted(_result_files(results_dir)):
+        try:
+            results.append(read(path))
+        except (OSError, ValueError) as exc:
+            warnings.append(f"skipping {path}: {exc}")
+    return Scan(tuple(results), tuple(warnings))
+
+
+def _result_files(results_dir: Path) -> Iterable[Path]:
+    if not results_dir.is_dir():
+        return []
+    return (path for path in results_dir.glob("*/*.json") if not path.name.startswith("."))
+
+
+def cell_key(result: CellResult) -> tuple[str, str, str | None]:
+    """What makes two results the same cell: machine, torch release, and the Python the matrix asked for."""
+    return (result.machine, result.torch, result.python_request)
+
+
+def latest(found: Iterable[CellResult]) -> list[CellResult]:
+    """One result per cell, the most recently finished, in torch-version order."""
+    newest: dict[tuple[str, str, str | None], CellResult] = {}
+    for result in found:
+        key = cell_key(result)
+        if key not in newest or result.finished_at > newest[key].finished_at:
+            newest[key] = result
+    return sorted(newest.values(), key=sort_key)
+
+
+def sort_key(result: CellResult) -> tuple[Version, Version, str]:
+    return (_version(result.torch), _version(result.python or "0"), result.machine)
+
+
+def _version(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return Version("0")

@@ -1,0 +1,252 @@
+"""Run every (probe, device) pair of a cell in worker processes of the cell's Python.
+
+One worker imports torch once and runs the pairs in order, announcing each. If
+it dies or a pair runs past the time limit, that pair is recorded as ``crash``
+or ``timeout`` and a new worker goes on with the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from .config import Probe
+from .outcomes import Outcome
+
+WORKER = Path(__file__).with_name("envside") / "worker.py"
+STDERR_TAIL = 2000
+
+
+@dataclass(frozen=True)
+class Pair:
+    probe: Probe
+    device: str
+
+
+@dataclass(frozen=True)
+class Record:
+    """The outcome of one probe on one device, with its numbers."""
+
+    probe: str
+    device: str
+    outcome: Outcome
+    metrics: dict[str, Any]
+    message: str
+    duration: float
+
+
+@dataclass(frozen=True)
+class CellRun:
+    environment: dict[str, Any]
+    records: tuple[Record, ...]
+    import_seconds: float | None
+
+
+Listener = Callable[[str, Pair, "Record | None"], None]
+"""Called with ("start", pair, None) before a pair runs and ("record", pair, record) after."""
+
+
+def run_cell(python: str, pairs: Sequence[Pair], timeout: float, listener: Listener | None = None) -> CellRun:
+    """Run ``pairs`` under ``python``; every pair gets exactly one record, whatever happens."""
+    listener = listener or (lambda *_: None)
+    records: list[Record] = []
+    environment: dict[str, Any] = {}
+    import_seconds = None
+    while len(records) < len(pairs):
+        first = len(records)
+        with _Worker(python, pairs, first) as worker:
+            session = worker.follow(timeout, listener)
+        records += session.records
+        environment = environment or session.environment
+        import_seconds = import_seconds if import_seconds is not None else session.import_seconds
+        if not session.records:
+            # The worker died before any pair started (e.g. `import torch` failed): the rest share its fate.
+            failure = session.failure or "the worker ended without running any probe"
+            for pair in pairs[first:]:
+                record = Record(pair.probe.name, pair.device, session.failure_outcome, {}, failure, 0.0)
+                listener("record", pair, record)
+                records.append(record)
+    return CellRun(environment, tuple(records), import_seconds)
+
+
+@dataclass
+class _WorkerSession:
+    records: list[Record]
+    environment: dict[str, Any]
+    import_seconds: float | None = None
+    failure: str = ""
+    failure_outcome: Outcome = Outcome.CRASH
+
+
+class _Worker:
+    """One worker process: started on enter, killed with its children on exit."""
+
+    def __init__(self, python: str, pairs: Sequence[Pair], first: int) -> None:
+        self.pairs = pairs
+        self.first = first
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        request = {
+            "pairs": [[pair.probe.name, str(pair.probe.path), pair.device] for pair in pairs[first:]],
+            "first": first,
+        }
+        self.process = subprocess.Popen(
+            [python, "-I", "-u", str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            **_own_process_group(),
+        )
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(request).encode())
+            self.process.stdin.close()
+        except OSError:
+            pass  # it died at once; follow() reports how
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def __enter__(self) -> _Worker:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        _kill_tree(self.process)
+        self.process.wait()
+        self.stderr.close()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def follow(self, timeout: float, listener: Listener) -> _WorkerSession:
+        """Read the worker's messages until it is done, dies, or overruns ``timeout`` on one step."""
+        session = _WorkerSession([], {})
+        running: int | None = None
+        deadline = time.monotonic() + timeout  # also bounds `import torch`
+        started = time.monotonic()
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self._overran(session, running, timeout, started, listener)
+                return session
+            if line is None:
+                self._died(session, running, started, listener)
+                return session
+            message = _parse(line)
+            event = message.get("event")
+            if event == "ready":
+                session.environment = message.get("environment") or {}
+                session.import_seconds = message.get("import_seconds")
+            elif event == "start" and message.get("index") == self.first + len(session.records):
+                running = message["index"]
+                started = time.monotonic()
+                deadline = started + timeout
+                listener("start", self.pairs[running], None)
+            elif event == "record" and running is not None and message.get("index") == running:
+                record = _record(self.pairs[running], message)
+                session.records.append(record)
+                listener("record", self.pairs[running], record)
+                running = None
+            elif event == "done":
+                return session
+
+    def _overran(
+        self, session: _WorkerSession, running: int | None, timeout: float, started: float, listener: Listener
+    ) -> None:
+        _kill_tree(self.process)
+        if running is None:
+            session.failure = f"the worker did not start within {timeout:g} s (import torch hung?)"
+            session.failure_outcome = Outcome.TIMEOUT
+            return
+        pair = self.pairs[running]
+        record = Record(
+            pair.probe.name, pair.device, Outcome.TIMEOUT, {"limit": timeout},
+            f"stopped after {timeout:g} s", time.monotonic() - started,
+        )  # fmt: skip
+        session.records.append(record)
+        listener("record", pair, record)
+
+    def _died(self, session: _WorkerSession, running: int | None, started: float, listener: Listener) -> None:
+        code = self.process.wait()
+        how = _exit_description(code)
+        log = self._stderr_tail()
+        if running is None:
+            session.failure = f"the worker {how} before running a probe" + (f":\n{log}" if log else "")
+            return
+        pair = self.pairs[running]
+        message = f"the worker {how} while running {pair.probe.name} on {pair.device}" + (f":\n{log}" if log else "")
+        record = Record(
+            pair.probe.name, pair.device, Outcome.CRASH, {"exit_code": code}, message, time.monotonic() - started
+        )
+        session.records.append(record)
+        listener("record", pair, record)
+
+    def _stderr_tail(self) -> str:
+        self.stderr.seek(0, os.SEEK_END)
+        size = self.stderr.tell()
+        self.stderr.seek(max(0, size - STDERR_TAIL))
+        text = self.stderr.read().decode("utf-8", "replace").strip()
+        return ("…" + text) if size > STDERR_TAIL else text
+
+
+def _parse(line: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _record(pair: Pair, message: dict[str, Any]) -> Record:
+    try:
+        outcome = Outcome(message.get("outcome"))
+    except ValueError:
+        outcome = Outcome.ERROR
+    metrics = message.get("metrics")
+    return Record(
+        probe=pair.probe.name,
+        device=pair.device,
+        outcome=outcome,
+        metrics=metrics if isinstance(metrics, dict) else {},
+        message=str(message.get("message", "")),
+        duration=float(message.get("duration") or 0.0),
+    )
+
+
+def _exit_description(code: int) -> str:
+    if code < 0:
+        try:
+            return f"died with {signal.Signals(-code).name}"
+        except ValueError:
+            return f"died with signal {-code}"
+    return f"exited with code {code}"
+
+
+def _own_process_group() -> dict[str, Any]:
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def _kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """Kill the worker and anything its probes started (its whole process group)."""
+    if sys.platform == "win32":
+        if process.poll() is None:
+            process.kill()
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)

@@ -1,0 +1,36 @@
+"""The table printed at the end of a probe run: torch release × device, one line per probe."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tabulate import tabulate
+
+from .outcomes import Outcome
+from .results import CellResult
+
+
+def table(cells: Sequence[CellResult], devices: Sequence[str]) -> str:
+    """A plain-text table of ``cells`` (already one per cell, in order) with a legend of the symbols used."""
+    if not cells:
+        return "no results yet: run `nox -s probe`"
+    rows: list[list[str]] = []
+    used: set[Outcome] = set()
+    for cell in cells:
+        label = [cell.torch, cell.python or "-"]
+        if cell.outcome:
+            used.add(cell.outcome)
+            rows.append([*label, "(all)", *[cell.outcome.symbol] * len(devices)])
+            continue
+        by_pair = {(record.probe, record.device): record.outcome for record in cell.records}
+        for index, probe in enumerate(dict.fromkeys(record.probe for record in cell.records)):
+            outcomes = [by_pair.get((probe, device)) for device in devices]
+            used.update(outcome for outcome in outcomes if outcome)
+            symbols = [outcome.symbol if outcome else "" for outcome in outcomes]
+            rows.append([*(label if index == 0 else ["", ""]), probe, *symbols])
+    text = tabulate(rows, headers=["torch", "python", "probe", *devices], tablefmt="simple", disable_numparse=True)
+    return f"{text}\n\n{legend(used)}"
+
+
+def legend(used: set[Outcome]) -> str:
+    return "  ".join(f"{outcome.symbol} {outcome.value}" for outcome in Outcome if outcome in used)

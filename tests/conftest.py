@@ -1,0 +1,60 @@
+"""Shared fixtures. Unit tests may not touch the network: an autouse fixture makes any attempt fail loudly."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def no_network_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("integration"):
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a unit test tried to open a network connection; mark it @pytest.mark.integration")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets its own torchmatrix cache, so no test sees another's (or the user's) listing."""
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("TORCHMATRIX_CACHE_DIR", str(cache))
+    return cache
+
+
+def bare_venv(folder: Path) -> tuple[str, Path]:
+    """A venv without pip (made offline in milliseconds): its python and its site-packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    python = folder / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return str(python), Path(purelib)
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python with nothing installed: `import torch` fails in it."""
+    return bare_venv(tmp_path_factory.mktemp("bare-venv"))[0]
+
+
+@pytest.fixture(scope="session")
+def stub_torch_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python whose `import torch` finds a stub: real worker processes, no torch download."""
+    python, site_packages = bare_venv(tmp_path_factory.mktemp("stub-venv"))
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    return python

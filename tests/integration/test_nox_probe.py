@@ -1,0 +1,84 @@
+"""Real nox, real uv, real torch wheels from the index: the main command end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchmatrix import results
+from torchmatrix.outcomes import Outcome
+
+from ..conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def nox(tmp_path: Path, matrix: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environ = dict(os.environ, TORCHMATRIX_MATRIX=str(matrix), TORCHMATRIX_MACHINE="ci-box")
+    command = [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "--envdir", str(tmp_path / ".nox"), *args]
+    return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Path:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            torch:
+              - 1.9.0      # wheels for Python 3.6-3.9 only: the planner must find one
+              - 1.99.0     # not a release
+            probes: [autograd_dot, batched_matmul]
+            timeout: 120
+            output: out
+            """
+        )
+    )
+    return path
+
+
+def test_nox_json_lists_one_probe_session_per_cell(tmp_path: Path, matrix: Path) -> None:
+    listed = nox(tmp_path, matrix, "-l", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [session["session"] for session in json.loads(listed.stdout)] == ["probe(1.9.0)", "probe(1.99.0)"]
+
+
+def test_probe_runs_real_torch_and_stores_every_outcome(tmp_path: Path, matrix: Path) -> None:
+    run = nox(tmp_path, matrix, "-s", "probe")
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    assert "[1/6] autograd_dot on cpu ..." in output
+
+    stored = {result.torch: result for result in results.scan(tmp_path / "out" / "results").results}
+    assert stored.keys() == {"1.9.0", "1.99.0"}
+    old = stored["1.9.0"]
+    assert old.machine == "ci-box" and old.python in {"3.6", "3.7", "3.8", "3.9"}
+    assert old.environment["torch"].startswith("1.9.0")
+    assert {(r.probe, r.device): r.outcome for r in old.records} == {
+        ("autograd_dot", "cpu"): Outcome.PASS,
+        ("batched_matmul", "cpu"): Outcome.PASS,
+        ("autograd_dot", "cuda"): Outcome.UNAVAILABLE,
+        ("batched_matmul", "cuda"): Outcome.UNAVAILABLE,
+        ("autograd_dot", "mps"): Outcome.UNAVAILABLE,
+        ("batched_matmul", "mps"): Outcome.UNAVAILABLE,
+    }
+    assert stored["1.99.0"].outcome is Outcome.NO_WHEEL
+
+    summary = [line.split() for line in output.splitlines()]
+    assert ["1.9.0", old.python, "autograd_dot", "✓", "–", "–"] in summary
+    assert ["1.99.0", "-", "(all)", "no-whl", "no-whl", "no-whl"] in summary
+
+
+def test_a_bad_matrix_costs_one_message_and_exit_code_2(tmp_path: Path) -> None:
+    bad = tmp_path / "matrix.yaml"
+    bad.write_text("torch: [1.9.0]\nprobse: [autograd_dot]\n")
+    run = nox(tmp_path, bad, "-l")
+    assert run.returncode == 2
+    assert f"{bad}:2: probse: unknown key\n  hint: did you mean 'probes'?" in run.stderr
+    assert "Traceback" not in run.stderr

@@ -1,0 +1,126 @@
+"""matrix.yaml validation: what is accepted, and the message for each mistake."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from torchmatrix.config import DEVICES, load_matrix, load_pin_rules
+from torchmatrix.errors import ConfigError
+
+from ..conftest import ROOT
+
+
+@pytest.fixture
+def probes_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "probes"
+    folder.mkdir()
+    for name in ("autograd_dot", "batched_matmul"):
+        (folder / f"{name}.py").write_text("def run(device):\n    return {'outcome': 'pass'}\n")
+    return folder
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def error_for(tmp_path: Path, probes_dir: Path, text: str) -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        load_matrix(write(tmp_path, text), probes_dir)
+    return caught.value
+
+
+def test_the_default_matrix_is_valid() -> None:
+    matrix = load_matrix(ROOT / "matrix.yaml", ROOT / "probes")
+    assert Version("1.9.0") in [entry.version for entry in matrix.torch]
+    assert [probe.name for probe in matrix.probes] == ["autograd_dot", "batched_matmul"]
+    assert matrix.devices == DEVICES
+    assert matrix.output == ROOT / "reports"
+
+
+def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, probes_dir: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "check.py").write_text("def run(device):\n    return {'outcome': 'pass'}\n")
+    matrix = load_matrix(
+        write(
+            tmp_path,
+            """
+            torch:
+              - 1.10          # a YAML float, read as the text written
+              - version: 2.2.0
+                python: ["3.10", 3.12]
+                pins: ["numpy==1.26.4"]
+            probes: [autograd_dot, mine/check.py]
+            devices: [cpu]
+            timeout: 12
+            output: out
+            find_links: [wheels]
+            pins:
+              - torch: "<2"
+                require: ["numpy<1.25"]
+                reason: old
+            """,
+        ),
+        probes_dir,
+    )
+    assert [str(entry.version) for entry in matrix.torch] == ["1.10", "2.2.0"]
+    assert matrix.torch[1].pythons == ("3.10", "3.12")
+    assert [str(pin) for pin in matrix.torch[1].pins] == ["numpy==1.26.4"]
+    assert [(probe.name, probe.path) for probe in matrix.probes] == [
+        ("autograd_dot", probes_dir / "autograd_dot.py"),
+        ("check", tmp_path / "mine" / "check.py"),
+    ]
+    assert matrix.devices == ("cpu",)
+    assert matrix.timeout == 12.0
+    assert matrix.output == tmp_path / "out"
+    assert matrix.find_links == (str(tmp_path / "wheels"),)
+    assert matrix.pins[0].applies_to(Version("1.13.1")) and not matrix.pins[0].applies_to(Version("2.0.1"))
+
+
+def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_dir: Path) -> None:
+    matrix = load_matrix(write(tmp_path, "torch: [1.12.1]\n"), probes_dir)
+    assert [probe.name for probe in matrix.probes] == ["autograd_dot", "batched_matmul"]
+    assert matrix.find_links is None
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "problem", "hint"),
+    [
+        ("torch: [1.9.0]\nprobse: [autograd_dot]\n", 2, "probse", "unknown key", "did you mean 'probes'?"),
+        ("torch:\n  - version: 1.9.0\n    pyhton: '3.8'\n", 3, "torch[0].pyhton", "unknown key", "'python'"),
+        ("torch: [1.9.0, '--index-url=http://evil']\n", 1, "torch[1]", "installer option", ""),
+        ("torch: [https://example.com/torch.whl]\n", 1, "torch[0]", "URL", ""),
+        ("torch: ['>=1.9']\n", 1, "torch[0]", "not a PEP 440 version", "bisect"),
+        ("torch: [1.9.0, 1.9]\n", 1, "torch[1]", "listed twice", ""),
+        ("torch: [1.9.0]\nprobes: [autograd_dott]\n", 2, "probes[0]", "no probe", "did you mean 'autograd_dot'?"),
+        ("torch: [1.9.0]\nprobes: ['../evil.py']\n", 2, "probes[0]", "neither a probe name", ""),
+        ("torch: [1.9.0]\ndevices: [gpu]\n", 2, "devices[0]", "unknown device", ""),
+        ("torch: [1.9.0]\ntimeout: -1\n", 2, "timeout", "seconds", ""),
+        ("torch: !!python/object:os.system {}\n", 1, "torch", "not allowed", ""),
+        ("torch: [1.9.0]\ntorch: [2.0.1]\n", 2, "torch", "duplicate key", "line 1"),
+        ("torch: [1.9.0\n", 2, "", "YAML syntax error", ""),
+        ("", None, "", "empty", ""),
+        ("torch:\n  - version: 2.2.0\n    pins: ['numpy @ https://x/numpy.whl']\n", 3, "torch[0].pins[0]", "URL", ""),
+    ],
+)
+def test_each_mistake_names_file_line_key_and_a_hint(
+    tmp_path: Path, probes_dir: Path, text: str, line: int | None, key: str, problem: str, hint: str
+) -> None:
+    error = error_for(tmp_path, probes_dir, text)
+    assert error.file.endswith("matrix.yaml")
+    assert error.line == line
+    assert error.key == key
+    assert problem in error.problem
+    assert hint in error.hint
+    assert str(error).startswith(f"{error.file}:{line}:" if line else f"{error.file}:")
+
+
+def test_the_known_pins_file_is_valid() -> None:
+    rules = load_pin_rules(ROOT / "src" / "torchmatrix" / "known_pins.yaml")
+    numpy = [rule for rule in rules if any(req.name == "numpy" for req in rule.require)]
+    assert numpy and numpy[0].applies_to(Version("2.2.0")) and not numpy[0].applies_to(Version("2.3.0"))

@@ -1,0 +1,75 @@
+"""Interpreter discovery (real interpreters, no network) and the wheel tags each accepts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.tags import Tag
+
+from torchmatrix.interpreters import Interpreter, discover
+
+LINUX = ["manylinux_2_36_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "linux_x86_64"]
+HOST_VERSION = tuple(sys.version_info[:3])
+
+
+def test_tags_follow_the_abi_of_each_version() -> None:
+    old = Interpreter("/x/python3.7", (3, 7, 16), "m", "pyenv").tags(LINUX)
+    new = Interpreter("/x/python3.9", (3, 9, 18), "", "pyenv").tags(LINUX)
+    assert Tag("cp37", "cp37m", "manylinux1_x86_64") in old
+    assert Tag("cp39", "cp39", "manylinux1_x86_64") in new
+    assert Tag("cp39", "cp39", "manylinux1_x86_64") not in old
+    assert Tag("cp39", "none", "macosx_11_0_arm64") in Interpreter("/x", (3, 9, 0), "", "uv").tags(
+        ["macosx_11_0_arm64"]
+    )
+
+
+def test_free_threaded_builds_take_their_own_wheels() -> None:
+    python = Interpreter("/x/python3.13t", (3, 13, 0), "t", "uv")
+    assert python.free_threaded
+    assert Tag("cp313", "cp313t", "linux_x86_64") in python.tags(LINUX)
+    assert Tag("cp313", "cp313", "linux_x86_64") not in python.tags(LINUX)
+
+
+def fake_pyenv(tmp_path: Path) -> Path:
+    """A pyenv root whose one version is this test's own interpreter."""
+    bin_dir = tmp_path / "pyenv" / "versions" / "9.9.9" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(os.path.realpath(sys.executable))
+    return tmp_path / "pyenv"
+
+
+def test_pyenv_versions_are_found_without_being_on_path(tmp_path: Path) -> None:
+    found = discover({"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(fake_pyenv(tmp_path))}, tmp_path / "c.json")
+    assert [(python.version, python.source) for python in found if python.version == HOST_VERSION] == [
+        (HOST_VERSION, "pyenv")
+    ]
+    assert found[0].path == os.path.realpath(sys.executable)
+
+
+def test_an_interpreter_in_a_venv_stands_for_its_base(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    found = discover(
+        {"PATH": str(tmp_path / "venv" / "bin"), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "c.json"
+    )
+    paths = {python.path for python in found}
+    assert not any(str(tmp_path / "venv") in path for path in paths)
+
+
+def test_answers_are_cached_and_not_asked_again(tmp_path: Path) -> None:
+    environ = {"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(fake_pyenv(tmp_path))}
+    discover(environ, tmp_path / "cache.json")
+    cached = (tmp_path / "cache.json").read_text()
+    assert '"implementation": "CPython"' in cached
+    assert discover(environ, tmp_path / "cache.json")[0].version == HOST_VERSION
+
+
+def test_a_broken_candidate_is_passed_over(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    broken = bin_dir / "python3.8"
+    broken.write_text("#!/bin/sh\necho 'pyenv: python3.8: command not found' >&2; exit 127\n")
+    broken.chmod(0o755)
+    assert discover({"PATH": str(bin_dir), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "c.json") == []

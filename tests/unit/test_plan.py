@@ -1,0 +1,115 @@
+"""Planning against a recorded index listing: which Python each torch release gets, and why not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from torchmatrix.config import DEVICES, Matrix, PinRule, TorchEntry
+from torchmatrix.interpreters import Interpreter
+from torchmatrix.outcomes import Outcome
+from torchmatrix.plan import plan
+from torchmatrix.releases import Listing, _wheels
+
+from ..conftest import DATA
+
+FILES = [entry["filename"] for entry in json.loads((DATA / "pypi-torch-simple.json").read_text())["files"]]
+LISTING = Listing(_wheels(FILES, "https://pypi.org/simple"))
+LINUX = [f"manylinux_2_{minor}_x86_64" for minor in range(36, 4, -1)] + [
+    "manylinux2014_x86_64",
+    "manylinux2010_x86_64",
+    "manylinux1_x86_64",
+    "linux_x86_64",
+]  # what packaging.tags.platform_tags() gives on a glibc 2.36 machine
+MAC_ARM = [f"macosx_{major}_0_arm64" for major in (14, 13, 12, 11)]
+THIS_MACHINE = [  # what ~/.pyenv/versions holds here, newest first
+    Interpreter(f"/pyenv/{minor}/bin/python", (3, minor, 0), "m" if minor < 8 else "", "pyenv")
+    for minor in (13, 12, 11, 10, 9, 8, 7, 6)
+]
+NUMPY_PIN = PinRule(SpecifierSet("<2.3"), (Requirement("numpy<2"),))
+
+
+def matrix(*entries: TorchEntry) -> Matrix:
+    return Matrix(Path("/m/matrix.yaml"), entries, (), DEVICES, 60.0, Path("/m/reports"), None, "", (), ())
+
+
+def one(entry: TorchEntry, pythons=THIS_MACHINE, platforms=LINUX, listing=LISTING):
+    (cell,) = plan(matrix(entry), listing, pythons, platforms, [NUMPY_PIN])
+    return cell
+
+
+@pytest.mark.parametrize(
+    ("torch", "python"),
+    [("1.9.0", "3.9"), ("1.11.0", "3.10"), ("1.13.1", "3.11"), ("2.2.0", "3.12"), ("2.15.0", "3.13")],
+)
+def test_the_newest_python_with_a_wheel_is_chosen(torch: str, python: str) -> None:
+    cell = one(TorchEntry(Version(torch)))
+    assert cell.outcome is None
+    assert cell.interpreter.minor == python
+    assert cell.id == f"torch-{torch}-py{python}"
+    assert cell.session_id == torch
+
+
+def test_on_apple_silicon_torch_1_9_takes_3_8_or_3_9_only() -> None:
+    assert one(TorchEntry(Version("1.9.0")), platforms=MAC_ARM).interpreter.minor == "3.9"
+    cell = one(TorchEntry(Version("1.9.0")), pythons=THIS_MACHINE[:3] + THIS_MACHINE[6:], platforms=MAC_ARM)
+    assert cell.outcome is Outcome.NO_INTERPRETER
+    assert "3.8–3.9" in cell.hint and "uv python install 3.9" in cell.hint
+
+
+def test_no_fitting_interpreter_is_the_cells_outcome_with_a_hint() -> None:
+    cell = one(TorchEntry(Version("1.9.0")), pythons=THIS_MACHINE[:4])
+    assert cell.outcome is Outcome.NO_INTERPRETER
+    assert cell.hint.startswith("torch 1.9.0 needs Python 3.6–3.9; found 3.13, 3.12, 3.11, 3.10")
+    assert cell.id == "torch-1.9.0"
+
+
+def test_a_release_the_index_lacks_is_no_wheel_with_the_closest_releases() -> None:
+    cell = one(TorchEntry(Version("1.99.0")))
+    assert cell.outcome is Outcome.NO_WHEEL
+    assert "lists no torch 1.99.0" in cell.hint and "1.9.0" in cell.hint
+
+
+def test_a_release_without_a_wheel_for_this_platform_is_no_wheel() -> None:
+    cell = one(TorchEntry(Version("1.9.0")), platforms=["musllinux_1_2_riscv64"])
+    assert cell.outcome is Outcome.NO_WHEEL
+    assert "manylinux1_x86_64" in cell.hint
+
+
+def test_pinned_pythons_make_one_cell_each_with_suffixed_sessions() -> None:
+    cells = plan(matrix(TorchEntry(Version("2.2.0"), ("3.10", "3.12"))), LISTING, THIS_MACHINE, LINUX)
+    assert [(cell.session_id, cell.id) for cell in cells] == [
+        ("2.2.0-py3.10", "torch-2.2.0-py3.10"),
+        ("2.2.0-py3.12", "torch-2.2.0-py3.12"),
+    ]
+
+
+def test_a_pinned_python_that_is_missing_or_has_no_wheel() -> None:
+    missing = one(TorchEntry(Version("2.2.0"), ("3.14",)))
+    assert missing.outcome is Outcome.NO_INTERPRETER and "3.14 is pinned but not found" in missing.hint
+    no_wheel = one(TorchEntry(Version("1.9.0"), ("3.12",)))
+    assert no_wheel.outcome is Outcome.NO_WHEEL and "no wheel for Python 3.12" in no_wheel.hint
+
+
+def test_known_pins_apply_by_torch_version_and_entry_pins_replace_them() -> None:
+    assert one(TorchEntry(Version("1.12.1"))).requirements == ("torch==1.12.1", "numpy<2")
+    assert one(TorchEntry(Version("2.13.0"))).requirements == ("torch==2.13.0",)
+    entry = TorchEntry(Version("2.2.0"), pins=(Requirement("numpy==1.26.4"), Requirement("scipy")))
+    assert one(entry).requirements == ("torch==2.2.0", "numpy==1.26.4", "scipy")
+
+
+def test_a_local_build_counts_for_its_release() -> None:
+    local = _wheels(["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"], "/opt/wheels")
+    listing = Listing(local)
+    assert one(TorchEntry(Version("2.13.0")), listing=listing).interpreter.minor == "3.11"
+
+
+def test_without_any_listing_the_newest_python_is_tried() -> None:
+    listing = Listing((), known=False, offline=True, notes=("cannot read the index",))
+    cell = one(TorchEntry(Version("1.9.0")), listing=listing)
+    assert cell.outcome is None and cell.interpreter.minor == "3.13"

@@ -1,0 +1,91 @@
+"""The wheel listing: parsed from the index, cached, refreshed, and used offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from torchmatrix import releases
+
+from ..conftest import DATA
+
+INDEX = "https://pypi.example/simple"
+RECORDED = (DATA / "pypi-torch-simple.json").read_text()
+
+
+class Index:
+    """A stand-in for the index: serves the recorded page, or fails like a dead network."""
+
+    def __init__(self, body: str = RECORDED, content_type: str = "application/vnd.pypi.simple.v1+json") -> None:
+        self.body, self.content_type, self.calls, self.down = body, content_type, 0, False
+
+    def __call__(self, url: str) -> tuple[str, str]:
+        self.calls += 1
+        if self.down:
+            raise OSError("network is unreachable")
+        assert url == f"{INDEX}/torch/"
+        return self.content_type, self.body
+
+
+def test_the_listing_is_parsed_with_packaging(tmp_path: Path) -> None:
+    listing = releases.listing(INDEX, fetch=Index(), cache=tmp_path)
+    wheels = listing.wheels_for(Version("1.9.0"))
+    assert {wheel.filename for wheel in wheels} >= {"torch-1.9.0-cp39-cp39-manylinux1_x86_64.whl"}
+    assert Version("2.15.0") in listing.versions()
+    assert listing.known and not listing.offline
+
+
+def test_an_html_index_page_works_too(tmp_path: Path) -> None:
+    names = [entry["filename"] for entry in json.loads(RECORDED)["files"]]
+    html = "".join(f'<a href="https://files.example/{name}#sha256=00">{name}</a>' for name in names)
+    listing = releases.listing(INDEX, fetch=Index(html, "text/html"), cache=tmp_path)
+    assert len(listing.wheels_for(Version("2.2.0"))) == len([n for n in names if n.startswith("torch-2.2.0-")])
+
+
+def test_the_cache_serves_until_a_release_is_missing_from_it(tmp_path: Path) -> None:
+    index = Index()
+    releases.listing(INDEX, fetch=index, cache=tmp_path, now=1000.0)
+    releases.listing(INDEX, wanted=[Version("1.9.0")], fetch=index, cache=tmp_path, now=2000.0)
+    assert index.calls == 1
+    releases.listing(INDEX, wanted=[Version("9.9.9")], fetch=index, cache=tmp_path, now=2000.0)
+    assert index.calls == 2
+    releases.listing(INDEX, fetch=index, cache=tmp_path, now=2000.0 + releases.MAX_AGE_SECONDS + 1)
+    assert index.calls == 3
+
+
+def test_offline_with_a_cache_uses_it_and_says_so(tmp_path: Path) -> None:
+    index = Index()
+    releases.listing(INDEX, fetch=index, cache=tmp_path, now=0.0)
+    index.down = True
+    listing = releases.listing(INDEX, fetch=index, cache=tmp_path, now=10.0 * releases.MAX_AGE_SECONDS)
+    assert listing.known and listing.offline
+    assert listing.wheels_for(Version("2.0.1"))
+    assert "using the listing cached" in listing.notes[0]
+
+
+def test_offline_without_a_cache_knows_nothing(tmp_path: Path) -> None:
+    index = Index()
+    index.down = True
+    listing = releases.listing(INDEX, fetch=index, cache=tmp_path)
+    assert not listing.known and listing.offline and not listing.wheels
+    assert "no cached listing" in listing.notes[0]
+
+
+def test_a_find_links_folder_adds_local_builds(tmp_path: Path) -> None:
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    (folder / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").touch()
+    (folder / "numpy-2.0.0-cp311-cp311-manylinux_2_28_x86_64.whl").touch()
+    (folder / "torch-broken.whl").touch()
+    listing = releases.listing(INDEX, [str(folder)], fetch=Index(), cache=tmp_path / "cache")
+    local = [wheel for wheel in listing.wheels_for(Version("2.13.0")) if wheel.source == str(folder)]
+    assert [wheel.version for wheel in local] == [Version("2.13.0+cpu")]
+
+
+@pytest.mark.parametrize("body", ["not json", '{"files": 3}', '{"nofiles": []}'])
+def test_a_garbled_index_page_counts_as_unreachable(tmp_path: Path, body: str) -> None:
+    listing = releases.listing(INDEX, fetch=Index(body), cache=tmp_path)
+    assert not listing.known

@@ -1,0 +1,66 @@
+"""Result files: round trip, atomic replacement, and readers that skip what they cannot read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from torchmatrix import results
+from torchmatrix.outcomes import Outcome
+from torchmatrix.results import CellResult
+from torchmatrix.runner import Record
+
+
+def result(torch: str = "1.12.1", finished: str = "2026-01-01T00:00:00+00:00", **changes) -> CellResult:
+    fields = dict(
+        machine="linux-x86_64", cell_id=f"torch-{torch}-py3.10", torch=torch, python="3.10", python_request=None,
+        session=f"probe({torch})", outcome=None, message="",
+        records=(Record("autograd_dot", "cpu", Outcome.PASS, {"checks": []}, "", 0.01),),
+        environment={"torch": torch}, inputs={}, started_at=finished, finished_at=finished,
+    )  # fmt: skip
+    fields.update(changes)
+    return CellResult(**fields)
+
+
+def test_a_result_survives_the_round_trip(tmp_path: Path) -> None:
+    original = result(outcome=None)
+    path = results.write(tmp_path, original)
+    assert path == tmp_path / "linux-x86_64" / "torch-1.12.1-py3.10.json"
+    assert results.read(path) == original
+    assert json.loads(path.read_text())["schema"] == results.SCHEMA_VERSION
+
+
+def test_rewriting_a_cell_replaces_its_file_and_leaves_no_temporary(tmp_path: Path) -> None:
+    results.write(tmp_path, result(message="first"))
+    results.write(tmp_path, result(message="second", outcome=Outcome.INSTALL_ERROR, records=()))
+    files = sorted(path.name for path in (tmp_path / "linux-x86_64").iterdir())
+    assert files == ["torch-1.12.1-py3.10.json"]
+    assert results.read(tmp_path / "linux-x86_64" / files[0]).outcome is Outcome.INSTALL_ERROR
+
+
+def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    folder = good.parent
+    (folder / "truncated.json").write_text(good.read_text()[:100])
+    (folder / "newer.json").write_text(json.dumps(dict(json.loads(good.read_text()), schema=99)))
+    (folder / "wrong.json").write_text(json.dumps({"schema": 1, "machine": "x"}))
+    (folder / "binary.json").write_bytes(b"\xff\xfe\x00")
+    scan = results.scan(tmp_path)
+    assert [found.cell_id for found in scan.results] == ["torch-1.12.1-py3.10"]
+    messages = "\n".join(scan.warnings)
+    assert "truncated.json: not valid JSON" in messages
+    assert "newer.json: schema 99 is newer than this torchmatrix reads" in messages
+    assert "wrong.json: does not fit schema 1" in messages
+    assert "binary.json: not UTF-8" in messages
+
+
+def test_the_newest_result_of_a_cell_wins_and_order_follows_versions() -> None:
+    old = result("1.12.1", "2026-01-01T00:00:00+00:00", cell_id="torch-1.12.1-py3.9", python="3.9")
+    new = result("1.12.1", "2026-02-01T00:00:00+00:00")
+    other = result("1.9.0")
+    assert results.latest([old, new, other]) == [other, new]
+
+
+def test_machine_names_are_safe_path_components() -> None:
+    assert results.safe_name("H200 / rack 3") == "H200_rack_3"
+    assert results.safe_name("../..") == "machine"

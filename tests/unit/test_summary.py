@@ -1,0 +1,31 @@
+"""The terminal table at the end of a probe run."""
+
+from __future__ import annotations
+
+from torchmatrix.outcomes import Outcome
+from torchmatrix.runner import Record
+from torchmatrix.summary import table
+
+from .test_results import result
+
+
+def test_rows_are_torch_and_probe_columns_are_devices_with_a_legend() -> None:
+    records = (
+        Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.0),
+        Record("autograd_dot", "mps", Outcome.FAIL, {}, "", 0.0),
+        Record("batched_matmul", "cpu", Outcome.CRASH, {}, "", 0.0),
+        Record("batched_matmul", "mps", Outcome.UNAVAILABLE, {}, "", 0.0),
+    )
+    text = table(
+        [result("1.9.0", records=records), result("2.2.0", outcome=Outcome.NO_WHEEL, records=())], ["cpu", "mps"]
+    )
+    lines = text.splitlines()
+    assert lines[0].split() == ["torch", "python", "probe", "cpu", "mps"]
+    assert lines[2].split() == ["1.9.0", "3.10", "autograd_dot", "✓", "✗"]
+    assert lines[3].split() == ["batched_matmul", "☠", "–"]
+    assert lines[4].split() == ["2.2.0", "3.10", "(all)", "no-whl", "no-whl"]
+    assert lines[-1] == "✓ pass  ✗ fail  ☠ crash  – unavailable  no-whl no-wheel"
+
+
+def test_no_results_says_what_to_do() -> None:
+    assert "nox -s probe" in table([], ["cpu"])
