@@ -33,9 +33,9 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return cache
 
 
-def bare_venv(folder: Path) -> tuple[str, Path]:
-    """A venv without pip (made offline in milliseconds): its python and its site-packages."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+def bare_venv(folder: Path, base: str = sys.executable) -> tuple[str, Path]:
+    """A venv of ``base`` without pip (made offline in milliseconds): its python and its site-packages."""
+    subprocess.run([base, "-m", "venv", "--without-pip", str(folder)], check=True)
     python = folder / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],

@@ -52,6 +52,8 @@ class CellRun:
     environment: dict[str, Any]
     records: tuple[Record, ...]
     import_seconds: float | None
+    import_failure: str = ""
+    """Why ``import torch`` failed in the cell's environment (then no pair ran and there are no records)."""
 
 
 Listener = Callable[[str, Pair, "Record | None"], None]
@@ -72,8 +74,10 @@ def run_cell(python: str, pairs: Sequence[Pair], timeout: float, listener: Liste
         environment = environment or session.environment
         import_seconds = import_seconds if import_seconds is not None else session.import_seconds
         if not session.records:
-            # The worker died before any pair started (e.g. `import torch` failed): the rest share its fate.
             failure = session.failure or "the worker ended without running any probe"
+            if not environment:  # torch never imported: the environment is unusable, no probe can run
+                return CellRun({}, (), None, import_failure=failure)
+            # A later worker died before its first pair: the rest share its fate rather than loop.
             for pair in pairs[first:]:
                 record = Record(pair.probe.name, pair.device, session.failure_outcome, {}, failure, 0.0)
                 listener("record", pair, record)
@@ -185,7 +189,8 @@ class _Worker:
         how = _exit_description(code)
         log = self._stderr_tail()
         if running is None:
-            session.failure = f"the worker {how} before running a probe" + (f":\n{log}" if log else "")
+            stage = "before running a probe" if session.environment else "while importing torch"
+            session.failure = f"the worker {how} {stage}" + (f":\n{log}" if log else "")
             return
         pair = self.pairs[running]
         message = f"the worker {how} while running {pair.probe.name} on {pair.device}" + (f":\n{log}" if log else "")

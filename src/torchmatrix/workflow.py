@@ -10,7 +10,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from .findlinks import pip_find_links
 from .outcomes import Outcome
 from .plan import KNOWN_PINS_FILE, Cell, plan
 from .results import CellResult
+from .tee import Tee
 
 if TYPE_CHECKING:
     import nox
@@ -75,6 +75,9 @@ class Project:
         pairs = [runner.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
         python = _venv_python(session)
         run = runner.run_cell(python, pairs, self.matrix.timeout, listener=_progress(session, len(pairs)))
+        if run.import_failure:
+            self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=run.import_failure)
+            session.error(f"install-error: torch does not import: {run.import_failure}")
         path = self._store(cell, started, records=run.records, environment=run.environment)
         session.log(f"{cell.id}: {_tally(run.records)}; written to {path}")
 
@@ -102,18 +105,18 @@ class Project:
     # --- helpers --------------------------------------------------------------
 
     def _install(self, session: nox.Session, cell: Cell) -> str:
-        """Install the cell's requirements; the installer's last words when it fails, else ''."""
+        """Install the cell's requirements, showing the installer's progress; its last words if it fails, else ''."""
         options = [option for link in self.find_links for option in ("--find-links", link)]
         if self.matrix.index_url != config.DEFAULT_INDEX_URL:
             options += ["--index-url", self.matrix.index_url]
         if self.offline and session.venv_backend == "uv":
             options.append("--offline")
-        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
-            try:
-                session.install(*cell.requirements, *options, silent=False, stdout=log, stderr=subprocess.STDOUT)
-            except CommandFailed as exc:  # its message is the exit code only; the log says why
-                log.seek(0)
-                return _last_lines(log.read()) or str(exc)
+        tee = Tee()
+        try:
+            with tee as output:
+                session.install(*cell.requirements, *options, silent=False, stdout=output, stderr=subprocess.STDOUT)
+        except CommandFailed as exc:  # its message is the exit code only; the installer's output says why
+            return tee.tail or str(exc)
         return ""
 
     def _store(self, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
@@ -199,10 +202,6 @@ def _tally(records: Sequence[runner.Record]) -> str:
     for record in records:
         counts[record.outcome.value] = counts.get(record.outcome.value, 0) + 1
     return ", ".join(f"{count} {outcome}" for outcome, count in sorted(counts.items()))
-
-
-def _last_lines(text: str, count: int = 15) -> str:
-    return "\n".join(text.strip().splitlines()[-count:])
 
 
 def _sha256(path: Path) -> str:

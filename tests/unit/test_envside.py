@@ -1,0 +1,42 @@
+"""The code that runs inside cell environments (the worker and the probes) must work on Python 3.6 and newer."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from torchmatrix.config import Probe
+from torchmatrix.interpreters import discover
+from torchmatrix.outcomes import Outcome
+from torchmatrix.runner import WORKER, Pair, run_cell
+
+from ..conftest import DATA, ROOT, bare_venv
+
+PYTHONS = {python.minor: python for python in discover()}
+ENVSIDE = [WORKER, *sorted((ROOT / "probes").glob("*.py"))]
+
+
+def test_python_3_6_is_among_the_interpreters_checked() -> None:
+    if "3.6" not in PYTHONS:
+        pytest.skip(f"no Python 3.6 on this machine (found {', '.join(PYTHONS)}); `uv python install 3.6` adds one")
+    assert min(PYTHONS, key=lambda minor: tuple(map(int, minor.split(".")))) == "3.6"
+
+
+@pytest.mark.parametrize("minor", sorted(PYTHONS))
+def test_the_worker_and_every_probe_compile(minor: str) -> None:
+    script = "import sys\nfor path in sys.argv[1:]:\n    compile(open(path).read(), path, 'exec')\n"
+    completed = subprocess.run([PYTHONS[minor].path, "-c", script, *map(str, ENVSIDE)], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_the_worker_protocol_runs_on_the_oldest_python(tmp_path: Path) -> None:
+    oldest = min(PYTHONS.values(), key=lambda python: python.version)
+    python, site_packages = bare_venv(tmp_path / "venv", base=oldest.path)
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    probe = tmp_path / "p.py"
+    probe.write_text("def run(device):\n    return {'outcome': 'fail', 'metrics': {'checks': []}, 'message': 'm'}\n")
+    cell = run_cell(python, [Pair(Probe("p", probe), "cpu"), Pair(Probe("p", probe), "mps")], 30.0)
+    assert [record.outcome for record in cell.records] == [Outcome.FAIL, Outcome.UNAVAILABLE]
+    assert cell.environment["python"].startswith(oldest.minor)
