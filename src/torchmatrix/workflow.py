@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from nox.command import CommandFailed
+from tabulate import tabulate
 
 from . import config, interpreters, releases, results, runner, summary
 from .config import Matrix
@@ -90,17 +91,21 @@ class Project:
         print(summary.table(results.latest(mine), self.matrix.devices), flush=True)
 
     def describe_plan(self) -> str:
-        """The resolved plan, one line per cell, for `nox -s plan`."""
-        lines = [f"matrix: {self.matrix.file}", f"machine: {self.machine}", f"results: {self.results_dir}"]
+        """The resolved plan, a row per cell, for `nox -s plan`."""
+        lines = [f"matrix:  {self.matrix.file}", f"machine: {self.machine}", f"results: {self.results_dir}"]
         lines += [f"find-links: {link}" for link in self.find_links]
         lines += [f"note: {note}" for note in self.notes]
-        for cell in self.cells:
-            where = f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-"
-            status = f"{cell.outcome.value}: {cell.hint}" if cell.outcome else "ready"
-            lines.append(
-                f"probe({cell.session_id})  {cell.id}  python={where}  [{' '.join(cell.requirements)}]  {status}"
-            )
-        return "\n".join(lines)
+        rows = [
+            [
+                f"probe({cell.session_id})",
+                f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
+                " ".join(cell.requirements),
+                f"{cell.outcome.value}: {cell.hint}" if cell.outcome else "ready",
+            ]
+            for cell in self.cells
+        ]
+        table = tabulate(rows, headers=["session", "python", "requirements", "status"], disable_numparse=True)
+        return "\n".join(lines) + "\n\n" + table
 
     # --- helpers --------------------------------------------------------------
 
