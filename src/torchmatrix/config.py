@@ -69,18 +69,21 @@ class Expectation:
     torch: SpecifierSet
     outcome: Outcome
     python: str | None = None
+    machine: str | None = None
+    """Only results filed under this machine name; None: every machine's."""
     reason: str = ""
     where: str = ""
     """Where it is written (``matrix.yaml:14 expect[1]``), for messages."""
 
     def covers(self, torch: Version, python: str | None) -> bool:
-        """Whether a cell of ``torch`` on ``python`` is one this expectation speaks of."""
+        """Whether a cell of ``torch`` on ``python`` is one this expectation speaks of (on its machine)."""
         return self.torch.contains(torch, prereleases=True) and self.python in (None, python)
 
     def describe(self) -> str:
         """``autograd_dot on mps, torch >=1.12: pass``."""
         python = f", Python {self.python}" if self.python else ""
-        return f"{self.probe} on {self.device}, torch {self.torch or '(any)'}{python}: {self.outcome.value}"
+        machine = f", machine {self.machine}" if self.machine else ""
+        return f"{self.probe} on {self.device}, torch {self.torch or '(any)'}{python}{machine}: {self.outcome.value}"
 
 
 @dataclass(frozen=True)
@@ -288,6 +291,7 @@ def _expectation(doc: Document, path: KeyPath, value: Any) -> Expectation:
         torch=fields.get("torch", SpecifierSet()),
         outcome=fields["outcome"],
         python=fields.get("python"),
+        machine=fields.get("machine"),
         reason=fields.get("reason", ""),
         where=f"{Path(doc.file).name}:{doc.line(path)} {yamldoc.format_path(path)}",
     )
@@ -309,6 +313,7 @@ EXPECTATION_KEYS = {
     "torch": Key(_specifier),
     "outcome": Key(_outcome, required=True),
     "python": Key(_python),
+    "machine": Key(_nonempty_text),
     "reason": Key(_nonempty_text),
 }
 MATRIX_KEYS = {

@@ -2,8 +2,8 @@
 
 Pure: expectations and results in, one :class:`Check` per expectation out.
 A result speaks to an expectation when its torch release is in the
-expectation's range, its Python is the one named (if any), and it holds a
-record of the probe on the device. A result that could not test it (the
+expectation's range, its Python and machine are the ones named (if any), and
+it holds a record of the probe on the device. A result that could not test it (the
 device unavailable there, the cell not run: no-wheel, no-interpreter,
 install-error) is not counted either way, unless that outcome is what was
 expected. An expectation no result tested is reported, never passed.
@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from .config import Expectation
 from .outcomes import CELL_OUTCOMES, Outcome
-from .results import CellResult
+from .results import CellResult, safe_name
 
 NOT_A_TEST = CELL_OUTCOMES | {Outcome.UNAVAILABLE}
 """Outcomes that say nothing about a probe's numbers: the cell or the device did not run it."""
@@ -69,13 +69,19 @@ def check(expectations: Sequence[Expectation], found: Iterable[CellResult]) -> l
     return checks
 
 
+def applies(expectation: Expectation, torch: Version, python: str | None, machine: str) -> bool:
+    """Whether the cell of ``torch`` on ``python``, on ``machine``, is one ``expectation`` speaks of."""
+    named = expectation.machine is None or safe_name(expectation.machine) == machine
+    return named and expectation.covers(torch, python)
+
+
 def _outcome_of(result: CellResult, expectation: Expectation) -> Outcome | None:
     """The outcome ``result`` shows for the expectation, or None if it is outside its range."""
     try:
         torch = Version(result.torch)
     except InvalidVersion:
         return None
-    if not expectation.covers(torch, result.python):
+    if not applies(expectation, torch, result.python, result.machine):
         return None
     if result.outcome is not None:
         return result.outcome

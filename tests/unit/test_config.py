@@ -140,6 +140,7 @@ expect:
     torch: "<1.12"
     outcome: fail
     python: "3.8"
+    machine: darwin-arm64
     reason: "torch.dot returns 0 on Apple Silicon builds before 1.12"
   - probe: batched_matmul
     device: cpu
@@ -160,7 +161,8 @@ def test_expectations_are_read_with_their_place_in_the_file(tmp_path: Path, prob
     assert everywhere.covers(Version("2.13.0"), "3.11") and everywhere.covers(Version("2.14.0rc1"), None)
     assert broken.covers(Version("1.9.0"), "3.8") and not broken.covers(Version("1.9.0"), "3.9")
     assert not broken.covers(Version("1.12.0"), "3.8")
-    assert broken.describe() == "autograd_dot on mps, torch <1.12, Python 3.8: fail"
+    assert broken.machine == "darwin-arm64" and fixed.machine is None
+    assert broken.describe() == "autograd_dot on mps, torch <1.12, Python 3.8, machine darwin-arm64: fail"
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,14 @@ def test_python_narrows_an_expectation_to_cells_of_that_python() -> None:
     assert [finding.result.cell_id for finding in only_310.tested] == ["torch-1.12.1-py3.10"]
 
 
+def test_machine_narrows_an_expectation_to_that_machines_results() -> None:
+    merged = [*MAC, cell("1.9.0", machine="H200_rack_3", cpu=Outcome.FAIL)]
+    (checked,) = check([expect("<1.12", Outcome.FAIL, device="cpu", machine="H200 / rack 3")], merged)
+    assert [(f.result.cell_id, f.result.machine) for f in checked.tested] == [("torch-1.9.0-py3.9", "H200_rack_3")]
+    assert checked.holds, "the Mac's passing 1.9.0 and 1.11.0 are another machine's: not counted"
+    assert "machine H200 / rack 3" in checked.expectation.describe()
+
+
 def test_pre_releases_are_in_a_range() -> None:
     (checked,) = check([expect(">=2.2", Outcome.PASS)], [cell("2.3.0rc1", "3.12", mps=Outcome.FAIL)])
     assert [finding.got for finding in checked.violations] == [Outcome.FAIL]
