@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 from packaging.version import Version
 
-from torchmatrix.bisect_session import Request, answer, parse
+from torchmatrix import releases, results
+from torchmatrix.bisect_session import Request, answer, parse, run
 from torchmatrix.bisection import Observation, Status, Step, Verdict
 from torchmatrix.config import Matrix, Probe
 from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
+from torchmatrix.outcomes import Outcome
+from torchmatrix.runner import Record
+
+from .test_plan import THIS_MACHINE
+from .test_results import result
+from .test_workflow import project
 
 MATRIX = Matrix(
     Path("/m/matrix.yaml"),
@@ -121,3 +130,107 @@ def test_same_outcome_at_both_ends_and_an_untestable_end_say_so() -> None:
     assert answer(dead, REQUEST) == [
         "torch 1.12.0 (--to) could not be tested: install-error: no space left; choose another --to"
     ]
+
+
+class Session:
+    """What the bisect session uses of nox's Session: its arguments, and where it speaks."""
+
+    def __init__(self, *posargs: str) -> None:
+        self.posargs = list(posargs)
+        self.said: list[str] = []
+
+    def log(self, message: str) -> None:
+        self.said.append(message)
+
+    warn = log
+
+    def error(self, message: str) -> None:
+        raise SessionError(message)
+
+
+class SessionError(Exception):
+    pass
+
+
+def offline_index(cache: Path, *filenames: str) -> releases.Listing:
+    """Fill the listing cache as a fetch of the index would, so the session reads it without a network."""
+    body = json.dumps({"files": [{"filename": name} for name in filenames]})
+    return releases.listing(
+        "https://pypi.org/simple",
+        fetch=lambda url: ("application/vnd.pypi.simple.v1+json", body),
+        cache=cache / "index",
+    )
+
+
+def store(here, version: str, outcome: Outcome) -> None:
+    cell = here.plan_release(Version(version))
+    records = (Record("autograd_dot", "cpu", outcome, {}, "", 0.1),)
+    found = result(version, cell_id=cell.id, python=cell.python, machine=here.machine, records=records)
+    results.write(here.results_dir, dataclasses.replace(found, inputs=here.inputs(cell)))
+
+
+def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: Path, private_cache: Path) -> None:
+    listing = offline_index(
+        private_cache,
+        "torch-1.11.0-cp310-cp310-manylinux1_x86_64.whl",
+        "torch-1.11.1-cp39-cp39-manylinux1_x86_64.whl",  # no Python 3.9 here: the plan rules it out
+        "torch-1.12.0-cp310-cp310-manylinux1_x86_64.whl",
+        "torch-1.12.1-cp310-cp310-manylinux1_x86_64.whl",
+        "torch-1.13.0-cp310-cp310-win_amd64.whl",  # not for this platform
+    )
+    only_310 = tuple(python for python in THIS_MACHINE if python.minor == "3.10")
+    here = dataclasses.replace(project(tmp_path), listing=listing, interpreters=only_310)
+    store(here, "1.11.0", Outcome.FAIL)
+    store(here, "1.12.0", Outcome.PASS)
+    store(here, "1.12.1", Outcome.PASS)
+    session = Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.1")
+    run(here, session, tmp_path / "noxfile.py")  # a build would run nox on this missing noxfile, and fail
+
+    assert session.said[0].startswith("bisect autograd_dot on cpu by outcome: 4 releases from 1.11.0 to 1.12.1")
+    assert "4 known already, at most 4 cells to build" in session.said[0]
+    assert session.said[-4:] == [
+        f"built 0 of at most 4 cells; summary: {tmp_path}/reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json",
+        "first release with NEW's outcome (pass): one of 1.11.1, 1.12.0: "
+        "the answer is bounded by releases that could not be told apart",
+        "    1.11.1: could not be tested: no-interpreter: torch 1.11.1 needs Python 3.9; found 3.10; "
+        "install one, e.g. `uv python install 3.9` or `pyenv install 3.9`",
+        "last release with OLD's outcome (fail): torch 1.11.0",
+    ]
+    summary = json.loads((tmp_path / "reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json").read_text())
+    assert summary["candidates"] == ["1.11.0", "1.11.1", "1.12.0", "1.12.1"]
+    assert (summary["status"], summary["last_old"], summary["first_new"]) == ("range", "1.11.0", "1.12.0")
+    assert [(step["version"], step["how"], step["category"]) for step in summary["steps"]] == [
+        ("1.11.0", "stored", "fail"),
+        ("1.12.1", "stored", "pass"),
+        ("1.11.1", "planned", None),
+        ("1.12.0", "stored", "pass"),
+    ]
+
+
+def test_same_outcome_at_both_ends_ends_the_session_with_an_error(tmp_path: Path, private_cache: Path) -> None:
+    listing = offline_index(
+        private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.1"))
+    )
+    here = dataclasses.replace(project(tmp_path), listing=listing)
+    store(here, "1.11.0", Outcome.PASS)
+    store(here, "1.12.1", Outcome.PASS)
+    with pytest.raises(SessionError, match="torch 1.11.0 and 1.12.1 both show pass on cpu: nothing to bisect"):
+        run(here, Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.1"), tmp_path / "noxfile.py")
+    summary = json.loads((tmp_path / "reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json").read_text())
+    assert summary["status"] == "same" and summary["built"] == 0
+
+
+def test_an_end_the_index_lacks_is_a_usage_error_naming_the_nearest_releases(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreachable(url: str) -> tuple[str, str]:
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(releases, "http_fetch", unreachable)  # a missing release refreshes the listing: offline here
+    offline_index(
+        private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.1", "1.13.0"))
+    )
+    with pytest.raises(
+        UsageError, match=r"--to 1.12.5: the index lists no torch 1.12.5; nearest releases here: 1.12.1, 1.13.0"
+    ):
+        run(project(tmp_path), Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.5"), tmp_path / "noxfile.py")
