@@ -191,3 +191,14 @@ def test_torchmatrix_torch_replaces_the_releases_of_the_matrix(folder: Path, mon
     refused = nox(folder, folder / "matrix.yaml", "-l")
     assert refused.returncode == 2
     assert "torchmatrix: error: TORCHMATRIX_TORCH: 'latest' is not a torch release (e.g. 1.12.1)" in refused.stderr
+
+
+def test_a_bad_bisect_argument_costs_one_message_and_exit_code_2(folder: Path) -> None:
+    run = nox(
+        folder, folder / "matrix.yaml", "-s", "bisect", "--", "has_mps_backend", "--from", "1.12.1", "--to", "1.11"
+    )
+    assert run.returncode == 2
+    assert (
+        "torchmatrix: error: --from 1.12.1 must be older than --to 1.11\n  usage: nox -s bisect -- PROBE" in run.stderr
+    )
+    assert "Traceback" not in run.stderr
