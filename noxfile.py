@@ -14,6 +14,8 @@
 `nox -s probe` runs every cell of matrix.yaml (or of $TORCHMATRIX_MATRIX),
 `nox -s "probe(1.12.1)"` one of them, `nox -s plan` shows what would run,
 `nox -s report` prints the table of stored results, `nox -s tests` tests torchmatrix.
+`nox -s bisect -- PROBE --from OLD --to NEW` finds the first release with NEW's outcome;
+`nox -s verify` checks stored results against the matrix's `expect:` entries.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from pathlib import Path
 
 import nox
 
-ROOT = Path(__file__).resolve().parent
+NOXFILE = Path(__file__).resolve()
+ROOT = NOXFILE.parent
 sys.path.insert(0, str(ROOT / "src"))  # the noxfile runs torchmatrix from this checkout
 
 from torchmatrix import workflow  # noqa: E402
@@ -51,6 +54,18 @@ def report(session: nox.Session) -> None:
 def plan(session: nox.Session) -> None:
     """Show each cell's interpreter, requirements and status, and run nothing."""
     print(project.describe_plan())
+
+
+@nox.session(python=False)
+def bisect(session: nox.Session) -> None:
+    """Find the first torch release whose outcome is NEW's: -- PROBE --from OLD --to NEW [--device cpu] […]."""
+    project.bisect(session, NOXFILE)
+
+
+@nox.session(python=False)
+def verify(session: nox.Session) -> None:
+    """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
+    project.verify(session, NOXFILE)
 
 
 @nox.session

@@ -21,6 +21,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import yamldoc
+from .outcomes import Outcome
 from .yamldoc import Document, KeyPath
 
 DEVICES = ("cpu", "cuda", "mps")
@@ -60,6 +61,32 @@ class PinRule:
 
 
 @dataclass(frozen=True)
+class Expectation:
+    """What a probe's outcome must be on one device for a range of torch releases (``expect:``)."""
+
+    probe: str
+    device: str
+    torch: SpecifierSet
+    outcome: Outcome
+    python: str | None = None
+    machine: str | None = None
+    """Only results filed under this machine name; None: every machine's."""
+    reason: str = ""
+    where: str = ""
+    """Where it is written (``matrix.yaml:14 expect[1]``), for messages."""
+
+    def covers(self, torch: Version, python: str | None) -> bool:
+        """Whether a cell of ``torch`` on ``python`` is one this expectation speaks of (on its machine)."""
+        return self.torch.contains(torch, prereleases=True) and self.python in (None, python)
+
+    def describe(self) -> str:
+        """``autograd_dot on mps, torch >=1.12: pass``."""
+        python = f", Python {self.python}" if self.python else ""
+        machine = f", machine {self.machine}" if self.machine else ""
+        return f"{self.probe} on {self.device}, torch {self.torch or '(any)'}{python}{machine}: {self.outcome.value}"
+
+
+@dataclass(frozen=True)
 class Matrix:
     """A validated matrix file. Paths in it are absolute."""
 
@@ -74,6 +101,7 @@ class Matrix:
     find_links: tuple[str, ...] | None
     """Local wheel folders or pages; None: those pip is configured with."""
     pins: tuple[PinRule, ...]
+    expect: tuple[Expectation, ...] = ()
 
 
 # --- the declared keys ------------------------------------------------------
@@ -212,6 +240,29 @@ def _refuse_duplicates(doc: Document, path: KeyPath, items: list[Any]) -> None:
             raise _fail(doc, (*path, index), f"{item} is listed twice", f"first at {path[-1]}[{items.index(item)}]")
 
 
+def _outcome(doc: Document, path: KeyPath, value: Any) -> Outcome:
+    text = _text(doc, path, value)
+    names = [outcome.value for outcome in Outcome]
+    if text not in names:
+        close = difflib.get_close_matches(text, names, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"one of {', '.join(names)}"
+        raise _fail(doc, path, f"unknown outcome {text!r}", hint)
+    return Outcome(text)
+
+
+def _one_device(doc: Document, path: KeyPath, value: Any) -> str:
+    if value == "auto":
+        raise _fail(doc, path, "an expectation is about one device", f"one of {', '.join(DEVICES)}")
+    return _device(doc, path, value)
+
+
+def _probe_name(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _text(doc, path, value)
+    if not _PROBE_NAME.match(text):
+        raise _fail(doc, path, f"{text!r} is not a probe name", "name a probe of this matrix, e.g. autograd_dot")
+    return text
+
+
 def _torch_entry(doc: Document, path: KeyPath, value: Any) -> TorchEntry:
     if not isinstance(value, dict):
         return TorchEntry(_version(doc, path, value))
@@ -232,6 +283,20 @@ def _pin_rule(doc: Document, path: KeyPath, value: Any) -> PinRule:
     return PinRule(fields["torch"], tuple(fields["require"]), fields.get("reason", ""))
 
 
+def _expectation(doc: Document, path: KeyPath, value: Any) -> Expectation:
+    fields = check_mapping(doc, path, value, EXPECTATION_KEYS)
+    return Expectation(
+        probe=fields["probe"],
+        device=fields["device"],
+        torch=fields.get("torch", SpecifierSet()),
+        outcome=fields["outcome"],
+        python=fields.get("python"),
+        machine=fields.get("machine"),
+        reason=fields.get("reason", ""),
+        where=f"{Path(doc.file).name}:{doc.line(path)} {yamldoc.format_path(path)}",
+    )
+
+
 TORCH_ENTRY_KEYS = {
     "version": Key(_version, required=True),
     "python": Key(_pythons),
@@ -240,6 +305,15 @@ TORCH_ENTRY_KEYS = {
 PIN_RULE_KEYS = {
     "torch": Key(_specifier, required=True),
     "require": Key(_list_of(_requirement), required=True),
+    "reason": Key(_nonempty_text),
+}
+EXPECTATION_KEYS = {
+    "probe": Key(_probe_name, required=True),
+    "device": Key(_one_device, required=True),
+    "torch": Key(_specifier),
+    "outcome": Key(_outcome, required=True),
+    "python": Key(_python),
+    "machine": Key(_nonempty_text),
     "reason": Key(_nonempty_text),
 }
 MATRIX_KEYS = {
@@ -252,6 +326,7 @@ MATRIX_KEYS = {
     "index_url": Key(_nonempty_text),
     "find_links": Key(_list_of(_nonempty_text)),
     "pins": Key(_list_of(_pin_rule)),
+    "expect": Key(_list_of(_expectation)),
 }
 
 
@@ -313,11 +388,15 @@ def load_matrix(file: Path, probes_dir: Path) -> Matrix:
     if "probes" in fields and not fields["probes"]:
         raise _fail(doc, ("probes",), "lists no probe", "leave the key out to run every probe in probes/")
     probe_names = fields.get("probes") or _available_probes(probes_dir)
+    probes = _resolve_probes(doc, probe_names, base, probes_dir)
+    devices = fields.get("devices", DEVICES)
+    expect = tuple(fields.get("expect", ()))
+    _check_expectations(doc, expect, probes, devices)
     return Matrix(
         file=file,
         torch=fields["torch"],
-        probes=_resolve_probes(doc, probe_names, base, probes_dir),
-        devices=fields.get("devices", DEVICES),
+        probes=probes,
+        devices=devices,
         timeout=fields.get("timeout", DEFAULT_TIMEOUT),
         output=base / fields.get("output", "reports"),
         machine=fields.get("machine"),
@@ -326,7 +405,27 @@ def load_matrix(file: Path, probes_dir: Path) -> Matrix:
             tuple(_absolute_location(link, base) for link in fields["find_links"]) if "find_links" in fields else None
         ),
         pins=tuple(fields.get("pins", ())),
+        expect=expect,
     )
+
+
+def _check_expectations(
+    doc: Document, expect: tuple[Expectation, ...], probes: tuple[Probe, ...], devices: tuple[str, ...]
+) -> None:
+    """An expectation must name a probe and a device this matrix runs, or no result could ever answer it."""
+    names = [probe.name for probe in probes]
+    for index, expectation in enumerate(expect):
+        if expectation.probe not in names:
+            close = difflib.get_close_matches(expectation.probe, names, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"this matrix runs {', '.join(names)}"
+            raise _fail(doc, ("expect", index, "probe"), f"{expectation.probe!r} is not a probe of this matrix", hint)
+        if expectation.device not in devices:
+            raise _fail(
+                doc,
+                ("expect", index, "device"),
+                f"this matrix does not run on {expectation.device} (devices: {', '.join(devices)})",
+                f"add {expectation.device} to devices:",
+            )
 
 
 def load_pin_rules(file: Path) -> tuple[PinRule, ...]:

@@ -97,7 +97,7 @@ def _cell(
     wheels = listing.wheels_for(version)
     if not wheels:
         return cell(None, Outcome.NO_WHEEL, _missing_release_hint(version, listing))
-    here = [wheel for wheel in wheels if any(tag.platform in platforms for tag in wheel.tags)]
+    here = [wheel for wheel in wheels if wheel.fits(platforms)]
     if not here:
         return cell(None, Outcome.NO_WHEEL, f"torch {version} has wheels only for {_platforms(wheels)}")
     for python in pool:

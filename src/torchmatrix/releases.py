@@ -12,7 +12,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -41,6 +41,10 @@ class Wheel:
     tags: frozenset[Tag]
     source: str
 
+    def fits(self, platforms: Collection[str]) -> bool:
+        """Whether this wheel installs on a machine with these platform tags."""
+        return any(tag.platform in platforms for tag in self.tags)
+
 
 @dataclass(frozen=True)
 class Listing:
@@ -58,9 +62,11 @@ class Listing:
         wanted = Specifier(f"=={version}")
         return tuple(wheel for wheel in self.wheels if wanted.contains(wheel.version, prereleases=True))
 
-    def versions(self) -> list[Version]:
-        """Every release with at least one wheel, oldest first."""
-        return sorted({Version(wheel.version.public) for wheel in self.wheels})
+    def versions(self, platforms: Collection[str] | None = None) -> list[Version]:
+        """Every release with at least one wheel (for ``platforms``, when given), oldest first."""
+        return sorted(
+            {Version(wheel.version.public) for wheel in self.wheels if platforms is None or wheel.fits(platforms)}
+        )
 
 
 def listing(

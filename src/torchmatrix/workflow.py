@@ -6,32 +6,35 @@ no logic: it builds sessions from :func:`load` and calls the methods here.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from nox.command import CommandFailed
+from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import config, interpreters, releases, results, runner, summary
-from .config import Matrix
-from .errors import TorchmatrixError
+from . import bisect_session, config, interpreters, releases, results, runner, summary, verify_session
+from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, TORCH_VARIABLE
+from .config import Matrix, PinRule, TorchEntry
+from .errors import TorchmatrixError, UsageError
 from .findlinks import pip_find_links
+from .interpreters import Interpreter
 from .outcomes import Outcome
 from .plan import KNOWN_PINS_FILE, Cell, plan
+from .releases import Listing
 from .results import CellResult
 from .tee import Tee
 
 if TYPE_CHECKING:
     import nox
-
-MATRIX_VARIABLE = "TORCHMATRIX_MATRIX"
-MACHINE_VARIABLE = "TORCHMATRIX_MACHINE"
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,24 @@ class Project:
     find_links: tuple[str, ...]
     offline: bool
     notes: tuple[str, ...]
+    listing: Listing
+    interpreters: tuple[Interpreter, ...]
+    platforms: tuple[str, ...]
+    known_pins: tuple[PinRule, ...]
 
     @property
     def results_dir(self) -> Path:
         return self.matrix.output / "results"
+
+    def plan_release(self, version: Version, listing: Listing | None = None) -> Cell:
+        """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
+        matrix = with_releases(self.matrix, [version])
+        return plan(matrix, listing or self.listing, self.interpreters, self.platforms, self.known_pins)[0]
+
+    def stored(self, found: Iterable[CellResult]) -> dict[tuple[Version, str | None], CellResult]:
+        """This machine's newest result per cell, by (torch release, the Python the matrix asked for)."""
+        mine = results.latest(result for result in found if result.machine == self.machine)
+        return {(results.version_of(result.torch), result.python_request): result for result in mine}
 
     # --- session parameters --------------------------------------------------
 
@@ -89,6 +106,16 @@ class Project:
             session.warn(warning)
         mine = [result for result in scan.results if result.machine == self.machine]
         print(summary.table(results.latest(mine), self.matrix.devices), flush=True)
+
+    def bisect(self, session: nox.Session, noxfile: Path) -> None:
+        """Find the first torch release whose outcome is NEW's (`nox -s bisect -- PROBE --from OLD --to NEW`)."""
+        with _exit_on_fatal_error():
+            bisect_session.run(self, session, noxfile)
+
+    def verify(self, session: nox.Session, noxfile: Path) -> None:
+        """Check the stored results against the matrix's expectations (`nox -s verify`)."""
+        with _exit_on_fatal_error():
+            verify_session.run(self, session, noxfile)
 
     def describe_plan(self) -> str:
         """The resolved plan, a row per cell, for `nox -s plan`."""
@@ -157,22 +184,59 @@ class Project:
 
 
 def load(root: Path, environ: dict[str, str] | None = None) -> Project:
-    """Read the matrix (``$TORCHMATRIX_MATRIX`` or ``root/matrix.yaml``) and plan its cells."""
+    """Read the matrix (``$TORCHMATRIX_MATRIX`` or ``root/matrix.yaml``) and plan its cells.
+
+    ``$TORCHMATRIX_TORCH`` (releases separated by commas) replaces the matrix's
+    torch releases; everything else of the matrix stays.
+    """
     environ = dict(os.environ if environ is None else environ)
     matrix_file = Path(environ.get(MATRIX_VARIABLE) or root / "matrix.yaml")
     matrix = config.load_matrix(matrix_file, probes_dir=root / "probes")
+    if environ.get(TORCH_VARIABLE, "").strip():
+        matrix = with_releases(matrix, _releases_from(environ[TORCH_VARIABLE]))
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
-    found = interpreters.discover(environ)
-    cells = plan(matrix, listing, found, interpreters.host_platforms(), config.load_pin_rules(KNOWN_PINS_FILE))
+    found = tuple(interpreters.discover(environ))
+    platforms = tuple(interpreters.host_platforms())
+    known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
+    cells = plan(matrix, listing, found, platforms, known_pins)
     machine = results.safe_name(environ.get(MACHINE_VARIABLE) or matrix.machine or results.default_machine_name())
-    return Project(matrix, cells, machine, tuple(find_links), listing.offline, listing.notes)
+    return Project(
+        matrix, cells, machine, tuple(find_links), listing.offline, listing.notes, listing, found, platforms, known_pins
+    )
+
+
+def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:
+    """``matrix`` with only ``versions`` as its torch releases; a release it lists keeps its Pythons and pins."""
+    entries = {entry.version: entry for entry in matrix.torch}
+    return dataclasses.replace(matrix, torch=tuple(entries.get(version, TorchEntry(version)) for version in versions))
+
+
+def _releases_from(text: str) -> list[Version]:
+    versions: list[Version] = []
+    for part in text.replace(",", " ").split():
+        try:
+            version = Version(part)
+        except InvalidVersion:
+            raise UsageError(f"{TORCH_VARIABLE}: {part!r} is not a torch release (e.g. 1.12.1)") from None
+        if version not in versions:
+            versions.append(version)
+    return versions
 
 
 def load_or_exit(root: Path) -> Project:
     """:func:`load`, turning a user's mistake into its message and exit code instead of a traceback."""
     try:
         return load(root)
+    except TorchmatrixError as error:
+        _exit(error)
+
+
+@contextlib.contextmanager
+def _exit_on_fatal_error() -> Iterator[None]:
+    """Inside a session: a user's mistake ends the run with its message and exit code, not a traceback."""
+    try:
+        yield
     except TorchmatrixError as error:
         _exit(error)
 

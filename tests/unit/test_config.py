@@ -10,6 +10,7 @@ from packaging.version import Version
 
 from torchmatrix.config import DEVICES, load_matrix, load_pin_rules
 from torchmatrix.errors import ConfigError
+from torchmatrix.outcomes import Outcome
 
 from ..conftest import ROOT
 
@@ -124,3 +125,77 @@ def test_the_known_pins_file_is_valid() -> None:
     rules = load_pin_rules(ROOT / "src" / "torchmatrix" / "known_pins.yaml")
     numpy = [rule for rule in rules if any(req.name == "numpy" for req in rule.require)]
     assert numpy and numpy[0].applies_to(Version("2.2.0")) and not numpy[0].applies_to(Version("2.3.0"))
+
+
+EXPECT = """
+torch: [1.9.0, 1.12.1]
+devices: [cpu, mps]
+expect:
+  - probe: autograd_dot
+    device: mps
+    torch: ">=1.12"
+    outcome: pass
+  - probe: autograd_dot
+    device: mps
+    torch: "<1.12"
+    outcome: fail
+    python: "3.8"
+    machine: darwin-arm64
+    reason: "torch.dot returns 0 on Apple Silicon builds before 1.12"
+  - probe: batched_matmul
+    device: cpu
+    outcome: pass
+"""
+
+
+def test_expectations_are_read_with_their_place_in_the_file(tmp_path: Path, probes_dir: Path) -> None:
+    fixed, broken, everywhere = load_matrix(write(tmp_path, EXPECT), probes_dir).expect
+    assert (fixed.probe, fixed.device, str(fixed.torch), fixed.outcome) == (
+        "autograd_dot",
+        "mps",
+        ">=1.12",
+        Outcome.PASS,
+    )
+    assert (broken.python, broken.reason) == ("3.8", "torch.dot returns 0 on Apple Silicon builds before 1.12")
+    assert fixed.where == "matrix.yaml:5 expect[0]" and broken.where == "matrix.yaml:9 expect[1]"
+    assert everywhere.covers(Version("2.13.0"), "3.11") and everywhere.covers(Version("2.14.0rc1"), None)
+    assert broken.covers(Version("1.9.0"), "3.8") and not broken.covers(Version("1.9.0"), "3.9")
+    assert not broken.covers(Version("1.12.0"), "3.8")
+    assert broken.machine == "darwin-arm64" and fixed.machine is None
+    assert broken.describe() == "autograd_dot on mps, torch <1.12, Python 3.8, machine darwin-arm64: fail"
+
+
+@pytest.mark.parametrize(
+    ("entry", "line", "key", "problem", "hint"),
+    [
+        ("- {probe: autograd_dot, device: cpu}", 4, "expect[0]", "missing required key 'outcome'", ""),
+        ("- {probe: autograd_dot, device: cpu, outcome: passed}", 4, "expect[0].outcome", "unknown outcome", "'pass'"),
+        (
+            "- {probe: autograd_dott, device: cpu, outcome: pass}",
+            4,
+            "expect[0].probe",
+            "not a probe of",
+            "autograd_dot",
+        ),
+        ("- {probe: my/x.py, device: cpu, outcome: pass}", 4, "expect[0].probe", "not a probe name", ""),
+        (
+            "- {probe: autograd_dot, device: cuda, outcome: pass}",
+            4,
+            "expect[0].device",
+            "does not run on cuda",
+            "devices",
+        ),
+        ("- {probe: autograd_dot, device: gpu, outcome: pass}", 4, "expect[0].device", "unknown device", ""),
+        ("- {probe: autograd_dot, device: auto, outcome: pass}", 4, "expect[0].device", "one device", ""),
+        ("- {probe: autograd_dot, device: cpu, outcome: pass, torch: 1.12}", 4, "expect[0].torch", "range", ">=1.12"),
+        ("- {probe: autograd_dot, device: cpu, outcome: pass, python: 3}", 4, "expect[0].python", "3.10", ""),
+        ("- {probe: autograd_dot, device: cpu, outcome: pass, why: x}", 4, "expect[0].why", "unknown key", ""),
+    ],
+)
+def test_each_bad_expectation_names_file_line_key_and_a_hint(
+    tmp_path: Path, probes_dir: Path, entry: str, line: int, key: str, problem: str, hint: str
+) -> None:
+    error = error_for(tmp_path, probes_dir, f"torch: [1.9.0]\ndevices: [cpu, mps]\nexpect:\n  {entry}\n")
+    assert (error.line, error.key) == (line, key)
+    assert problem in error.problem
+    assert hint in error.hint

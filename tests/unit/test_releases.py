@@ -89,3 +89,11 @@ def test_a_find_links_folder_adds_local_builds(tmp_path: Path) -> None:
 def test_a_garbled_index_page_counts_as_unreachable(tmp_path: Path, body: str) -> None:
     listing = releases.listing(INDEX, fetch=Index(body), cache=tmp_path)
     assert not listing.known
+
+
+def test_versions_can_be_limited_to_the_wheels_for_some_platforms(tmp_path: Path) -> None:
+    listing = releases.listing(INDEX, fetch=Index(), cache=tmp_path)
+    assert listing.versions(["manylinux1_x86_64", "manylinux_2_28_x86_64"]) == listing.versions()
+    assert listing.versions(["musllinux_1_2_riscv64"]) == []
+    (wheel,) = [w for w in listing.wheels_for(Version("1.9.0")) if w.filename.endswith("cp39-manylinux1_x86_64.whl")]
+    assert wheel.fits(["manylinux1_x86_64"]) and not wheel.fits(["macosx_11_0_arm64"])

@@ -1,0 +1,25 @@
+"""Parse a session's arguments (what follows ``--`` on the nox command line) with argparse.
+
+A mistake raises :class:`UsageError` (exit code 2) carrying argparse's
+message and the usage line, so it ends the run like every other user mistake:
+one message, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from .errors import UsageError
+
+
+class Parser(argparse.ArgumentParser):
+    def __init__(self, usage: str, description: str = "") -> None:
+        super().__init__(prog="torchmatrix", usage=usage, description=description, allow_abbrev=False)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(with_usage(message, self.usage or ""))
+
+
+def with_usage(message: str, usage: str) -> str:
+    return f"{message}\n  usage: {usage}"

@@ -1,0 +1,53 @@
+"""Run probe sessions in a child nox, so that bisect and verify build cells exactly as `nox -s probe` does.
+
+Same noxfile, same environments folder (``--envdir``), same matrix and
+machine: a cell built here is the one a later `nox -s probe` reuses, and its
+result file is the one `nox -s report` shows.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+# What a nox run of the noxfile reads from the environment (see torchmatrix.workflow.load):
+MATRIX_VARIABLE = "TORCHMATRIX_MATRIX"
+"""The matrix file, instead of matrix.yaml beside the noxfile."""
+MACHINE_VARIABLE = "TORCHMATRIX_MACHINE"
+"""The name results are filed under."""
+TORCH_VARIABLE = "TORCHMATRIX_TORCH"
+"""Torch releases (separated by commas) that replace the matrix's."""
+
+
+def command(noxfile: Path, envdir: Path, sessions: Sequence[str]) -> list[str]:
+    """The nox command line that runs ``sessions`` (e.g. ``probe(1.12.0)``)."""
+    return [sys.executable, "-m", "nox", "--noxfile", str(noxfile), "--envdir", str(envdir), "--sessions", *sessions]
+
+
+def run(
+    noxfile: Path,
+    envdir: Path,
+    sessions: Sequence[str],
+    variables: Mapping[str, str],
+    log: Path | None = None,
+) -> int:
+    """Run ``sessions`` with ``variables`` added to the environment; their output goes to ``log`` (or through).
+
+    Returns nox's exit code. A cell that fails is data in its result file, so
+    callers read the result file rather than trust the exit code.
+    """
+    environ = dict(os.environ, **variables)
+    argv = command(noxfile, envdir, sessions)
+    if log is None:
+        return subprocess.run(argv, env=environ, stdin=subprocess.DEVNULL, check=False).returncode
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w", encoding="utf-8") as handle:
+        handle.write(f"$ {shlex.join(argv)}\n")
+        handle.flush()
+        return subprocess.run(
+            argv, env=environ, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT, check=False
+        ).returncode

@@ -1,0 +1,126 @@
+"""Check stored results against the expectations of a matrix (its ``expect:`` key).
+
+Pure: expectations and results in, one :class:`Check` per expectation out.
+A result speaks to an expectation when its torch release is in the
+expectation's range, its Python and machine are the ones named (if any), and
+it holds a record of the probe on the device. A result that could not test it (the
+device unavailable there, the cell not run: no-wheel, no-interpreter,
+install-error) is not counted either way, unless that outcome is what was
+expected. An expectation no result tested is reported, never passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from .config import Expectation
+from .outcomes import CELL_OUTCOMES, Outcome
+from .results import CellResult, safe_name
+
+NOT_A_TEST = CELL_OUTCOMES | {Outcome.UNAVAILABLE}
+"""Outcomes that say nothing about a probe's numbers: the cell or the device did not run it."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One stored result's outcome for one expectation."""
+
+    result: CellResult
+    got: Outcome
+
+
+@dataclass(frozen=True)
+class Check:
+    expectation: Expectation
+    tested: tuple[Finding, ...]
+    """Results that tested the expectation: each holds or violates it."""
+    untested: tuple[Finding, ...]
+    """Results in its range that could not test it (device unavailable, cell not run)."""
+
+    @property
+    def violations(self) -> tuple[Finding, ...]:
+        return tuple(finding for finding in self.tested if finding.got != self.expectation.outcome)
+
+    @property
+    def holds(self) -> bool:
+        """True when at least one result tested it and none violates it."""
+        return bool(self.tested) and not self.violations
+
+
+def check(expectations: Sequence[Expectation], found: Iterable[CellResult]) -> list[Check]:
+    """One :class:`Check` per expectation, against ``found`` (one result per cell and machine)."""
+    found = list(found)
+    checks = []
+    for expectation in expectations:
+        tested: list[Finding] = []
+        untested: list[Finding] = []
+        for result in found:
+            got = _outcome_of(result, expectation)
+            if got is None:
+                continue
+            if got in NOT_A_TEST and got != expectation.outcome:
+                untested.append(Finding(result, got))
+            else:
+                tested.append(Finding(result, got))
+        checks.append(Check(expectation, tuple(tested), tuple(untested)))
+    return checks
+
+
+def applies(expectation: Expectation, torch: Version, python: str | None, machine: str) -> bool:
+    """Whether the cell of ``torch`` on ``python``, on ``machine``, is one ``expectation`` speaks of."""
+    named = expectation.machine is None or safe_name(expectation.machine) == machine
+    return named and expectation.covers(torch, python)
+
+
+def _outcome_of(result: CellResult, expectation: Expectation) -> Outcome | None:
+    """The outcome ``result`` shows for the expectation, or None if it is outside its range."""
+    try:
+        torch = Version(result.torch)
+    except InvalidVersion:
+        return None
+    if not applies(expectation, torch, result.python, result.machine):
+        return None
+    if result.outcome is not None:
+        return result.outcome
+    return next(
+        (r.outcome for r in result.records if r.probe == expectation.probe and r.device == expectation.device), None
+    )
+
+
+def report(checks: Sequence[Check]) -> list[str]:
+    """One line per violation (probe, cell, device, expected, got), per untested expectation, per one that holds."""
+    lines = []
+    for item in checks:
+        expectation = item.expectation
+        why = f"{expectation.where}" + (f": {expectation.reason}" if expectation.reason else "")
+        for finding in item.violations:
+            result = finding.result
+            lines.append(
+                f"✗ {expectation.probe} {result.cell_id} {expectation.device}: expected {expectation.outcome.value}, "
+                f"got {finding.got.value} [{result.machine}] ({why})"
+            )
+        if not item.tested:
+            could_not = "; ".join(f"{f.result.cell_id} [{f.result.machine}]: {f.got.value}" for f in item.untested)
+            lines.append(
+                f"? {expectation.describe()}: no stored result tested it"
+                + (f" ({could_not})" if could_not else "")
+                + f" ({expectation.where})"
+            )
+        elif item.holds:
+            cells = ", ".join(f"{f.result.cell_id} [{f.result.machine}]" for f in item.tested)
+            lines.append(f"✓ {expectation.describe()}: holds for {cells}")
+    return lines
+
+
+def tally(checks: Sequence[Check]) -> str:
+    held = sum(item.holds for item in checks)
+    violated = sum(bool(item.violations) for item in checks)
+    untested = sum(not item.tested for item in checks)
+    return f"{held} of {len(checks)} expectations hold; {violated} violated, {untested} not tested by any result"
+
+
+def all_hold(checks: Sequence[Check]) -> bool:
+    return all(item.holds for item in checks)

@@ -1,0 +1,99 @@
+"""The body of `nox -s verify`: check the stored results against the matrix's expectations.
+
+By default it only reads: the results of every machine in the results folder
+(one folder can hold a laptop's, a CUDA box's and CI runners' results, and an
+expectation that fails on any of them is a finding). ``--machine NAME`` keeps
+one machine's results. ``--run`` first runs, on this machine, the matrix's
+cells that an expectation covers and that have no up-to-date result here,
+through a child `nox -s "probe(…)"` (same environments, same result files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import childnox, results, verify
+from .arguments import Parser, with_usage
+from .errors import UsageError
+from .plan import Cell
+from .results import CellResult
+
+if TYPE_CHECKING:
+    import nox
+
+    from .workflow import Project
+
+USAGE = "nox -s verify [-- [--run] [--machine NAME ...]]"
+
+
+@dataclass(frozen=True)
+class Request:
+    run: bool = False
+    machines: tuple[str, ...] = ()
+    """Only these machines' results; empty: every machine's."""
+
+
+def parse(argv: Sequence[str]) -> Request:
+    """Read the session's arguments; a mistake raises :class:`UsageError`."""
+    parser = Parser(USAGE, "Check stored results against the expectations of the matrix (its expect: key).")
+    parser.add_argument("--run", action="store_true", help="first run the covered cells without an up-to-date result")
+    parser.add_argument(
+        "--machine", action="append", default=[], metavar="NAME", help="only this machine's results (repeatable)"
+    )
+    args = parser.parse_args(list(argv))
+    return Request(args.run, tuple(args.machine))
+
+
+def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
+    """The matrix's cells an expectation covers whose stored result here is missing or out of date."""
+    stored = project.stored(found)
+    stale = []
+    for cell in project.cells:
+        expect = project.matrix.expect
+        probes = {e.probe for e in expect if verify.applies(e, cell.torch, cell.python, project.machine)}
+        result = stored.get((cell.torch, cell.python_request))
+        inputs = project.inputs(cell)
+        if probes and not (result and all(results.up_to_date(result, inputs, probe) for probe in probes)):
+            stale.append(cell)
+    return stale
+
+
+def run(project: Project, session: nox.Session, noxfile: Path) -> None:
+    """Verify as ``session.posargs`` asks; one line per violation, and exit 1 unless every expectation holds."""
+    request = parse(session.posargs)
+    if not project.matrix.expect:
+        raise UsageError(
+            with_usage(f"{project.matrix.file} has no expect: entries, so there is nothing to verify", USAGE)
+            + "\n  hint: see README, 'Verify an upgrade fix'"
+        )
+    scan = results.scan(project.results_dir)
+    stale = stale_cells(project, scan.results)
+    if request.run and stale:
+        sessions = [f"probe({cell.session_id})" for cell in stale]
+        session.log(f"running {len(stale)} cells without an up-to-date result here: {' '.join(sessions)}")
+        variables = {childnox.MATRIX_VARIABLE: str(project.matrix.file), childnox.MACHINE_VARIABLE: project.machine}
+        envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
+        childnox.run(noxfile, envdir, sessions, variables)
+        scan = results.scan(project.results_dir)
+        stale = stale_cells(project, scan.results)
+    for warning in scan.warnings:
+        session.warn(warning)
+    chosen = [result for result in scan.results if not request.machines or result.machine in request.machines]
+    machines = sorted({result.machine for result in chosen})
+    session.log(
+        f"verify {len(project.matrix.expect)} expectations of {project.matrix.file} against "
+        f"{len(results.latest(chosen))} stored cells (machines: {', '.join(machines) or 'none'})"
+    )
+    if stale:
+        names = " ".join(f"probe({cell.session_id})" for cell in stale)
+        session.warn(f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first")
+    checks = verify.check(project.matrix.expect, results.latest(chosen))
+    for line in verify.report(checks):
+        print(line, flush=True)
+    tally = verify.tally(checks)
+    if not verify.all_hold(checks):
+        session.error(tally)
+    session.log(tally)

@@ -1,0 +1,214 @@
+"""Bisection against scripted oracles: what it finds, what it builds, and what it says when it cannot."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from packaging.version import Version
+
+from torchmatrix.bisection import Observation, Status, bisect, budget_for, candidates
+from torchmatrix.releases import Listing, _wheels
+
+PASS, FAIL = Observation("pass", "pass"), Observation("fail", "fail (wrong: y)")
+NO_PYTHON = Observation(None, "no-interpreter: torch needs Python 3.6–3.9")
+
+
+def releases(count: int) -> list[Version]:
+    return [Version(f"1.{minor}.0") for minor in range(count)]
+
+
+class Script:
+    """An oracle that answers from a list, one observation per release, and remembers what it was asked."""
+
+    def __init__(self, versions: list[Version], observations: list[Observation]) -> None:
+        self.answers = dict(zip(versions, observations, strict=True))
+        self.asked: list[Version] = []
+
+    def __call__(self, version: Version) -> Observation:
+        self.asked.append(version)
+        return self.answers[version]
+
+
+def change_at(count: int, first_new: int) -> list[Observation]:
+    return [PASS] * first_new + [FAIL] * (count - first_new)
+
+
+@pytest.mark.parametrize("count", range(2, 18))
+def test_a_monotone_change_is_found_exactly_within_the_budget(count: int) -> None:
+    versions = releases(count)
+    for first_new in range(1, count):
+        oracle = Script(versions, change_at(count, first_new))
+        verdict = bisect(versions, oracle)
+        assert verdict.status is Status.FOUND
+        assert (verdict.last_old, verdict.first_new) == (versions[first_new - 1], versions[first_new])
+        assert verdict.between == ()
+        assert verdict.built == len(oracle.asked) <= budget_for(count) == math.ceil(math.log2(count)) + 2
+        assert len(set(oracle.asked)) == len(oracle.asked), "a release was built twice"
+
+
+def test_the_ends_come_first_then_the_middle() -> None:
+    versions = releases(9)
+    oracle = Script(versions, change_at(9, 6))
+    steps = []
+    verdict = bisect(versions, oracle, on_step=steps.append)
+    assert oracle.asked[:3] == [versions[0], versions[8], versions[4]]
+    assert [step.version for step in steps] == oracle.asked
+    assert verdict.old == PASS and verdict.new == FAIL
+
+
+def test_a_skipped_release_at_the_boundary_makes_the_answer_a_range_that_names_it() -> None:
+    versions = releases(8)
+    script = change_at(8, 4)
+    script[4] = NO_PYTHON  # the very release that changed cannot be tested
+    verdict = bisect(versions, Script(versions, script))
+    assert verdict.status is Status.RANGE
+    assert (verdict.last_old, verdict.first_new) == (versions[3], versions[5])
+    assert verdict.between == (versions[4],)
+    assert verdict.why_unresolved(versions[4]) == f"could not be tested: {NO_PYTHON.detail}"
+
+
+def test_a_skipped_release_in_the_middle_is_stepped_around() -> None:
+    versions = releases(9)
+    script = change_at(9, 6)
+    script[4] = NO_PYTHON  # the first midpoint
+    oracle = Script(versions, script)
+    verdict = bisect(versions, oracle)
+    assert verdict.status is Status.FOUND
+    assert (verdict.last_old, verdict.first_new) == (versions[5], versions[6])
+    assert oracle.asked[2:4] == [versions[4], versions[3]], "after a skip, the next release nearest the middle"
+
+
+def test_a_third_outcome_is_neither_old_nor_new_and_is_skipped() -> None:
+    versions = releases(5)
+    script = change_at(5, 3)
+    script[2] = Observation("error", "error (RuntimeError: boom)")
+    verdict = bisect(versions, Script(versions, script))
+    assert verdict.status is Status.RANGE
+    assert verdict.between == (versions[2],)
+    assert "gave error (RuntimeError: boom), neither OLD's outcome nor NEW's" in verdict.why_unresolved(versions[2])
+
+
+def test_all_skipped_bounds_the_answer_by_the_ends_and_stops_at_the_budget() -> None:
+    versions = releases(8)
+    oracle = Script(versions, [PASS] + [NO_PYTHON] * 6 + [FAIL])
+    verdict = bisect(versions, oracle)
+    assert verdict.status is Status.RANGE
+    assert (verdict.last_old, verdict.first_new) == (versions[0], versions[7])
+    assert verdict.between == tuple(versions[1:7])
+    assert verdict.built == budget_for(8) == 5
+    reasons = [verdict.why_unresolved(version) for version in verdict.between]
+    assert reasons.count(f"could not be tested: {NO_PYTHON.detail}") == 3
+    assert reasons.count("not tested: the budget of 5 cells was spent") == 3
+
+
+def test_an_untestable_end_stops_before_building_anything_else() -> None:
+    versions = releases(6)
+    oracle = Script(versions, [NO_PYTHON] + [FAIL] * 5)
+    verdict = bisect(versions, oracle)
+    assert verdict.status is Status.UNTESTABLE_END
+    assert oracle.asked == [versions[0]]
+    assert verdict.old == NO_PYTHON and verdict.new is None
+
+
+def test_equal_endpoints_are_said_and_nothing_in_between_is_built() -> None:
+    versions = releases(6)
+    oracle = Script(versions, [PASS] * 6)
+    verdict = bisect(versions, oracle)
+    assert verdict.status is Status.SAME
+    assert oracle.asked == [versions[0], versions[5]]
+    assert verdict.last_old is None and verdict.first_new is None and not verdict.warnings
+
+
+def test_equal_endpoints_warn_when_a_known_release_in_between_differs() -> None:
+    versions = releases(6)
+    verdict = bisect(versions, Script(versions, [PASS] * 6), known={versions[2]: FAIL})
+    assert verdict.status is Status.SAME
+    (warning,) = verdict.warnings
+    assert "1.2.0 showed fail (wrong: y)" in warning and "changes back" in warning
+
+
+def test_known_observations_cost_nothing_and_come_first() -> None:
+    versions = releases(9)
+    script = change_at(9, 3)
+    known = {versions[0]: PASS, versions[8]: FAIL, versions[2]: PASS}
+    oracle = Script(versions, script)
+    verdict = bisect(versions, oracle, known=known)
+    assert (verdict.last_old, verdict.first_new) == (versions[2], versions[3])
+    assert oracle.asked == [versions[5], versions[3]]
+    assert [(step.version, step.built) for step in verdict.steps] == [
+        (versions[0], False),
+        (versions[8], False),
+        (versions[2], False),
+        (versions[5], True),
+        (versions[3], True),
+    ]
+
+
+def test_a_non_monotone_sequence_is_warned_about() -> None:
+    versions = releases(9)
+    #        0     1     2     3     4     5     6     7     8
+    truth = [PASS, PASS, FAIL, PASS, PASS, FAIL, FAIL, FAIL, FAIL]
+    known = {versions[2]: FAIL, versions[3]: PASS}  # e.g. stored by an earlier probe run
+    verdict = bisect(versions, Script(versions, truth), known=known)
+    assert verdict.status is Status.FOUND
+    assert (verdict.last_old, verdict.first_new) == (versions[4], versions[5])
+    (warning,) = verdict.warnings
+    assert warning.startswith("not monotone: 1.2.0 already showed NEW's outcome (fail (wrong: y)) before 1.4.0")
+
+
+def test_a_known_old_outcome_after_the_change_is_warned_about() -> None:
+    versions = releases(5)
+    truth = [PASS, FAIL, FAIL, FAIL, FAIL]
+    verdict = bisect(versions, Script(versions, truth), known={versions[1]: FAIL, versions[3]: PASS})
+    assert (verdict.last_old, verdict.first_new) == (versions[0], versions[1])
+    (warning,) = verdict.warnings
+    assert warning.startswith("not monotone: 1.3.0 showed OLD's outcome (pass) again after 1.1.0")
+
+
+@pytest.mark.parametrize("first_new", range(1, 8))
+def test_with_any_releases_skipped_the_answer_brackets_the_change_and_stays_in_budget(first_new: int) -> None:
+    versions = releases(8)
+    for skipped in itertools.chain.from_iterable(itertools.combinations(range(1, 7), k) for k in range(7)):
+        script = change_at(8, first_new)
+        for index in skipped:
+            script[index] = NO_PYTHON
+        verdict = bisect(versions, Script(versions, script))
+        assert verdict.built <= budget_for(8)
+        assert verdict.last_old is not None and verdict.first_new is not None
+        assert verdict.last_old < versions[first_new] <= verdict.first_new
+        assert (verdict.status is Status.FOUND) == (verdict.between == ())
+
+
+def test_fewer_than_two_or_unordered_versions_are_refused() -> None:
+    with pytest.raises(ValueError, match="at least two versions"):
+        bisect(releases(1), Script(releases(1), [PASS]))
+    with pytest.raises(ValueError, match="increasing order"):
+        bisect(releases(3)[::-1], Script(releases(3), [PASS] * 3))
+
+
+LISTING = Listing(
+    _wheels(
+        [
+            "torch-1.9.0-cp39-cp39-manylinux1_x86_64.whl",
+            "torch-1.9.1-cp39-none-macosx_11_0_arm64.whl",  # not for Linux
+            "torch-1.10.0-cp39-cp39-manylinux1_x86_64.whl",
+            "torch-1.11.0rc1-cp310-cp310-manylinux1_x86_64.whl",
+            "torch-1.11.0-cp310-cp310-manylinux1_x86_64.whl",
+            "torch-1.11.0-cp39-cp39-manylinux1_x86_64.whl",
+            "torch-1.12.1-cp310-cp310-manylinux1_x86_64.whl",
+        ],
+        "https://pypi.example/simple",
+    )
+    + _wheels(["torch-1.12.0+cpu-cp310-cp310-linux_x86_64.whl"], "/opt/wheels")
+)
+
+
+def test_candidates_are_this_platforms_final_releases_in_the_range_in_order() -> None:
+    linux = ["manylinux1_x86_64", "linux_x86_64"]
+    found = candidates(LISTING, linux, Version("1.9.0"), Version("1.12.0"), pre=False)
+    assert found == [Version(v) for v in ("1.9.0", "1.10.0", "1.11.0", "1.12.0")]
+    with_pre = candidates(LISTING, linux, Version("1.10"), Version("1.12.1"), pre=True)
+    assert with_pre == [Version(v) for v in ("1.10.0", "1.11.0rc1", "1.11.0", "1.12.0", "1.12.1")]
+    assert candidates(LISTING, ["macosx_11_0_arm64"], Version("1.9.0"), Version("2.0"), pre=False) == [Version("1.9.1")]

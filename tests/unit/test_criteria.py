@@ -1,0 +1,102 @@
+"""What bisect compares in a stored result: the outcome, or a metric's side of a threshold."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from torchmatrix.criteria import Criterion, metric_value, observe
+from torchmatrix.outcomes import Outcome
+from torchmatrix.runner import Record
+
+from .test_results import result
+
+METRICS = {
+    "bit_identical": False,
+    "checks": [
+        {"name": "float32", "max_abs_diff": 2.0e-7, "error": 0.0},
+        {"name": "float64", "max_abs_diff": 3.0e-6, "error": 1.0e-16},
+        {"name": "reference", "error": 4.0e-7},
+    ],
+}
+
+
+def with_record(outcome: Outcome, metrics: dict | None = None, message: str = "", device: str = "cpu"):
+    return result(records=(Record("batched_matmul", device, outcome, metrics or {}, message, 0.1),))
+
+
+def test_by_outcome_the_category_is_the_outcome() -> None:
+    seen = observe(
+        with_record(Outcome.FAIL, message="beyond rounding: float32\nmore"), "batched_matmul", "cpu", Criterion()
+    )
+    assert (seen.category, seen.detail) == ("fail", "fail (beyond rounding: float32)")
+    assert observe(with_record(Outcome.CRASH), "batched_matmul", "cpu", Criterion()).category == "crash"
+
+
+def test_a_plain_metric_name_takes_the_largest_value_stored_under_it_anywhere() -> None:
+    assert metric_value(METRICS, "max_abs_diff") == 3.0e-6
+    assert metric_value(METRICS, "error") == 4.0e-7
+    assert metric_value(METRICS, "bit_identical") is None  # a boolean is not a number
+    assert metric_value(METRICS, "missing") is None
+
+
+def test_a_dotted_metric_name_is_a_path() -> None:
+    assert metric_value(METRICS, "checks.0.max_abs_diff") == 2.0e-7
+    assert metric_value(METRICS, "checks.2.max_abs_diff") is None
+    assert metric_value(METRICS, "checks.9.error") is None
+
+
+def test_non_finite_values_stored_as_strings_are_numbers_and_nan_is_the_worst() -> None:
+    assert metric_value({"checks": [{"e": 1.0}, {"e": "inf"}]}, "e") == math.inf
+    assert math.isnan(metric_value({"checks": [{"e": 1.0}, {"e": "nan"}]}, "e"))
+
+
+@pytest.mark.parametrize(
+    ("criterion", "category"),
+    [
+        (Criterion("max_abs_diff", 1e-6, above=True), "above 1e-06"),
+        (Criterion("max_abs_diff", 1e-5, above=True), "not above 1e-05"),
+        (Criterion("max_abs_diff", 1e-5, above=False), "below 1e-05"),
+        (Criterion("max_abs_diff", 1e-6, above=False), "not below 1e-06"),
+    ],
+)
+def test_by_metric_the_category_is_the_side_of_the_threshold(criterion: Criterion, category: str) -> None:
+    seen = observe(with_record(Outcome.PASS, METRICS), "batched_matmul", "cpu", criterion)
+    assert seen.category == category
+    assert seen.detail == f"max_abs_diff = 3e-06 ({category})"
+
+
+def test_a_nan_metric_is_its_own_category() -> None:
+    seen = observe(with_record(Outcome.FAIL, {"e": "nan"}), "batched_matmul", "cpu", Criterion("e", 1.0))
+    assert seen.category == "nan"
+
+
+def test_what_cannot_be_compared_is_untestable_with_the_reason() -> None:
+    by_metric = Criterion("max_abs_diff", 1e-6)
+    cases = [
+        (result(outcome=Outcome.NO_INTERPRETER, message="needs Python 3.9", records=()), Criterion()),
+        (with_record(Outcome.UNAVAILABLE, message="this machine has no MPS device", device="mps"), Criterion()),
+        (with_record(Outcome.ERROR, message="RuntimeError: boom"), by_metric),
+        (with_record(Outcome.PASS), Criterion()),  # no record on the device asked for
+    ]
+    devices = ["cpu", "mps", "cpu", "cuda"]
+    details = [
+        observe(found, "batched_matmul", device, criterion)
+        for (found, criterion), device in zip(cases, devices, strict=True)
+    ]
+    assert [seen.testable for seen in details] == [False] * 4
+    assert [seen.detail for seen in details] == [
+        "no-interpreter: needs Python 3.9",
+        "mps unavailable: this machine has no MPS device",
+        "error, no metric 'max_abs_diff' (RuntimeError: boom)",
+        "the result holds no record of batched_matmul on cuda",
+    ]
+
+
+def test_a_criterion_describes_itself_for_people_and_for_the_summary() -> None:
+    assert Criterion().describe() == "by outcome" and Criterion().to_json() == {"by": "outcome"}
+    below = Criterion("error", 1e-7, above=False)
+    assert below.describe() == "by error below 1e-07"
+    assert below.to_json() == {"by": "metric", "metric": "error", "below": 1e-7}
+    assert below.label("not below 1e-07") == "error not below 1e-07" and Criterion().label("pass") == "pass"

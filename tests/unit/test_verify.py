@@ -1,0 +1,93 @@
+"""Expectations against stored results: what holds, what is violated, and what nothing tested."""
+
+from __future__ import annotations
+
+from packaging.specifiers import SpecifierSet
+
+from torchmatrix.config import Expectation
+from torchmatrix.outcomes import Outcome
+from torchmatrix.runner import Record
+from torchmatrix.verify import all_hold, check, report, tally
+
+from .test_results import result
+
+
+def expect(torch: str, outcome: Outcome, device: str = "mps", **fields) -> Expectation:
+    return Expectation("autograd_dot", device, SpecifierSet(torch), outcome, where="matrix.yaml:9 expect[0]", **fields)
+
+
+def cell(torch: str, python: str = "3.9", machine: str = "darwin-arm64", **outcomes: Outcome):
+    records = tuple(Record("autograd_dot", device, outcome, {}, "", 0.0) for device, outcome in outcomes.items())
+    return result(torch, cell_id=f"torch-{torch}-py{python}", python=python, machine=machine, records=records)
+
+
+MAC = [
+    cell("1.9.0", mps=Outcome.UNAVAILABLE, cpu=Outcome.PASS),  # 1.9.0 has no MPS backend
+    cell("1.11.0", mps=Outcome.UNAVAILABLE, cpu=Outcome.PASS),
+    cell("1.12.1", "3.10", mps=Outcome.PASS, cpu=Outcome.PASS),
+    cell("2.2.0", "3.12", mps=Outcome.PASS, cpu=Outcome.PASS),
+]
+
+
+def test_expectations_that_hold_say_for_which_cells() -> None:
+    checks = check([expect(">=1.12", Outcome.PASS), expect("", Outcome.PASS, device="cpu")], MAC)
+    assert all_hold(checks)
+    assert report(checks) == [
+        "✓ autograd_dot on mps, torch >=1.12: pass: holds for torch-1.12.1-py3.10 [darwin-arm64], "
+        "torch-2.2.0-py3.12 [darwin-arm64]",
+        "✓ autograd_dot on cpu, torch (any): pass: holds for torch-1.9.0-py3.9 [darwin-arm64], "
+        "torch-1.11.0-py3.9 [darwin-arm64], torch-1.12.1-py3.10 [darwin-arm64], torch-2.2.0-py3.12 [darwin-arm64]",
+    ]
+    assert tally(checks) == "2 of 2 expectations hold; 0 violated, 0 not tested by any result"
+
+
+def test_each_violation_is_one_line_with_probe_cell_device_expected_and_got() -> None:
+    broken = [*MAC, cell("2.3.0", "3.12", mps=Outcome.FAIL)]
+    checks = check([expect(">=1.12", Outcome.PASS, reason="fixed in 1.12")], broken)
+    assert not all_hold(checks)
+    assert report(checks) == [
+        "✗ autograd_dot torch-2.3.0-py3.12 mps: expected pass, got fail [darwin-arm64] "
+        "(matrix.yaml:9 expect[0]: fixed in 1.12)"
+    ]
+    assert tally(checks) == "0 of 1 expectations hold; 1 violated, 0 not tested by any result"
+
+
+def test_an_expectation_no_result_tested_is_reported_not_passed() -> None:
+    checks = check([expect("<1.12", Outcome.FAIL), expect(">=3", Outcome.PASS)], MAC)
+    assert not all_hold(checks)
+    lines = report(checks)
+    assert lines[0] == (
+        "? autograd_dot on mps, torch <1.12: fail: no stored result tested it "
+        "(torch-1.9.0-py3.9 [darwin-arm64]: unavailable; torch-1.11.0-py3.9 [darwin-arm64]: unavailable) "
+        "(matrix.yaml:9 expect[0])"
+    )
+    assert lines[1] == "? autograd_dot on mps, torch >=3: pass: no stored result tested it (matrix.yaml:9 expect[0])"
+    assert tally(checks) == "0 of 2 expectations hold; 0 violated, 2 not tested by any result"
+
+
+def test_an_unavailable_device_or_a_cell_that_did_not_run_is_no_test_unless_expected() -> None:
+    linux = [
+        cell("1.12.1", "3.10", "linux-x86_64", mps=Outcome.UNAVAILABLE),
+        result("1.13.1", python=None, machine="linux-x86_64", outcome=Outcome.NO_INTERPRETER, records=()),
+    ]
+    assert [c.tested for c in check([expect(">=1.12", Outcome.PASS)], linux)] == [()]
+    (unavailable,) = check([expect("==1.12.1", Outcome.UNAVAILABLE)], linux)
+    assert unavailable.holds
+
+
+def test_python_narrows_an_expectation_to_cells_of_that_python() -> None:
+    (only_310,) = check([expect("", Outcome.PASS, device="cpu", python="3.10")], MAC)
+    assert [finding.result.cell_id for finding in only_310.tested] == ["torch-1.12.1-py3.10"]
+
+
+def test_machine_narrows_an_expectation_to_that_machines_results() -> None:
+    merged = [*MAC, cell("1.9.0", machine="H200_rack_3", cpu=Outcome.FAIL)]
+    (checked,) = check([expect("<1.12", Outcome.FAIL, device="cpu", machine="H200 / rack 3")], merged)
+    assert [(f.result.cell_id, f.result.machine) for f in checked.tested] == [("torch-1.9.0-py3.9", "H200_rack_3")]
+    assert checked.holds, "the Mac's passing 1.9.0 and 1.11.0 are another machine's: not counted"
+    assert "machine H200 / rack 3" in checked.expectation.describe()
+
+
+def test_pre_releases_are_in_a_range() -> None:
+    (checked,) = check([expect(">=2.2", Outcome.PASS)], [cell("2.3.0rc1", "3.12", mps=Outcome.FAIL)])
+    assert [finding.got for finding in checked.violations] == [Outcome.FAIL]

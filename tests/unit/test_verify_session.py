@@ -1,0 +1,45 @@
+"""`nox -s verify`: its arguments, and which cells `--run` runs first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from torchmatrix.config import Expectation, TorchEntry
+from torchmatrix.errors import UsageError
+from torchmatrix.outcomes import Outcome
+from torchmatrix.verify_session import Request, parse, stale_cells
+
+from .test_results import result
+from .test_workflow import project
+
+
+def test_the_arguments() -> None:
+    assert parse([]) == Request()
+    assert parse(["--run", "--machine", "a", "--machine", "b"]) == Request(True, ("a", "b"))
+    with pytest.raises(UsageError, match=r"unrecognized arguments: --rnu\n  usage: nox -s verify"):
+        parse(["--rnu"])
+
+
+def test_run_takes_the_covered_cells_without_an_up_to_date_result_here(tmp_path: Path) -> None:
+    expect = (
+        Expectation("autograd_dot", "cpu", SpecifierSet("<1.12"), Outcome.PASS),
+        Expectation("batched_matmul", "cpu", SpecifierSet("==1.12.1"), Outcome.PASS),
+        Expectation("batched_matmul", "cpu", SpecifierSet("==2.2.0"), Outcome.PASS, machine="a-mac"),  # not here
+    )
+    here = project(tmp_path, *(TorchEntry(Version(v)) for v in ("1.9.0", "1.11.0", "1.12.1", "2.2.0")), expect=expect)
+    cell_9, cell_11, cell_12, _not_covered = here.cells
+
+    def stored(cell, **changes):
+        fields = dict(cell_id=cell.id, python=cell.python, machine="ci-box", inputs=here.inputs(cell))
+        return result(str(cell.torch), **dict(fields, **changes))
+
+    assert stale_cells(here, []) == [cell_9, cell_11, cell_12]
+    up_to_date = [stored(cell_9), stored(cell_11), stored(cell_12)]
+    assert stale_cells(here, up_to_date) == []
+    changed_probe = dict(here.inputs(cell_12), probes={"batched_matmul": "edited since"})
+    elsewhere = stored(cell_11, machine="laptop")
+    assert stale_cells(here, [stored(cell_9), elsewhere, stored(cell_12, inputs=changed_probe)]) == [cell_11, cell_12]

@@ -1,0 +1,67 @@
+"""What the sessions share: the matrix narrowed to some releases, a release's cell, this machine's stored results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from torchmatrix.config import DEVICES, Expectation, Matrix, PinRule, Probe, TorchEntry
+from torchmatrix.outcomes import Outcome
+from torchmatrix.plan import plan
+from torchmatrix.workflow import Project, with_releases
+
+from .test_plan import LINUX, LISTING, THIS_MACHINE
+from .test_results import result
+
+NUMPY_PIN = PinRule(SpecifierSet("<2.3"), (Requirement("numpy<2"),))
+
+
+def project(tmp_path: Path, *entries: TorchEntry, expect: tuple[Expectation, ...] = ()) -> Project:
+    """A project planned against the recorded listing and this machine's Pythons, with real probe files."""
+    probes = []
+    for name in ("autograd_dot", "batched_matmul"):
+        (tmp_path / f"{name}.py").write_text(f"# {name}\ndef run(device):\n    return {{'outcome': 'pass'}}\n")
+        probes.append(Probe(name, tmp_path / f"{name}.py"))
+    matrix = Matrix(
+        tmp_path / "matrix.yaml", entries, tuple(probes), DEVICES, 300.0, tmp_path / "reports", None,
+        "https://pypi.org/simple", None, (), expect,
+    )  # fmt: skip
+    cells = plan(matrix, LISTING, THIS_MACHINE, LINUX, [NUMPY_PIN])
+    return Project(matrix, cells, "ci-box", (), False, (), LISTING, tuple(THIS_MACHINE), tuple(LINUX), (NUMPY_PIN,))
+
+
+def test_with_releases_keeps_the_matrix_and_the_entries_it_has_for_those_releases(tmp_path: Path) -> None:
+    pinned = TorchEntry(Version("2.2.0"), ("3.10", "3.12"), (Requirement("numpy==1.26.4"),))
+    matrix = project(tmp_path, TorchEntry(Version("1.9.0")), pinned).matrix
+    narrowed = with_releases(matrix, [Version("2.2"), Version("1.12.0")])
+    assert narrowed.torch == (pinned, TorchEntry(Version("1.12.0")))
+    assert narrowed.probes == matrix.probes and narrowed.output == matrix.output
+
+
+def test_a_release_is_planned_as_its_own_cell_with_the_matrixs_pins(tmp_path: Path) -> None:
+    pinned = TorchEntry(Version("2.2.0"), ("3.10", "3.12"), (Requirement("numpy==1.26.4"),))
+    here = project(tmp_path, pinned)
+    cell = here.plan_release(Version("1.12.1"))
+    assert (cell.id, cell.session_id, cell.requirements) == (
+        "torch-1.12.1-py3.10",
+        "1.12.1",
+        ("torch==1.12.1", "numpy<2"),
+    )
+    first = here.plan_release(Version("2.2.0"))  # the matrix pins two Pythons: the first one listed
+    assert (first.id, first.session_id, first.requirements) == (
+        "torch-2.2.0-py3.10",
+        "2.2.0-py3.10",
+        ("torch==2.2.0", "numpy==1.26.4"),
+    )
+    assert here.plan_release(Version("1.99.0")).outcome is Outcome.NO_WHEEL
+
+
+def test_stored_is_this_machines_newest_result_per_cell(tmp_path: Path) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    old = result("1.12.1", "2026-01-01T00:00:00+00:00", machine="ci-box")
+    new = result("1.12.1", "2026-02-01T00:00:00+00:00", machine="ci-box")
+    elsewhere = result("1.9.0", machine="laptop")
+    assert here.stored([old, new, elsewhere]) == {(Version("1.12.1"), None): new}
