@@ -173,10 +173,11 @@ def latest(found: Iterable[CellResult]) -> list[CellResult]:
 
 
 def sort_key(result: CellResult) -> tuple[Version, Version, str]:
-    return (_version(result.torch), _version(result.python or "0"), result.machine)
+    return (version_or_zero(result.torch), version_or_zero(result.python or "0"), result.machine)
 
 
-def _version(text: str) -> Version:
+def version_or_zero(text: str) -> Version:
+    """``text`` as a version for sorting; one that is not PEP 440 (from a foreign file) sorts first."""
     try:
         return Version(text)
     except InvalidVersion:
