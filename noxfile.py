@@ -13,7 +13,8 @@
 
 `nox -s probe` runs every cell of matrix.yaml (or of $TORCHMATRIX_MATRIX),
 `nox -s "probe(1.12.1)"` one of them, `nox -s plan` shows what would run,
-`nox -s report` prints the table of stored results, `nox -s tests` tests torchmatrix.
+`nox -s report` renders the stored results of every machine (`-- --help` for its options),
+`nox -s tests` tests torchmatrix.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def probe(session: nox.Session, cell: workflow.Cell) -> None:
 
 @nox.session(python=False)
 def report(session: nox.Session) -> None:
-    """Print the table of stored results."""
+    """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print this machine's table."""
     project.report(session)
 
 

@@ -1,6 +1,6 @@
 """What the noxfile's sessions do, composed from the one-way chain of modules.
 
-config -> plan -> (nox env) -> runner -> results -> summary. The noxfile holds
+config -> plan -> (nox env) -> runner -> results -> summary and report. The noxfile holds
 no logic: it builds sessions from :func:`load` and calls the methods here.
 """
 
@@ -24,6 +24,8 @@ from .errors import TorchmatrixError
 from .findlinks import pip_find_links
 from .outcomes import Outcome
 from .plan import KNOWN_PINS_FILE, Cell, plan
+from .report import diff, escape, model, publish
+from .report import options as report_options
 from .results import CellResult
 
 if TYPE_CHECKING:
@@ -79,12 +81,27 @@ class Project:
         session.log(f"{cell.id}: {_tally(run.records)}; written to {path}")
 
     def report(self, session: nox.Session) -> None:
-        """Print the version-by-device table of this machine's results."""
-        scan = results.scan(self.results_dir)
+        """Render every machine's results into the output folder, print this machine's table, diff if asked."""
+        try:
+            options = report_options.parse(session.posargs)
+        except TorchmatrixError as error:
+            _exit(error)
+        merged = self._merged(session, self.results_dir)
+        written = publish.write(self.matrix.output, publish.render(merged, options.formats))
+        mine = [result for result in merged.results if result.machine == self.machine]
+        print(summary.table(mine, self.matrix.devices), flush=True)
+        machines = len({result.machine for result in merged.results})
+        names = ", ".join(path.name for path in written)
+        session.log(f"{machines} machine(s) merged; wrote {names} to {self.matrix.output}")
+        if options.diff:
+            before = self._merged(session, options.diff)
+            print(diff.render(diff.changes(before, merged), str(options.diff), str(self.results_dir)), flush=True)
+
+    def _merged(self, session: nox.Session, results_dir: Path) -> model.Report:
+        scan = results.scan(results_dir)
         for warning in scan.warnings:
-            session.warn(warning)
-        mine = [result for result in scan.results if result.machine == self.machine]
-        print(summary.table(results.latest(mine), self.matrix.devices), flush=True)
+            session.warn(escape.clean(warning))
+        return model.build(scan.results)
 
     def describe_plan(self) -> str:
         """The resolved plan, one line per cell, for `nox -s plan`."""
