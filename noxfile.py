@@ -44,7 +44,7 @@ def probe(session: nox.Session, cell: workflow.Cell) -> None:
 
 @nox.session(python=False)
 def report(session: nox.Session) -> None:
-    """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print this machine's table."""
+    """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
     project.report(session)
 
 

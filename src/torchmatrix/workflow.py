@@ -81,18 +81,21 @@ class Project:
         session.log(f"{cell.id}: {_tally(run.records)}; written to {path}")
 
     def report(self, session: nox.Session) -> None:
-        """Render every machine's results into the output folder, print this machine's table, diff if asked."""
+        """Render every machine's results into the output folder, print each machine's table, diff if asked."""
         try:
             options = report_options.parse(session.posargs)
         except TorchmatrixError as error:
             _exit(error)
         merged = self._merged(session, self.results_dir)
         written = publish.write(self.matrix.output, publish.render(merged, options.formats))
-        mine = [result for result in merged.results if result.machine == self.machine]
-        print(summary.table(mine, self.matrix.devices), flush=True)
-        machines = len({result.machine for result in merged.results})
+        # This machine's table first, then those of the machines whose folders were copied in.
+        machines = sorted({result.machine for result in merged.results} | {self.machine},
+                          key=lambda machine: (machine != self.machine, machine.casefold()))  # fmt: skip
+        for machine in machines:
+            cells = [result for result in merged.results if result.machine == machine]
+            print(f"{escape.clean(machine)}:\n{summary.table(cells, self.matrix.devices)}\n", flush=True)
         names = ", ".join(path.name for path in written)
-        session.log(f"{machines} machine(s) merged; wrote {names} to {self.matrix.output}")
+        session.log(f"{len(machines)} machine(s); wrote {names} to {self.matrix.output}")
         if options.diff:
             before = self._merged(session, options.diff)
             print(diff.render(diff.changes(before, merged), str(options.diff), str(self.results_dir)), flush=True)
