@@ -89,7 +89,7 @@ class Project:
         merged = self._merged(session, self.results_dir)
         written = publish.write(self.matrix.output, publish.render(merged, options.formats))
         # This machine's table first, then those of the machines whose folders were copied in.
-        machines = sorted({result.machine for result in merged.results} | {self.machine},
+        machines = sorted({result.machine for result in merged.results} or {self.machine},
                           key=lambda machine: (machine != self.machine, machine.casefold()))  # fmt: skip
         for machine in machines:
             cells = [result for result in merged.results if result.machine == machine]
