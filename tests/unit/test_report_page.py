@@ -16,7 +16,7 @@ OWN_TAGS = {
     "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "nav", "fieldset", "legend", "label", "input",
     "section", "ul", "li", "span", "b", "div", "table", "thead", "tbody", "tr", "th", "td", "sup", "ol", "aside",
     "button", "script", "figure",
-    "svg", "rect", "text", "line", "polyline", "circle", "polygon",
+    "svg", "g", "rect", "text", "line", "polyline", "circle", "polygon",
 }  # fmt: skip
 
 

@@ -124,6 +124,9 @@ def render(table: Table, series: list[Series]) -> str:
         colour, marker = COLOURS[number % len(COLOURS)], MARKERS[number % len(MARKERS)]
         # Series side by side, so that equal values do not hide one another.
         shift = (number - (len(series) - 1) / 2) * spread
+        column = one_series.column
+        # The page's device and machine filters hide a series by these, as they hide a table column.
+        parts.append(f'<g data-machine="{html_text(column.machine)}" data-device="{html_text(column.device)}">')
         if len(one_series.points) > 1:
             coordinates = " ".join(f"{x(index) + shift:.1f},{y(ratio):.1f}" for index, ratio, _ in one_series.points)
             parts.append(f'<polyline points="{coordinates}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
@@ -140,6 +143,7 @@ def render(table: Table, series: list[Series]) -> str:
         elif number == legend_rows - 1:
             more = f"and {len(series) - number} more (hover a point)"
             parts.append(f'<text x="{plot_right + 16}" y="{legend_y + 4}" fill="#57606a">{more}</text>')
+        parts.append("</g>")
     if any(hollow for one in series for _, _, hollow in one.points):
         parts.append(
             f'<text x="{LEFT}" y="{height - 8}" fill="#57606a">'

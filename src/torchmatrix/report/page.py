@@ -174,8 +174,9 @@ SCRIPT = r"""
     document.querySelectorAll("section.probe").forEach(function (section) {
       section.hidden = !!hidden["probe:" + section.dataset.probe];
     });
-    document.querySelectorAll("[data-device]").forEach(function (element) {
-      element.hidden = !!(hidden["device:" + element.dataset.device] || hidden["machine:" + element.dataset.machine]);
+    document.querySelectorAll("[data-device]").forEach(function (element) {  // table columns and chart series
+      var off = !!(hidden["device:" + element.dataset.device] || hidden["machine:" + element.dataset.machine]);
+      element.toggleAttribute("hidden", off);  // an attribute, not .hidden: SVG elements have no such property
     });
     var names = Object.keys(hidden);
     if (names.length) { state.hide = names.join(","); } else { delete state.hide; }
