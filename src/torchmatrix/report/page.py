@@ -64,7 +64,7 @@ figure { margin: 1rem 0; overflow-x: auto; }
 figure svg { max-width: none; }
 #notes li { margin: .2rem 0; }
 .afterword { color: var(--muted); }
-#details { position: fixed; top: 0; right: 0; bottom: 0; width: min(34rem, 100vw); overflow-y: auto; background: #fff;
+#details { position: fixed; top: 0; right: 0; bottom: 0; width: min(46rem, 100vw); overflow-y: auto; background: #fff;
            border-left: 1px solid var(--line); box-shadow: -6px 0 18px rgba(31, 35, 40, .12); padding: 1rem 1.2rem; }
 #details h2 { margin-top: 0; padding-right: 2.5rem; }
 #details h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
@@ -77,7 +77,8 @@ figure svg { max-width: none; }
                max-height: 16rem; overflow-y: auto; margin: 0; }
 #details table { border-collapse: collapse; width: 100%; font-size: 12px; }
 #details table th, #details table td { border: 1px solid var(--line); padding: .2rem .35rem; text-align: left;
-                                       vertical-align: top; overflow-wrap: anywhere; }
+                                       vertical-align: top; overflow-wrap: break-word; }
+#details table td:first-child { min-width: 12rem; }
 #details .bad { background: #ffcecb; }
 """
 
@@ -99,7 +100,17 @@ SCRIPT = r"""
     if (className) { element.className = className; }
     return element;
   }
-  function show(value) { return typeof value === "string" ? value : JSON.stringify(value); }
+  // Numbers to 4 significant digits (the stored files keep them whole); lists item by item.
+  function show(value) {
+    if (typeof value === "string") { return value; }
+    if (typeof value === "number") {
+      if (Number.isInteger(value)) { return String(value); }
+      var size = Math.abs(value);
+      return size !== 0 && (size < 1e-3 || size >= 1e6) ? value.toExponential(3) : String(Number(value.toPrecision(4)));
+    }
+    if (Array.isArray(value)) { return "[" + value.map(show).join(", ") + "]"; }
+    return JSON.stringify(value);
+  }
   function pairs(object) {
     var list = node("dl");
     Object.keys(object).forEach(function (key) {
@@ -109,11 +120,10 @@ SCRIPT = r"""
     return list;
   }
   function checksTable(checks) {
-    var keys = [];
+    var keys = ["name", "observed", "expected", "error", "tolerance", "ok"];  // what every probe records, first
     checks.forEach(function (check) {
-      Object.keys(check).forEach(function (key) { if (keys.indexOf(key) < 0 && key !== "ok") { keys.push(key); } });
+      Object.keys(check).forEach(function (key) { if (keys.indexOf(key) < 0) { keys.push(key); } });
     });
-    keys.push("ok");
     var table = node("table"), head = table.insertRow();
     keys.forEach(function (key) { head.appendChild(node("th", key)); });
     checks.forEach(function (check) {
