@@ -22,9 +22,17 @@ class Change:
 
 
 def changes(before: Report, after: Report) -> list[Change]:
-    """Every (probe, torch release, machine, device) whose mark differs, in table order."""
+    """Every (probe, torch release, machine, device) whose mark differs, in table order.
+
+    Only columns that either side shows count: a column unavailable throughout
+    both would list nothing but `unavailable` coming and going.
+    """
     old, new = _marks(before), _marks(after)
-    keys = sorted(old.keys() | new.keys(), key=lambda key: (key[0], key[1].sort_key(), key[2].sort_key()))
+    shown = {*before.columns, *after.columns}
+    keys = sorted(
+        (key for key in old.keys() | new.keys() if key[2] in shown),
+        key=lambda key: (key[0], key[1].sort_key(), key[2].sort_key()),
+    )
     return [Change(*key, old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key)]
 
 
