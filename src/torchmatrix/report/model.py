@@ -23,12 +23,13 @@ from ..config import DEVICES
 from ..outcomes import Outcome
 from ..results import CellResult
 from ..runner import Record
+from . import escape
 
 NOTE_LIMIT = 300
 VALUE_LIMIT = 60
 FAILING_CHECKS_SHOWN = 2
 # What installers draw before their last line (uv: "  ╰─▶ reason"), which a note leaves out.
-_DECORATION = re.compile(r"^[\s\u2190-\u21ff\u2500-\u25ff×•>|*-]+")
+_DECORATION = re.compile(r"^[\s\u2190-\u21ff\u2500-\u25ff×•]+")
 
 
 class Mark(str, Enum):
@@ -287,8 +288,9 @@ def note_text(entry: Entry) -> str:
         more = len(failing) - FAILING_CHECKS_SHOWN
         and_more = f"; and {more} more failing check" + ("s" if more > 1 else "") if more > 0 else ""
         story = shown + and_more if failing else record.message
-        story = story.splitlines()[0] if story.strip() else ""
-    return _clip(f"{entry.mark.value}: {story}".rstrip(": "), NOTE_LIMIT)
+        # The first line; a colon that introduced the lines left out (a crash's log) goes with them.
+        story = story.splitlines()[0].rstrip(" :") if story.strip() else ""
+    return escape.clean(f"{entry.mark.value}: {story}" if story.strip() else entry.mark.value, NOTE_LIMIT)
 
 
 def failing_checks(metrics: Mapping[str, Any]) -> list[str]:
@@ -310,10 +312,10 @@ def format_value(value: Any) -> str:
         return f"{value:.1f}" if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
     if isinstance(value, list):
         shown = ", ".join(format_value(item) for item in value[:6])
-        return _clip("[" + shown + (", …]" if len(value) > 6 else "]"), VALUE_LIMIT)
+        return escape.clean("[" + shown + (", …]" if len(value) > 6 else "]"), VALUE_LIMIT)
     if isinstance(value, str):
-        return _clip(value, VALUE_LIMIT)
-    return _clip(json.dumps(value, sort_keys=True, default=str), VALUE_LIMIT)
+        return escape.clean(value, VALUE_LIMIT)
+    return escape.clean(json.dumps(value, sort_keys=True, default=str), VALUE_LIMIT)
 
 
 def error_ratio(record: Record) -> float | None:
@@ -347,7 +349,3 @@ def error_ratio(record: Record) -> float | None:
 
 
 _NUMBERS = (int, float)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
