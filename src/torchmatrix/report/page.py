@@ -261,7 +261,7 @@ def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
     style, script = STYLE.strip(), SCRIPT.strip()
     policy = (
         f"default-src 'none'; style-src '{_digest(style)}'; script-src '{_digest(script)}'; "
-        "img-src data:; base-uri 'none'; form-action 'none'"
+        "base-uri 'none'; form-action 'none'"
     )
     return "\n".join(
         [
