@@ -56,11 +56,6 @@ def test_clean_drops_terminal_escapes_and_shows_invisible_characters() -> None:
     assert escape.clean(1.5) == "1.5"
 
 
-def test_clean_lines_keeps_line_breaks_and_the_tail() -> None:
-    assert escape.clean_lines("one\x1b[1m\n\ttwo  three\n") == "one\ntwo three"
-    assert escape.clean_lines("abcdef", limit=4) == "…def"
-
-
 def test_markdown_is_literal_in_a_table_cell() -> None:
     cell = escape.markdown(HOSTILE)
     rendered = markdown_html(f"| a | b |\n| --- | --- |\n| {cell} | x |\n")

@@ -46,17 +46,9 @@ def clean(text: object, limit: int = 0) -> str:
     return text
 
 
-def clean_lines(text: object, limit: int = 0) -> str:
-    """Like :func:`clean`, but line breaks are kept (for a traceback or an installer's output shown whole)."""
-    text = "\n".join(clean(line) for line in _ESCAPE_SEQUENCE.sub("", str(text)).splitlines()).strip("\n")
-    if limit and len(text) > limit:
-        text = "…" + text[len(text) - limit + 1 :]
-    return text
-
-
-def markdown(text: object, limit: int = 0) -> str:
+def markdown(text: object) -> str:
     """``text`` as literal inline Markdown (GitHub-flavoured), safe inside a table cell or a list item."""
-    escaped = _MARKDOWN_SPECIAL.sub(_markdown_character, clean(text, limit))
+    escaped = _MARKDOWN_SPECIAL.sub(_markdown_character, clean(text))
     return _escape_line_start(escaped)
 
 
@@ -66,9 +58,9 @@ def _markdown_character(match: re.Match[str]) -> str:
     return {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(character, "\\" + character)
 
 
-def rst(text: object, limit: int = 0) -> str:
+def rst(text: object) -> str:
     """``text`` as literal inline reStructuredText, safe in a list-table cell or a footnote."""
-    return _escape_line_start(_RST_SPECIAL.sub(r"\\\1", clean(text, limit)))
+    return _escape_line_start(_RST_SPECIAL.sub(r"\\\1", clean(text)))
 
 
 def _escape_line_start(text: str) -> str:
@@ -95,7 +87,7 @@ def csv_cell(value: object) -> object:
     return "'" + text if text.startswith(_CSV_FORMULA_START) else text
 
 
-def json_ready(value: Any) -> Any:
+def _finite(value: Any) -> Any:
     """``value`` with every non-finite float as a string ("nan", "inf", "-inf"): strict JSON has no NaN.
 
     A result file written by torchmatrix holds none, but one copied in from
@@ -104,15 +96,15 @@ def json_ready(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
-        return {str(key): json_ready(item) for key, item in value.items()}
+        return {str(key): _finite(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [json_ready(item) for item in value]
+        return [_finite(item) for item in value]
     return value
 
 
 def json_text(value: Any, **options: Any) -> str:
-    """Strict JSON of ``value``; the slow walk of :func:`json_ready` only when there is a non-finite float."""
+    """Strict JSON of ``value``; the slow walk of :func:`_finite` only when there is a non-finite float."""
     try:
         return json.dumps(value, allow_nan=False, **options)
     except ValueError:
-        return json.dumps(json_ready(value), allow_nan=False, **options)
+        return json.dumps(_finite(value), allow_nan=False, **options)

@@ -19,7 +19,7 @@ from typing import Any
 from .. import results
 from ..results import CellResult
 from . import escape
-from .model import Column, Entry, Mark, Report, Row, note_text
+from .model import Column, Entry, Mark, Report, Row, failing_checks, note_text
 
 SCHEMA = 1
 CSV_FIELDS = (
@@ -63,7 +63,12 @@ def _row(probe: str, column: Column, entry: Entry, file: str) -> dict[str, Any]:
         "duration_s": record.duration if record else None,
         "message": record.message if record else result.message,
         "note": note_text(entry) if entry.mark.noted else "",
-        "failing_checks": _failing(record.metrics) if record and entry.mark is Mark.FAIL else [],
+        "failing_checks": [
+            {field: check.get(field) for field in ("name", "observed", "expected", "error", "tolerance")}
+            for check in failing_checks(record.metrics)
+        ]
+        if record and entry.mark is Mark.FAIL
+        else [],
         "torch_build": result.environment.get("torch"),
         "cell_id": result.cell_id,
         "finished_at": result.finished_at,
@@ -74,16 +79,6 @@ def _row(probe: str, column: Column, entry: Entry, file: str) -> dict[str, Any]:
 def result_file(result: CellResult) -> str:
     """Where a result's file lies, relative to the output folder (as the machine that wrote it named it)."""
     return results.result_path(Path("results"), result.machine, result.cell_id).as_posix()
-
-
-def _failing(metrics: dict[str, Any]) -> list[dict[str, Any]]:
-    checks = metrics.get("checks")
-    fields = ("name", "observed", "expected", "error", "tolerance")
-    return [
-        {field: check.get(field) for field in fields}
-        for check in (checks if isinstance(checks, list) else [])
-        if isinstance(check, dict) and check.get("ok") is False
-    ]
 
 
 def to_json(report: Report, flat: list[dict[str, Any]] | None = None) -> str:

@@ -283,7 +283,11 @@ def note_text(entry: Entry) -> str:
         # An installer's last line says why it failed; a planner's hint is one line anyway.
         story = _DECORATION.sub("", lines[-1]) if lines else ""
     else:
-        failing = failing_checks(record.metrics)
+        failing = [
+            f"{check.get('name', '?')}: observed {format_value(check.get('observed'))}, "
+            f"expected {format_value(check.get('expected'))}"
+            for check in failing_checks(record.metrics)
+        ]
         shown = "; ".join(failing[:FAILING_CHECKS_SHOWN])
         more = len(failing) - FAILING_CHECKS_SHOWN
         and_more = f"; and {more} more failing check" + ("s" if more > 1 else "") if more > 0 else ""
@@ -293,17 +297,12 @@ def note_text(entry: Entry) -> str:
     return escape.clean(f"{entry.mark.value}: {story}" if story.strip() else entry.mark.value, NOTE_LIMIT)
 
 
-def failing_checks(metrics: Mapping[str, Any]) -> list[str]:
-    """``name: observed X, expected Y`` for every check of ``metrics.checks`` that is not ok."""
+def failing_checks(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The checks of ``metrics.checks`` that are not ok."""
     checks = metrics.get("checks")
     if not isinstance(checks, list):
         return []
-    return [
-        f"{check.get('name', '?')}: observed {format_value(check.get('observed'))}, "
-        f"expected {format_value(check.get('expected'))}"
-        for check in checks
-        if isinstance(check, dict) and check.get("ok") is False
-    ]
+    return [check for check in checks if isinstance(check, dict) and check.get("ok") is False]
 
 
 def format_value(value: Any) -> str:
