@@ -13,9 +13,10 @@
 
 `nox -s probe` runs every cell of matrix.yaml (or of $TORCHMATRIX_MATRIX),
 `nox -s "probe(1.12.1)"` one of them, `nox -s plan` shows what would run,
-`nox -s report` prints the table of stored results, `nox -s tests` tests torchmatrix.
-`nox -s bisect -- PROBE --from OLD --to NEW` finds the first release with NEW's outcome;
-`nox -s verify` checks stored results against the matrix's `expect:` entries.
+`nox -s report` renders the stored results of every machine (`-- --help` for its options),
+`nox -s bisect -- PROBE --from OLD --to NEW` finds the first release with NEW's outcome,
+`nox -s verify` checks stored results against the matrix's `expect:` entries,
+`nox -s tests` tests torchmatrix.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def probe(session: nox.Session, cell: workflow.Cell) -> None:
 
 @nox.session(python=False)
 def report(session: nox.Session) -> None:
-    """Print the table of stored results."""
+    """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
     project.report(session)
 
 

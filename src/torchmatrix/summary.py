@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from .outcomes import Outcome
+from .report.escape import clean
 from .results import CellResult
 
 
@@ -17,7 +18,7 @@ def table(cells: Sequence[CellResult], devices: Sequence[str]) -> str:
     rows: list[list[str]] = []
     used: set[Outcome] = set()
     for cell in cells:
-        label = [cell.torch, cell.python or "-"]
+        label = [clean(cell.torch), clean(cell.python or "-")]
         if cell.outcome:
             used.add(cell.outcome)
             rows.append([*label, "(all)", *[cell.outcome.symbol] * len(devices)])
@@ -27,7 +28,7 @@ def table(cells: Sequence[CellResult], devices: Sequence[str]) -> str:
             outcomes = [by_pair.get((probe, device)) for device in devices]
             used.update(outcome for outcome in outcomes if outcome)
             symbols = [outcome.symbol if outcome else "" for outcome in outcomes]
-            rows.append([*(label if index == 0 else ["", ""]), probe, *symbols])
+            rows.append([*(label if index == 0 else ["", ""]), clean(probe), *symbols])
     text = tabulate(rows, headers=["torch", "python", "probe", *devices], tablefmt="simple", disable_numparse=True)
     return f"{text}\n\n{legend(used)}"
 

@@ -1,6 +1,6 @@
 """What the noxfile's sessions do, composed from the one-way chain of modules.
 
-config -> plan -> (nox env) -> runner -> results -> summary. The noxfile holds
+config -> plan -> (nox env) -> runner -> results -> summary and report. The noxfile holds
 no logic: it builds sessions from :func:`load` and calls the methods here.
 """
 
@@ -30,6 +30,8 @@ from .interpreters import Interpreter
 from .outcomes import Outcome
 from .plan import KNOWN_PINS_FILE, Cell, plan
 from .releases import Listing
+from .report import diff, escape, model, publish
+from .report import options as report_options
 from .results import CellResult
 from .tee import Tee
 
@@ -100,12 +102,28 @@ class Project:
         session.log(f"{cell.id}: {_tally(run.records)}; written to {path}")
 
     def report(self, session: nox.Session) -> None:
-        """Print the version-by-device table of this machine's results."""
-        scan = results.scan(self.results_dir)
+        """Render every machine's results into the output folder, print each machine's table, diff if asked."""
+        with _exit_on_fatal_error():
+            options = report_options.parse(session.posargs)
+        merged = self._merged(session, self.results_dir)
+        written = publish.write(self.matrix.output, publish.render(merged, options.formats))
+        # This machine's table first, then those of the machines whose folders were copied in.
+        machines = sorted({result.machine for result in merged.results} or {self.machine},
+                          key=lambda machine: (machine != self.machine, machine.casefold()))  # fmt: skip
+        for machine in machines:
+            cells = [result for result in merged.results if result.machine == machine]
+            print(f"{escape.clean(machine)}:\n{summary.table(cells, self.matrix.devices)}\n", flush=True)
+        names = ", ".join(path.name for path in written)
+        session.log(f"{len(machines)} machine(s); wrote {names} to {self.matrix.output}")
+        if options.diff:
+            before = self._merged(session, options.diff)
+            print(diff.render(diff.changes(before, merged), str(options.diff), str(self.results_dir)), flush=True)
+
+    def _merged(self, session: nox.Session, results_dir: Path) -> model.Report:
+        scan = results.scan(results_dir)
         for warning in scan.warnings:
-            session.warn(warning)
-        mine = [result for result in scan.results if result.machine == self.machine]
-        print(summary.table(results.latest(mine), self.matrix.devices), flush=True)
+            session.warn(escape.clean(warning))
+        return model.build(scan.results)
 
     def bisect(self, session: nox.Session, noxfile: Path) -> None:
         """Find the first torch release whose outcome is NEW's (`nox -s bisect -- PROBE --from OLD --to NEW`)."""

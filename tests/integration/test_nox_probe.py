@@ -74,6 +74,11 @@ def test_probe_runs_real_torch_and_stores_every_outcome(tmp_path: Path, matrix: 
     assert ["1.9.0", old.python, "autograd_dot", "✓", "–", "–"] in summary
     assert ["1.99.0", "-", "(all)", "no-whl", "no-whl", "no-whl"] in summary
 
+    # The report session that follows every probe run rendered the tables from the real results.
+    table = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert f"| 1.9.0 | {old.python} | ✓ |" in table and "| 1.99.0 |  | no-whl¹ |" in table
+    assert (tmp_path / "out" / "compatibility-batched_matmul.svg").exists()
+
 
 def test_a_bad_matrix_costs_one_message_and_exit_code_2(tmp_path: Path) -> None:
     bad = tmp_path / "matrix.yaml"

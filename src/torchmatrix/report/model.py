@@ -1,0 +1,350 @@
+"""Every machine's stored results as tables: one per probe, rows torch releases, columns (machine, device).
+
+Results copied in from other machines merge by their ``machine`` field: the same
+cell from two machines is two columns; for one machine and cell the most
+recently finished result wins. The model is a pure function of the results, so
+every renderer shows the same cells, marks and notes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, NamedTuple
+
+from packaging.version import Version
+
+from .. import results
+from ..config import DEVICES
+from ..outcomes import Outcome
+from ..results import CellResult
+from ..runner import Record
+from . import escape
+
+NOTE_LIMIT = 300
+VALUE_LIMIT = 60
+FAILING_CHECKS_SHOWN = 2
+# What installers draw before their last line (uv: "  ╰─▶ reason"), which a note leaves out.
+_DECORATION = re.compile(r"^[\s\u2190-\u21ff\u2500-\u25ff×•]+")
+
+
+class Mark(str, Enum):
+    """What a table cell shows: a probe's outcome, with a passing probe that records bit-identity told apart."""
+
+    PASS = "pass"
+    WITHIN_TOLERANCE = "within-tolerance"
+    FAIL = "fail"
+    ERROR = "error"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    UNAVAILABLE = "unavailable"
+    NO_INTERPRETER = "no-interpreter"
+    NO_WHEEL = "no-wheel"
+    INSTALL_ERROR = "install-error"
+
+    @property
+    def symbol(self) -> str:
+        return _SYMBOLS[self]
+
+    @property
+    def meaning(self) -> str:
+        if self is Mark.PASS:
+            return "the probe's numbers are right (and bit-identical, where the probe records bit-identity)"
+        if self is Mark.WITHIN_TOLERANCE:
+            return "right within the rounding tolerance, but not bit-identical"
+        return Outcome(self.value).meaning
+
+    @property
+    def noted(self) -> bool:
+        """Whether a cell with this mark gets a note saying what happened."""
+        return self not in {Mark.PASS, Mark.WITHIN_TOLERANCE, Mark.UNAVAILABLE}
+
+    @classmethod
+    def of(cls, record: Record) -> Mark:
+        if record.outcome is Outcome.PASS and record.metrics.get("bit_identical") is False:
+            return cls.WITHIN_TOLERANCE
+        return cls(record.outcome.value)
+
+
+_SYMBOLS = {mark: "≈" if mark is Mark.WITHIN_TOLERANCE else Outcome(mark.value).symbol for mark in Mark}
+
+
+# Rows and columns are named tuples, not dataclasses: they key every cell, and a tuple hashes in C.
+class Row(NamedTuple):
+    """A torch release, and the Python the matrix pinned for it (None: the planner chose one per machine)."""
+
+    torch: str
+    python_request: str | None
+
+    @property
+    def label(self) -> str:
+        return self.torch + (f" (py{self.python_request})" if self.python_request else "")
+
+    def sort_key(self) -> tuple[Version, str, Version, str]:
+        return (
+            results.version_of(self.torch),
+            self.torch,
+            results.version_of(self.python_request or "0"),
+            self.python_request or "",
+        )
+
+
+class Column(NamedTuple):
+    """One device of one machine."""
+
+    machine: str
+    device: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.machine} · {self.device}"
+
+    def sort_key(self) -> tuple[str, str, int, str]:
+        rank = DEVICES.index(self.device) if self.device in DEVICES else len(DEVICES)
+        return (self.machine.casefold(), self.machine, rank, self.device)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One table cell: its mark, the result and record behind it (no record for a cell outcome), its note number."""
+
+    mark: Mark
+    result: CellResult
+    record: Record | None
+    note: int | None = None
+    ratio: float | None = None
+    """The record's worst error over tolerance (:func:`error_ratio`); None without checks that have one."""
+
+    @property
+    def text(self) -> str:
+        """The mark's symbol, with the note number as a superscript: ``✗¹``."""
+        return self.mark.symbol + (str(self.note).translate(_SUPERSCRIPT) if self.note else "")
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One probe: its rows (those with any entry) and its entries by (row, column)."""
+
+    probe: str
+    rows: tuple[Row, ...]
+    entries: Mapping[tuple[Row, Column], Entry]
+
+
+@dataclass(frozen=True)
+class Report:
+    """The merged results of every machine, as one table per probe."""
+
+    results: tuple[CellResult, ...]
+    """One per machine and cell, the newest."""
+    tables: tuple[Table, ...]
+    columns: tuple[Column, ...]
+    """The columns shown."""
+    hidden: tuple[Column, ...]
+    """Columns left out of the tables because every cell in them is `unavailable`."""
+    notes: tuple[str, ...]
+    """Note ``n`` is ``notes[n - 1]``; cells with the same story share a note."""
+    pythons: Mapping[Row, tuple[str, ...]]
+    """The Pythons each row's cells ran on, over all machines."""
+    marks: tuple[Mark, ...]
+    """The marks the shown cells use, in legend order."""
+
+    @property
+    def machines(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(column.machine for column in self.columns))
+
+    @property
+    def all_columns(self) -> tuple[Column, ...]:
+        return tuple(sorted((*self.columns, *self.hidden), key=Column.sort_key))
+
+    @property
+    def updated(self) -> str:
+        """When the newest result finished (ISO 8601), or '' with no results."""
+        return max((result.finished_at for result in self.results), default="")
+
+    def afterword(self) -> list[str]:
+        """What the legend does not say: how notes are marked, and which columns are left out (plain text)."""
+        lines = ["A superscript number after a symbol is the number of the cell's note."] if self.notes else []
+        if self.hidden:
+            hidden = ", ".join(column.label for column in self.hidden)
+            lines.append(f"Not shown, as every cell in them is unavailable: {hidden}.")
+        return lines
+
+    def describe(self) -> str:
+        """One sentence on what the tables hold (plain text: machine names in it still need escaping)."""
+        if not self.results:
+            return "No results yet: run nox -s probe."
+        machines = self.machines
+        count = f"{len(machines)} machine" + ("s" if len(machines) != 1 else "")
+        return (
+            f"Results from {count} ({', '.join(machines)}), the newest finished {self.updated}. "
+            "One table per probe: a row per torch release, a column per machine and device."
+        )
+
+
+def build(found: Iterable[CellResult]) -> Report:
+    """Merge ``found`` (any number of machines, any number of files per cell) into one report."""
+    merged = tuple(results.latest(found))
+    devices = _devices_by_machine(merged)
+    probes = sorted({record.probe for result in merged for record in result.records} | _planned_probes(merged))
+    entries: dict[str, dict[tuple[Row, Column], Entry]] = {probe: {} for probe in probes}
+    pythons: dict[Row, set[str]] = {}
+    for result in merged:
+        row = Row(result.torch, result.python_request)
+        pythons.setdefault(row, set()).update([result.python] if result.python else [])
+        if result.outcome:
+            mark = Mark(result.outcome.value)
+            for probe in _planned_probes([result]) or probes:
+                for device in devices[result.machine]:
+                    entries[probe][row, Column(result.machine, device)] = Entry(mark, result, None)
+            continue
+        for record in result.records:
+            column = Column(result.machine, record.device)
+            entries[record.probe][row, column] = Entry(Mark.of(record), result, record, None, error_ratio(record))
+
+    every_column = sorted({column for table in entries.values() for _, column in table}, key=Column.sort_key)
+    shown = _shown_columns(every_column, entries)
+    notes: dict[str, int] = {}
+    tables = []
+    for probe in probes:
+        rows = tuple(sorted({row for row, _ in entries[probe]}, key=Row.sort_key))
+        for row in rows:
+            for column in shown:
+                entry = entries[probe].get((row, column))
+                if entry and entry.mark.noted:
+                    number = notes.setdefault(note_text(entry), len(notes) + 1)
+                    entries[probe][row, column] = Entry(entry.mark, entry.result, entry.record, number, entry.ratio)
+        tables.append(Table(probe, rows, entries[probe]))
+    return Report(
+        results=merged,
+        tables=tuple(tables),
+        columns=tuple(shown),
+        hidden=tuple(column for column in every_column if column not in shown),
+        notes=tuple(notes),
+        pythons={row: tuple(sorted(seen, key=results.version_of)) for row, seen in pythons.items()},
+        marks=_marks_used(tables, shown),
+    )
+
+
+def _marks_used(tables: Iterable[Table], shown: Iterable[Column]) -> tuple[Mark, ...]:
+    visible = set(shown)
+    used = {entry.mark for table in tables for (_, column), entry in table.entries.items() if column in visible}
+    return tuple(mark for mark in Mark if mark in used)
+
+
+def _devices_by_machine(merged: Iterable[CellResult]) -> dict[str, list[str]]:
+    """The devices each machine's cells ran on, or were planned to run on."""
+    found: dict[str, set[str]] = {}
+    for result in merged:
+        devices = found.setdefault(result.machine, set())
+        devices.update(record.device for record in result.records)
+        planned = result.inputs.get("devices")
+        if isinstance(planned, list):
+            devices.update(str(device) for device in planned)
+    return {
+        machine: sorted(devices or {DEVICES[0]}, key=lambda device: Column(machine, device).sort_key())
+        for machine, devices in found.items()
+    }
+
+
+def _planned_probes(merged: Iterable[CellResult]) -> set[str]:
+    """The probes a cell was to run, for cells that ran none (their inputs name them)."""
+    return {
+        str(name)
+        for result in merged
+        if result.outcome and isinstance(result.inputs.get("probes"), dict)
+        for name in result.inputs["probes"]
+    }
+
+
+def _shown_columns(every: list[Column], entries: Mapping[str, Mapping[tuple[Row, Column], Entry]]) -> list[Column]:
+    """Every column that holds something besides `unavailable`; all of a machine's if none of its columns does."""
+    informative = {
+        column
+        for table in entries.values()
+        for (_, column), entry in table.items()
+        if entry.record is not None and entry.mark is not Mark.UNAVAILABLE
+    }
+    machines_shown = {column.machine for column in informative}
+    return [column for column in every if column in informative or column.machine not in machines_shown]
+
+
+def note_text(entry: Entry) -> str:
+    """What a note says about a cell that did not pass: observed vs expected of its failing checks, or why."""
+    record, result = entry.record, entry.result
+    if record is None:
+        lines = [line for line in result.message.splitlines() if line.strip()]
+        # An installer's last line says why it failed; a planner's hint is one line anyway.
+        story = _DECORATION.sub("", lines[-1]) if lines else ""
+    else:
+        failing = [
+            f"{check.get('name', '?')}: observed {format_value(check.get('observed'))}, "
+            f"expected {format_value(check.get('expected'))}"
+            for check in failing_checks(record.metrics)
+        ]
+        shown = "; ".join(failing[:FAILING_CHECKS_SHOWN])
+        more = len(failing) - FAILING_CHECKS_SHOWN
+        and_more = f"; and {more} more failing check" + ("s" if more > 1 else "") if more > 0 else ""
+        story = shown + and_more if failing else record.message
+        # The first line; a colon that introduced the lines left out (a crash's log) goes with them.
+        story = story.splitlines()[0].rstrip(" :") if story.strip() else ""
+    return escape.clean(f"{entry.mark.value}: {story}" if story.strip() else entry.mark.value, NOTE_LIMIT)
+
+
+def failing_checks(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The checks of ``metrics.checks`` that are not ok."""
+    checks = metrics.get("checks")
+    if not isinstance(checks, list):
+        return []
+    return [check for check in checks if isinstance(check, dict) and check.get("ok") is False]
+
+
+def format_value(value: Any) -> str:
+    """A metric value, short: floats to 6 significant digits, long lists cut."""
+    if isinstance(value, float):
+        return f"{value:.1f}" if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
+    if isinstance(value, list):
+        shown = ", ".join(format_value(item) for item in value[:6])
+        return escape.clean("[" + shown + (", …]" if len(value) > 6 else "]"), VALUE_LIMIT)
+    if isinstance(value, str):
+        return escape.clean(value, VALUE_LIMIT)
+    return escape.clean(json.dumps(value, sort_keys=True, default=str), VALUE_LIMIT)
+
+
+def error_ratio(record: Record) -> float | None:
+    """The largest error/tolerance over the record's checks: at most 1 when every check is within tolerance.
+
+    An exact check (tolerance 0) counts 0 when it holds and infinity when it
+    does not; a check without a numeric error and tolerance is not counted.
+    None when no check counts.
+    """
+    checks = record.metrics.get("checks")
+    if not isinstance(checks, list):
+        return None
+    worst: float | None = None
+    for check in checks:
+        if type(check) is not dict:
+            continue
+        error: Any = check.get("error")
+        tolerance: Any = check.get("tolerance")
+        # type() rather than isinstance(): a bool is no number here, and this runs for every check of a report.
+        # A NaN fails `error == error` and `tolerance >= 0`.
+        if type(error) not in _NUMBERS or type(tolerance) not in _NUMBERS or error != error or not tolerance >= 0:
+            continue
+        error = abs(error)
+        if tolerance > 0 and error != math.inf:
+            ratio = error / tolerance
+        else:
+            ratio = 0.0 if check.get("ok") is True else math.inf
+        if worst is None or ratio > worst:
+            worst = ratio
+    return worst
+
+
+_NUMBERS = (int, float)

@@ -1,0 +1,72 @@
+"""The options of `nox -s report -- ...`: which formats to write, and another result set to diff against."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+from ..errors import UsageError
+from .publish import DEFAULT_FORMATS, FILE_NAMES, FORMATS
+
+
+@dataclass(frozen=True)
+class Options:
+    formats: tuple[str, ...] = DEFAULT_FORMATS
+    diff: Path | None = None
+    """A results folder to compare with (the one before); None: no comparison."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing its usage and exiting, so the message is ours and the exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n  hint: nox -s report -- --help")
+
+
+def parse(argv: Sequence[str]) -> Options:
+    """Options from the words after `--`; a mistake raises :class:`UsageError`. `--help` prints help and exits 0."""
+    parser = _Parser(
+        prog="nox -s report --",
+        description="Render the stored results of every machine as tables, a page and data files.",
+    )
+    files = ", ".join(f"{name} ({file})" for name, file in FILE_NAMES.items())
+    parser.add_argument(
+        "--format",
+        action="append",
+        metavar="FORMAT[,FORMAT...]",
+        help=f"what to write, repeatable: {files}, or all (default: {','.join(DEFAULT_FORMATS)}); "
+        "md and rst come with their charts (compatibility-<probe>.svg)",
+    )
+    parser.add_argument(
+        "--diff",
+        metavar="OTHER_RESULTS",
+        type=Path,
+        help="also list the cells whose outcome differs from those in OTHER_RESULTS "
+        "(a results folder, or an output folder holding results/)",
+    )
+    namespace = parser.parse_args(list(argv))
+    return Options(formats=_formats(namespace.format), diff=_results_folder(namespace.diff))
+
+
+def _formats(given: list[str] | None) -> tuple[str, ...]:
+    if not given:
+        return DEFAULT_FORMATS
+    names = [name.strip().lower() for words in given for name in words.split(",") if name.strip()]
+    unknown = [name for name in names if name not in (*FORMATS, "all")]
+    if unknown or not names:
+        problem = f"unknown format {unknown[0]!r}" if unknown else "no format given"
+        raise UsageError(f"--format: {problem}\n  hint: choose from {', '.join(FORMATS)}, all")
+    return FORMATS if "all" in names else tuple(name for name in FORMATS if name in names)
+
+
+def _results_folder(path: Path | None) -> Path | None:
+    if path is None:
+        return None
+    if (path / "results").is_dir():
+        return path / "results"
+    if not path.is_dir():
+        raise UsageError(f"--diff: {path} is not a folder\n  hint: give a results folder, e.g. other/reports/results")
+    return path

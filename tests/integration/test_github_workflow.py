@@ -1,0 +1,97 @@
+""".github/workflows/matrix.yml: it parses, its steps run, and the sessions and folders it names exist."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from torchmatrix import config
+
+from ..conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+WORKFLOW = ROOT / ".github" / "workflows" / "matrix.yml"
+
+
+@pytest.fixture(scope="module")
+def workflow() -> dict[str, Any]:
+    loaded = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def run_steps(job: dict[str, Any]) -> list[str]:
+    return [step["run"] for step in job["steps"] if "run" in step]
+
+
+def nox_listing(*args: str) -> list[str]:
+    """Session names real `nox -l --json` gives for this repository's noxfile and matrix."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-l", "--json", *args],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        env={key: value for key, value in os.environ.items() if not key.startswith("TORCHMATRIX_")},
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    return [session["session"] for session in json.loads(listed.stdout)]
+
+
+def test_the_jobs_fan_out_over_three_runners_and_merge_at_the_end(workflow: dict[str, Any]) -> None:
+    jobs = workflow["jobs"]
+    assert list(jobs) == ["sessions", "probe", "report"]
+    probe = jobs["probe"]
+    assert probe["strategy"]["matrix"]["os"] == ["ubuntu-latest", "macos-14", "windows-latest"]
+    assert probe["strategy"]["matrix"]["session"] == "${{ fromJSON(needs.sessions.outputs.sessions) }}"
+    assert jobs["sessions"]["outputs"]["sessions"] == "${{ steps.list.outputs.sessions }}"
+    assert probe["env"]["TORCHMATRIX_MACHINE"] == "${{ matrix.os }}"
+    assert jobs["report"]["needs"] == ["sessions", "probe"]
+    # `on:` is YAML 1.1's true to a YAML reader, and still the trigger to GitHub.
+    assert "workflow_dispatch" in workflow[True]
+
+
+def test_the_listing_step_yields_the_probe_sessions_nox_lists(workflow: dict[str, Any], tmp_path: Path) -> None:
+    """The step's script, run as GitHub runs a bash step, in the repository, with the nox of this Python."""
+    [step] = [step for step in workflow["jobs"]["sessions"]["steps"] if step.get("id") == "list"]
+    output = tmp_path / "github_output"
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("TORCHMATRIX_")}
+    environ.update(GITHUB_OUTPUT=str(output), RUNNER_TEMP=str(tmp_path),
+                   PATH=f"{Path(sys.executable).parent}{os.pathsep}{environ['PATH']}")  # fmt: skip
+    command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]]
+    ran = subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    name, _, value = output.read_text().strip().partition("=")
+    assert name == "sessions"
+    sessions = json.loads(value)
+    assert sessions == nox_listing()
+    assert sessions and all(session.startswith("probe(") for session in sessions)
+
+
+def test_every_session_the_workflow_runs_exists(workflow: dict[str, Any]) -> None:
+    named = {
+        match.strip('"')
+        for job in workflow["jobs"].values()
+        for command in run_steps(job)
+        for match in re.findall(r'nox -s ("[^"]+"|\S+)', command)
+    }
+    # The probe sessions come from the listing (tested above); `report` is named outright.
+    assert named == {"${{ matrix.session }}", "report"}
+    assert nox_listing("-s", "report") == ["report"]
+
+
+def test_the_folders_it_moves_are_where_the_matrix_writes(workflow: dict[str, Any]) -> None:
+    matrix = config.load_matrix(ROOT / "matrix.yaml", probes_dir=ROOT / "probes")
+    results = (matrix.output / "results").relative_to(ROOT).as_posix()
+    [upload] = [step for step in workflow["jobs"]["probe"]["steps"] if "upload-artifact" in step.get("uses", "")]
+    [download] = [step for step in workflow["jobs"]["report"]["steps"] if "download-artifact" in step.get("uses", "")]
+    assert upload["with"]["path"].rstrip("/") == results
+    assert download["with"]["path"] == results and download["with"]["merge-multiple"] is True
+    assert download["with"]["pattern"] == "results-*" and upload["with"]["name"].startswith("results-")
+    assert "nox -s report -- --format all" in run_steps(workflow["jobs"]["report"])

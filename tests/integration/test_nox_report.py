@@ -1,0 +1,76 @@
+"""Real nox: `nox -s report` merges result folders copied in from other machines, renders, diffs."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from torchmatrix import results
+
+from ..unit.report_data import scenario
+from .test_nox_probe import nox
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Path:
+    """A matrix whose output folder holds three machines' results (as if copied in) and one corrupt file."""
+    path = tmp_path / "matrix.yaml"
+    path.write_text(textwrap.dedent("torch: [1.9.0]\nprobes: [autograd_dot, batched_matmul]\noutput: out\n"))
+    for result in scenario():
+        results.write(tmp_path / "out" / "results", result)
+    (tmp_path / "out" / "results" / "H200" / "torch-9.9.9.json").write_text('{"schema": 1, "mach')
+    return path
+
+
+def test_report_merges_every_machine_folder_and_writes_every_file(tmp_path: Path, matrix: Path) -> None:
+    run = nox(tmp_path, matrix, "-s", "report")
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = tmp_path / "out"
+    assert sorted(path.name for path in out.iterdir() if path.is_file()) == [
+        "COMPATIBILITY.md", "compatibility-autograd_dot.svg", "compatibility-batched_matmul.svg",
+        "compatibility.csv", "compatibility.html", "compatibility.json",
+    ]  # fmt: skip
+    table = (out / "COMPATIBILITY.md").read_text()
+    assert "| torch | python | H200 · cpu | H200 · cuda | linux-x86\\_64 · cpu | macos-arm64 · cpu |" in table
+    assert f"skipping {out / 'results' / 'H200' / 'torch-9.9.9.json'}: not valid JSON" in run.stderr
+    assert {row["machine"] for row in json.loads((out / "compatibility.json").read_text())["rows"]} == {
+        "H200", "linux-x86_64", "macos-arm64",
+    }  # fmt: skip
+    # Each machine's terminal table (this one, ci-box, has no results of its own: no table).
+    assert run.stdout.index("H200:\n") < run.stdout.index("linux-x86_64:\n") < run.stdout.index("macos-arm64:\n")
+    assert "ci-box:" not in run.stdout
+
+
+def test_rst_on_request_and_a_diff_against_another_result_set(tmp_path: Path, matrix: Path) -> None:
+    other = tmp_path / "last-week" / "results"
+    for result in scenario():
+        if result.machine == "macos-arm64" and result.torch == "2.2.0":
+            result = replace(result, outcome=None, records=tuple(
+                replace(record, outcome=record.outcome.FAIL) if record.device == "mps" else record
+                for record in result.records
+            ))  # fmt: skip
+        results.write(other, result)
+    run = nox(tmp_path, matrix, "-s", "report", "--", "--format", "rst", "--diff", str(other.parent))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "out" / "COMPATIBILITY.rst").read_text().startswith("torch compatibility\n===")
+    assert not (tmp_path / "out" / "COMPATIBILITY.md").exists()
+    assert f"2 cells changed outcome between {other} (before) and {tmp_path / 'out' / 'results'} (after):" in run.stdout
+    lines = [line.split() for line in run.stdout.splitlines()]
+    assert ["autograd_dot", "2.2.0", "macos-arm64", "·", "mps", "✗", "fail", "✓", "pass"] in lines
+    assert ["batched_matmul", "2.2.0", "macos-arm64", "·", "mps", "✗", "fail", "≈", "within-tolerance"] in lines
+
+
+def test_a_bad_option_is_one_message_and_exit_code_2(tmp_path: Path, matrix: Path) -> None:
+    run = nox(tmp_path, matrix, "-s", "report", "--", "--format", "pdf")
+    assert run.returncode == 2
+    assert "torchmatrix: error: --format: unknown format 'pdf'\n  hint: choose from md, rst, html, json, csv, all" in (
+        run.stderr
+    )
+    assert "Traceback" not in run.stderr
+    assert not (tmp_path / "out" / "COMPATIBILITY.md").exists()

@@ -1,0 +1,54 @@
+"""The options after `nox -s report --`: formats and a result set to diff against; a mistake is one message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchmatrix.errors import UsageError
+from torchmatrix.report.options import Options, parse
+from torchmatrix.report.publish import DEFAULT_FORMATS, FORMATS
+
+
+def test_no_option_writes_the_default_formats() -> None:
+    assert parse([]) == Options(DEFAULT_FORMATS, None)
+    assert "rst" not in DEFAULT_FORMATS
+
+
+def test_formats_are_chosen_by_name_list_or_all() -> None:
+    assert parse(["--format", "rst"]).formats == ("rst",)
+    assert parse(["--format", "md,RST", "--format", "csv"]).formats == ("md", "rst", "csv")
+    assert parse(["--format=all"]).formats == FORMATS
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--format", "xml"], "--format: unknown format 'xml'\n  hint: choose from md, rst, html, json, csv, all"),
+        (["--format", ","], "--format: no format given"),
+        (["--fromat", "md"], "unrecognized arguments: --fromat md\n  hint: nox -s report -- --help"),
+        (["--diff"], "argument --diff: expected one argument"),
+    ],
+)
+def test_a_mistake_is_one_usage_error(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(UsageError) as raised:
+        parse(argv)
+    assert str(raised.value).startswith(message)
+    assert raised.value.exit_code == 2
+    assert capsys.readouterr() == ("", "")  # argparse printed nothing of its own
+
+
+def test_diff_takes_a_results_folder_or_an_output_folder_holding_one(tmp_path: Path) -> None:
+    (tmp_path / "out" / "results").mkdir(parents=True)
+    assert parse(["--diff", str(tmp_path / "out")]).diff == tmp_path / "out" / "results"
+    assert parse(["--diff", str(tmp_path / "out" / "results")]).diff == tmp_path / "out" / "results"
+    with pytest.raises(UsageError, match="is not a folder"):
+        parse(["--diff", str(tmp_path / "missing")])
+
+
+def test_help_prints_the_options_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse(["--help"])
+    assert exited.value.code == 0
+    assert "--format FORMAT[,FORMAT...]" in capsys.readouterr().out

@@ -1,0 +1,103 @@
+"""compatibility.html: one self-contained page whose only markup and script are its own."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+
+from torchmatrix.report import chart, model, page
+
+from .report_data import HOSTILE, assert_golden, hostile, scenario
+
+OWN_TAGS = {
+    "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "nav", "fieldset", "legend", "label", "input",
+    "section", "ul", "li", "span", "b", "div", "table", "thead", "tbody", "tr", "th", "td", "sup", "ol", "aside",
+    "button", "script", "figure",
+    "svg", "g", "rect", "text", "line", "polyline", "circle", "polygon",
+}  # fmt: skip
+
+
+class Parsed(HTMLParser):
+    """Every start tag with its attributes, and the text of each <script> and <style>."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.raw: dict[str, list[str]] = {"script": [], "style": []}
+        self._inside: str | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._inside = tag if tag in self.raw else None
+
+    def handle_endtag(self, tag: str) -> None:
+        self._inside = None
+
+    def handle_data(self, data: str) -> None:
+        if self._inside:
+            self.raw[self._inside].append(data)
+
+
+def render(found: list) -> str:
+    report = model.build(found)
+    return page.render(report, chart.charts(report))
+
+
+def test_the_scenario_renders_as_its_golden_file() -> None:
+    assert_golden("compatibility.html", render(scenario()))
+
+
+def test_the_page_fetches_nothing_and_runs_only_its_own_style_and_script() -> None:
+    parsed = Parsed(render(scenario()))
+    policy = next(
+        attrs["content"] for tag, attrs in parsed.tags if attrs.get("http-equiv") == "Content-Security-Policy"
+    )
+    assert policy and "default-src 'none'" in policy
+    [style], [data, script] = parsed.raw["style"], parsed.raw["script"]
+    for text in (style, script):
+        digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in policy
+    for tag, attrs in parsed.tags:
+        assert not any(name in attrs for name in ("src", "href", "style")) or tag == "meta", (tag, attrs)
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+    assert json.loads(data)["entries"]
+
+
+def test_cells_are_colour_coded_and_point_at_their_details() -> None:
+    parsed = Parsed(render(scenario()))
+    cells = [attrs for tag, attrs in parsed.tags if tag == "td" and "data-i" in attrs]
+    data = json.loads(parsed.raw["script"][0])
+    assert [int(attrs["data-i"] or -1) for attrs in cells] == list(range(len(data["entries"])))
+    fail = next(attrs for attrs in cells if "o-fail" in (attrs["class"] or ""))
+    entry = data["entries"][int(fail["data-i"] or -1)]
+    assert (entry["probe"], entry["device"], data["cells"][entry["cell"]]["machine"]) == (
+        "autograd_dot",
+        "mps",
+        "macos-arm64",
+    )
+    assert entry["metrics"]["checks"][0]["observed"] == 0.0 and entry["note"] == 2
+    assert "torch 1.9.0 · macos-arm64 · mps: fail" in (fail["title"] or "")
+    assert data["cells"][entry["cell"]]["environment"]["blas"] == "mkl"
+
+
+def test_filters_name_every_probe_device_and_machine() -> None:
+    parsed = Parsed(render(scenario()))
+    boxes = {(attrs["data-kind"], attrs["value"]) for tag, attrs in parsed.tags if tag == "input"}
+    assert boxes == {
+        ("probe", "autograd_dot"), ("probe", "batched_matmul"), ("device", "cpu"), ("device", "cuda"),
+        ("device", "mps"), ("machine", "H200"), ("machine", "linux-x86_64"), ("machine", "macos-arm64"),
+    }  # fmt: skip
+
+
+def test_hostile_text_adds_no_markup_and_cannot_end_the_data_early() -> None:
+    text = render(hostile())
+    parsed = Parsed(text)
+    assert {tag for tag, _ in parsed.tags} <= OWN_TAGS
+    assert len(parsed.raw["script"]) == 2
+    data = json.loads(parsed.raw["script"][0])
+    assert data["entries"][0]["message"] == HOSTILE  # kept whole for the details panel, which shows it as text
+    assert "</script>" not in parsed.raw["script"][0] and re.search(r"<script>alert", text) is None
