@@ -30,6 +30,7 @@ PROBES = {
     "no_run": "x = 1\n",
     "fork_crash": "import ctypes, os, time\ndef run(device):\n    if os.fork() == 0:\n        time.sleep(60)\n"
     "        os._exit(0)\n    ctypes.string_at(0)\n",
+    "huge": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'values': list(range(300000))}}\n",
 }
 
 
@@ -68,6 +69,7 @@ def test_a_crash_is_recorded_and_a_new_worker_runs_the_rest(stub_torch_python: s
         ("good", Outcome.PASS), ("segfault", Outcome.CRASH), ("exits", Outcome.CRASH), ("good", Outcome.PASS),
     ]  # fmt: skip
     assert "SIGSEGV while running segfault on cpu" in cell.records[1].message
+    assert 'segfault.py", line 3 in run' in cell.records[1].message  # faulthandler's stack
     assert "exited with code 3 while running exits" in cell.records[2].message
 
 
@@ -102,6 +104,12 @@ def test_exceptions_and_malformed_results_are_errors(stub_torch_python: str, pro
     assert cell.records[0].message == "ValueError: bad input"
     assert "malformed result" in cell.records[1].message
     assert "no run(device)" in cell.records[2].message
+
+
+def test_megabytes_of_metrics_are_refused(stub_torch_python: str, probes: dict[str, Probe]) -> None:
+    cell, _ = run(stub_torch_python, probes, ["huge", "good"])
+    assert outcomes(cell) == [("huge", Outcome.ERROR), ("good", Outcome.PASS)]
+    assert cell.records[0].message.startswith("malformed result: run() returned 2.2 MB of metrics; the limit is 1 MB")
 
 
 def test_megabytes_of_output_neither_block_nor_corrupt(stub_torch_python: str, probes: dict[str, Probe]) -> None:

@@ -15,6 +15,7 @@ for them alone: whatever probes print, from Python or from C, goes to stderr.
     {"event": "done"}
 """
 
+import faulthandler
 import importlib.util
 import json
 import math
@@ -29,6 +30,7 @@ import traceback
 
 OUTCOMES_A_PROBE_MAY_RETURN = ("pass", "fail")
 MAX_MESSAGE = 4000
+MAX_METRICS_BYTES = 1 << 20
 
 
 def main():
@@ -39,6 +41,7 @@ def main():
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the worker
     channel = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # from here on, fd 1 (print, C stdio) is the log, not the channel
+    faulthandler.enable()  # a segfault leaves the Python stack in the log the parent keeps
 
     def send(message):
         channel.write(json.dumps(message, allow_nan=False) + "\n")
@@ -125,6 +128,12 @@ def checked(result):
         metrics = json_safe(metrics)
     except (TypeError, ValueError) as error:
         return malformed("run() returned metrics that are not plain data: {}".format(error))
+    size = len(json.dumps(metrics))
+    if size > MAX_METRICS_BYTES:
+        return malformed(
+            "run() returned {:.1f} MB of metrics; the limit is {} MB: store what was checked "
+            "(observed, expected, error), not whole tensors".format(size / (1 << 20), MAX_METRICS_BYTES >> 20)
+        )
     return {"outcome": outcome, "metrics": metrics, "message": tail(str(result.get("message", "")))}
 
 
