@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from nox.command import CommandFailed
 
-from . import config, interpreters, releases, results, runner, summary
+from . import config, interpreters, releases, results, runner, summary, terminal
 from .config import Matrix
 from .errors import TorchmatrixError
 from .findlinks import pip_find_links
@@ -67,11 +67,11 @@ class Project:
         started = results.now_iso()
         if cell.outcome:
             self._store(cell, started, outcome=cell.outcome, message=cell.hint)
-            session.skip(f"{cell.outcome.value}: {cell.hint}")
+            session.skip(terminal.escape(f"{cell.outcome.value}: {cell.hint}"))
         install_error = self._install(session, cell)
         if install_error:
             self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error)
-            session.error(f"install-error: {install_error}")
+            session.error(terminal.escape(f"install-error: {install_error}"))
         pairs = [runner.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
         python = _venv_python(session)
         run = runner.run_cell(python, pairs, self.matrix.timeout, listener=_progress(session, len(pairs)))
@@ -82,7 +82,7 @@ class Project:
         """Print the version-by-device table of this machine's results."""
         scan = results.scan(self.results_dir)
         for warning in scan.warnings:
-            session.warn(warning)
+            session.warn(terminal.escape(warning))
         mine = [result for result in scan.results if result.machine == self.machine]
         print(summary.table(results.latest(mine), self.matrix.devices), flush=True)
 
@@ -90,10 +90,10 @@ class Project:
         """The resolved plan, one line per cell, for `nox -s plan`."""
         lines = [f"matrix: {self.matrix.file}", f"machine: {self.machine}", f"results: {self.results_dir}"]
         lines += [f"find-links: {link}" for link in self.find_links]
-        lines += [f"note: {note}" for note in self.notes]
+        lines += [f"note: {terminal.escape(note)}" for note in self.notes]
         for cell in self.cells:
             where = f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-"
-            status = f"{cell.outcome.value}: {cell.hint}" if cell.outcome else "ready"
+            status = f"{cell.outcome.value}: {terminal.escape(cell.hint)}" if cell.outcome else "ready"
             lines.append(
                 f"probe({cell.session_id})  {cell.id}  python={where}  [{' '.join(cell.requirements)}]  {status}"
             )
@@ -170,7 +170,7 @@ def load_or_exit(root: Path) -> Project:
 
 
 def _exit(error: TorchmatrixError) -> NoReturn:
-    print(f"torchmatrix: error: {error}", file=sys.stderr, flush=True)
+    print(f"torchmatrix: error: {terminal.escape(str(error))}", file=sys.stderr, flush=True)
     raise SystemExit(error.exit_code)
 
 
@@ -188,8 +188,8 @@ def _progress(session: nox.Session, total: int) -> runner.Listener:
             count += 1
             session.log(f"[{count}/{total}] {pair.probe.name} on {pair.device} ...")
         elif record is not None:
-            first_line = record.message.splitlines()[0] if record.message else ""
-            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {first_line}")
+            message = terminal.first_line(record.message)
+            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}")
 
     return listen
 

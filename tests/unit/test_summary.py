@@ -29,3 +29,10 @@ def test_rows_are_torch_and_probe_columns_are_devices_with_a_legend() -> None:
 
 def test_no_results_says_what_to_do() -> None:
     assert "nox -s probe" in table([], ["cpu"])
+
+
+def test_text_from_result_files_is_escaped() -> None:
+    records = (Record("probe\x1b[2J", "cpu", Outcome.PASS, {}, "", 0.0),)
+    text = table([result("1.9.0\x1b]0;title\x07", python="3.9\n\x1b[31m", records=records)], ["cpu"])
+    assert "\x1b" not in text and "\x07" not in text
+    assert text.splitlines()[2].split() == [r"1.9.0\x1b]0;title\x07", r"3.9\n\x1b[31m", r"probe\x1b[2J", "✓"]
