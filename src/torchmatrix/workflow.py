@@ -20,7 +20,7 @@ from nox.command import CommandFailed
 
 from . import config, interpreters, releases, results, runner, summary, terminal
 from .config import Matrix
-from .errors import TorchmatrixError
+from .errors import ConfigError, TorchmatrixError
 from .findlinks import pip_find_links
 from .outcomes import Outcome
 from .plan import KNOWN_PINS_FILE, Cell, plan
@@ -152,6 +152,9 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     """Read the matrix (``$TORCHMATRIX_MATRIX`` or ``root/matrix.yaml``) and plan its cells."""
     environ = dict(os.environ if environ is None else environ)
     matrix_file = Path(environ.get(MATRIX_VARIABLE) or root / "matrix.yaml")
+    if not matrix_file.is_file():
+        hint = f"{MATRIX_VARIABLE} names it" if environ.get(MATRIX_VARIABLE) else "write one (see README)"
+        raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
     matrix = config.load_matrix(matrix_file, probes_dir=root / "probes")
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
