@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -42,7 +42,10 @@ class Project:
     machine: str
     find_links: tuple[str, ...]
     offline: bool
+    """The index could not be read when the plan was made: uv installs from its cache alone."""
     notes: tuple[str, ...]
+    unreachable: set[str] = field(default_factory=set)
+    """Index URLs found dead during this run (an install failed and the index did not answer)."""
 
     @property
     def results_dir(self) -> Path:
@@ -68,6 +71,9 @@ class Project:
         if cell.outcome:
             self._store(cell, started, outcome=cell.outcome, message=cell.hint)
             session.skip(terminal.escape(f"{cell.outcome.value}: {cell.hint}"))
+        if self.offline:
+            for note in self.notes:
+                session.log(terminal.escape(note))
         install_error = self._install(session, cell)
         if install_error:
             self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error)
@@ -102,19 +108,44 @@ class Project:
     # --- helpers --------------------------------------------------------------
 
     def _install(self, session: nox.Session, cell: Cell) -> str:
-        """Install the cell's requirements; the installer's last words when it fails, else ''."""
+        """Install the cell's requirements; '' when done, else why not (a summary, then the installer's words).
+
+        When the index cannot be reached, uv installs from its cache alone (``--offline``): at once if the
+        listing could not be fetched, else after a failed install, if the index does not answer then.
+        """
+        uv = session.venv_backend == "uv"
+        index = self.matrix.index_url
+        offline = uv and (self.offline or index in self.unreachable)
+        log = self._run_installer(session, cell, offline)
+        if log is not None and uv and not offline and not releases.reachable(index):
+            self.unreachable.add(index)
+            session.log(f"cannot reach {index}: installing from uv's cache alone (--offline)")
+            offline = True
+            log = self._run_installer(session, cell, offline)
+        if log is None:
+            return ""
+        lines = [f"installing {' '.join(cell.requirements)}{' offline' if offline else ''} failed: {_error_of(log)}"]
+        if offline:
+            lines.append(
+                f"hint: {index} cannot be reached and uv's cache lacks something this cell needs; "
+                "run once with a network to fill the cache, or put the wheels in a find_links folder"
+            )
+        return "\n".join([*lines, _last_lines(log)])
+
+    def _run_installer(self, session: nox.Session, cell: Cell, offline: bool) -> str | None:
+        """Run the install; None when it worked, else the installer's output."""
         options = [option for link in self.find_links for option in ("--find-links", link)]
         if self.matrix.index_url != config.DEFAULT_INDEX_URL:
             options += ["--index-url", self.matrix.index_url]
-        if self.offline and session.venv_backend == "uv":
+        if offline:
             options.append("--offline")
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
             try:
                 session.install(*cell.requirements, *options, silent=False, stdout=log, stderr=subprocess.STDOUT)
             except CommandFailed as exc:  # its message is the exit code only; the log says why
                 log.seek(0)
-                return _last_lines(log.read()) or str(exc)
-        return ""
+                return log.read() or str(exc)
+        return None
 
     def _store(self, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
                records: Sequence[runner.Record] = (), environment: dict | None = None) -> Path:  # fmt: skip
@@ -202,6 +233,15 @@ def _tally(records: Sequence[runner.Record]) -> str:
     for record in records:
         counts[record.outcome.value] = counts.get(record.outcome.value, 0) + 1
     return ", ".join(f"{count} {outcome}" for outcome, count in sorted(counts.items()))
+
+
+def _error_of(log: str) -> str:
+    """The installer's own summary of what went wrong: its first ``error:`` line, else its last line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in lines:
+        if line.lower().startswith("error:"):
+            return line[len("error:") :].strip()
+    return lines[-1] if lines else "no output"
 
 
 def _last_lines(text: str, count: int = 15) -> str:
