@@ -11,6 +11,7 @@ the message for a value of the wrong kind shows as its hint.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -362,7 +363,7 @@ def load_matrix(file: Path, probes_dir: Path) -> Matrix:
         probes=_resolve_probes(doc, probe_names, base, probes_dir),
         devices=fields.get("devices", DEVICES),
         timeout=fields.get("timeout", DEFAULT_TIMEOUT),
-        output=base / fields.get("output", "reports"),
+        output=_writable_folder(doc, ("output",), base / fields.get("output", "reports")),
         machine=fields.get("machine"),
         index_url=fields.get("index_url", DEFAULT_INDEX_URL).rstrip("/"),
         find_links=(
@@ -370,6 +371,20 @@ def load_matrix(file: Path, probes_dir: Path) -> Matrix:
         ),
         pins=tuple(fields.get("pins", ())),
     )
+
+
+def _writable_folder(doc: Document, path: KeyPath, folder: Path) -> Path:
+    """``folder``, if it is or can be made a folder this process may write in (found out before any probe runs)."""
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise _fail(doc, path, f"results cannot go under {folder}: {existing} is a file", "name a folder")
+    if not os.access(existing, os.W_OK):
+        raise _fail(
+            doc, path, f"results cannot go under {folder}: {existing} is read-only", "name a folder you can write"
+        )
+    return folder
 
 
 def load_pin_rules(file: Path) -> tuple[PinRule, ...]:

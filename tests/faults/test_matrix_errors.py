@@ -129,6 +129,8 @@ CASES = [
     ),
     Case("probe-typo", "torch: [1.9.0]\nprobes: [autograd_dott]\n", 2, "probes[0]", "no probe", "'autograd_dot'"),
     Case("probe-missing-file", "torch: [1.9.0]\nprobes: [mine/check.py]\n", 2, "probes[0]", "no file", "relative to"),
+    # where results go
+    Case("output-is-a-file", "torch: [1.9.0]\noutput: matrix.yaml\n", 2, "output", "matrix.yaml is a file", "a folder"),
     # YAML tags
     Case(
         "python-object",
