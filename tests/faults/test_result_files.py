@@ -17,8 +17,8 @@ from torchmatrix.outcomes import Outcome
 from torchmatrix.results import CellResult
 from torchmatrix.runner import Record
 
+from ..conftest import hostile_result
 from .conftest import MACHINE, Torch, Workspace
-from .probes import hostile
 
 # A writer of one cell's result, over and over, alternating two versions of it. Each is megabytes, so that a
 # write takes long enough for a kill to land inside it.
@@ -98,12 +98,7 @@ def valid_result(torch: str, **changes: object) -> CellResult:
 def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, torch_here: Torch, warm: None) -> None:
     workspace.matrix([torch_here], ["ok"])
     good = results.write(workspace.results_dir, valid_result("1.9.0"))
-    hostile_result = valid_result(
-        f"2.0.0{hostile.ANSI}",
-        cell_id="torch-2.0.0-py3.11",
-        records=(Record(f"ok{hostile.CONTROL}", "cpu", Outcome.FAIL, {}, hostile.MESSAGE, 0.1),),
-    )
-    results.write(workspace.results_dir, hostile_result)  # valid, from "another machine" of the same name
+    results.write(workspace.results_dir, hostile_result(MACHINE))  # valid, merged from another machine
     data = json.loads(good.read_text())
     folder = good.parent
     corrupt = {
