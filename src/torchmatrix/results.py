@@ -1,8 +1,10 @@
 """Result files: one JSON file per cell and machine, versioned, written atomically.
 
 ``<output>/results/<machine>/<cell-id>.json``. Merging machines is copying their
-folders together. A file that cannot be read (truncated, not JSON, another
-schema) is named in a warning and skipped by every reader.
+folders together. Every reader of a results folder goes through :func:`scan`:
+a file that cannot be read (truncated, not JSON, another schema, a field of the
+wrong type) is named in a warning and skipped, and a killed writer's temporary
+file is never looked at.
 """
 
 from __future__ import annotations
