@@ -41,7 +41,7 @@ def main():
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the worker
     channel = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # from here on, fd 1 (print, C stdio) is the log, not the channel
-    faulthandler.enable()  # a segfault leaves the Python stack in the log the parent keeps
+    faulthandler.enable(all_threads=False)  # a segfault leaves its thread's Python stack in the kept log
 
     def send(message):
         channel.write(json.dumps(message, allow_nan=False) + "\n")
