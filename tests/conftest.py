@@ -9,6 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from torchmatrix.outcomes import Outcome
+from torchmatrix.results import CellResult
+from torchmatrix.runner import Record
+
+from .faults.probes import hostile
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -58,3 +64,30 @@ def stub_torch_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     python, site_packages = bare_venv(tmp_path_factory.mktemp("stub-venv"))
     (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
     return python
+
+
+def hostile_result(machine: str = "hostile", torch: str = "2.0.0") -> CellResult:
+    """A valid result whose every free text is hostile (tests/faults/probes/hostile.py): for every output.
+
+    The torch, Python and probe names carry terminal controls, as a crafted or corrupted file from
+    another machine could; the messages and metrics are what the hostile probe returns. Renderers
+    must show all of it inert: escaped for a terminal, HTML, Markdown or CSV.
+    """
+    records = (
+        Record(f"hostile{hostile.CONTROL}", "cpu", Outcome.FAIL, {"checks": [hostile.HTML]}, hostile.MESSAGE, 0.1),
+        Record(f"hostile{hostile.CONTROL}", "cuda", Outcome.ERROR, {}, f"RuntimeError: {hostile.MESSAGE}", 0.1),
+    )
+    return CellResult(
+        machine=machine,
+        cell_id=f"torch-{torch}-py3.11",
+        torch=f"{torch}{hostile.ANSI}",
+        python=f"3.11{hostile.MARKDOWN}",
+        python_request="3.11",
+        session=f"probe({torch})",
+        outcome=None,
+        message=hostile.MESSAGE,
+        records=records,
+        environment={"torch": hostile.HTML, "os": hostile.CSV},
+        started_at="2026-01-01T00:00:00+00:00",
+        finished_at="2026-01-01T00:00:00+00:00",
+    )

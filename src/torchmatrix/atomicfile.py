@@ -1,4 +1,10 @@
-"""Write files so that a reader sees the old content or the new, never half of one."""
+"""Write files so that a reader sees the old content or the new, never half of one.
+
+The new content goes to a temporary file in the same folder (``.<name>.<random>.tmp``),
+is flushed to disk, and is renamed over the target. A writer killed before the
+rename leaves that temporary file behind and the target as it was; readers
+never look at names starting with a dot.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,9 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)  # os.umask can only be read by setting it: put it back at once
 
 
 def write_text(path: Path, text: str) -> None:
@@ -18,6 +27,7 @@ def write_text(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(temporary, 0o666 & ~_UMASK)  # mkstemp makes it private; the file is meant to be shared
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -4,29 +4,34 @@ Every key a matrix file may hold is declared once, in the ``*_KEYS`` tables
 below; anything else is refused with the file, line, key path and the closest
 declared key. Values are checked as strictly as an installer would read them:
 a torch version must be a PEP 440 version and nothing that an installer could
-take for an option or a URL.
+take for an option or a URL. Every key declares an example value too, which
+the message for a value of the wrong kind shows as its hint.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import yamldoc
+from .errors import ConfigError
 from .outcomes import Outcome
 from .yamldoc import Document, KeyPath
 
 DEVICES = ("cpu", "cuda", "mps")
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
 DEFAULT_TIMEOUT = 300.0
+URL_SCHEMES = ("http", "https", "file")
 _PROBE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
 
@@ -110,6 +115,8 @@ class Matrix:
 @dataclass(frozen=True)
 class Key:
     parse: Callable[[Document, KeyPath, Any], Any]
+    example: str
+    """A valid value, as YAML: the hint for a missing or ill-typed value."""
     required: bool = False
 
 
@@ -118,9 +125,15 @@ def _fail(doc: Document, path: KeyPath, problem: str, hint: str = "") -> Excepti
 
 
 def check_mapping(doc: Document, path: KeyPath, value: Any, keys: dict[str, Key]) -> dict[str, Any]:
-    """Parse a mapping against ``keys``: unknown keys are refused with a suggestion."""
+    """Parse a mapping against ``keys``: unknown keys are refused with a suggestion.
+
+    A problem found in a key's value without a hint of its own gets the key's example as one.
+    """
     if not isinstance(value, dict):
-        raise _fail(doc, path, f"expected a mapping, got {_kind(value)}")
+        example = ", ".join(f"{key}: {spec.example}" for key, spec in keys.items() if spec.required)
+        raise _fail(
+            doc, path, f"expected a mapping, got {_kind(value)}", f"e.g. {{{example}}}" if path else f"e.g. {example}"
+        )
     for key in value:
         if key not in keys:
             close = difflib.get_close_matches(key, keys, n=1)
@@ -128,8 +141,18 @@ def check_mapping(doc: Document, path: KeyPath, value: Any, keys: dict[str, Key]
             raise _fail(doc, (*path, key), "unknown key", hint)
     for key, spec in keys.items():
         if spec.required and key not in value:
-            raise _fail(doc, path, f"missing required key {key!r}")
-    return {key: keys[key].parse(doc, (*path, key), item) for key, item in value.items()}
+            raise _fail(doc, path, f"missing required key {key!r}", f"e.g. {key}: {spec.example}")
+    fields = {}
+    for key, item in value.items():
+        try:
+            fields[key] = keys[key].parse(doc, (*path, key), item)
+        except ConfigError as error:
+            if error.hint:
+                raise
+            raise ConfigError(
+                error.file, error.line, error.key, error.problem, f"e.g. {key}: {keys[key].example}"
+            ) from None
+    return fields
 
 
 def _kind(value: Any) -> str:
@@ -220,7 +243,7 @@ def _positive_seconds(doc: Document, path: KeyPath, value: Any) -> float:
 def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
     if value == "auto":
         return DEVICES
-    devices = _list_of(_device)(doc, path, value if isinstance(value, list) else [value])
+    devices = _list_of(_device)(doc, path, value) if isinstance(value, list) else [_device(doc, path, value)]
     _refuse_duplicates(doc, path, devices)
     return tuple(devices)
 
@@ -231,6 +254,27 @@ def _device(doc: Document, path: KeyPath, value: Any) -> str:
         close = difflib.get_close_matches(text, DEVICES, n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"use 'auto' or some of {', '.join(DEVICES)}"
         raise _fail(doc, path, f"unknown device {text!r}", hint)
+    return text
+
+
+def _url(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _nonempty_text(doc, path, value)
+    parts = urlsplit(text)
+    if (
+        parts.scheme not in URL_SCHEMES
+        or not (parts.netloc or parts.scheme == "file")
+        or any(c.isspace() for c in text)
+    ):
+        raise _fail(doc, path, f"{text!r} is not an http(s) or file URL", "e.g. https://download.pytorch.org/whl/cpu")
+    return text
+
+
+def _location(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _nonempty_text(doc, path, value)
+    if text.startswith("-"):
+        raise _fail(doc, path, f"{text!r} looks like an installer option", "name a folder of wheels or a URL")
+    if "://" in text:
+        return _url(doc, path, value)
     return text
 
 
@@ -298,35 +342,35 @@ def _expectation(doc: Document, path: KeyPath, value: Any) -> Expectation:
 
 
 TORCH_ENTRY_KEYS = {
-    "version": Key(_version, required=True),
-    "python": Key(_pythons),
-    "pins": Key(_list_of(_requirement)),
+    "version": Key(_version, "2.2.0", required=True),
+    "python": Key(_pythons, '["3.10", "3.12"]'),
+    "pins": Key(_list_of(_requirement), '["numpy==1.26.4"]'),
 }
 PIN_RULE_KEYS = {
-    "torch": Key(_specifier, required=True),
-    "require": Key(_list_of(_requirement), required=True),
-    "reason": Key(_nonempty_text),
+    "torch": Key(_specifier, '"<2.3"', required=True),
+    "require": Key(_list_of(_requirement), '["numpy<2"]', required=True),
+    "reason": Key(_nonempty_text, "built against NumPy 1.x"),
 }
 EXPECTATION_KEYS = {
-    "probe": Key(_probe_name, required=True),
-    "device": Key(_one_device, required=True),
-    "torch": Key(_specifier),
-    "outcome": Key(_outcome, required=True),
-    "python": Key(_python),
-    "machine": Key(_nonempty_text),
-    "reason": Key(_nonempty_text),
+    "probe": Key(_probe_name, "autograd_dot", required=True),
+    "device": Key(_one_device, "mps", required=True),
+    "torch": Key(_specifier, '">=1.12"'),
+    "outcome": Key(_outcome, "pass", required=True),
+    "python": Key(_python, '"3.10"'),
+    "machine": Key(_nonempty_text, "darwin-arm64"),
+    "reason": Key(_nonempty_text, "torch.dot returned 0 before 1.12"),
 }
 MATRIX_KEYS = {
-    "torch": Key(_torch_entries, required=True),
-    "probes": Key(_list_of(_text)),
-    "devices": Key(_devices),
-    "timeout": Key(_positive_seconds),
-    "output": Key(_nonempty_text),
-    "machine": Key(_nonempty_text),
-    "index_url": Key(_nonempty_text),
-    "find_links": Key(_list_of(_nonempty_text)),
-    "pins": Key(_list_of(_pin_rule)),
-    "expect": Key(_list_of(_expectation)),
+    "torch": Key(_torch_entries, "[1.12.1, 2.2.0]", required=True),
+    "probes": Key(_list_of(_text), "[autograd_dot, my_probes/check.py]"),
+    "devices": Key(_devices, "[cpu, cuda]"),
+    "timeout": Key(_positive_seconds, "300"),
+    "output": Key(_nonempty_text, "reports"),
+    "machine": Key(_nonempty_text, "H200"),
+    "index_url": Key(_url, "https://download.pytorch.org/whl/cpu"),
+    "find_links": Key(_list_of(_location), "[wheels]"),
+    "pins": Key(_list_of(_pin_rule), '[{torch: "<2.3", require: ["numpy<2"]}]'),
+    "expect": Key(_list_of(_expectation), '[{probe: autograd_dot, device: mps, torch: ">=1.12", outcome: pass}]'),
 }
 
 
@@ -344,7 +388,7 @@ def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Pat
         path = ("probes", index)
         probe = _resolve_probe(doc, path, name, base, probes_dir, available)
         if any(known.name == probe.name for known in probes):
-            raise _fail(doc, path, f"a probe named {probe.name!r} is listed twice")
+            raise _fail(doc, path, f"a probe named {probe.name!r} is listed twice", "list each probe once")
         probes.append(probe)
     return tuple(probes)
 
@@ -370,7 +414,7 @@ def _resolve_probe(
         raise _fail(doc, path, f"{relative.stem!r} cannot name a probe", "use letters, digits and _")
     resolved = base / relative
     if not resolved.is_file():
-        raise _fail(doc, path, f"no file {resolved}")
+        raise _fail(doc, path, f"no file {resolved}", f"a path is relative to the matrix file's folder, {base}")
     return Probe(relative.stem, resolved)
 
 
@@ -398,7 +442,7 @@ def load_matrix(file: Path, probes_dir: Path) -> Matrix:
         probes=probes,
         devices=devices,
         timeout=fields.get("timeout", DEFAULT_TIMEOUT),
-        output=base / fields.get("output", "reports"),
+        output=_writable_folder(doc, ("output",), base / fields.get("output", "reports")),
         machine=fields.get("machine"),
         index_url=fields.get("index_url", DEFAULT_INDEX_URL).rstrip("/"),
         find_links=(
@@ -426,6 +470,20 @@ def _check_expectations(
                 f"this matrix does not run on {expectation.device} (devices: {', '.join(devices)})",
                 f"add {expectation.device} to devices:",
             )
+
+
+def _writable_folder(doc: Document, path: KeyPath, folder: Path) -> Path:
+    """``folder``, if it is or can be made a folder this process may write in (found out before any probe runs)."""
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise _fail(doc, path, f"results cannot go under {folder}: {existing} is a file", "name a folder")
+    if not os.access(existing, os.W_OK):
+        raise _fail(
+            doc, path, f"results cannot go under {folder}: {existing} is read-only", "name a folder you can write"
+        )
+    return folder
 
 
 def load_pin_rules(file: Path) -> tuple[PinRule, ...]:

@@ -6,7 +6,6 @@ found, the platform tags), so it is tested without a network or a Python zoo.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,7 +141,16 @@ def _install_hint(python: str) -> str:
 
 
 def _missing_release_hint(version: Version, listing: Listing) -> str:
-    releases = [str(known) for known in listing.versions()]
-    close = difflib.get_close_matches(str(version), releases, n=3)
-    suggestion = f"; closest: {', '.join(close)}" if close else ""
+    """Name the releases on either side of ``version``, in version order (a typo and a future release alike)."""
+    releases = listing.versions()
+    below = [known for known in releases if known < version]
+    above = [known for known in releases if known > version]
+    if below and above:
+        suggestion = f"; the releases around it are {below[-1]} and {above[0]}"
+    elif below:
+        suggestion = f"; the newest is {below[-1]}"
+    elif above:
+        suggestion = f"; the oldest is {above[0]}"
+    else:
+        suggestion = ""
     return f"the index lists no torch {version}{suggestion}"

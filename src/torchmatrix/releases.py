@@ -172,6 +172,16 @@ def _anchor_filenames(html: str) -> list[str]:
     return [unquote(urlparse(href).path.rsplit("/", 1)[-1]) for href in parser.hrefs]
 
 
+def reachable(index_url: str, timeout: float = 10.0) -> bool:
+    """Whether the index answers now (asked when an install failed, to tell a dead network from other causes)."""
+    request = urllib.request.Request(f"{index_url}/{PROJECT}/", headers={"User-Agent": "torchmatrix"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
 def http_fetch(url: str) -> tuple[str, str]:
     """GET ``url`` asking for the JSON simple API; (content type, text)."""
     request = urllib.request.Request(url, headers={"Accept": _JSON_ACCEPT, "User-Agent": "torchmatrix"})

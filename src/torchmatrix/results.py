@@ -1,8 +1,10 @@
 """Result files: one JSON file per cell and machine, versioned, written atomically.
 
 ``<output>/results/<machine>/<cell-id>.json``. Merging machines is copying their
-folders together. A file that cannot be read (truncated, not JSON, another
-schema) is named in a warning and skipped by every reader.
+folders together. Every reader of a results folder goes through :func:`scan`:
+a file that cannot be read (truncated, not JSON, another schema, a field of the
+wrong type) is named in a warning and skipped, and a killed writer's temporary
+file is never looked at.
 """
 
 from __future__ import annotations
@@ -69,46 +71,79 @@ class CellResult:
 
     @classmethod
     def from_json(cls, data: Any) -> CellResult:
-        """Build from parsed JSON; raises ValueError with the reason when it does not fit the schema."""
+        """Build from parsed JSON; raises ValueError with the reason when it does not fit the schema.
+
+        Every field is checked for its type, not converted: a file that does not say exactly what this
+        schema says is refused, never read as something it is not.
+        """
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         schema = data.get("schema")
-        if schema != SCHEMA_VERSION:
-            newer = isinstance(schema, int) and schema > SCHEMA_VERSION
+        if type(schema) is not int or schema != SCHEMA_VERSION:
+            newer = type(schema) is int and schema > SCHEMA_VERSION
             raise ValueError(
                 f"schema {schema!r} is newer than this torchmatrix reads ({SCHEMA_VERSION}); upgrade torchmatrix"
                 if newer
                 else f"schema {schema!r} is not {SCHEMA_VERSION}"
             )
         try:
-            records = tuple(
-                Record(
-                    probe=str(item["probe"]),
-                    device=str(item["device"]),
-                    outcome=Outcome(item["outcome"]),
-                    metrics=dict(item["metrics"]),
-                    message=str(item["message"]),
-                    duration=float(item["duration"]),
-                )
-                for item in data["records"]
-            )
+            outcome = _field(data, "outcome", str, optional=True)
+            cell_outcome = Outcome(outcome) if outcome else None
+            if cell_outcome is not None and not cell_outcome.is_cell_outcome:
+                raise ValueError(f"outcome {outcome!r} is not a cell outcome")
+            records = _field(data, "records", list)
             return cls(
-                machine=str(data["machine"]),
-                cell_id=str(data["cell_id"]),
-                torch=str(data["torch"]),
-                python=data["python"],
-                python_request=data["python_request"],
-                session=str(data["session"]),
-                outcome=Outcome(data["outcome"]) if data["outcome"] else None,
-                message=str(data["message"]),
-                records=records,
-                environment=dict(data["environment"]),
-                inputs=dict(data["inputs"]),
-                started_at=str(data["started_at"]),
-                finished_at=str(data["finished_at"]),
+                machine=_field(data, "machine", str),
+                cell_id=_field(data, "cell_id", str),
+                torch=_field(data, "torch", str),
+                python=_field(data, "python", str, optional=True),
+                python_request=_field(data, "python_request", str, optional=True),
+                session=_field(data, "session", str),
+                outcome=cell_outcome,
+                message=_field(data, "message", str),
+                records=tuple(_record(item, f"records[{index}]") for index, item in enumerate(records)),
+                environment=_field(data, "environment", dict),
+                inputs=_field(data, "inputs", dict),
+                started_at=_field(data, "started_at", str),
+                finished_at=_field(data, "finished_at", str),
             )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {type(exc).__name__}: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
+
+
+def _record(item: Any, where: str) -> Record:
+    if not isinstance(item, dict):
+        raise ValueError(f"{where} is not an object")
+    try:
+        outcome = Outcome(_field(item, "outcome", str))
+        if outcome.is_cell_outcome:
+            raise ValueError(f"outcome {outcome.value!r} is a cell outcome")
+        return Record(
+            probe=_field(item, "probe", str),
+            device=_field(item, "device", str),
+            outcome=outcome,
+            metrics=_field(item, "metrics", dict),
+            message=_field(item, "message", str),
+            duration=float(_field(item, "duration", (int, float))),
+        )
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+_JSON_TYPES = {str: "a string", list: "a list", dict: "an object", bool: "a boolean", type(None): "null"}
+
+
+def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], optional: bool = False) -> Any:
+    """``data[key]`` if it is of ``kind`` (numbers never booleans; None when ``optional``), else ValueError."""
+    if key not in data:
+        raise ValueError(f"no {key!r}")
+    value = data[key]
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+        got = _JSON_TYPES.get(type(value), "a number")
+        raise ValueError(f"{key!r} is {got}")
+    return value
 
 
 def result_path(results_dir: Path, machine: str, cell_id: str) -> Path:

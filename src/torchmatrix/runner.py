@@ -3,6 +3,11 @@
 One worker imports torch once and runs the pairs in order, announcing each. If
 it dies or a pair runs past the time limit, that pair is recorded as ``crash``
 or ``timeout`` and a new worker goes on with the rest.
+
+A worker runs in its own process group, so that stopping it stops whatever its
+probes started too; and it ends itself, group and all, when this process ends
+(its stdin, which this process holds open, reaches end of file): no probe
+outlives the run, even when nox is killed with SIGKILL.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from .outcomes import Outcome
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
 STDERR_TAIL = 2000
+STARTUP_SECONDS = 300.0
+"""The least time a worker gets to import torch, whatever the per-pair limit: a cold import can take minutes."""
+POLL_SECONDS = 0.5
+"""How often a quiet worker is checked for having died (its pipes may outlive it in a forked child)."""
 
 
 @dataclass(frozen=True)
@@ -115,8 +124,9 @@ class _Worker:
         )
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(json.dumps(request).encode())
-            self.process.stdin.close()
+            # One line; stdin then stays open: its end tells the worker that this process is gone.
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            self.process.stdin.flush()
         except OSError:
             pass  # it died at once; follow() reports how
         threading.Thread(target=self._read, daemon=True).start()
@@ -127,6 +137,9 @@ class _Worker:
     def __exit__(self, *_exc: object) -> None:
         _kill_tree(self.process)
         self.process.wait()
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
         self.stderr.close()
 
     def _read(self) -> None:
@@ -136,17 +149,28 @@ class _Worker:
         self.lines.put(None)
 
     def follow(self, timeout: float, listener: Listener) -> _WorkerSession:
-        """Read the worker's messages until it is done, dies, or overruns ``timeout`` on one step."""
+        """Read the worker's messages until it is done, dies, or overruns ``timeout`` on one pair."""
         session = _WorkerSession([], {})
         running: int | None = None
-        deadline = time.monotonic() + timeout  # also bounds `import torch`
+        limit = max(timeout, STARTUP_SECONDS)  # until the first pair starts, the limit bounds `import torch`
         started = time.monotonic()
+        deadline = started + limit
+        died_at: float | None = None
         while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                self._overran(session, running, timeout, started, listener)
+            now = time.monotonic()
+            if now >= deadline:
+                self._overran(session, running, limit, started, listener)
                 return session
+            if died_at is None and self.process.poll() is not None:
+                died_at = now
+            if died_at is not None and now - died_at > POLL_SECONDS:
+                # Dead, yet its stdout is still open: a child it forked holds it. What it sent has been read.
+                self._died(session, running, started, listener)
+                return session
+            try:
+                line = self.lines.get(timeout=min(POLL_SECONDS, deadline - now))
+            except queue.Empty:
+                continue
             if line is None:
                 self._died(session, running, started, listener)
                 return session
@@ -157,8 +181,9 @@ class _Worker:
                 session.import_seconds = message.get("import_seconds")
             elif event == "start" and message.get("index") == self.first + len(session.records):
                 running = message["index"]
+                limit = timeout
                 started = time.monotonic()
-                deadline = started + timeout
+                deadline = started + limit
                 listener("start", self.pairs[running], None)
             elif event == "record" and running is not None and message.get("index") == running:
                 record = _record(self.pairs[running], message)
@@ -169,17 +194,17 @@ class _Worker:
                 return session
 
     def _overran(
-        self, session: _WorkerSession, running: int | None, timeout: float, started: float, listener: Listener
+        self, session: _WorkerSession, running: int | None, limit: float, started: float, listener: Listener
     ) -> None:
         _kill_tree(self.process)
         if running is None:
-            session.failure = f"the worker did not start within {timeout:g} s (import torch hung?)"
+            session.failure = f"the worker did not start within {limit:g} s (import torch hung?)"
             session.failure_outcome = Outcome.TIMEOUT
             return
         pair = self.pairs[running]
         record = Record(
-            pair.probe.name, pair.device, Outcome.TIMEOUT, {"limit": timeout},
-            f"stopped after {timeout:g} s", time.monotonic() - started,
+            pair.probe.name, pair.device, Outcome.TIMEOUT, {"limit": limit},
+            f"stopped after {limit:g} s", time.monotonic() - started,
         )  # fmt: skip
         session.records.append(record)
         listener("record", pair, record)

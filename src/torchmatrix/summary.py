@@ -7,18 +7,21 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from .outcomes import Outcome
-from .report.escape import clean
 from .results import CellResult
+from .terminal import escape
 
 
 def table(cells: Sequence[CellResult], devices: Sequence[str]) -> str:
-    """A plain-text table of ``cells`` (already one per cell, in order) with a legend of the symbols used."""
+    """A plain-text table of ``cells`` (already one per cell, in order) with a legend of the symbols used.
+
+    Its text comes from result files, which may come from other machines: it is escaped for the terminal.
+    """
     if not cells:
         return "no results yet: run `nox -s probe`"
     rows: list[list[str]] = []
     used: set[Outcome] = set()
     for cell in cells:
-        label = [clean(cell.torch), clean(cell.python or "-")]
+        label = [escape(cell.torch, keep_newlines=False), escape(cell.python or "-", keep_newlines=False)]
         if cell.outcome:
             used.add(cell.outcome)
             rows.append([*label, "(all)", *[cell.outcome.symbol] * len(devices)])
@@ -28,7 +31,7 @@ def table(cells: Sequence[CellResult], devices: Sequence[str]) -> str:
             outcomes = [by_pair.get((probe, device)) for device in devices]
             used.update(outcome for outcome in outcomes if outcome)
             symbols = [outcome.symbol if outcome else "" for outcome in outcomes]
-            rows.append([*(label if index == 0 else ["", ""]), clean(probe), *symbols])
+            rows.append([*(label if index == 0 else ["", ""]), escape(probe, keep_newlines=False), *symbols])
     text = tabulate(rows, headers=["torch", "python", "probe", *devices], tablefmt="simple", disable_numparse=True)
     return f"{text}\n\n{legend(used)}"
 

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -21,16 +21,16 @@ from nox.command import CommandFailed
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import bisect_session, config, interpreters, releases, results, runner, summary, verify_session
+from . import bisect_session, config, interpreters, releases, results, runner, summary, terminal, verify_session
 from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, TORCH_VARIABLE
 from .config import Matrix, PinRule, TorchEntry
-from .errors import TorchmatrixError, UsageError
+from .errors import ConfigError, TorchmatrixError, UsageError
 from .findlinks import pip_find_links
 from .interpreters import Interpreter
 from .outcomes import Outcome
 from .plan import KNOWN_PINS_FILE, Cell, plan
 from .releases import Listing
-from .report import diff, escape, model, publish
+from .report import diff, model, publish
 from .report import options as report_options
 from .results import CellResult
 from .tee import Tee
@@ -48,11 +48,14 @@ class Project:
     machine: str
     find_links: tuple[str, ...]
     offline: bool
+    """The index could not be read when the plan was made: uv installs from its cache alone."""
     notes: tuple[str, ...]
     listing: Listing
     interpreters: tuple[Interpreter, ...]
     platforms: tuple[str, ...]
     known_pins: tuple[PinRule, ...]
+    unreachable: set[str] = field(default_factory=set)
+    """Index URLs found dead during this run (an install failed and the index did not answer)."""
 
     @property
     def results_dir(self) -> Path:
@@ -87,17 +90,20 @@ class Project:
         started = results.now_iso()
         if cell.outcome:
             self._store(cell, started, outcome=cell.outcome, message=cell.hint)
-            session.skip(f"{cell.outcome.value}: {cell.hint}")
+            session.skip(terminal.escape(f"{cell.outcome.value}: {cell.hint}"))
+        if self.offline:
+            for note in self.notes:
+                session.log(terminal.escape(note))
         install_error = self._install(session, cell)
         if install_error:
             self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error)
-            session.error(f"install-error: {install_error}")
+            session.error(terminal.escape(f"install-error: {install_error}"))
         pairs = [runner.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
         python = _venv_python(session)
         run = runner.run_cell(python, pairs, self.matrix.timeout, listener=_progress(session, len(pairs)))
         if run.import_failure:
             self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=run.import_failure)
-            session.error(f"install-error: torch does not import: {run.import_failure}")
+            session.error(terminal.escape(f"install-error: torch does not import: {run.import_failure}"))
         path = self._store(cell, started, records=run.records, environment=run.environment)
         session.log(f"{cell.id}: {_tally(run.records)}; written to {path}")
 
@@ -112,7 +118,10 @@ class Project:
                           key=lambda machine: (machine != self.machine, machine.casefold()))  # fmt: skip
         for machine in machines:
             cells = [result for result in merged.results if result.machine == machine]
-            print(f"{escape.clean(machine)}:\n{summary.table(cells, self.matrix.devices)}\n", flush=True)
+            print(
+                f"{terminal.escape(machine, keep_newlines=False)}:\n{summary.table(cells, self.matrix.devices)}\n",
+                flush=True,
+            )
         names = ", ".join(path.name for path in written)
         session.log(f"{len(machines)} machine(s); wrote {names} to {self.matrix.output}")
         if options.diff:
@@ -122,7 +131,7 @@ class Project:
     def _merged(self, session: nox.Session, results_dir: Path) -> model.Report:
         scan = results.scan(results_dir)
         for warning in scan.warnings:
-            session.warn(escape.clean(warning))
+            session.warn(terminal.escape(warning))
         return model.build(scan.results)
 
     def bisect(self, session: nox.Session, noxfile: Path) -> None:
@@ -139,13 +148,13 @@ class Project:
         """The resolved plan, a row per cell, for `nox -s plan`."""
         lines = [f"matrix:  {self.matrix.file}", f"machine: {self.machine}", f"results: {self.results_dir}"]
         lines += [f"find-links: {link}" for link in self.find_links]
-        lines += [f"note: {note}" for note in self.notes]
+        lines += [f"note: {terminal.escape(note)}" for note in self.notes]
         rows = [
             [
                 f"probe({cell.session_id})",
                 f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
                 " ".join(cell.requirements),
-                f"{cell.outcome.value}: {cell.hint}" if cell.outcome else "ready",
+                f"{cell.outcome.value}: {terminal.escape(cell.hint)}" if cell.outcome else "ready",
             ]
             for cell in self.cells
         ]
@@ -155,19 +164,44 @@ class Project:
     # --- helpers --------------------------------------------------------------
 
     def _install(self, session: nox.Session, cell: Cell) -> str:
-        """Install the cell's requirements, showing the installer's progress; its last words if it fails, else ''."""
+        """Install the cell's requirements; '' when done, else why not (a summary, then the installer's words).
+
+        When the index cannot be reached, uv installs from its cache alone (``--offline``): at once if the
+        listing could not be fetched, else after a failed install, if the index does not answer then.
+        """
+        uv = session.venv_backend == "uv"
+        index = self.matrix.index_url
+        offline = uv and (self.offline or index in self.unreachable)
+        log = self._run_installer(session, cell, offline)
+        if log is not None and uv and not offline and not releases.reachable(index):
+            self.unreachable.add(index)
+            session.log(f"cannot reach {index}: installing from uv's cache alone (--offline)")
+            offline = True
+            log = self._run_installer(session, cell, offline)
+        if log is None:
+            return ""
+        lines = [f"installing {' '.join(cell.requirements)}{' offline' if offline else ''} failed: {_error_of(log)}"]
+        if offline:
+            lines.append(
+                f"hint: {index} cannot be reached and uv's cache lacks something this cell needs; "
+                "run once with a network to fill the cache, or put the wheels in a find_links folder"
+            )
+        return "\n".join([*lines, _last_lines(log)])
+
+    def _run_installer(self, session: nox.Session, cell: Cell, offline: bool) -> str | None:
+        """Run the install; None when it worked, else the installer's output."""
         options = [option for link in self.find_links for option in ("--find-links", link)]
         if self.matrix.index_url != config.DEFAULT_INDEX_URL:
             options += ["--index-url", self.matrix.index_url]
-        if self.offline and session.venv_backend == "uv":
+        if offline:
             options.append("--offline")
-        tee = Tee()
+        tee = Tee(keep=40)
         try:
             with tee as output:
                 session.install(*cell.requirements, *options, silent=False, stdout=output, stderr=subprocess.STDOUT)
         except CommandFailed as exc:  # its message is the exit code only; the installer's output says why
             return tee.tail or str(exc)
-        return ""
+        return None
 
     def _store(self, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
                records: Sequence[runner.Record] = (), environment: dict | None = None) -> Path:  # fmt: skip
@@ -209,6 +243,9 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     """
     environ = dict(os.environ if environ is None else environ)
     matrix_file = Path(environ.get(MATRIX_VARIABLE) or root / "matrix.yaml")
+    if not matrix_file.is_file():
+        hint = f"{MATRIX_VARIABLE} names it" if environ.get(MATRIX_VARIABLE) else "write one (see README)"
+        raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
     matrix = config.load_matrix(matrix_file, probes_dir=root / "probes")
     if environ.get(TORCH_VARIABLE, "").strip():
         matrix = with_releases(matrix, _releases_from(environ[TORCH_VARIABLE]))
@@ -260,7 +297,7 @@ def _exit_on_fatal_error() -> Iterator[None]:
 
 
 def _exit(error: TorchmatrixError) -> NoReturn:
-    print(f"torchmatrix: error: {error}", file=sys.stderr, flush=True)
+    print(f"torchmatrix: error: {terminal.escape(str(error))}", file=sys.stderr, flush=True)
     raise SystemExit(error.exit_code)
 
 
@@ -278,8 +315,8 @@ def _progress(session: nox.Session, total: int) -> runner.Listener:
             count += 1
             session.log(f"[{count}/{total}] {pair.probe.name} on {pair.device} ...")
         elif record is not None:
-            first_line = record.message.splitlines()[0] if record.message else ""
-            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {first_line}")
+            message = terminal.first_line(record.message)
+            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}")
 
     return listen
 
@@ -289,6 +326,19 @@ def _tally(records: Sequence[runner.Record]) -> str:
     for record in records:
         counts[record.outcome.value] = counts.get(record.outcome.value, 0) + 1
     return ", ".join(f"{count} {outcome}" for outcome, count in sorted(counts.items()))
+
+
+def _error_of(log: str) -> str:
+    """The installer's own summary of what went wrong: its first ``error:`` line, else its last line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in lines:
+        if line.lower().startswith("error:"):
+            return line[len("error:") :].strip()
+    return lines[-1] if lines else "no output"
+
+
+def _last_lines(text: str, count: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-count:])
 
 
 def _sha256(path: Path) -> str:

@@ -2,9 +2,10 @@
 
 Only the safe YAML types are accepted (mappings, sequences, strings, numbers,
 booleans, null). Tags such as ``!!python/object``, duplicate keys, oversized
-files and alias bombs are refused with a :class:`ConfigError` naming the line.
-Every scalar keeps its source text too, so a version written ``1.10`` stays
-``"1.10"`` instead of becoming the float ``1.1``.
+files, deep nesting and alias bombs are refused with a :class:`ConfigError`
+naming the line. Every scalar keeps its source text too, so a version written
+``1.10`` stays ``"1.10"`` instead of becoming the float ``1.1`` (and a date
+stays the text it was).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .errors import ConfigError
 
 MAX_BYTES = 1 << 20
 MAX_NODES = 100_000
+MAX_DEPTH = 64
 
 KeyPath = tuple[str | int, ...]
 
@@ -31,6 +33,8 @@ _SAFE_TAGS = {
     "tag:yaml.org,2002:seq",
     "tag:yaml.org,2002:map",
 }
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+"""What YAML makes of an unquoted date: kept as the text written."""
 
 
 def format_path(path: KeyPath) -> str:
@@ -70,26 +74,81 @@ def load(path: Path, display_name: str | None = None) -> Document:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(name, None, "", f"cannot read the file: {exc.strerror or exc}") from None
+        raise ConfigError(name, None, "", f"cannot read the file: {exc.strerror or exc}", "check the path") from None
     if len(raw) > MAX_BYTES:
         raise ConfigError(
-            name, None, "", f"the file is {len(raw):,} bytes; a matrix file may have at most {MAX_BYTES:,}"
+            name,
+            None,
+            "",
+            f"the file is {len(raw):,} bytes; a matrix file may have at most {MAX_BYTES:,}",
+            "a matrix file lists releases and probes in a few lines: is this the right file?",
         )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(name, None, "", f"not UTF-8 text (byte {exc.start})") from None
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        raise ConfigError(name, line, "", f"YAML syntax error: {exc.problem or exc.context}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(name, None, "", f"YAML error: {exc}") from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(name, line, "", f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8") from None
+    root = _compose(text, name)
     builder = _Builder(name)
     value = builder.build(root, ()) if root is not None else None
     return Document(name, value, builder.lines, builder.texts)
+
+
+def _compose(text: str, name: str) -> yaml.Node | None:
+    """The YAML node tree of ``text``; a syntax error, a forbidden character or deep nesting is a ConfigError."""
+    loader: _DepthLimitedLoader | None = None
+    try:
+        loader = _DepthLimitedLoader(text)  # checks every character first
+        return loader.get_single_node()
+    except _TooDeep as exc:
+        raise ConfigError(
+            name, exc.line, "", f"values nested more than {MAX_DEPTH} deep", "a matrix file needs a few levels at most"
+        ) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise ConfigError(
+            name, line, "", f"YAML syntax error: {exc.problem or exc.context}", _syntax_hint(exc)
+        ) from None
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        raise ConfigError(
+            name, line, "", f"character #x{exc.character:04x} is not allowed in YAML", "remove it"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(name, None, "", f"YAML error: {exc}", "check the file's syntax") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _syntax_hint(error: yaml.MarkedYAMLError) -> str:
+    if error.problem and "'\\t'" in error.problem:
+        return "indent with spaces: YAML does not allow tabs"
+    if error.context and error.context_mark:
+        what = error.context.split(" ", 3)[-1]  # "while parsing a flow sequence" -> "flow sequence"
+        return f"check the {what} that starts on line {error.context_mark.line + 1}"
+    return "check the quoting and indentation around this line"
+
+
+class _TooDeep(Exception):
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """PyYAML composes nodes recursively: stop at MAX_DEPTH instead of running out of stack."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise _TooDeep(self.peek_event().start_mark.line + 1)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 class _Builder:
@@ -106,14 +165,18 @@ class _Builder:
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
         self.visited += 1
         if self.visited > MAX_NODES:
-            raise self.fail(node, path, f"more than {MAX_NODES:,} values (an alias bomb?)")
-        if node.tag not in _SAFE_TAGS:
+            raise self.fail(
+                node, path, f"more than {MAX_NODES:,} values (an alias bomb?)", "a matrix file holds a few dozen values"
+            )
+        if node.tag not in _SAFE_TAGS and node.tag != _TIMESTAMP:
             raise self.fail(
                 node, path, f"YAML tag {node.tag!r} is not allowed", "a matrix file holds plain values only"
             )
         self.lines[path] = node.start_mark.line + 1
         if isinstance(node, yaml.ScalarNode):
             self.texts[path] = node.value
+            if node.tag == _TIMESTAMP:
+                return node.value
             return self.constructor.construct_object(node, deep=True)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
@@ -124,7 +187,7 @@ class _Builder:
         mapping: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                raise self.fail(key_node, path, "keys must be plain names")
+                raise self.fail(key_node, path, "keys must be plain names", "write `name: value`; no `<<` merges")
             key = key_node.value
             if key in mapping:
                 raise self.fail(

@@ -107,6 +107,14 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
         ("torch: [1.9.0\n", 2, "", "YAML syntax error", ""),
         ("", None, "", "empty", ""),
         ("torch:\n  - version: 2.2.0\n    pins: ['numpy @ https://x/numpy.whl']\n", 3, "torch[0].pins[0]", "URL", ""),
+        ("torch: [1.9.0]\ndevices: gpu\n", 2, "devices", "unknown device 'gpu'", "did you mean"),
+        ("torch: [1.9.0]\nindex_url: --no-index\n", 2, "index_url", "not an http(s) or file URL", "https://"),
+        ("torch: [1.9.0]\nfind_links: ['--index-url=http://evil']\n", 2, "find_links[0]", "installer option", ""),
+        ("torch: [1.9.0]\nmachine: a\x00b\n", 2, "", "character #x0000", "remove it"),
+        ("torch: " + "[" * 3000 + "]" * 3000, 1, "", "nested more than 64 deep", "a few levels"),
+        ("torch: [2024-01-15]\n", 1, "torch[0]", "'2024-01-15' is not a PEP 440 version", ""),
+        ("torch: [1.9.0]\ntimeout: soon\n", 2, "timeout", "seconds", "e.g. timeout: 300"),
+        ("torch: [1.9.0]\noutput: matrix.yaml/out\n", 2, "output", "matrix.yaml is a file", "name a folder"),
     ],
 )
 def test_each_mistake_names_file_line_key_and_a_hint(

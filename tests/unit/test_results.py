@@ -41,17 +41,46 @@ def test_rewriting_a_cell_replaces_its_file_and_leaves_no_temporary(tmp_path: Pa
 def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
     good = results.write(tmp_path, result())
     folder = good.parent
-    (folder / "truncated.json").write_text(good.read_text()[:100])
-    (folder / "newer.json").write_text(json.dumps(dict(json.loads(good.read_text()), schema=99)))
-    (folder / "wrong.json").write_text(json.dumps({"schema": 1, "machine": "x"}))
+    data = json.loads(good.read_text())
+    record = data["records"][0]
+    broken = {
+        "truncated.json": good.read_text()[:100],
+        "empty.json": "",
+        "newer.json": json.dumps(dict(data, schema=99)),
+        "schema-true.json": json.dumps(dict(data, schema=True)),
+        "wrong.json": json.dumps({"schema": 1, "machine": "x"}),
+        "array.json": "[]",
+        "python-number.json": json.dumps(dict(data, python=3.9)),
+        "torch-number.json": json.dumps(dict(data, torch=1.9)),
+        "cell-passes.json": json.dumps(dict(data, outcome="pass")),
+        "record-no-wheel.json": json.dumps(dict(data, records=[dict(record, outcome="no-wheel")])),
+        "records-text.json": json.dumps(dict(data, records="pass")),
+        "duration-true.json": json.dumps(dict(data, records=[dict(record, duration=True)])),
+    }
+    for name, text in broken.items():
+        (folder / name).write_text(text)
     (folder / "binary.json").write_bytes(b"\xff\xfe\x00")
+    (folder / "folder.json").mkdir()
+    (folder / f".{good.name}.x1y2z3.tmp").write_text(good.read_text()[:50])  # a writer killed mid-write
     scan = results.scan(tmp_path)
     assert [found.cell_id for found in scan.results] == ["torch-1.12.1-py3.10"]
+    assert len(scan.warnings) == len(broken) + 2
     messages = "\n".join(scan.warnings)
     assert "truncated.json: not valid JSON" in messages
+    assert "empty.json: not valid JSON" in messages
     assert "newer.json: schema 99 is newer than this torchmatrix reads" in messages
-    assert "wrong.json: does not fit schema 1" in messages
+    assert "schema-true.json: schema True is not 1" in messages
+    assert "wrong.json: does not fit schema 1: no 'outcome'" in messages
+    assert "array.json: not a JSON object" in messages
+    assert "python-number.json: does not fit schema 1: 'python' is a number" in messages
+    assert "torch-number.json: does not fit schema 1: 'torch' is a number" in messages
+    assert "cell-passes.json: does not fit schema 1: outcome 'pass' is not a cell outcome" in messages
+    assert "record-no-wheel.json: does not fit schema 1: records[0]: outcome 'no-wheel' is a cell outcome" in messages
+    assert "records-text.json: does not fit schema 1: 'records' is a string" in messages
+    assert "duration-true.json: does not fit schema 1: records[0]: 'duration' is a boolean" in messages
     assert "binary.json: not UTF-8" in messages
+    assert "folder.json: " in messages
+    assert ".tmp" not in messages
 
 
 def test_the_newest_result_of_a_cell_wins_and_order_follows_versions() -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +28,9 @@ PROBES = {
     "malformed": "def run(device):\n    return ['not', 'a', 'dict']\n",
     "nan": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'error': float('nan'), 'big': 1e999}}\n",
     "no_run": "x = 1\n",
+    "fork_crash": "import ctypes, os, time\ndef run(device):\n    if os.fork() == 0:\n        time.sleep(60)\n"
+    "        os._exit(0)\n    ctypes.string_at(0)\n",
+    "huge": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'values': list(range(300000))}}\n",
 }
 
 
@@ -61,7 +69,24 @@ def test_a_crash_is_recorded_and_a_new_worker_runs_the_rest(stub_torch_python: s
         ("good", Outcome.PASS), ("segfault", Outcome.CRASH), ("exits", Outcome.CRASH), ("good", Outcome.PASS),
     ]  # fmt: skip
     assert "SIGSEGV while running segfault on cpu" in cell.records[1].message
+    assert 'segfault.py", line 3 in run' in cell.records[1].message  # faulthandler's stack
     assert "exited with code 3 while running exits" in cell.records[2].message
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_crash_is_seen_at_once_when_a_forked_child_holds_the_pipes(
+    stub_torch_python: str, probes: dict[str, Probe]
+) -> None:
+    cell, _ = run(stub_torch_python, probes, ["fork_crash", "good"], timeout=20.0)
+    assert outcomes(cell) == [("fork_crash", Outcome.CRASH), ("good", Outcome.PASS)]  # not a timeout
+
+
+def test_importing_torch_may_take_longer_than_one_pair_may(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCHMATRIX_STUB_IMPORT_SECONDS", "1.5")
+    cell, _ = run(stub_torch_python, probes, ["good", "hangs"], timeout=1.0)
+    assert outcomes(cell) == [("good", Outcome.PASS), ("hangs", Outcome.TIMEOUT)]
 
 
 def test_a_hang_is_stopped_at_the_limit(stub_torch_python: str, probes: dict[str, Probe]) -> None:
@@ -78,6 +103,12 @@ def test_exceptions_and_malformed_results_are_errors(stub_torch_python: str, pro
     assert cell.records[0].message == "ValueError: bad input"
     assert "malformed result" in cell.records[1].message
     assert "no run(device)" in cell.records[2].message
+
+
+def test_megabytes_of_metrics_are_refused(stub_torch_python: str, probes: dict[str, Probe]) -> None:
+    cell, _ = run(stub_torch_python, probes, ["huge", "good"])
+    assert outcomes(cell) == [("huge", Outcome.ERROR), ("good", Outcome.PASS)]
+    assert cell.records[0].message.startswith("malformed result: run() returned 2.2 MB of metrics; the limit is 1 MB")
 
 
 def test_megabytes_of_output_neither_block_nor_corrupt(stub_torch_python: str, probes: dict[str, Probe]) -> None:
@@ -101,3 +132,37 @@ def test_a_python_where_torch_does_not_import_runs_nothing(bare_python: str, pro
     assert cell.records == () and events == []
     assert cell.import_failure.startswith("the worker exited with code 1 while importing torch")
     assert "No module named 'torch'" in cell.import_failure
+
+
+PARENT = """
+import sys
+from pathlib import Path
+from torchmatrix.config import Probe
+from torchmatrix.runner import Pair, run_cell
+run_cell(sys.argv[1], [Pair(Probe("hangs", Path(sys.argv[2])), "cpu")], 600.0, lambda *_: print(flush=True))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
+def test_a_worker_ends_itself_when_its_parent_is_killed(stub_torch_python: str, probes: dict[str, Probe]) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, stub_torch_python, str(probes["hangs"].path)], stdout=subprocess.PIPE
+    )
+    assert parent.stdout is not None
+    parent.stdout.readline()  # the hanging pair has started
+    (worker,) = [int(pid) for pid in Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text().split()]
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(worker):
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail("the worker outlived its parent")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from torchmatrix.outcomes import Outcome
 from torchmatrix.runner import Record
 from torchmatrix.summary import table
 
+from ..conftest import hostile_result
 from .test_results import result
 
 
@@ -31,8 +34,9 @@ def test_no_results_says_what_to_do() -> None:
     assert "nox -s probe" in table([], ["cpu"])
 
 
-def test_text_from_a_result_file_cannot_drive_the_terminal() -> None:
-    records = (Record("probe\x1b[2J\x1b]0;title\x07", "cpu", Outcome.PASS, {}, "", 0.0),)
-    text = table([result("1.9.0\x1b[31m", records=records)], ["cpu"])
-    assert "\x1b" not in text and "\x07" not in text
-    assert text.splitlines()[2].split() == ["1.9.0", "3.10", "probe", "✓"]
+def test_text_from_result_files_is_escaped() -> None:
+    text = table([hostile_result()], ["cpu", "cuda"])
+    assert not [char for char in text if char != "\n" and unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
+    first = text.splitlines()[2]
+    assert first.startswith(r"2.0.0\x1b[2J\x1b[H\x1b[31mred\x1b[0m \x1b]0;window title\x07")
+    assert r"hostilebell\x07 backspace\x08\x08" in first and first.split()[-2:] == ["✗", "E"]

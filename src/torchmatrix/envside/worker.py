@@ -2,7 +2,9 @@
 
 This file runs under the cell's Python (3.6 and newer), with the standard
 library and torch only; it never imports torchmatrix. The request arrives as
-JSON on stdin: {"pairs": [[name, path, device], ...], "first": index}.
+one JSON line on stdin: {"pairs": [[name, path, device], ...], "first": index}.
+The parent keeps stdin open: when it closes (the parent ended, even by
+SIGKILL), the worker kills itself and every process its probes started.
 
 Messages to the parent are JSON lines on the original stdout, which is kept
 for them alone: whatever probes print, from Python or from C, goes to stderr.
@@ -13,25 +15,33 @@ for them alone: whatever probes print, from Python or from C, goes to stderr.
     {"event": "done"}
 """
 
+import faulthandler
 import importlib.util
 import json
 import math
 import os
 import platform
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 
 OUTCOMES_A_PROBE_MAY_RETURN = ("pass", "fail")
 MAX_MESSAGE = 4000
+MAX_METRICS_BYTES = 1 << 20
 
 
 def main():
-    request = json.loads(sys.stdin.read())
+    request = json.loads(read_line(0))
+    watch_parent(os.dup(0))
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # probes and their children read nothing from the parent's pipe
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the worker
     channel = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # from here on, fd 1 (print, C stdio) is the log, not the channel
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the worker
+    faulthandler.enable(all_threads=False)  # a segfault leaves its thread's Python stack in the kept log
 
     def send(message):
         channel.write(json.dumps(message, allow_nan=False) + "\n")
@@ -49,6 +59,35 @@ def main():
         record.update({"event": "record", "index": index, "duration": time.perf_counter() - started})
         send(record)
     send({"event": "done"})
+
+
+def read_line(fd):
+    """Read up to the first newline byte by byte, so that nothing after it is consumed."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode("utf-8")
+
+
+def watch_parent(fd):
+    """End this worker and its probes' processes when the parent closes the pipe on ``fd`` (it ended)."""
+
+    def watch():
+        try:
+            while os.read(fd, 4096):
+                pass
+        except OSError:
+            pass
+        if hasattr(os, "killpg") and os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)  # the parent started this worker as a group leader
+        os._exit(70)
+
+    thread = threading.Thread(target=watch, name="torchmatrix-watch-parent")
+    thread.daemon = True
+    thread.start()
 
 
 def run_pair(torch, probes, name, path, device):
@@ -89,6 +128,12 @@ def checked(result):
         metrics = json_safe(metrics)
     except (TypeError, ValueError) as error:
         return malformed("run() returned metrics that are not plain data: {}".format(error))
+    size = len(json.dumps(metrics))
+    if size > MAX_METRICS_BYTES:
+        return malformed(
+            "run() returned {:.1f} MB of metrics; the limit is {} MB: store what was checked "
+            "(observed, expected, error), not whole tensors".format(size / (1 << 20), MAX_METRICS_BYTES >> 20)
+        )
     return {"outcome": outcome, "metrics": metrics, "message": tail(str(result.get("message", "")))}
 
 

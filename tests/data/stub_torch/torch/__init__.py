@@ -1,4 +1,12 @@
-"""A stand-in for torch, for unit tests of the worker protocol only: enough for the worker's fingerprint."""
+"""A stand-in for torch, for unit tests of the worker protocol only: enough for the worker's fingerprint.
+
+$TORCHMATRIX_STUB_IMPORT_SECONDS makes importing it take that long (a slow `import torch`).
+"""
+
+import os
+import time
+
+time.sleep(float(os.environ.get("TORCHMATRIX_STUB_IMPORT_SECONDS", "0")))
 
 __version__ = "0.0.0+stub"
 

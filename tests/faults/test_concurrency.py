@@ -1,0 +1,36 @@
+"""Two real `nox -s probe` runs at once on the same results folder end with whole, valid files only."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import Torch, Workspace, stop
+
+pytestmark = pytest.mark.integration
+
+
+def test_two_probe_runs_at_once_leave_only_valid_files(
+    workspace: Workspace, torch_here: Torch, torch_other: Torch, warm: None
+) -> None:
+    workspace.matrix([torch_other, torch_here], ["ok", "slow", "raises"])
+    environ = workspace.environ(TORCHMATRIX_FAULTS_SLOW="1")
+    runs = [workspace.start("-s", "probe", env=environ) for _ in range(2)]
+    try:
+        outputs = [run.communicate(timeout=300)[0] for run in runs]
+    finally:
+        for run in runs:
+            stop(run)
+
+    for run, output in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, output
+        assert output.count("; written to ") == 2
+    scan = workspace.scan()
+    assert scan.warnings == ()
+    assert sorted(result.torch for result in scan.results) == sorted([torch_other.version, torch_here.version])
+    for result in scan.results:
+        assert [(record.probe, record.outcome.value) for record in result.records] == [
+            ("ok", "pass"), ("slow", "pass"), ("raises", "error"),
+        ]  # fmt: skip
+    assert sorted(path.name for path in workspace.machine_dir.iterdir()) == sorted(
+        f"{result.cell_id}.json" for result in scan.results
+    )
