@@ -102,3 +102,14 @@ def test_a_python_without_torch_crashes_every_pair_once(bare_python: str, probes
     assert "before running a probe" in cell.records[0].message
     assert "ModuleNotFoundError" in cell.records[0].message or "ImportError" in cell.records[0].message
     assert events == [("record", "good"), ("record", "wrong")]
+
+
+def test_bytecode_goes_to_the_pycache_prefix(stub_torch_python: str, probes: dict[str, Probe], tmp_path: Path) -> None:
+    prefix = tmp_path / "pycache"
+    pairs = [Pair(probes["good"], "cpu")]
+    cell = run_cell(stub_torch_python, pairs, 30.0, pycache_prefix=prefix)
+    assert outcomes(cell) == [("good", Outcome.PASS)]
+    compiled = [path.name for path in prefix.rglob("*.pyc")]
+    assert any(name.startswith("good.") for name in compiled)  # the probe, imported from its file
+    assert any(name.startswith("__init__.") for name in compiled)  # the (stub) torch package
+    assert not (probes["good"].path.parent / "__pycache__").exists()
