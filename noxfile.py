@@ -11,9 +11,11 @@
 # ///
 """torchmatrix's sessions: one `probe(<torch version>)` per cell of the matrix, and the tools around them.
 
-`nox -s probe` runs every cell of matrix.yaml (or of $TORCHMATRIX_MATRIX),
-`nox -s "probe(1.12.1)"` one of them, `nox -s plan` shows what would run,
-`nox -s report` prints the table of stored results, `nox -s tests` tests torchmatrix.
+`nox -s probe` runs every cell of matrix.yaml (or of $TORCHMATRIX_MATRIX) whose
+stored result is out of date (`-- --force`: every cell), `nox -s "probe(1.12.1)"`
+one of them, `nox -j 2 -s probe report` cells in parallel and then the table,
+`nox -s plan` shows what would run, `nox -s report` prints the table of stored
+results, `nox -s bench` measures what a matrix costs here, `nox -s tests` tests torchmatrix.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ project = workflow.load_or_exit(ROOT)
 
 @nox.session(reuse_venv=True, download_python="never", allow_parallel=True)
 @nox.parametrize(("python", "cell"), project.session_parameters(), ids=project.session_ids())
-def probe(session: nox.Session, cell: workflow.Cell) -> None:
+def probe(session: nox.Session, cell: str) -> None:
     """Install one torch release and run every probe on every device."""
     project.probe(session, cell)
 
@@ -51,6 +53,12 @@ def report(session: nox.Session) -> None:
 def plan(session: nox.Session) -> None:
     """Show each cell's interpreter, requirements and status, and run nothing."""
     print(project.describe_plan())
+
+
+@nox.session(python=False)
+def bench(session: nox.Session) -> None:
+    """Measure what a matrix costs on this machine against its limits; `-- --help` for the options."""
+    session.run(sys.executable, str(ROOT / "benchmarks" / "bench.py"), *session.posargs)
 
 
 @nox.session

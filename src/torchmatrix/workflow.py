@@ -6,6 +6,7 @@ no logic: it builds sessions from :func:`load` and calls the methods here.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from nox.command import CommandFailed
 
-from . import config, interpreters, releases, results, runner, summary
+from . import config, freshness, interpreters, releases, results, runner, summary
 from .config import Matrix
 from .errors import TorchmatrixError
 from .findlinks import pip_find_links
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 MATRIX_VARIABLE = "TORCHMATRIX_MATRIX"
 MACHINE_VARIABLE = "TORCHMATRIX_MACHINE"
+PYCACHE_FOLDER = ".pycache"
 
 
 @dataclass(frozen=True)
@@ -50,10 +52,16 @@ class Project:
 
     # --- session parameters --------------------------------------------------
 
-    def session_parameters(self) -> list[tuple[str | bool, Cell]]:
-        """(python, cell) per probe session: the interpreter's path, or False for a cell that cannot run."""
+    def session_parameters(self) -> list[tuple[str | bool, str]]:
+        """(python, session id) per probe session: the interpreter's path, or False for a cell that cannot run.
+
+        The parameter is the id, not the cell: nox writes parameters as JSON
+        (``nox --report``, and every session under ``nox -j``), and for a CI
+        job reading ``nox -l --json`` a plain id is the useful value.
+        """
         return [
-            (cell.interpreter.path if cell.interpreter and not cell.outcome else False, cell) for cell in self.cells
+            (cell.interpreter.path if cell.interpreter and not cell.outcome else False, cell.session_id)
+            for cell in self.cells
         ]
 
     def session_ids(self) -> list[str]:
@@ -61,21 +69,38 @@ class Project:
 
     # --- sessions -------------------------------------------------------------
 
-    def probe(self, session: nox.Session, cell: Cell) -> None:
-        """Install the cell's torch, run every (probe, device) pair, store the result."""
-        session.notify("report")
+    def cell(self, session_id: str) -> Cell:
+        """The cell whose probe session is ``probe(<session_id>)``."""
+        return next(cell for cell in self.cells if cell.session_id == session_id)
+
+    def probe(self, session: nox.Session, session_id: str) -> None:
+        """Install the cell's torch, run every (probe, device) pair, store the result.
+
+        A cell whose stored result was made from the same inputs and torch build
+        is skipped, unless the session's arguments say ``--force``.
+        """
+        try:
+            force = freshness.wants_force(session.posargs)
+        except TorchmatrixError as error:
+            session.error(str(error))
+        _notify_report(session)
+        cell = self.cell(session_id)
         started = results.now_iso()
         if cell.outcome:
             self._store(cell, started, outcome=cell.outcome, message=cell.hint)
             session.skip(f"{cell.outcome.value}: {cell.hint}")
+        env = Path(session.virtualenv.location)
+        inputs = self.inputs(cell)
+        self._skip_if_up_to_date(session, cell, {**inputs, freshness.TORCH_BUILD: freshness.torch_build(env)}, force)
         install_error = self._install(session, cell)
         if install_error:
-            self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error)
+            self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error, inputs=inputs)
             session.error(f"install-error: {install_error}")
+        inputs[freshness.TORCH_BUILD] = freshness.torch_build(env)
         pairs = [runner.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
         python = _venv_python(session)
-        run = runner.run_cell(python, pairs, self.matrix.timeout, listener=_progress(session, len(pairs)))
-        path = self._store(cell, started, records=run.records, environment=run.environment)
+        run = runner.run_cell(python, pairs, self.matrix.timeout, _progress(session, len(pairs)), pycache_prefix(env))
+        path = self._store(cell, started, records=run.records, environment=run.environment, inputs=inputs)
         session.log(f"{cell.id}: {_tally(run.records)}; written to {path}")
 
     def report(self, session: nox.Session) -> None:
@@ -101,11 +126,16 @@ class Project:
 
     # --- helpers --------------------------------------------------------------
 
-    def _install(self, session: nox.Session, cell: Cell) -> str:
-        """Install the cell's requirements; the installer's last words when it fails, else ''."""
+    def installer_options(self) -> list[str]:
+        """Where the installer looks for torch: the matrix's index and the find-links in effect."""
         options = [option for link in self.find_links for option in ("--find-links", link)]
         if self.matrix.index_url != config.DEFAULT_INDEX_URL:
             options += ["--index-url", self.matrix.index_url]
+        return options
+
+    def _install(self, session: nox.Session, cell: Cell) -> str:
+        """Install the cell's requirements; the installer's last words when it fails, else ''."""
+        options = self.installer_options()
         if self.offline and session.venv_backend == "uv":
             options.append("--offline")
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
@@ -116,8 +146,23 @@ class Project:
                 return _last_lines(log.read()) or str(exc)
         return ""
 
+    def _skip_if_up_to_date(self, session: nox.Session, cell: Cell, inputs: dict[str, object], force: bool) -> None:
+        """Skip the session when the stored result stands for a run from ``inputs``; else log why it runs."""
+        if force:
+            session.log(f"{cell.id}: {freshness.FORCE}: re-measuring")
+            return
+        verdict = freshness.verdict(self.result_file(cell), inputs)
+        if verdict.up_to_date:
+            session.skip(f"{cell.id}: {verdict.reason}")
+        session.log(f"{cell.id}: running: {verdict.reason}")
+
+    def result_file(self, cell: Cell) -> Path:
+        """Where the cell's result on this machine is stored."""
+        return results.result_path(self.results_dir, self.machine, cell.id)
+
     def _store(self, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
-               records: Sequence[runner.Record] = (), environment: dict | None = None) -> Path:  # fmt: skip
+               records: Sequence[runner.Record] = (), environment: dict | None = None,
+               inputs: dict[str, object] | None = None) -> Path:  # fmt: skip
         result = CellResult(
             machine=self.machine,
             cell_id=cell.id,
@@ -129,7 +174,7 @@ class Project:
             message=message,
             records=tuple(records),
             environment=environment or {},
-            inputs=self.inputs(cell),
+            inputs=inputs if inputs is not None else self.inputs(cell),
             started_at=started,
             finished_at=results.now_iso(),
         )
@@ -172,6 +217,19 @@ def load_or_exit(root: Path) -> Project:
 def _exit(error: TorchmatrixError) -> NoReturn:
     print(f"torchmatrix: error: {error}", file=sys.stderr, flush=True)
     raise SystemExit(error.exit_code)
+
+
+def pycache_prefix(env: Path) -> Path:
+    """Where the cells' Pythons keep compiled bytecode: beside the environments, so a rebuilt one finds it."""
+    return env.parent / PYCACHE_FOLDER
+
+
+def _notify_report(session: nox.Session) -> None:
+    """Queue the table after the cells; nox runs it once, however many cells ask."""
+    # Under `nox -j N` each session runs in its own nox process, which cannot
+    # queue another (ValueError): `nox -j N -s probe report` prints the table once, last.
+    with contextlib.suppress(ValueError):
+        session.notify("report")
 
 
 def _venv_python(session: nox.Session) -> str:
