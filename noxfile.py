@@ -11,12 +11,14 @@
 # ///
 """torchmatrix's sessions: one `probe(<torch version>)` per cell of the matrix, and the tools around them.
 
-`nox -s probe` runs every cell of matrix.yaml (or of $TORCHMATRIX_MATRIX),
-`nox -s "probe(1.12.1)"` one of them, `nox -s plan` shows what would run,
+`nox -s probe` runs every cell of matrix.yaml (or of $TORCHMATRIX_MATRIX) whose
+stored result is out of date (`-- --force`: every cell), `nox -s "probe(1.12.1)"`
+one of them, `nox -j 2 -s probe report` cells in parallel and then the table,
+`nox -s plan` shows what would run,
 `nox -s report` renders the stored results of every machine (`-- --help` for its options),
 `nox -s bisect -- PROBE --from OLD --to NEW` finds the first release with NEW's outcome,
 `nox -s verify` checks stored results against the matrix's `expect:` entries,
-`nox -s tests` tests torchmatrix.
+`nox -s bench` measures what a matrix costs here, `nox -s tests` tests torchmatrix.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ project = workflow.load_or_exit(ROOT)
 
 @nox.session(reuse_venv=True, download_python="never", allow_parallel=True)
 @nox.parametrize(("python", "cell"), project.session_parameters(), ids=project.session_ids())
-def probe(session: nox.Session, cell: workflow.Cell) -> None:
+def probe(session: nox.Session, cell: str) -> None:
     """Install one torch release and run every probe on every device."""
     project.probe(session, cell)
 
@@ -67,6 +69,12 @@ def bisect(session: nox.Session) -> None:
 def verify(session: nox.Session) -> None:
     """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
     project.verify(session, NOXFILE)
+
+
+@nox.session(python=False)
+def bench(session: nox.Session) -> None:
+    """Measure what a matrix costs on this machine against its limits; `-- --help` for the options."""
+    session.run(sys.executable, str(ROOT / "benchmarks" / "bench.py"), *session.posargs)
 
 
 @nox.session

@@ -69,15 +69,27 @@ Listener = Callable[[str, Pair, "Record | None"], None]
 """Called with ("start", pair, None) before a pair runs and ("record", pair, record) after."""
 
 
-def run_cell(python: str, pairs: Sequence[Pair], timeout: float, listener: Listener | None = None) -> CellRun:
-    """Run ``pairs`` under ``python``; every pair gets exactly one record, whatever happens."""
+def run_cell(
+    python: str,
+    pairs: Sequence[Pair],
+    timeout: float,
+    listener: Listener | None = None,
+    pycache_prefix: Path | None = None,
+) -> CellRun:
+    """Run ``pairs`` under ``python``; every pair gets exactly one record, whatever happens.
+
+    ``pycache_prefix`` is where the worker's Python keeps the bytecode it compiles
+    (``-X pycache_prefix``, Python 3.8+; older ones keep it beside the sources).
+    Kept outside the environment, it survives the environment's rebuild, so the
+    first ``import torch`` in a rebuilt environment does not compile torch again.
+    """
     listener = listener or (lambda *_: None)
     records: list[Record] = []
     environment: dict[str, Any] = {}
     import_seconds = None
     while len(records) < len(pairs):
         first = len(records)
-        with _Worker(python, pairs, first) as worker:
+        with _Worker(python, pairs, first, pycache_prefix) as worker:
             session = worker.follow(timeout, listener)
         records += session.records
         environment = environment or session.environment
@@ -106,7 +118,7 @@ class _WorkerSession:
 class _Worker:
     """One worker process: started on enter, killed with its children on exit."""
 
-    def __init__(self, python: str, pairs: Sequence[Pair], first: int) -> None:
+    def __init__(self, python: str, pairs: Sequence[Pair], first: int, pycache_prefix: Path | None) -> None:
         self.pairs = pairs
         self.first = first
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
@@ -115,8 +127,10 @@ class _Worker:
             "pairs": [[pair.probe.name, str(pair.probe.path), pair.device] for pair in pairs[first:]],
             "first": first,
         }
+        # -I: none of the user's PYTHON* variables (PYTHONPATH, PYTHONDONTWRITEBYTECODE) reach the cell.
+        options = ["-X", f"pycache_prefix={pycache_prefix}"] if pycache_prefix else []
         self.process = subprocess.Popen(
-            [python, "-I", "-u", str(WORKER)],
+            [python, "-I", "-u", *options, str(WORKER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,

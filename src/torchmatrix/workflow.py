@@ -21,7 +21,18 @@ from nox.command import CommandFailed
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import bisect_session, config, interpreters, releases, results, runner, summary, terminal, verify_session
+from . import (
+    bisect_session,
+    config,
+    freshness,
+    interpreters,
+    releases,
+    results,
+    runner,
+    summary,
+    terminal,
+    verify_session,
+)
 from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, TORCH_VARIABLE
 from .config import Matrix, PinRule, TorchEntry
 from .errors import ConfigError, TorchmatrixError, UsageError
@@ -37,6 +48,8 @@ from .tee import Tee
 
 if TYPE_CHECKING:
     import nox
+
+PYCACHE_FOLDER = ".pycache"
 
 
 @dataclass(frozen=True)
@@ -73,10 +86,16 @@ class Project:
 
     # --- session parameters --------------------------------------------------
 
-    def session_parameters(self) -> list[tuple[str | bool, Cell]]:
-        """(python, cell) per probe session: the interpreter's path, or False for a cell that cannot run."""
+    def session_parameters(self) -> list[tuple[str | bool, str]]:
+        """(python, session id) per probe session: the interpreter's path, or False for a cell that cannot run.
+
+        The parameter is the id, not the cell: nox writes parameters as JSON
+        (``nox --report``, and every session under ``nox -j``), and for a CI
+        job reading ``nox -l --json`` a plain id is the useful value.
+        """
         return [
-            (cell.interpreter.path if cell.interpreter and not cell.outcome else False, cell) for cell in self.cells
+            (cell.interpreter.path if cell.interpreter and not cell.outcome else False, cell.session_id)
+            for cell in self.cells
         ]
 
     def session_ids(self) -> list[str]:
@@ -84,9 +103,20 @@ class Project:
 
     # --- sessions -------------------------------------------------------------
 
-    def probe(self, session: nox.Session, cell: Cell) -> None:
-        """Install the cell's torch, run every (probe, device) pair, store the result."""
-        session.notify("report")
+    def cell(self, session_id: str) -> Cell:
+        """The cell whose probe session is ``probe(<session_id>)``."""
+        return next(cell for cell in self.cells if cell.session_id == session_id)
+
+    def probe(self, session: nox.Session, session_id: str) -> None:
+        """Install the cell's torch, run every (probe, device) pair, store the result.
+
+        A cell whose stored result was made from the same inputs and torch build
+        is skipped, unless the session's arguments say ``--force``.
+        """
+        with _exit_on_fatal_error():
+            force = freshness.wants_force(session.posargs)
+        _notify_report(session)
+        cell = self.cell(session_id)
         started = results.now_iso()
         if cell.outcome:
             self._store(cell, started, outcome=cell.outcome, message=cell.hint)
@@ -94,17 +124,21 @@ class Project:
         if self.offline:
             for note in self.notes:
                 session.log(terminal.escape(note))
+        env = Path(session.virtualenv.location)
+        inputs = self.inputs(cell)
+        self._skip_if_up_to_date(session, cell, {**inputs, freshness.TORCH_BUILD: freshness.torch_build(env)}, force)
         install_error = self._install(session, cell)
         if install_error:
-            self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error)
+            self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error, inputs=inputs)
             session.error(terminal.escape(f"install-error: {install_error}"))
+        inputs[freshness.TORCH_BUILD] = freshness.torch_build(env)
         pairs = [runner.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
         python = _venv_python(session)
-        run = runner.run_cell(python, pairs, self.matrix.timeout, listener=_progress(session, len(pairs)))
+        run = runner.run_cell(python, pairs, self.matrix.timeout, _progress(session, len(pairs)), pycache_prefix(env))
         if run.import_failure:
-            self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=run.import_failure)
+            self._store(cell, started, outcome=Outcome.INSTALL_ERROR, message=run.import_failure, inputs=inputs)
             session.error(terminal.escape(f"install-error: torch does not import: {run.import_failure}"))
-        path = self._store(cell, started, records=run.records, environment=run.environment)
+        path = self._store(cell, started, records=run.records, environment=run.environment, inputs=inputs)
         session.log(f"{cell.id}: {_tally(run.records)}; written to {path}")
 
     def report(self, session: nox.Session) -> None:
@@ -163,6 +197,13 @@ class Project:
 
     # --- helpers --------------------------------------------------------------
 
+    def installer_options(self) -> list[str]:
+        """Where the installer looks for torch: the matrix's index and the find-links in effect."""
+        options = [option for link in self.find_links for option in ("--find-links", link)]
+        if self.matrix.index_url != config.DEFAULT_INDEX_URL:
+            options += ["--index-url", self.matrix.index_url]
+        return options
+
     def _install(self, session: nox.Session, cell: Cell) -> str:
         """Install the cell's requirements; '' when done, else why not (a summary, then the installer's words).
 
@@ -190,9 +231,7 @@ class Project:
 
     def _run_installer(self, session: nox.Session, cell: Cell, offline: bool) -> str | None:
         """Run the install; None when it worked, else the installer's output."""
-        options = [option for link in self.find_links for option in ("--find-links", link)]
-        if self.matrix.index_url != config.DEFAULT_INDEX_URL:
-            options += ["--index-url", self.matrix.index_url]
+        options = self.installer_options()
         if offline:
             options.append("--offline")
         tee = Tee(keep=40)
@@ -203,8 +242,23 @@ class Project:
             return tee.tail or str(exc)
         return None
 
+    def _skip_if_up_to_date(self, session: nox.Session, cell: Cell, inputs: dict[str, object], force: bool) -> None:
+        """Skip the session when the stored result stands for a run from ``inputs``; else log why it runs."""
+        if force:
+            session.log(f"{cell.id}: {freshness.FORCE}: re-measuring")
+            return
+        verdict = freshness.verdict(self.result_file(cell), inputs)
+        if verdict.up_to_date:
+            session.skip(f"{cell.id}: {verdict.reason}")
+        session.log(f"{cell.id}: running: {verdict.reason}")
+
+    def result_file(self, cell: Cell) -> Path:
+        """Where the cell's result on this machine is stored."""
+        return results.result_path(self.results_dir, self.machine, cell.id)
+
     def _store(self, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
-               records: Sequence[runner.Record] = (), environment: dict | None = None) -> Path:  # fmt: skip
+               records: Sequence[runner.Record] = (), environment: dict | None = None,
+               inputs: dict[str, object] | None = None) -> Path:  # fmt: skip
         result = CellResult(
             machine=self.machine,
             cell_id=cell.id,
@@ -216,7 +270,7 @@ class Project:
             message=message,
             records=tuple(records),
             environment=environment or {},
-            inputs=self.inputs(cell),
+            inputs=inputs if inputs is not None else self.inputs(cell),
             started_at=started,
             finished_at=results.now_iso(),
         )
@@ -299,6 +353,19 @@ def _exit_on_fatal_error() -> Iterator[None]:
 def _exit(error: TorchmatrixError) -> NoReturn:
     print(f"torchmatrix: error: {terminal.escape(str(error))}", file=sys.stderr, flush=True)
     raise SystemExit(error.exit_code)
+
+
+def pycache_prefix(env: Path) -> Path:
+    """Where the cells' Pythons keep compiled bytecode: beside the environments, so a rebuilt one finds it."""
+    return env.parent / PYCACHE_FOLDER
+
+
+def _notify_report(session: nox.Session) -> None:
+    """Queue the table after the cells; nox runs it once, however many cells ask."""
+    # Under `nox -j N` each session runs in its own nox process, which cannot
+    # queue another (ValueError): `nox -j N -s probe report` prints the table once, last.
+    with contextlib.suppress(ValueError):
+        session.notify("report", posargs=[])  # the table takes none of the cells' arguments (--force)
 
 
 def _venv_python(session: nox.Session) -> str:

@@ -84,7 +84,7 @@ def test_interrupted_while_writing_a_result(
         TORCHMATRIX_FAULTS_SIGNAL_AT_RENAME=signum.name,
         TORCHMATRIX_FAULTS_RESULTS=str(workspace.results_dir),
     )
-    interrupted = workspace.nox("-s", "probe", env=environ)
+    interrupted = workspace.nox("-s", "probe", "--", "--force", env=environ)  # up to date: force a new write
     assert interrupted.returncode == status, interrupted.output
     assert "written to" not in interrupted.output
 

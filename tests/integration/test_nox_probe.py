@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -14,15 +11,9 @@ import pytest
 from torchmatrix import results
 from torchmatrix.outcomes import Outcome
 
-from ..conftest import ROOT
+from . import nox
 
 pytestmark = pytest.mark.integration
-
-
-def nox(tmp_path: Path, matrix: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = dict(os.environ, TORCHMATRIX_MATRIX=str(matrix), TORCHMATRIX_MACHINE="ci-box")
-    command = [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "--envdir", str(tmp_path / ".nox"), *args]
-    return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=1800)
 
 
 @pytest.fixture
@@ -46,7 +37,9 @@ def matrix(tmp_path: Path) -> Path:
 def test_nox_json_lists_one_probe_session_per_cell(tmp_path: Path, matrix: Path) -> None:
     listed = nox(tmp_path, matrix, "-l", "--json")
     assert listed.returncode == 0, listed.stderr
-    assert [session["session"] for session in json.loads(listed.stdout)] == ["probe(1.9.0)", "probe(1.99.0)"]
+    sessions = json.loads(listed.stdout)
+    assert [session["session"] for session in sessions] == ["probe(1.9.0)", "probe(1.99.0)"]
+    assert [session["call_spec"] for session in sessions] == [{"cell": "1.9.0"}, {"cell": "1.99.0"}]
 
 
 def test_probe_runs_real_torch_and_stores_every_outcome(tmp_path: Path, matrix: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from packaging.tags import Tag
 
-from torchmatrix.interpreters import Interpreter, discover
+from torchmatrix.interpreters import Interpreter, candidates, discover
 
 LINUX = ["manylinux_2_36_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "linux_x86_64"]
 HOST_VERSION = tuple(sys.version_info[:3])
@@ -73,3 +73,28 @@ def test_a_broken_candidate_is_passed_over(tmp_path: Path) -> None:
     broken.write_text("#!/bin/sh\necho 'pyenv: python3.8: command not found' >&2; exit 127\n")
     broken.chmod(0o755)
     assert discover({"PATH": str(bin_dir), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "c.json") == []
+
+
+def test_uv_managed_pythons_are_found_in_uvs_install_folder(tmp_path: Path) -> None:
+    installs = tmp_path / "uv-pythons"
+    executable = installs / "cpython-9.9.9-linux-x86_64-gnu" / "bin" / "python3"
+    executable.parent.mkdir(parents=True)
+    executable.symlink_to(os.path.realpath(sys.executable))
+    (installs / ".lock").write_text("")  # uv's own bookkeeping, not a Python
+    environ = {
+        "PATH": str(tmp_path / "empty"),
+        "PYENV_ROOT": str(tmp_path / "none"),
+        "UV_PYTHON_INSTALL_DIR": str(installs),
+    }
+    assert candidates(environ) == [("uv", str(executable))]
+    assert [(python.version, python.source) for python in discover(environ, tmp_path / "c.json")] == [
+        (HOST_VERSION, "uv")
+    ]
+
+
+def test_ordered_tags_put_the_most_specific_wheel_first() -> None:
+    ordered = Interpreter("/x/python3.9", (3, 9, 18), "", "pyenv").ordered_tags(LINUX)
+    assert ordered.index(Tag("cp39", "cp39", "manylinux_2_36_x86_64")) < ordered.index(
+        Tag("cp39", "cp39", "manylinux1_x86_64")
+    )
+    assert ordered.index(Tag("cp39", "cp39", "linux_x86_64")) < ordered.index(Tag("py3", "none", "any"))

@@ -166,3 +166,14 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except FileNotFoundError:
         return False
+
+
+def test_bytecode_goes_to_the_pycache_prefix(stub_torch_python: str, probes: dict[str, Probe], tmp_path: Path) -> None:
+    prefix = tmp_path / "pycache"
+    pairs = [Pair(probes["good"], "cpu")]
+    cell = run_cell(stub_torch_python, pairs, 30.0, pycache_prefix=prefix)
+    assert outcomes(cell) == [("good", Outcome.PASS)]
+    compiled = [path.name for path in prefix.rglob("*.pyc")]
+    assert any(name.startswith("good.") for name in compiled)  # the probe, imported from its file
+    assert any(name.startswith("__init__.") for name in compiled)  # the (stub) torch package
+    assert not (probes["good"].path.parent / "__pycache__").exists()

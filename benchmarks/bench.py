@@ -1,0 +1,552 @@
+"""What a torchmatrix matrix costs on this machine, next to its physical limits.
+
+Run by ``nox -s bench`` (arguments after ``--``), or ``python benchmarks/bench.py``
+from an environment that has torchmatrix's dependencies. Every comparison is
+measured side by side in one run, on real nox, uv, pip and torch wheels; each
+figure is a ratio, the best of ``--repeat`` interleaved runs of each side (this
+machine is shared: the best run is the one least disturbed by others).
+Everything is built in a temporary folder that is deleted afterwards, on the
+shared uv cache (warm: the figures are about re-runs and rebuilds).
+
+``--cold-matrix`` adds the cold run of a whole matrix (the default one unless
+a file is given) with an empty uv cache, against downloading its wheels alone.
+It downloads every wheel of the matrix twice: many GB for the default matrix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.tags import Tag
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
+from tabulate import tabulate
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as the noxfile uses it
+
+from torchmatrix import freshness, interpreters, results, workflow  # noqa: E402
+from torchmatrix.plan import Cell  # noqa: E402
+
+SEED_PROBES = ("autograd_dot", "batched_matmul")
+MACHINE = "bench"
+
+# The limit a cell is measured against: the environment's Python imports torch
+# once and runs the same probes directly, on the devices this machine has.
+LIMIT_SCRIPT = textwrap.dedent(
+    """
+    import importlib.util, sys
+    import torch
+    mps = getattr(torch.backends, "mps", None)
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + (
+        ["mps"] if mps is not None and mps.is_available() else [])
+    for index, path in enumerate(sys.argv[1:]):
+        spec = importlib.util.spec_from_file_location("probe%d" % index, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for device in devices:
+            module.run(device)
+    """
+)
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    measured: str
+    target: str
+    met: bool | None
+    """None for a figure without a target (context)."""
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    output: str
+
+
+class BenchError(Exception):
+    """A step of the benchmark failed; its message says which and shows the end of its output."""
+
+
+class Bench:
+    """Runs nox, the limit script and pip in one temporary folder, on the machine's warm uv cache."""
+
+    def __init__(self, folder: Path, repeat: int) -> None:
+        self.folder = folder
+        self.repeat = repeat
+        self.envdir = folder / ".nox"
+        # Bytecode caching as users have it: without it every nox start recompiles nox and torchmatrix.
+        self.environ = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        self.environ["TORCHMATRIX_MACHINE"] = MACHINE
+
+    # --- running things -----------------------------------------------------------
+
+    def run(self, command: Sequence[str], what: str, environ: Mapping[str, str] | None = None) -> Run:
+        started = time.perf_counter()
+        completed = subprocess.run(
+            list(command),
+            env=dict(environ or self.environ),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
+        seconds = time.perf_counter() - started
+        if completed.returncode != 0:
+            tail = "\n".join(completed.stdout.strip().splitlines()[-25:])
+            raise BenchError(f"{what} failed (exit code {completed.returncode}):\n{tail}")
+        return Run(seconds, completed.stdout)
+
+    def nox(
+        self, matrix: Path, *args: str, environ: Mapping[str, str] | None = None, envdir: Path | None = None
+    ) -> Run:
+        environ = dict(environ or self.environ, TORCHMATRIX_MATRIX=str(matrix))
+        command = [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "--envdir", str(envdir or self.envdir)]
+        return self.run([*command, *args], f"nox {' '.join(args)} ({matrix.name})", environ)
+
+    def best(self, *sides: Callable[[], Run]) -> list[float]:
+        """The best time of each side over ``repeat`` rounds, the sides interleaved within a round."""
+        times: list[list[float]] = [[] for _ in sides]
+        for _ in range(self.repeat):
+            for index, side in enumerate(sides):
+                times[index].append(side().seconds)
+        return [min(each) for each in times]
+
+    # --- the matrices ------------------------------------------------------------
+
+    def matrix(self, name: str, torch: Sequence[str], probes: Sequence[str], output: str) -> Path:
+        path = self.folder / f"{name}.yaml"
+        path.write_text(
+            json.dumps({"torch": list(torch), "probes": list(probes), "timeout": 600, "output": output}, indent=2)
+        )
+        return path
+
+    def project(self, matrix: Path) -> workflow.Project:
+        return workflow.load(ROOT, dict(self.environ, TORCHMATRIX_MATRIX=str(matrix)))
+
+
+def seconds(value: float) -> str:
+    return f"{value:.2f} s"
+
+
+# --- the figures ----------------------------------------------------------------------
+
+
+def matrix_figures(bench: Bench, versions: Sequence[str]) -> tuple[list[Figure], Path, workflow.Project]:
+    """First run, no-change re-run, --force and disk, over a matrix of ``versions``."""
+    matrix = bench.matrix("matrix", versions, SEED_PROBES, "out")
+    project = bench.project(matrix)
+    runnable = [cell for cell in project.cells if not cell.outcome]
+    if len(runnable) != len(project.cells):
+        problems = "; ".join(f"{cell.id}: {cell.hint}" for cell in project.cells if cell.outcome)
+        raise BenchError(f"every cell of the benchmark must be able to run here: {problems}")
+    count = len(runnable)
+    files = [project.result_file(cell) for cell in runnable]
+
+    first = bench.nox(matrix, "-s", "probe")
+    stored = [path.read_bytes() for path in files]
+    rerun = bench.nox(matrix, "-s", "probe")
+    skipped = sum(
+        line.startswith("nox > Session probe(") and " up to date (" in line for line in rerun.output.splitlines()
+    )
+    untouched = [path.read_bytes() for path in files] == stored
+    forced = bench.nox(matrix, "-s", "probe", "--", "--force")
+    remeasured = forced.output.count(f": {freshness.FORCE}: re-measuring")
+    rewritten = sum(path.read_bytes() != old for path, old in zip(files, stored, strict=True))
+    per_cell = rerun.seconds / count
+    figures = [
+        Figure(
+            f"re-run of a finished matrix with no change ({count} cells)",
+            f"{seconds(per_cell)} per cell; {skipped}/{count} said up to date, files untouched: {untouched}; "
+            f"`-- --force` re-measured {remeasured}/{count} ({rewritten} files rewritten)",
+            "<= 1 s per cell, says it skipped; --force re-measures",
+            per_cell <= 1.0 and skipped == count and untouched and remeasured == count and rewritten == count,
+            (
+                f"whole re-run {seconds(rerun.seconds)}; first run {seconds(first.seconds)}; "
+                f"--force run {seconds(forced.seconds)}",
+            ),
+        )  # fmt: skip
+    ]
+
+    envs = sorted(path for path in bench.envdir.iterdir() if path.is_dir())  # with .pycache, the envs' bytecode
+    cache = uv_cache_dir(bench)
+    together = du(cache, *envs)
+    extra = sum(together[1:])
+    envs_total = sum(du(*envs))
+    hardlinked = os.stat(bench.folder).st_dev == os.stat(cache).st_dev
+    figures.append(
+        Figure(
+            f"disk: {count} cells' env folders (and their bytecode) on top of the shared uv cache",
+            f"{extra / envs_total:.1%} extra ({mib(extra)} beyond the cache; the envs alone hold {mib(envs_total)})",
+            "<= 5% extra",
+            extra / envs_total <= 0.05,
+            (
+                f"`du` over the uv cache ({cache}, {mib(together[0])}) and the env folders together, "
+                f"which counts a hard-linked file once; {mib(extra)} is {extra / together[0]:.2%} of the whole cache",
+                *([] if hardlinked else ["the temporary folder is not on the uv cache's filesystem: uv copies"]),
+            ),
+        )  # fmt: skip
+    )
+    return figures, matrix, project
+
+
+def env_python(project: workflow.Project, cell: Cell) -> Path:
+    """The Python of the cell's env, as its stored result names it."""
+    return Path(results.read(project.result_file(cell)).environment["python_executable"])
+
+
+def rerun_figure(bench: Bench, matrix: Path, project: workflow.Project, cell: Cell) -> tuple[Figure, float]:
+    """A warm re-run of one cell (env kept, --force) against the limit; the figure and the limit."""
+    python = env_python(project, cell)
+    probe_files = [str(probe.path) for probe in project.matrix.probes]
+    prefix = workflow.pycache_prefix(python.parent.parent)  # the same compiled torch the cell's worker uses
+    limit_command = [str(python), "-I", "-X", f"pycache_prefix={prefix}", "-c", LIMIT_SCRIPT, *probe_files]
+    kept, limit = bench.best(
+        lambda: bench.nox(matrix, "-s", f"probe({cell.session_id})", "--", "--force"),
+        lambda: bench.run(limit_command, "the limit script"),
+    )
+    figure = Figure(
+        f"warm re-run of one cell (env kept), torch {cell.torch}",
+        f"{kept / limit:.2f}x the limit ({seconds(kept)} vs {seconds(limit)})",
+        "<= 1.3x the limit",
+        kept / limit <= 1.3,
+        (f"limit: the env's Python imports torch and runs the {len(probe_files)} probes directly, "
+         "one process, on the devices present",),
+    )  # fmt: skip
+    return figure, limit
+
+
+def cell_figures(bench: Bench, matrix: Path, project: workflow.Project, probe_count: int) -> tuple[list[Figure], float]:
+    """Every cell's warm re-run vs the limit; for the first cell also a rebuilt env vs pip, and P probes vs 1.
+
+    Also the sum of the cells' limits.
+    """
+    measured = [rerun_figure(bench, matrix, project, each) for each in project.cells]
+    figures = [figure for figure, _ in measured]
+    (startup,) = bench.best(lambda: bench.nox(matrix, "-l"))
+    figures[0] = dataclasses.replace(
+        figures[0], notes=(*figures[0].notes, f"nox's start and the plan's load alone (`nox -l`): {seconds(startup)}")
+    )
+    cell = project.cells[0]
+    env = env_python(project, cell).parent.parent
+    select = f"probe({cell.session_id})"
+
+    def rebuilt() -> Run:
+        shutil.rmtree(env)
+        return bench.nox(matrix, "-s", select, "--", "--force")
+
+    kept, deleted = bench.best(lambda: bench.nox(matrix, "-s", select, "--", "--force"), rebuilt)
+    rebuild = deleted - kept
+    (resolving,) = bench.best(lambda: resolve_only(bench, project, cell))
+    pip_seconds, pip_notes = pip_baseline(bench, cell)
+    figures.append(
+        Figure(
+            f"warm env rebuild (env deleted, wheel cache warm), torch {cell.torch}",
+            f"{pip_seconds / rebuild:.1f}x faster ({seconds(rebuild)} vs {seconds(pip_seconds)} "
+            f"for `python -m venv` + `pip install {' '.join(cell.requirements)}`)",
+            ">= 30x faster",
+            pip_seconds / rebuild >= 30,
+            (
+                f"rebuild = the cell's run with its env deleted ({seconds(deleted)}) minus with it kept "
+                f"({seconds(kept)}): venv, install from the cache, and anything a first import costs more; "
+                f"of which uv's resolution, index queries included: {seconds(resolving)} "
+                "(`uv pip install --dry-run` into an empty env)",
+                *pip_notes,
+            ),
+        )  # fmt: skip
+    )
+
+    version = str(cell.torch)
+    one = bench.matrix("one-probe", [version], ["probes/one_00.py"], "out-probes")
+    many = bench.matrix("many-probes", [version], [f"probes/many_{i:02}.py" for i in range(probe_count)], "out-probes")
+    source = (ROOT / "probes" / "autograd_dot.py").read_text()
+    (bench.folder / "probes").mkdir(exist_ok=True)
+    for name in ["one_00", *(f"many_{i:02}" for i in range(probe_count))]:
+        (bench.folder / "probes" / f"{name}.py").write_text(source)
+    single, multiple = bench.best(
+        lambda: bench.nox(one, "-s", select, "--", "--force"),
+        lambda: bench.nox(many, "-s", select, "--", "--force"),
+    )
+    figures.append(
+        Figure(
+            f"{probe_count} probes in one cell vs 1 probe, torch {cell.torch}",
+            f"{multiple / single:.2f}x ({seconds(multiple)} vs {seconds(single)})",
+            "<= 1.3x",
+            multiple / single <= 1.3,
+            ("each probe a copy of autograd_dot, on every device; one `import torch` per cell",),
+        )
+    )
+    return figures, sum(limit for _, limit in measured)
+
+
+def parallel_figures(bench: Bench, matrix: Path, project: workflow.Project, limits: float) -> list[Figure]:
+    """The whole matrix re-measured, one cell after another and two at a time, against its cells' limits."""
+    count = len(project.cells)
+    sequential, parallel = bench.best(
+        lambda: bench.nox(matrix, "-s", "probe", "--", "--force"),
+        lambda: bench.nox(matrix, "-j", "2", "-s", "probe", "report", "--", "--force"),
+    )
+    return [
+        Figure(
+            f"warm re-run of the whole matrix ({count} cells, --force) vs the sum of its cells' limits",
+            f"{sequential / limits:.2f}x ({seconds(sequential)} vs {seconds(limits)})",
+            "(context: nox starts once per matrix)",
+            None,
+        ),
+        Figure(
+            f"`nox -j 2 -s probe report` vs one cell after another ({count} cells, --force)",
+            f"{sequential / parallel:.2f}x as fast ({seconds(parallel)} vs {seconds(sequential)})",
+            "(measured, no target)",
+            None,
+            (f"{os.cpu_count()} CPUs; each parallel cell is its own nox process",),
+        ),
+    ]
+
+
+def resolve_only(bench: Bench, project: workflow.Project, cell: Cell) -> Run:
+    """What uv spends resolving the cell's requirements (it queries the index), installing nothing."""
+    assert cell.interpreter is not None
+    env = bench.folder / "resolve-env"
+    shutil.rmtree(env, ignore_errors=True)
+    uv = [sys.executable, "-m", "uv"]
+    bench.run([*uv, "venv", "-q", "-p", cell.interpreter.path, str(env)], "uv venv")
+    python = env / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    command = [*uv, "pip", "install", "--dry-run", "--python", str(python), *cell.requirements]
+    return bench.run([*command, *project.installer_options()], "uv pip install --dry-run")
+
+
+def pip_baseline(bench: Bench, cell: Cell) -> tuple[float, list[str]]:
+    """``python -m venv`` + ``pip install`` of the cell's requirements, every wheel already on disk."""
+    assert cell.interpreter is not None
+    python = cell.interpreter.path
+    pip_version = bench.run([python, "-m", "pip", "--version"], "pip --version").output.split()[1]
+    wheels = bench.folder / "pip-wheels"
+    download = bench.run(
+        [python, "-m", "pip", "download", "--no-cache-dir", "--dest", str(wheels), *cell.requirements],
+        "pip download",
+    )
+    venv = bench.folder / "pip-venv"
+
+    def install() -> Run:
+        shutil.rmtree(venv, ignore_errors=True)
+        made = bench.run([python, "-m", "venv", str(venv)], "python -m venv")
+        pip = venv / ("Scripts/pip.exe" if sys.platform == "win32" else "bin/pip")
+        installed = bench.run(
+            [str(pip), "install", "--no-index", "--find-links", str(wheels), *cell.requirements], "pip install"
+        )
+        return Run(made.seconds + installed.seconds, installed.output)
+
+    (best,) = bench.best(install)
+    shutil.rmtree(venv, ignore_errors=True)
+    notes = [
+        f"pip {pip_version} on Python {cell.interpreter.minor}, best case: every wheel already on disk "
+        f"(`pip download` beforehand, {seconds(download.seconds)}) and no index queries (--no-index); "
+        "pip's own HTTP cache plays no part"
+    ]
+    return best, notes
+
+
+def cold_matrix_figure(bench: Bench, matrix: Path) -> Figure:
+    """The whole matrix with an empty uv cache, against downloading the wheels it installed, in parallel."""
+    cold = bench.folder / "cold"
+    cold.mkdir()
+    machine = f"bench-cold-{os.getpid()}"
+    environ = dict(
+        bench.environ,
+        UV_CACHE_DIR=str(cold / "uv-cache"),
+        TORCHMATRIX_CACHE_DIR=str(cold / "torchmatrix-cache"),
+        TORCHMATRIX_MACHINE=machine,
+    )
+    try:
+        run = bench.nox(matrix, "-s", "probe", environ=environ, envdir=cold / ".nox")
+    finally:
+        # Loaded after the run, which is timed with the index listing to fetch like the rest.
+        project = workflow.load(ROOT, dict(environ, TORCHMATRIX_MATRIX=str(matrix)))
+        envs = [env_of(project, cell) for cell in project.cells if project.result_file(cell).exists()]
+        shutil.rmtree(project.results_dir / results.safe_name(machine), ignore_errors=True)
+    shutil.rmtree(cold / "uv-cache", ignore_errors=True)
+    wheels, local = installed_wheels(project, [env for env in envs if env is not None])
+    download_seconds, size = download_all(wheels, cold / "wheels")
+    shutil.rmtree(cold, ignore_errors=True)
+    cells = sum(1 for cell in project.cells if not cell.outcome)
+    return Figure(
+        f"cold run of {matrix.name} ({cells} cells) vs downloading its wheels alone",
+        f"{run.seconds / download_seconds:.2f}x ({seconds(run.seconds)} vs {seconds(download_seconds)})",
+        "<= 1.3x",
+        run.seconds / download_seconds <= 1.3,
+        (f"empty uv cache and torchmatrix cache; baseline: the {len(wheels)} wheels the run installed "
+         f"({mib(size)}), fetched from the index 8 at a time",
+         *([f"{local} distributions came from local files (find-links), not downloaded"] if local else [])),
+    )  # fmt: skip
+
+
+def env_of(project: workflow.Project, cell: Cell) -> tuple[Cell, Path] | None:
+    """The cell and its env folder, as its stored result names the env's Python; None if the cell did not run."""
+    python = results.read(project.result_file(cell)).environment.get("python_executable")
+    return (cell, Path(python).parent.parent) if python else None
+
+
+def installed_wheels(project: workflow.Project, envs: Sequence[tuple[Cell, Path]]) -> tuple[list[str], int]:
+    """The index URL of every wheel installed in the cells' envs (each once), and how many came from elsewhere."""
+    index = project.matrix.index_url.rstrip("/")
+    platforms = interpreters.host_platforms()
+    urls: dict[str, None] = {}
+    local = 0
+    for cell, env in envs:
+        assert cell.interpreter is not None
+        preference = {tag: rank for rank, tag in enumerate(cell.interpreter.ordered_tags(platforms))}
+        folders = [str(folder) for folder in freshness.site_packages(env)]
+        for dist in importlib.metadata.distributions(path=folders):
+            url = best_wheel(index, dist.metadata["Name"], Version(dist.version), preference)
+            if url is None:
+                local += 1
+            else:
+                urls[url] = None
+    return list(urls), local
+
+
+def best_wheel(index: str, name: str, version: Version, preference: Mapping[Tag, int]) -> str | None:
+    """The URL of the wheel an installer picks for ``name==version`` from ``index``; None if it has none."""
+    request = urllib.request.Request(
+        f"{index}/{canonicalize_name(name)}/",
+        headers={"Accept": "application/vnd.pypi.simple.v1+json", "User-Agent": "torchmatrix-bench"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        files = json.load(response).get("files", [])
+    ranked = []
+    for entry in files:
+        if not entry["filename"].endswith(".whl"):
+            continue
+        _, wheel_version, _, tags = parse_wheel_filename(entry["filename"])
+        ranks = [preference[tag] for tag in tags if tag in preference]
+        if wheel_version == version and ranks:
+            ranked.append((min(ranks), entry["url"]))
+    return min(ranked)[1] if ranked else None
+
+
+def download_all(urls: Sequence[str], folder: Path) -> tuple[float, int]:
+    folder.mkdir(parents=True)
+
+    def fetch(url: str) -> int:
+        target = folder / url.rsplit("/", 1)[-1].split("#")[0]
+        with urllib.request.urlopen(url, timeout=600) as response, target.open("wb") as out:
+            shutil.copyfileobj(response, out, 1 << 20)
+        size = target.stat().st_size
+        target.unlink()  # written like an installer writes it, then freed: the default matrix is many GB
+        return size
+
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        size = sum(pool.map(fetch, urls))
+    return time.perf_counter() - started, size
+
+
+# --- machine facts -----------------------------------------------------------------
+
+
+def uv_cache_dir(bench: Bench) -> Path:
+    return Path(bench.run([sys.executable, "-m", "uv", "cache", "dir"], "uv cache dir").output.strip().splitlines()[-1])
+
+
+def du(*paths: Path) -> list[int]:
+    """Bytes on disk of each path, as one `du` run counts them: a file hard-linked from an earlier path counts 0."""
+    completed = subprocess.run(["du", "-s", "-k", *map(str, paths)], capture_output=True, text=True, check=True)
+    return [int(line.split()[0]) * 1024 for line in completed.stdout.splitlines()]
+
+
+def mib(size: int) -> str:
+    return f"{size / 2**20:,.0f} MiB" if size < 2**30 else f"{size / 2**30:.1f} GiB"
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_lines(bench: Bench, versions: Sequence[str]) -> list[str]:
+    memory = ""
+    if hasattr(os, "sysconf") and "SC_PHYS_PAGES" in os.sysconf_names:
+        memory = f", {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB RAM"
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = ", load average {:.1f} {:.1f} {:.1f} at start".format(*os.getloadavg())
+    uv_version = bench.run([sys.executable, "-m", "uv", "--version"], "uv --version").output.strip()
+    return [
+        f"machine: {cpu_name()}, {os.cpu_count()} CPUs{memory}, {platform.platform()}{load}",
+        f"versions: Python {platform.python_version()}, nox {importlib.metadata.version('nox')}, {uv_version}; "
+        + ", ".join(versions),
+        f"method: best of {bench.repeat} interleaved runs per side; bytecode caching on "
+        f"(PYTHONDONTWRITEBYTECODE {'removed' if 'PYTHONDONTWRITEBYTECODE' in os.environ else 'not set'})",
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cells", default="1.9.0,1.11.0,1.12.1", help="torch releases of the matrix figures")
+    parser.add_argument("--probes", type=int, default=10, help="P, for P probes vs 1 (default 10)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per side; the best counts (default 3)")
+    parser.add_argument(
+        "--cold-matrix", nargs="?", const=str(ROOT / "matrix.yaml"), type=Path, metavar="FILE",
+        help="also measure a cold run of FILE (default: matrix.yaml) against downloading its wheels: many GB",
+    )  # fmt: skip
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder, for a look inside")
+    options = parser.parse_args(argv)
+    versions = [version.strip() for version in options.cells.split(",") if version.strip()]
+
+    folder = Path(tempfile.mkdtemp(prefix="torchmatrix-bench-"))
+    bench = Bench(folder, max(1, options.repeat))
+    started = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        print(f"torchmatrix benchmark, {started:%Y-%m-%d %H:%M} UTC, in {folder}", flush=True)
+        matrix_rows, matrix, project = matrix_figures(bench, versions)
+        header = machine_lines(bench, [f"torch {cell.torch} on Python {cell.python}" for cell in project.cells])
+        cell_rows, limits = cell_figures(bench, matrix, project, options.probes)
+        figures = cell_rows + matrix_rows + parallel_figures(bench, matrix, project, limits)
+        if options.cold_matrix:
+            figures.append(cold_matrix_figure(bench, options.cold_matrix.resolve()))
+    except BenchError as error:
+        print(f"bench: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if options.keep:
+            print(f"kept {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    print("\n".join(header), end="\n\n")
+    rows = [[f.name, f.measured, f.target, "-" if f.met is None else ("yes" if f.met else "NO")] for f in figures]
+    print(tabulate(rows, headers=["figure", "measured", "target", "met"], tablefmt="github"), end="\n\n")
+    for figure in figures:
+        for note in figure.notes:
+            print(f"- {figure.name}: {note}")
+    print(f"\n({(datetime.datetime.now(datetime.timezone.utc) - started).total_seconds():.0f} s in all)")
+    return 0 if all(figure.met is not False for figure in figures) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
