@@ -32,25 +32,29 @@ NOXFILE = Path(__file__).resolve()
 ROOT = NOXFILE.parent
 sys.path.insert(0, str(ROOT / "src"))  # the noxfile runs torchmatrix from this checkout
 
-from torchmatrix import workflow  # noqa: E402
+from torchmatrix import bisect_session, probe_session, report_session, verify_session  # noqa: E402
+from torchmatrix.errors import exits_on_error  # noqa: E402
+from torchmatrix.project import load_or_exit  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["probe"]
 
-project = workflow.load_or_exit(ROOT)
+project = load_or_exit(ROOT)
 
 
 @nox.session(reuse_venv=True, download_python="never", allow_parallel=True)
 @nox.parametrize(("python", "cell"), project.session_parameters(), ids=project.session_ids())
+@exits_on_error
 def probe(session: nox.Session, cell: str) -> None:
     """Install one torch release and run every probe on every device."""
-    project.probe(session, cell)
+    probe_session.run(project, session, cell)
 
 
 @nox.session(python=False)
+@exits_on_error
 def report(session: nox.Session) -> None:
     """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
-    project.report(session)
+    report_session.run(project, session)
 
 
 @nox.session(python=False)
@@ -60,15 +64,17 @@ def plan(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+@exits_on_error
 def bisect(session: nox.Session) -> None:
     """Find the first torch release whose outcome is NEW's: -- PROBE --from OLD --to NEW [--device cpu] […]."""
-    project.bisect(session, NOXFILE)
+    bisect_session.run(project, session, NOXFILE)
 
 
 @nox.session(python=False)
+@exits_on_error
 def verify(session: nox.Session) -> None:
     """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
-    project.verify(session, NOXFILE)
+    verify_session.run(project, session, NOXFILE)
 
 
 @nox.session(python=False)

@@ -42,8 +42,10 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as the noxfile uses it
 
-from torchmatrix import freshness, interpreters, results, workflow  # noqa: E402
+from torchmatrix import freshness, interpreters, probe_session, results  # noqa: E402
 from torchmatrix.plan import Cell  # noqa: E402
+from torchmatrix.project import Project  # noqa: E402
+from torchmatrix.project import load as load_project  # noqa: E402
 
 SEED_PROBES = ("autograd_dot", "batched_matmul")
 MACHINE = "bench"
@@ -141,8 +143,8 @@ class Bench:
         )
         return path
 
-    def project(self, matrix: Path) -> workflow.Project:
-        return workflow.load(ROOT, dict(self.environ, TORCHMATRIX_MATRIX=str(matrix)))
+    def project(self, matrix: Path) -> Project:
+        return load_project(ROOT, dict(self.environ, TORCHMATRIX_MATRIX=str(matrix)))
 
 
 def seconds(value: float) -> str:
@@ -152,7 +154,7 @@ def seconds(value: float) -> str:
 # --- the figures ----------------------------------------------------------------------
 
 
-def matrix_figures(bench: Bench, versions: Sequence[str]) -> tuple[list[Figure], Path, workflow.Project]:
+def matrix_figures(bench: Bench, versions: Sequence[str]) -> tuple[list[Figure], Path, Project]:
     """First run, no-change re-run, --force and disk, over a matrix of ``versions``."""
     matrix = bench.matrix("matrix", versions, SEED_PROBES, "out")
     project = bench.project(matrix)
@@ -210,16 +212,16 @@ def matrix_figures(bench: Bench, versions: Sequence[str]) -> tuple[list[Figure],
     return figures, matrix, project
 
 
-def env_python(project: workflow.Project, cell: Cell) -> Path:
+def env_python(project: Project, cell: Cell) -> Path:
     """The Python of the cell's env, as its stored result names it."""
     return Path(results.read(project.result_file(cell)).environment["python_executable"])
 
 
-def rerun_figure(bench: Bench, matrix: Path, project: workflow.Project, cell: Cell) -> tuple[Figure, float]:
+def rerun_figure(bench: Bench, matrix: Path, project: Project, cell: Cell) -> tuple[Figure, float]:
     """A warm re-run of one cell (env kept, --force) against the limit; the figure and the limit."""
     python = env_python(project, cell)
     probe_files = [str(probe.path) for probe in project.matrix.probes]
-    prefix = workflow.pycache_prefix(python.parent.parent)  # the same compiled torch the cell's worker uses
+    prefix = probe_session.pycache_prefix(python.parent.parent)  # the same compiled torch the cell's worker uses
     limit_command = [str(python), "-I", "-X", f"pycache_prefix={prefix}", "-c", LIMIT_SCRIPT, *probe_files]
     kept, limit = bench.best(
         lambda: bench.nox(matrix, "-s", f"probe({cell.session_id})", "--", "--force"),
@@ -236,7 +238,7 @@ def rerun_figure(bench: Bench, matrix: Path, project: workflow.Project, cell: Ce
     return figure, limit
 
 
-def cell_figures(bench: Bench, matrix: Path, project: workflow.Project, probe_count: int) -> tuple[list[Figure], float]:
+def cell_figures(bench: Bench, matrix: Path, project: Project, probe_count: int) -> tuple[list[Figure], float]:
     """Every cell's warm re-run vs the limit; for the first cell also a rebuilt env vs pip, and P probes vs 1.
 
     Also the sum of the cells' limits.
@@ -299,7 +301,7 @@ def cell_figures(bench: Bench, matrix: Path, project: workflow.Project, probe_co
     return figures, sum(limit for _, limit in measured)
 
 
-def parallel_figures(bench: Bench, matrix: Path, project: workflow.Project, limits: float) -> list[Figure]:
+def parallel_figures(bench: Bench, matrix: Path, project: Project, limits: float) -> list[Figure]:
     """The whole matrix re-measured, one cell after another and two at a time, against its cells' limits."""
     count = len(project.cells)
     sequential, parallel = bench.best(
@@ -323,7 +325,7 @@ def parallel_figures(bench: Bench, matrix: Path, project: workflow.Project, limi
     ]
 
 
-def resolve_only(bench: Bench, project: workflow.Project, cell: Cell) -> Run:
+def resolve_only(bench: Bench, project: Project, cell: Cell) -> Run:
     """What uv spends resolving the cell's requirements (it queries the index), installing nothing."""
     assert cell.interpreter is not None
     env = bench.folder / "resolve-env"
@@ -381,7 +383,7 @@ def cold_matrix_figure(bench: Bench, matrix: Path) -> Figure:
         run = bench.nox(matrix, "-s", "probe", environ=environ, envdir=cold / ".nox")
     finally:
         # Loaded after the run, which is timed with the index listing to fetch like the rest.
-        project = workflow.load(ROOT, dict(environ, TORCHMATRIX_MATRIX=str(matrix)))
+        project = load_project(ROOT, dict(environ, TORCHMATRIX_MATRIX=str(matrix)))
         envs = [env_of(project, cell) for cell in project.cells if project.result_file(cell).exists()]
         shutil.rmtree(project.results_dir / results.safe_name(machine), ignore_errors=True)
     shutil.rmtree(cold / "uv-cache", ignore_errors=True)
@@ -400,13 +402,13 @@ def cold_matrix_figure(bench: Bench, matrix: Path) -> Figure:
     )  # fmt: skip
 
 
-def env_of(project: workflow.Project, cell: Cell) -> tuple[Cell, Path] | None:
+def env_of(project: Project, cell: Cell) -> tuple[Cell, Path] | None:
     """The cell and its env folder, as its stored result names the env's Python; None if the cell did not run."""
     python = results.read(project.result_file(cell)).environment.get("python_executable")
     return (cell, Path(python).parent.parent) if python else None
 
 
-def installed_wheels(project: workflow.Project, envs: Sequence[tuple[Cell, Path]]) -> tuple[list[str], int]:
+def installed_wheels(project: Project, envs: Sequence[tuple[Cell, Path]]) -> tuple[list[str], int]:
     """The index URL of every wheel installed in the cells' envs (each once), and how many came from elsewhere."""
     index = project.matrix.index_url.rstrip("/")
     platforms = interpreters.host_platforms()

@@ -6,7 +6,7 @@ matrix would be, with the matrix's probes, devices, pins and machine, but with
 that one release (as ``TORCHMATRIX_TORCH=<release> nox -s probe`` would):
 
 - a stored result of this machine is reused when it is up to date
-  (:func:`torchmatrix.results.up_to_date`: same requirements, interpreter,
+  (:func:`torchmatrix.freshness.stands_for`: same requirements, interpreter,
   timeout, worker and probe file);
 - a cell the planner knows cannot run (no wheel for any Python here, no
   interpreter) is untestable at no cost;
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile, bisection, childnox, criteria, releases, results
+from . import atomicfile, bisection, childnox, criteria, freshness, releases, results
 from .arguments import Parser
 from .bisection import Observation, Status, Step, Verdict
 from .config import DEVICES, Matrix
@@ -40,7 +40,7 @@ from .plan import Cell
 if TYPE_CHECKING:
     import nox
 
-    from .workflow import Project
+    from .project import Project
 
 USAGE = "nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] [--metric NAME (--above X | --below X)] [--pre]"
 SUMMARY_SCHEMA = 1
@@ -153,7 +153,7 @@ class _Bisection:
                 self.seen[version] = _Seen(cell, "planned")
                 continue
             result = stored.get((version, cell.python_request))
-            if result and results.up_to_date(result, self.project.inputs(cell), self.request.probe):
+            if result and freshness.stands_for(result, self.project.inputs(cell), self.request.probe):
                 known[version] = self.observe(result)
                 path = results.result_path(self.project.results_dir, result.machine, result.cell_id)
                 self.seen[version] = _Seen(cell, "stored", result=path, stored_at=result.finished_at)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-# What a nox run of the noxfile reads from the environment (see torchmatrix.workflow.load):
+# What a nox run of the noxfile reads from the environment (see torchmatrix.project.load):
 MATRIX_VARIABLE = "TORCHMATRIX_MATRIX"
 """The matrix file, instead of matrix.yaml beside the noxfile."""
 MACHINE_VARIABLE = "TORCHMATRIX_MACHINE"

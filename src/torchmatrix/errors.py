@@ -1,11 +1,21 @@
 """The fatal errors a user can cause, each with its own exit code.
 
-They are raised anywhere and caught only at the edge (the noxfile and the CLI),
-which prints the message and exits with ``exit_code``: a user's mistake costs
-one clear message, never a traceback.
+They are raised anywhere and caught only at the edge: every nox session is
+wrapped in :func:`exits_on_error`, which prints the message and exits with
+``exit_code``. A user's mistake costs one clear message, never a traceback.
 """
 
 from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import NoReturn, ParamSpec, TypeVar
+
+from .terminal import escape
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class TorchmatrixError(Exception):
@@ -38,3 +48,22 @@ class UsageError(TorchmatrixError):
     """A command was called with arguments that cannot work."""
 
     exit_code = 2
+
+
+def exit_with(error: TorchmatrixError) -> NoReturn:
+    """Print ``error`` as one message (escaped: it may quote a file's text) and exit with its code."""
+    print(f"torchmatrix: error: {escape(str(error))}", file=sys.stderr, flush=True)
+    raise SystemExit(error.exit_code)
+
+
+def exits_on_error(function: Callable[P, R]) -> Callable[P, R]:
+    """Wrap a session (or the noxfile's loading): a :class:`TorchmatrixError` becomes its message and exit code."""
+
+    @functools.wraps(function)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except TorchmatrixError as error:
+            exit_with(error)
+
+    return wrapper

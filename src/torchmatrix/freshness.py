@@ -2,7 +2,7 @@
 
 A stored result stands for a new run when it was made from the same inputs
 (requirements, interpreter and its exact version, devices, timeout, the sha256
-of every probe file and of the worker: ``workflow.Project.inputs``) and with
+of every probe file and of the worker: ``project.Project.inputs``) and with
 the same torch build. The build is identified without importing torch (which
 costs seconds): by the digest of the ``RECORD`` file of torch's installed
 ``.dist-info``, which lists the sha256 of every file the wheel put in place, so
@@ -128,6 +128,26 @@ def verdict(result_file: Path, inputs: Mapping[str, Any]) -> Verdict:
         f"up to date (probes, torch build and interpreter unchanged since {stored.finished_at}); "
         f"add `-- {FORCE}` to re-measure",
     )
+
+
+RECORD_INPUTS = ("requirements", "interpreter", "python_version", "timeout", "worker")
+"""Besides the probe's own hash, what one probe's records depend on; the other probes and the devices do not."""
+
+
+def stands_for(stored: results.CellResult, inputs: Mapping[str, Any], probe: str) -> bool:
+    """Whether ``stored``'s records of ``probe`` still answer for a run from ``inputs`` (bisect and verify ask).
+
+    Narrower than :func:`verdict`, which asks it of the whole cell: here other
+    probes and the device list may have changed. A cell that did not run
+    (no-wheel, no-interpreter, install-error) never stands: planning it again
+    costs seconds, and an install error may have been a passing network fault.
+    """
+    if stored.outcome is not None:
+        return False
+    if any(stored.inputs.get(key) != inputs.get(key) for key in RECORD_INPUTS):
+        return False
+    probe_hash = inputs.get("probes", {}).get(probe)
+    return probe_hash is not None and stored.inputs.get("probes", {}).get(probe) == probe_hash
 
 
 def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

@@ -8,6 +8,7 @@ answers are cached by path, size and modification time.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -56,15 +57,18 @@ class Interpreter:
         """The wheel tags this interpreter installs on the given platforms, as pip would compute them."""
         return frozenset(self.ordered_tags(platforms))
 
-    def ordered_tags(self, platforms: Iterable[str]) -> list[Tag]:
+    def ordered_tags(self, platforms: Iterable[str]) -> tuple[Tag, ...]:
         """:meth:`tags`, most preferred first: the order in which an installer picks among a release's wheels."""
-        platforms = list(platforms)
-        python_version = self.version[:2]
-        interpreter = f"cp{python_version[0]}{python_version[1]}"
-        abi = interpreter + self.abiflags
-        ordered = list(tags.cpython_tags(python_version, abis=[abi], platforms=platforms))
-        ordered += tags.compatible_tags(python_version, interpreter, platforms)
-        return list(dict.fromkeys(ordered))
+        return _ordered_tags(self.version[:2], self.abiflags, tuple(platforms))
+
+
+@functools.lru_cache(maxsize=64)
+def _ordered_tags(python_version: tuple[int, ...], abiflags: str, platforms: tuple[str, ...]) -> tuple[Tag, ...]:
+    # Cached: thousands of tags per interpreter, asked for by every cell of the plan.
+    interpreter = f"cp{python_version[0]}{python_version[1]}"
+    ordered = list(tags.cpython_tags(python_version, abis=[interpreter + abiflags], platforms=platforms))
+    ordered += tags.compatible_tags(python_version, interpreter, platforms)
+    return tuple(dict.fromkeys(ordered))
 
 
 def host_platforms() -> list[str]:

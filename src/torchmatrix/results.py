@@ -207,25 +207,6 @@ def latest(found: Iterable[CellResult]) -> list[CellResult]:
     return sorted(newest.values(), key=sort_key)
 
 
-INPUTS_THAT_DECIDE = ("requirements", "interpreter", "python_version", "timeout", "worker")
-"""Besides the probe's own hash, what a stored record depends on; the other probes and devices do not matter."""
-
-
-def up_to_date(result: CellResult, inputs: dict[str, Any], probe: str) -> bool:
-    """Whether ``result`` still answers for ``probe``: its cell ran, with the inputs the cell has now.
-
-    ``inputs`` is what a run would record now. A cell that did not run
-    (no-wheel, no-interpreter, install-error) is never up to date: such cells
-    cost seconds to plan again, and an install error may have been a passing
-    network fault.
-    """
-    if result.outcome is not None:
-        return False
-    same = all(result.inputs.get(key) == inputs.get(key) for key in INPUTS_THAT_DECIDE)
-    probe_hash = inputs.get("probes", {}).get(probe)
-    return same and probe_hash is not None and result.inputs.get("probes", {}).get(probe) == probe_hash
-
-
 def sort_key(result: CellResult) -> tuple[Version, Version, str]:
     return (version_of(result.torch), version_of(result.python or "0"), result.machine)
 

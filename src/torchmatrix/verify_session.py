@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import childnox, results, verify
+from . import childnox, freshness, results, verify
 from .arguments import Parser, with_usage
 from .errors import UsageError
 from .plan import Cell
@@ -24,7 +24,7 @@ from .results import CellResult
 if TYPE_CHECKING:
     import nox
 
-    from .workflow import Project
+    from .project import Project
 
 USAGE = "nox -s verify [-- [--run] [--machine NAME ...]]"
 
@@ -56,7 +56,7 @@ def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
         probes = {e.probe for e in expect if verify.applies(e, cell.torch, cell.python, project.machine)}
         result = stored.get((cell.torch, cell.python_request))
         inputs = project.inputs(cell)
-        if probes and not (result and all(results.up_to_date(result, inputs, probe) for probe in probes)):
+        if probes and not (result and all(freshness.stands_for(result, inputs, probe) for probe in probes)):
             stale.append(cell)
     return stale
 

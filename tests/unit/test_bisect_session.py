@@ -19,8 +19,8 @@ from torchmatrix.outcomes import Outcome
 from torchmatrix.runner import Record
 
 from .test_plan import THIS_MACHINE
+from .test_project import project
 from .test_results import result
-from .test_workflow import project
 
 MATRIX = Matrix(
     Path("/m/matrix.yaml"),

@@ -156,3 +156,28 @@ def test_force_comes_from_the_session_arguments() -> None:
 def test_an_unknown_argument_is_refused_rather_than_ignored() -> None:
     with pytest.raises(UsageError, match="unknown argument '--froce' for probe sessions; the one they take is --force"):
         freshness.wants_force(["--froce"])
+
+
+def test_a_probes_records_stand_while_what_they_depend_on_is_unchanged(tmp_path: Path) -> None:
+    stored = results.read(store(tmp_path, INPUTS))
+    assert freshness.stands_for(stored, INPUTS, "autograd_dot")
+    # Another probe changed, or the devices did: this probe's records still stand.
+    assert freshness.stands_for(
+        stored, dict(INPUTS, probes={"autograd_dot": "a" * 64, "batched_matmul": "new"}), "autograd_dot"
+    )
+    assert freshness.stands_for(stored, dict(INPUTS, devices=["cpu"]), "autograd_dot")
+    for key, value in [
+        ("requirements", ["torch==1.9.0"]),
+        ("interpreter", "/usr/bin/python3.10"),
+        ("python_version", "3.9.19"),
+        ("timeout", 60.0),
+        ("worker", "changed"),
+        ("probes", {"autograd_dot": "changed"}),
+    ]:
+        assert not freshness.stands_for(stored, dict(INPUTS, **{key: value}), "autograd_dot"), key
+    assert not freshness.stands_for(stored, INPUTS, "not_stored")
+
+
+def test_records_of_a_cell_that_did_not_run_never_stand(tmp_path: Path) -> None:
+    for outcome in (Outcome.NO_INTERPRETER, Outcome.NO_WHEEL, Outcome.INSTALL_ERROR):
+        assert not freshness.stands_for(results.read(store(tmp_path, INPUTS, outcome=outcome)), INPUTS, "autograd_dot")

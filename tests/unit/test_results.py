@@ -93,39 +93,3 @@ def test_the_newest_result_of_a_cell_wins_and_order_follows_versions() -> None:
 def test_machine_names_are_safe_path_components() -> None:
     assert results.safe_name("H200 / rack 3") == "H200_rack_3"
     assert results.safe_name("../..") == "machine"
-
-
-INPUTS = {
-    "requirements": ["torch==1.12.1", "numpy<2"],
-    "interpreter": "/pyenv/3.10/bin/python",
-    "python_version": "3.10.13",
-    "devices": ["cpu", "cuda", "mps"],
-    "timeout": 300.0,
-    "probes": {"autograd_dot": "aaa", "batched_matmul": "bbb"},
-    "worker": "www",
-}
-
-
-def test_a_stored_result_is_up_to_date_while_what_decides_its_record_is_unchanged() -> None:
-    stored = result(inputs=INPUTS)
-    assert results.up_to_date(stored, INPUTS, "autograd_dot")
-    # Another probe changed, or the devices did: this probe's record still stands.
-    assert results.up_to_date(
-        stored, dict(INPUTS, probes={"autograd_dot": "aaa", "batched_matmul": "new"}), "autograd_dot"
-    )
-    assert results.up_to_date(stored, dict(INPUTS, devices=["cpu"]), "autograd_dot")
-    for key, value in [
-        ("requirements", ["torch==1.12.1"]),
-        ("interpreter", "/usr/bin/python3.10"),
-        ("python_version", "3.10.14"),
-        ("timeout", 60.0),
-        ("worker", "changed"),
-        ("probes", {"autograd_dot": "changed"}),
-    ]:
-        assert not results.up_to_date(stored, dict(INPUTS, **{key: value}), "autograd_dot"), key
-    assert not results.up_to_date(stored, INPUTS, "not_stored")
-
-
-def test_a_cell_that_did_not_run_is_never_up_to_date() -> None:
-    for outcome in (Outcome.NO_INTERPRETER, Outcome.NO_WHEEL, Outcome.INSTALL_ERROR):
-        assert not results.up_to_date(result(outcome=outcome, records=(), inputs=INPUTS), INPUTS, "autograd_dot")

@@ -13,8 +13,8 @@ from torchmatrix.errors import UsageError
 from torchmatrix.outcomes import Outcome
 from torchmatrix.verify_session import Request, parse, stale_cells
 
+from .test_project import project
 from .test_results import result
-from .test_workflow import project
 
 
 def test_the_arguments() -> None:

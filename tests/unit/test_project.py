@@ -11,7 +11,7 @@ from packaging.version import Version
 from torchmatrix.config import DEVICES, Expectation, Matrix, PinRule, Probe, TorchEntry
 from torchmatrix.outcomes import Outcome
 from torchmatrix.plan import plan
-from torchmatrix.workflow import Project, with_releases
+from torchmatrix.project import Project, with_releases
 
 from .test_plan import LINUX, LISTING, THIS_MACHINE
 from .test_results import result

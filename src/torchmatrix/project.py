@@ -1,0 +1,177 @@
+"""The project a nox run works on: the matrix, its plan, and what a cell's result depends on.
+
+config -> plan, made once when the noxfile loads; the session modules
+(probe_session, report_session, bisect_session, verify_session) take it from there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+from tabulate import tabulate
+
+from . import config, interpreters, releases, results, runner, terminal
+from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, TORCH_VARIABLE
+from .config import Matrix, PinRule, TorchEntry
+from .errors import ConfigError, UsageError, exits_on_error
+from .findlinks import pip_find_links
+from .interpreters import Interpreter
+from .plan import KNOWN_PINS_FILE, Cell, plan
+from .releases import Listing
+from .results import CellResult
+
+
+@dataclass(frozen=True)
+class Project:
+    """A loaded matrix with its plan: everything the sessions need."""
+
+    matrix: Matrix
+    cells: tuple[Cell, ...]
+    machine: str
+    find_links: tuple[str, ...]
+    offline: bool
+    """The index could not be read when the plan was made: uv installs from its cache alone."""
+    notes: tuple[str, ...]
+    listing: Listing
+    interpreters: tuple[Interpreter, ...]
+    platforms: tuple[str, ...]
+    known_pins: tuple[PinRule, ...]
+    unreachable: set[str] = field(default_factory=set)
+    """Index URLs found dead during this run (an install failed and the index did not answer)."""
+
+    @property
+    def results_dir(self) -> Path:
+        return self.matrix.output / "results"
+
+    def plan_release(self, version: Version, listing: Listing | None = None) -> Cell:
+        """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
+        matrix = with_releases(self.matrix, [version])
+        return plan(matrix, listing or self.listing, self.interpreters, self.platforms, self.known_pins)[0]
+
+    def stored(self, found: Iterable[CellResult]) -> dict[tuple[Version, str | None], CellResult]:
+        """This machine's newest result per cell, by (torch release, the Python the matrix asked for)."""
+        mine = results.latest(result for result in found if result.machine == self.machine)
+        return {(results.version_of(result.torch), result.python_request): result for result in mine}
+
+    # --- session parameters --------------------------------------------------
+
+    def session_parameters(self) -> list[tuple[str | bool, str]]:
+        """(python, session id) per probe session: the interpreter's path, or False for a cell that cannot run.
+
+        The parameter is the id, not the cell: nox writes parameters as JSON
+        (``nox --report``, and every session under ``nox -j``), and for a CI
+        job reading ``nox -l --json`` a plain id is the useful value.
+        """
+        return [
+            (cell.interpreter.path if cell.interpreter and not cell.outcome else False, cell.session_id)
+            for cell in self.cells
+        ]
+
+    def session_ids(self) -> list[str]:
+        return [cell.session_id for cell in self.cells]
+
+    # --- cells ---------------------------------------------------------------
+
+    def cell(self, session_id: str) -> Cell:
+        """The cell whose probe session is ``probe(<session_id>)``."""
+        return next(cell for cell in self.cells if cell.session_id == session_id)
+
+    def describe_plan(self) -> str:
+        """The resolved plan, a row per cell, for `nox -s plan`."""
+        lines = [f"matrix:  {self.matrix.file}", f"machine: {self.machine}", f"results: {self.results_dir}"]
+        lines += [f"find-links: {link}" for link in self.find_links]
+        lines += [f"note: {terminal.escape(note)}" for note in self.notes]
+        rows = [
+            [
+                f"probe({cell.session_id})",
+                f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
+                " ".join(cell.requirements),
+                f"{cell.outcome.value}: {terminal.escape(cell.hint)}" if cell.outcome else "ready",
+            ]
+            for cell in self.cells
+        ]
+        table = tabulate(rows, headers=["session", "python", "requirements", "status"], disable_numparse=True)
+        return "\n".join(lines) + "\n\n" + table
+
+    def installer_options(self) -> list[str]:
+        """Where the installer looks for torch: the matrix's index and the find-links in effect."""
+        options = [option for link in self.find_links for option in ("--find-links", link)]
+        if self.matrix.index_url != config.DEFAULT_INDEX_URL:
+            options += ["--index-url", self.matrix.index_url]
+        return options
+
+    def result_file(self, cell: Cell) -> Path:
+        """Where the cell's result on this machine is stored."""
+        return results.result_path(self.results_dir, self.machine, cell.id)
+
+    def inputs(self, cell: Cell) -> dict[str, object]:
+        """What the cell's result depends on; a change in any of it makes the stored result stale."""
+        return {
+            "requirements": list(cell.requirements),
+            "interpreter": cell.interpreter.path if cell.interpreter else None,
+            "python_version": ".".join(map(str, cell.interpreter.version)) if cell.interpreter else None,
+            "devices": list(self.matrix.devices),
+            "timeout": self.matrix.timeout,
+            "probes": {probe.name: _sha256(probe.path) for probe in self.matrix.probes},
+            "worker": _sha256(runner.WORKER),
+        }
+
+
+def load(root: Path, environ: dict[str, str] | None = None) -> Project:
+    """Read the matrix (``$TORCHMATRIX_MATRIX`` or ``root/matrix.yaml``) and plan its cells.
+
+    ``$TORCHMATRIX_TORCH`` (releases separated by commas) replaces the matrix's
+    torch releases; everything else of the matrix stays.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    matrix_file = Path(environ.get(MATRIX_VARIABLE) or root / "matrix.yaml")
+    if not matrix_file.is_file():
+        hint = f"{MATRIX_VARIABLE} names it" if environ.get(MATRIX_VARIABLE) else "write one (see README)"
+        raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
+    matrix = config.load_matrix(matrix_file, probes_dir=root / "probes")
+    if environ.get(TORCH_VARIABLE, "").strip():
+        matrix = with_releases(matrix, _releases_from(environ[TORCH_VARIABLE]))
+    find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
+    listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
+    found = tuple(interpreters.discover(environ))
+    platforms = tuple(interpreters.host_platforms())
+    known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
+    cells = plan(matrix, listing, found, platforms, known_pins)
+    machine = results.safe_name(environ.get(MACHINE_VARIABLE) or matrix.machine or results.default_machine_name())
+    return Project(
+        matrix, cells, machine, tuple(find_links), listing.offline, listing.notes, listing, found, platforms, known_pins
+    )
+
+
+def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:
+    """``matrix`` with only ``versions`` as its torch releases; a release it lists keeps its Pythons and pins."""
+    entries = {entry.version: entry for entry in matrix.torch}
+    return dataclasses.replace(matrix, torch=tuple(entries.get(version, TorchEntry(version)) for version in versions))
+
+
+def _releases_from(text: str) -> list[Version]:
+    versions: list[Version] = []
+    for part in text.replace(",", " ").split():
+        try:
+            version = Version(part)
+        except InvalidVersion:
+            raise UsageError(f"{TORCH_VARIABLE}: {part!r} is not a torch release (e.g. 1.12.1)") from None
+        if version not in versions:
+            versions.append(version)
+    return versions
+
+
+@exits_on_error
+def load_or_exit(root: Path) -> Project:
+    """:func:`load`, turning a user's mistake into its message and exit code instead of a traceback."""
+    return load(root)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

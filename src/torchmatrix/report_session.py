@@ -1,0 +1,43 @@
+"""`nox -s report`: render every machine's results into the output folder, print each machine's table, diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import results, summary, terminal
+from .report import diff, model, publish
+from .report import options as report_options
+
+if TYPE_CHECKING:
+    import nox
+
+    from .project import Project
+
+
+def run(project: Project, session: nox.Session) -> None:
+    """Render every machine's results into the output folder, print each machine's table, diff if asked."""
+    options = report_options.parse(session.posargs)
+    merged = _merged(session, project.results_dir)
+    written = publish.write(project.matrix.output, publish.render(merged, options.formats))
+    # This machine's table first, then those of the machines whose folders were copied in.
+    machines = sorted({result.machine for result in merged.results} or {project.machine},
+                      key=lambda machine: (machine != project.machine, machine.casefold()))  # fmt: skip
+    for machine in machines:
+        cells = [result for result in merged.results if result.machine == machine]
+        print(
+            f"{terminal.escape(machine, keep_newlines=False)}:\n{summary.table(cells, project.matrix.devices)}\n",
+            flush=True,
+        )
+    names = ", ".join(path.name for path in written)
+    session.log(f"{len(machines)} machine(s); wrote {names} to {project.matrix.output}")
+    if options.diff:
+        before = _merged(session, options.diff)
+        print(diff.render(diff.changes(before, merged), str(options.diff), str(project.results_dir)), flush=True)
+
+
+def _merged(session: nox.Session, results_dir: Path) -> model.Report:
+    scan = results.scan(results_dir)
+    for warning in scan.warnings:
+        session.warn(terminal.escape(warning))
+    return model.build(scan.results)
