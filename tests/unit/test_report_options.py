@@ -27,7 +27,7 @@ def test_formats_are_chosen_by_name_list_or_all() -> None:
     [
         (["--format", "xml"], "--format: unknown format 'xml'\n  hint: choose from md, rst, html, json, csv, all"),
         (["--format", ","], "--format: no format given"),
-        (["--fromat", "md"], "unrecognized arguments: --fromat md\n  hint: nox -s report -- --help"),
+        (["--fromat", "md"], "unrecognized arguments: --fromat md\n  usage: nox -s report -- [--format"),
         (["--diff"], "argument --diff: expected one argument"),
     ],
 )
@@ -52,3 +52,8 @@ def test_help_prints_the_options_and_exits_0(capsys: pytest.CaptureFixture[str])
         parse(["--help"])
     assert exited.value.code == 0
     assert "--format FORMAT[,FORMAT...]" in capsys.readouterr().out
+
+
+def test_the_probe_sessions_force_is_accepted_so_one_command_can_name_both() -> None:
+    assert parse(["--force"]) == parse([])
+    assert parse(["--force", "--format", "rst"]).formats == ("rst",)

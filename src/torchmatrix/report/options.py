@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
+from ..arguments import Parser
 from ..errors import UsageError
 from .publish import DEFAULT_FORMATS, FILE_NAMES, FORMATS
 
@@ -19,17 +19,10 @@ class Options:
     """A results folder to compare with (the one before); None: no comparison."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing its usage and exiting, so the message is ours and the exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}\n  hint: nox -s report -- --help")
-
-
 def parse(argv: Sequence[str]) -> Options:
     """Options from the words after `--`; a mistake raises :class:`UsageError`. `--help` prints help and exits 0."""
-    parser = _Parser(
-        prog="nox -s report --",
+    parser = Parser(
+        usage="nox -s report -- [--format FORMAT[,FORMAT...]] [--diff OTHER_RESULTS]",
         description="Render the stored results of every machine as tables, a page and data files.",
     )
     files = ", ".join(f"{name} ({file})" for name, file in FILE_NAMES.items())
@@ -47,6 +40,8 @@ def parse(argv: Sequence[str]) -> Options:
         help="also list the cells whose outcome differs from those in OTHER_RESULTS "
         "(a results folder, or an output folder holding results/)",
     )
+    # The probe sessions' option: `nox -s probe report -- --force` gives both sessions the same words.
+    parser.add_argument("--force", action="store_true", help=argparse.SUPPRESS)
     namespace = parser.parse_args(list(argv))
     return Options(formats=_formats(namespace.format), diff=_results_folder(namespace.diff))
 
