@@ -389,17 +389,35 @@ def cold_matrix_figure(bench: Bench, matrix: Path) -> Figure:
     shutil.rmtree(cold / "uv-cache", ignore_errors=True)
     wheels, local = installed_wheels(project, [env for env in envs if env is not None])
     download_seconds, size = download_all(wheels, cold / "wheels")
+    uv_seconds = uv_alone(bench, project, cold / "uv-alone")
     shutil.rmtree(cold, ignore_errors=True)
     cells = sum(1 for cell in project.cells if not cell.outcome)
     return Figure(
         f"cold run of {matrix.name} ({cells} cells) vs downloading its wheels alone",
-        f"{run.seconds / download_seconds:.2f}x ({seconds(run.seconds)} vs {seconds(download_seconds)})",
+        f"{run.seconds / download_seconds:.2f}x ({seconds(run.seconds)} vs {seconds(download_seconds)}); "
+        f"{run.seconds / uv_seconds:.2f}x uv alone installing the same ({seconds(uv_seconds)})",
         "<= 1.3x",
         run.seconds / download_seconds <= 1.3,
         (f"empty uv cache and torchmatrix cache; baseline: the {len(wheels)} wheels the run installed "
          f"({mib(size)}), fetched from the index 8 at a time",
+         "uv alone: `uv venv` + `uv pip install` of each cell's requirements, one cell after another, into an "
+         "empty uv cache of its own: the downloads plus unpacking them, with no nox, no probes, no torch import",
          *([f"{local} distributions came from local files (find-links), not downloaded"] if local else [])),
     )  # fmt: skip
+
+
+def uv_alone(bench: Bench, project: Project, folder: Path) -> float:
+    """Seconds for uv by itself to install every runnable cell's requirements, cold, one cell after another."""
+    environ = dict(bench.environ, UV_CACHE_DIR=str(folder / "uv-cache"))
+    started = time.perf_counter()
+    for cell in project.cells:
+        if cell.outcome or cell.interpreter is None:
+            continue
+        env = folder / cell.id
+        bench.run([sys.executable, "-m", "uv", "venv", "-q", "--python", cell.interpreter.path, str(env)], "uv venv", environ)
+        install = ["uv", "pip", "install", "-q", "--python", str(env), *cell.requirements, *project.installer_options()]
+        bench.run([sys.executable, "-m", *install], f"uv pip install {' '.join(cell.requirements)}", environ)
+    return time.perf_counter() - started
 
 
 def env_of(project: Project, cell: Cell) -> tuple[Cell, Path] | None:
