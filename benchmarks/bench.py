@@ -414,7 +414,8 @@ def uv_alone(bench: Bench, project: Project, folder: Path) -> float:
         if cell.outcome or cell.interpreter is None:
             continue
         env = folder / cell.id
-        bench.run([sys.executable, "-m", "uv", "venv", "-q", "--python", cell.interpreter.path, str(env)], "uv venv", environ)
+        venv = ["uv", "venv", "-q", "--python", cell.interpreter.path, str(env)]
+        bench.run([sys.executable, "-m", *venv], "uv venv", environ)
         install = ["uv", "pip", "install", "-q", "--python", str(env), *cell.requirements, *project.installer_options()]
         bench.run([sys.executable, "-m", *install], f"uv pip install {' '.join(cell.requirements)}", environ)
     return time.perf_counter() - started
