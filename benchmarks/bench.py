@@ -378,6 +378,7 @@ def cold_matrix_figure(bench: Bench, matrix: Path) -> Figure:
         UV_CACHE_DIR=str(cold / "uv-cache"),
         TORCHMATRIX_CACHE_DIR=str(cold / "torchmatrix-cache"),
         TORCHMATRIX_MACHINE=machine,
+        TORCHMATRIX_OUTPUT=str(cold / "out"),  # not the matrix's own output folder: its reports stay as they are
     )
     try:
         run = bench.nox(matrix, "-s", "probe", environ=environ, envdir=cold / ".nox")
@@ -385,7 +386,6 @@ def cold_matrix_figure(bench: Bench, matrix: Path) -> Figure:
         # Loaded after the run, which is timed with the index listing to fetch like the rest.
         project = load_project(ROOT, dict(environ, TORCHMATRIX_MATRIX=str(matrix)))
         envs = [env_of(project, cell) for cell in project.cells if project.result_file(cell).exists()]
-        shutil.rmtree(project.results_dir / results.safe_name(machine), ignore_errors=True)
     shutil.rmtree(cold / "uv-cache", ignore_errors=True)
     wheels, local = installed_wheels(project, [env for env in envs if env is not None])
     download_seconds, size = download_all(wheels, cold / "wheels")

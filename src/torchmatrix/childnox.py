@@ -21,6 +21,8 @@ MACHINE_VARIABLE = "TORCHMATRIX_MACHINE"
 """The name results are filed under."""
 TORCH_VARIABLE = "TORCHMATRIX_TORCH"
 """Torch releases (separated by commas) that replace the matrix's."""
+OUTPUT_VARIABLE = "TORCHMATRIX_OUTPUT"
+"""The output folder (results and reports), instead of the matrix's ``output:``."""
 
 
 def command(noxfile: Path, envdir: Path, sessions: Sequence[str]) -> list[str]:

@@ -17,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
 from . import config, interpreters, releases, results, runner, terminal
-from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, TORCH_VARIABLE
+from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, OUTPUT_VARIABLE, TORCH_VARIABLE
 from .config import Matrix, PinRule, TorchEntry
 from .errors import ConfigError, UsageError, exits_on_error
 from .findlinks import pip_find_links
@@ -127,7 +127,8 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     """Read the matrix (``$TORCHMATRIX_MATRIX`` or ``root/matrix.yaml``) and plan its cells.
 
     ``$TORCHMATRIX_TORCH`` (releases separated by commas) replaces the matrix's
-    torch releases; everything else of the matrix stays.
+    torch releases, ``$TORCHMATRIX_OUTPUT`` its output folder; everything else
+    of the matrix stays.
     """
     environ = dict(os.environ if environ is None else environ)
     matrix_file = Path(environ.get(MATRIX_VARIABLE) or root / "matrix.yaml")
@@ -137,6 +138,8 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     matrix = config.load_matrix(matrix_file, probes_dir=root / "probes")
     if environ.get(TORCH_VARIABLE, "").strip():
         matrix = with_releases(matrix, _releases_from(environ[TORCH_VARIABLE]))
+    if environ.get(OUTPUT_VARIABLE, "").strip():
+        matrix = dataclasses.replace(matrix, output=_output_folder(environ[OUTPUT_VARIABLE]))
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
     found = tuple(interpreters.discover(environ))
@@ -165,6 +168,13 @@ def _releases_from(text: str) -> list[Version]:
         if version not in versions:
             versions.append(version)
     return versions
+
+
+def _output_folder(text: str) -> Path:
+    folder = Path(text).absolute()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{OUTPUT_VARIABLE}: {folder} is a file, not a folder")
+    return folder
 
 
 @exits_on_error

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchmatrix.config import DEVICES, Expectation, Matrix, PinRule, Probe, TorchEntry
+from torchmatrix.errors import UsageError
 from torchmatrix.outcomes import Outcome
 from torchmatrix.plan import plan
-from torchmatrix.project import Project, with_releases
+from torchmatrix.project import Project, load, with_releases
 
+from ..conftest import ROOT
 from .test_plan import LINUX, LISTING, THIS_MACHINE
 from .test_results import result
 
@@ -65,3 +68,15 @@ def test_stored_is_this_machines_newest_result_per_cell(tmp_path: Path) -> None:
     new = result("1.12.1", "2026-02-01T00:00:00+00:00", machine="ci-box")
     elsewhere = result("1.9.0", machine="laptop")
     assert here.stored([old, new, elsewhere]) == {(Version("1.12.1"), None): new}
+
+
+def test_the_output_folder_can_come_from_the_environment(tmp_path: Path, private_cache: Path) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text("torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\n")
+    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
+    assert load(ROOT, environ).matrix.output == tmp_path / "reports"
+    elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
+    assert elsewhere.matrix.output == tmp_path / "elsewhere"
+    assert elsewhere.results_dir == tmp_path / "elsewhere" / "results"
+    with pytest.raises(UsageError, match="is a file, not a folder"):
+        load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(matrix)))
