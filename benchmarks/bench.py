@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as the noxfile uses it
 
 from torchmatrix import freshness, interpreters, probe_session, results  # noqa: E402
+from torchmatrix.envside.worker import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
 from torchmatrix.plan import Cell  # noqa: E402
 from torchmatrix.project import Project  # noqa: E402
 from torchmatrix.project import load as load_project  # noqa: E402
@@ -497,17 +498,6 @@ def du(*paths: Path) -> list[int]:
 
 def mib(size: int) -> str:
     return f"{size / 2**20:,.0f} MiB" if size < 2**30 else f"{size / 2**30:.1f} GiB"
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def machine_lines(bench: Bench, versions: Sequence[str]) -> list[str]:
