@@ -272,7 +272,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     versions = bisection.candidates(listing, project.platforms, request.old, request.new, request.pre)
     for flag, end in (("--from", request.old), ("--to", request.new)):
         if end not in versions:
-            raise UsageError(f"{flag} {end}: {_not_a_candidate(end, listing, project.platforms)}")
+            raise UsageError(f"{flag} {end}: {listing.missing(end, project.platforms)}")
     cells = {version: project.plan_release(version, listing) for version in versions}
     job = _Bisection(project, session, noxfile, request, versions, cells)
     known = job.known()
@@ -319,13 +319,3 @@ def answer(verdict: Verdict, request: Request) -> list[str]:
         *[f"    {version}: {verdict.why_unresolved(version)}" for version in between],
         last,
     ]
-
-
-def _not_a_candidate(version: Version, listing: releases.Listing, platforms: Sequence[str]) -> str:
-    here = listing.versions(platforms)
-    if version in listing.versions():
-        return f"torch {version} has no wheel for this platform"
-    below = [known for known in here if known < version][-1:]
-    above = [known for known in here if known > version][:1]
-    nearby = ", ".join(map(str, below + above))
-    return f"the index lists no torch {version}" + (f"; nearest releases here: {nearby}" if nearby else "")

@@ -95,7 +95,7 @@ def _cell(
         return cell(pool[0] if pool else None, None if pool else Outcome.NO_INTERPRETER, "; ".join(listing.notes))
     wheels = listing.wheels_for(version)
     if not wheels:
-        return cell(None, Outcome.NO_WHEEL, _missing_release_hint(version, listing))
+        return cell(None, Outcome.NO_WHEEL, listing.missing(version))
     here = [wheel for wheel in wheels if wheel.fits(platforms)]
     if not here:
         return cell(None, Outcome.NO_WHEEL, f"torch {version} has wheels only for {_platforms(wheels)}")
@@ -138,19 +138,3 @@ def _platforms(wheels: Sequence[Wheel]) -> str:
 
 def _install_hint(python: str) -> str:
     return f"install one, e.g. `uv python install {python}` or `pyenv install {python}`"
-
-
-def _missing_release_hint(version: Version, listing: Listing) -> str:
-    """Name the releases on either side of ``version``, in version order (a typo and a future release alike)."""
-    releases = listing.versions()
-    below = [known for known in releases if known < version]
-    above = [known for known in releases if known > version]
-    if below and above:
-        suggestion = f"; the releases around it are {below[-1]} and {above[0]}"
-    elif below:
-        suggestion = f"; the newest is {below[-1]}"
-    elif above:
-        suggestion = f"; the oldest is {above[0]}"
-    else:
-        suggestion = ""
-    return f"the index lists no torch {version}{suggestion}"

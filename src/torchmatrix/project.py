@@ -35,15 +35,22 @@ class Project:
     cells: tuple[Cell, ...]
     machine: str
     find_links: tuple[str, ...]
-    offline: bool
-    """The index could not be read when the plan was made: uv installs from its cache alone."""
-    notes: tuple[str, ...]
     listing: Listing
     interpreters: tuple[Interpreter, ...]
     platforms: tuple[str, ...]
     known_pins: tuple[PinRule, ...]
     unreachable: set[str] = field(default_factory=set)
     """Index URLs found dead during this run (an install failed and the index did not answer)."""
+
+    @property
+    def offline(self) -> bool:
+        """The index could not be read when the plan was made: uv installs from its cache alone."""
+        return self.listing.offline
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the listing says of its freshness (e.g. a cached copy used offline)."""
+        return self.listing.notes
 
     @property
     def results_dir(self) -> Path:
@@ -147,9 +154,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
     cells = plan(matrix, listing, found, platforms, known_pins)
     machine = results.safe_name(environ.get(MACHINE_VARIABLE) or matrix.machine or results.default_machine_name())
-    return Project(
-        matrix, cells, machine, tuple(find_links), listing.offline, listing.notes, listing, found, platforms, known_pins
-    )
+    return Project(matrix, cells, machine, tuple(find_links), listing, found, platforms, known_pins)
 
 
 def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:

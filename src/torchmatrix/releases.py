@@ -68,6 +68,23 @@ class Listing:
             {Version(wheel.version.public) for wheel in self.wheels if platforms is None or wheel.fits(platforms)}
         )
 
+    def missing(self, version: Version, platforms: Collection[str] | None = None) -> str:
+        """Why ``version`` is not among :meth:`versions`, naming the releases on either side in version order."""
+        if platforms is not None and version in self.versions():
+            return f"torch {version} has no wheel for this platform"
+        known = self.versions(platforms)
+        below = [release for release in known if release < version]
+        above = [release for release in known if release > version]
+        if below and above:
+            suggestion = f"; the releases around it are {below[-1]} and {above[0]}"
+        elif below:
+            suggestion = f"; the newest is {below[-1]}"
+        elif above:
+            suggestion = f"; the oldest is {above[0]}"
+        else:
+            suggestion = ""
+        return f"the index lists no torch {version}{suggestion}"
+
 
 def listing(
     index_url: str,

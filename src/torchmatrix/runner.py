@@ -60,7 +60,6 @@ class Record:
 class CellRun:
     environment: dict[str, Any]
     records: tuple[Record, ...]
-    import_seconds: float | None
     import_failure: str = ""
     """Why ``import torch`` failed in the cell's environment (then no pair ran and there are no records)."""
 
@@ -86,31 +85,28 @@ def run_cell(
     listener = listener or (lambda *_: None)
     records: list[Record] = []
     environment: dict[str, Any] = {}
-    import_seconds = None
     while len(records) < len(pairs):
         first = len(records)
         with _Worker(python, pairs, first, pycache_prefix) as worker:
             session = worker.follow(timeout, listener)
         records += session.records
         environment = environment or session.environment
-        import_seconds = import_seconds if import_seconds is not None else session.import_seconds
         if not session.records:
             failure = session.failure or "the worker ended without running any probe"
             if not environment:  # torch never imported: the environment is unusable, no probe can run
-                return CellRun({}, (), None, import_failure=failure)
+                return CellRun({}, (), import_failure=failure)
             # A later worker died before its first pair: the rest share its fate rather than loop.
             for pair in pairs[first:]:
                 record = Record(pair.probe.name, pair.device, session.failure_outcome, {}, failure, 0.0)
                 listener("record", pair, record)
                 records.append(record)
-    return CellRun(environment, tuple(records), import_seconds)
+    return CellRun(environment, tuple(records))
 
 
 @dataclass
 class _WorkerSession:
     records: list[Record]
     environment: dict[str, Any]
-    import_seconds: float | None = None
     failure: str = ""
     failure_outcome: Outcome = Outcome.CRASH
 
@@ -192,7 +188,6 @@ class _Worker:
             event = message.get("event")
             if event == "ready":
                 session.environment = message.get("environment") or {}
-                session.import_seconds = message.get("import_seconds")
             elif event == "start" and message.get("index") == self.first + len(session.records):
                 running = message["index"]
                 limit = timeout

@@ -231,6 +231,6 @@ def test_an_end_the_index_lacks_is_a_usage_error_naming_the_nearest_releases(
         private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.1", "1.13.0"))
     )
     with pytest.raises(
-        UsageError, match=r"--to 1.12.5: the index lists no torch 1.12.5; nearest releases here: 1.12.1, 1.13.0"
+        UsageError, match=r"--to 1.12.5: the index lists no torch 1.12.5; the releases around it are 1.12.1 and 1.13.0"
     ):
         run(project(tmp_path), Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.5"), tmp_path / "noxfile.py")

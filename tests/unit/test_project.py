@@ -33,7 +33,7 @@ def project(tmp_path: Path, *entries: TorchEntry, expect: tuple[Expectation, ...
         "https://pypi.org/simple", None, (), expect,
     )  # fmt: skip
     cells = plan(matrix, LISTING, THIS_MACHINE, LINUX, [NUMPY_PIN])
-    return Project(matrix, cells, "ci-box", (), False, (), LISTING, tuple(THIS_MACHINE), tuple(LINUX), (NUMPY_PIN,))
+    return Project(matrix, cells, "ci-box", (), LISTING, tuple(THIS_MACHINE), tuple(LINUX), (NUMPY_PIN,))
 
 
 def test_with_releases_keeps_the_matrix_and_the_entries_it_has_for_those_releases(tmp_path: Path) -> None:

@@ -97,3 +97,12 @@ def test_versions_can_be_limited_to_the_wheels_for_some_platforms(tmp_path: Path
     assert listing.versions(["musllinux_1_2_riscv64"]) == []
     (wheel,) = [w for w in listing.wheels_for(Version("1.9.0")) if w.filename.endswith("cp39-manylinux1_x86_64.whl")]
     assert wheel.fits(["manylinux1_x86_64"]) and not wheel.fits(["macosx_11_0_arm64"])
+
+
+def test_a_missing_release_is_named_with_its_neighbours(tmp_path: Path) -> None:
+    listing = releases.listing(INDEX, fetch=Index(), cache=tmp_path)
+    assert (
+        listing.missing(Version("1.12.2"))
+        == "the index lists no torch 1.12.2; the releases around it are 1.12.1 and 1.13.1"
+    )
+    assert listing.missing(Version("1.9.0"), ["musllinux_1_2_riscv64"]) == "torch 1.9.0 has no wheel for this platform"

@@ -61,6 +61,7 @@ def test_each_pair_is_announced_then_recorded(stub_torch_python: str, probes: di
     assert outcomes(cell) == [("good", Outcome.PASS), ("wrong", Outcome.FAIL)]
     assert cell.records[0].metrics == {"x": 1.5} and cell.records[0].message == "fine"
     assert cell.environment["torch"] == "0.0.0+stub"
+    assert 0 < cell.environment["import_seconds"] < 30
 
 
 def test_a_crash_is_recorded_and_a_new_worker_runs_the_rest(stub_torch_python: str, probes: dict[str, Probe]) -> None:

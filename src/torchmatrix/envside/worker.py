@@ -9,7 +9,7 @@ SIGKILL), the worker kills itself and every process its probes started.
 Messages to the parent are JSON lines on the original stdout, which is kept
 for them alone: whatever probes print, from Python or from C, goes to stderr.
 
-    {"event": "ready", "environment": {...}, "import_seconds": s}
+    {"event": "ready", "environment": {..., "import_seconds": s}}
     {"event": "start", "index": i}
     {"event": "record", "index": i, "outcome": ..., "metrics": {...}, "message": ..., "duration": s}
     {"event": "done"}
@@ -50,7 +50,9 @@ def main():
     started = time.perf_counter()
     import torch
 
-    send({"event": "ready", "environment": fingerprint(torch), "import_seconds": time.perf_counter() - started})
+    environment = fingerprint(torch)
+    environment["import_seconds"] = time.perf_counter() - started
+    send({"event": "ready", "environment": environment})
     probes = {}
     for index, (name, path, device) in enumerate(request["pairs"], start=request.get("first", 0)):
         send({"event": "start", "index": index})
