@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile, bisection, childnox, criteria, freshness, releases, results
+from . import atomicfile, bisection, childnox, criteria, freshness, releases, results, terminal
 from .arguments import Parser
 from .bisection import Observation, Status, Step, Verdict
 from .config import DEVICES, Matrix
@@ -144,7 +144,7 @@ class _Bisection:
         """What is known without building anything: up-to-date stored results, and cells that cannot run."""
         scan = results.scan(self.project.results_dir)
         for warning in scan.warnings:
-            self.session.warn(warning)
+            self.session.warn(terminal.escape(warning))
         stored = self.project.stored(scan.results)
         known = {}
         for version, cell in self.cells.items():
@@ -169,14 +169,8 @@ class _Bisection:
             f"[build {number}/{self.budget}] torch {version} on Python {cell.python or '-'}: "
             f'nox -s "probe({cell.session_id})" … (log: {log})'
         )
-        envdir = self.session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
-        variables = {
-            childnox.MATRIX_VARIABLE: str(project.matrix.file),
-            childnox.MACHINE_VARIABLE: project.machine,
-            childnox.TORCH_VARIABLE: str(version),
-        }
         started_at, clock = results.now_iso(), time.monotonic()
-        code = childnox.run(self.noxfile, envdir, [f"probe({cell.session_id})"], variables, log)
+        code = childnox.run_cells(project, self.session, self.noxfile, [cell], log)
         seconds = time.monotonic() - clock
         path = results.result_path(project.results_dir, project.machine, cell.id)
         self.seen[version] = _Seen(cell, "built", seconds, path, log)
@@ -202,8 +196,10 @@ class _Bisection:
             "planned": "not built: the plan rules it out",
         }[seen.how]
         self.session.log(
-            f"[{len(self.steps)}] torch {step.version}  Python {seen.cell.python or '-'}  {shown}  "
-            f"{seen.seconds:.1f} s  ({how})"
+            terminal.escape(
+                f"[{len(self.steps)}] torch {step.version}  Python {seen.cell.python or '-'}  {shown}  "
+                f"{seen.seconds:.1f} s  ({how})"
+            )
         )
         self.write_summary()
 
@@ -266,7 +262,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     matrix = project.matrix
     listing = releases.listing(matrix.index_url, project.find_links, wanted=[request.old, request.new])
     for note in listing.notes:
-        session.warn(note)
+        session.warn(terminal.escape(note))
     if not listing.known:
         raise TorchmatrixError(f"cannot list the torch releases: {'; '.join(listing.notes)}")
     versions = bisection.candidates(listing, project.platforms, request.old, request.new, request.pre)
@@ -284,13 +280,13 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     verdict = bisection.bisect(versions, job.build, known, on_step=job.on_step)
     summary = job.write_summary(verdict)
     for warning in verdict.warnings:
-        session.warn(warning)
+        session.warn(terminal.escape(warning))
     session.log(f"built {verdict.built} of at most {verdict.budget} cells; summary: {summary}")
     lines = answer(verdict, request)
     if verdict.status in (Status.SAME, Status.UNTESTABLE_END):
-        session.error(" ".join(lines))
+        session.error(terminal.escape(" ".join(lines)))
     for line in lines:
-        session.log(line)
+        session.log(terminal.escape(line))
 
 
 def answer(verdict: Verdict, request: Request) -> list[str]:

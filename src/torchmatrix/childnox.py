@@ -13,6 +13,13 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import nox
+
+    from .plan import Cell
+    from .project import Project
 
 # What a nox run of the noxfile reads from the environment (see torchmatrix.project.load):
 MATRIX_VARIABLE = "TORCHMATRIX_MATRIX"
@@ -28,6 +35,22 @@ OUTPUT_VARIABLE = "TORCHMATRIX_OUTPUT"
 def command(noxfile: Path, envdir: Path, sessions: Sequence[str]) -> list[str]:
     """The nox command line that runs ``sessions`` (e.g. ``probe(1.12.0)``)."""
     return [sys.executable, "-m", "nox", "--noxfile", str(noxfile), "--envdir", str(envdir), "--sessions", *sessions]
+
+
+def run_cells(
+    project: Project, session: nox.Session, noxfile: Path, cells: Sequence[Cell], log: Path | None = None
+) -> int:
+    """Run the probe sessions of ``cells`` as the running nox would: same noxfile, envdir, matrix and machine.
+
+    A cell's own release goes in ``TORCHMATRIX_TORCH``, so a release the matrix does not list runs too.
+    """
+    variables = {
+        MATRIX_VARIABLE: str(project.matrix.file),
+        MACHINE_VARIABLE: project.machine,
+        TORCH_VARIABLE: ",".join(str(cell.torch) for cell in cells),
+    }
+    envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
+    return run(noxfile, envdir, [f"probe({cell.session_id})" for cell in cells], variables, log)
 
 
 def run(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import childnox, freshness, results, verify
+from . import childnox, freshness, results, terminal, verify
 from .arguments import Parser, with_usage
 from .errors import UsageError
 from .plan import Cell
@@ -74,13 +74,11 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     if request.run and stale:
         sessions = [f"probe({cell.session_id})" for cell in stale]
         session.log(f"running {len(stale)} cells without an up-to-date result here: {' '.join(sessions)}")
-        variables = {childnox.MATRIX_VARIABLE: str(project.matrix.file), childnox.MACHINE_VARIABLE: project.machine}
-        envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
-        childnox.run(noxfile, envdir, sessions, variables)
+        childnox.run_cells(project, session, noxfile, stale)
         scan = results.scan(project.results_dir)
         stale = stale_cells(project, scan.results)
     for warning in scan.warnings:
-        session.warn(warning)
+        session.warn(terminal.escape(warning))
     chosen = [result for result in scan.results if not request.machines or result.machine in request.machines]
     machines = sorted({result.machine for result in chosen})
     session.log(
@@ -92,7 +90,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         session.warn(f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first")
     checks = verify.check(project.matrix.expect, results.latest(chosen))
     for line in verify.report(checks):
-        print(line, flush=True)
+        print(terminal.escape(line), flush=True)
     tally = verify.tally(checks)
     if not verify.all_hold(checks):
         session.error(tally)
