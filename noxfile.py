@@ -32,7 +32,7 @@ NOXFILE = Path(__file__).resolve()
 ROOT = NOXFILE.parent
 sys.path.insert(0, str(ROOT / "src"))  # the noxfile runs torchmatrix from this checkout
 
-from torchmatrix import bisect_session, probe_session, report_session, verify_session  # noqa: E402
+from torchmatrix import probe_session  # noqa: E402 - the other sessions import their modules when they run
 from torchmatrix.errors import exits_on_error  # noqa: E402
 from torchmatrix.project import load_or_exit  # noqa: E402
 
@@ -54,6 +54,8 @@ def probe(session: nox.Session, cell: str) -> None:
 @exits_on_error
 def report(session: nox.Session) -> None:
     """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
+    from torchmatrix import report_session
+
     report_session.run(project, session)
 
 
@@ -67,6 +69,8 @@ def plan(session: nox.Session) -> None:
 @exits_on_error
 def bisect(session: nox.Session) -> None:
     """Find the first torch release whose outcome is NEW's: -- PROBE --from OLD --to NEW [--device cpu] […]."""
+    from torchmatrix import bisect_session
+
     bisect_session.run(project, session, NOXFILE)
 
 
@@ -74,6 +78,8 @@ def bisect(session: nox.Session) -> None:
 @exits_on_error
 def verify(session: nox.Session) -> None:
     """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
+    from torchmatrix import verify_session
+
     verify_session.run(project, session, NOXFILE)
 
 

@@ -47,7 +47,7 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
             session.log(terminal.escape(note))
     env = Path(session.virtualenv.location)
     inputs = project.inputs(cell)
-    _skip_if_up_to_date(project, session, cell, {**inputs, freshness.TORCH_BUILD: freshness.torch_build(env)}, force)
+    _skip_if_up_to_date(project, session, cell, inputs, env, force)
     install_error = _install(project, session, cell)
     if install_error:
         _store(project, cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error, inputs=inputs)
@@ -104,13 +104,17 @@ def _run_installer(project: Project, session: nox.Session, cell: Cell, offline: 
 
 
 def _skip_if_up_to_date(
-    project: Project, session: nox.Session, cell: Cell, inputs: dict[str, object], force: bool
+    project: Project, session: nox.Session, cell: Cell, inputs: dict[str, object], env: Path, force: bool
 ) -> None:
-    """Skip the session when the stored result stands for a run from ``inputs``; else log why it runs."""
+    """Skip the session when the stored result stands for a run from ``inputs`` and the torch in ``env``.
+
+    Else log why it runs.
+    """
     if force:
         session.log(f"{cell.id}: {freshness.FORCE}: re-measuring")
         return
-    verdict = freshness.verdict(project.result_file(cell), inputs)
+    installed = {**inputs, freshness.TORCH_BUILD: freshness.torch_build(env)}
+    verdict = freshness.verdict(project.result_file(cell), installed)
     if verdict.up_to_date:
         session.skip(f"{cell.id}: {verdict.reason}")
     session.log(f"{cell.id}: running: {verdict.reason}")
