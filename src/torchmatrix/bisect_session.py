@@ -167,7 +167,7 @@ class _Bisection:
         number = sum(step.built for step in self.steps) + 1
         self.session.log(
             f"[build {number}/{self.budget}] torch {version} on Python {cell.python or '-'}: "
-            f'nox -s "probe({cell.session_id})" … (log: {log})'
+            f'nox -s "{cell.session}" … (log: {log})'
         )
         started_at, clock = results.now_iso(), time.monotonic()
         code = childnox.run_cells(project, self.session, self.noxfile, [cell], log)

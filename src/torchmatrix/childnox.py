@@ -50,7 +50,7 @@ def run_cells(
         TORCH_VARIABLE: ",".join(str(cell.torch) for cell in cells),
     }
     envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
-    return run(noxfile, envdir, [f"probe({cell.session_id})" for cell in cells], variables, log)
+    return run(noxfile, envdir, [cell.session for cell in cells], variables, log)
 
 
 def run(

@@ -41,6 +41,11 @@ class Cell:
         return self.interpreter.minor if self.interpreter else self.python_request
 
     @property
+    def session(self) -> str:
+        """The nox session that runs the cell: ``probe(1.12.1)``."""
+        return f"probe({self.session_id})"
+
+    @property
     def id(self) -> str:
         """Canonical id, used for result files: ``torch-1.12.1-py3.10``."""
         return f"torch-{self.torch}" + (f"-py{self.python}" if self.python else "")

@@ -129,7 +129,7 @@ def _store(project: Project, cell: Cell, started: str, *, outcome: Outcome | Non
         torch=str(cell.torch),
         python=cell.python,
         python_request=cell.python_request,
-        session=f"probe({cell.session_id})",
+        session=cell.session,
         outcome=outcome,
         message=message,
         records=tuple(records),

@@ -96,7 +96,7 @@ class Project:
         lines += [f"note: {terminal.escape(note)}" for note in self.notes]
         rows = [
             [
-                f"probe({cell.session_id})",
+                cell.session,
                 f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
                 " ".join(cell.requirements),
                 f"{cell.outcome.value}: {terminal.escape(cell.hint)}" if cell.outcome else "ready",

@@ -72,7 +72,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     scan = results.scan(project.results_dir)
     stale = stale_cells(project, scan.results)
     if request.run and stale:
-        sessions = [f"probe({cell.session_id})" for cell in stale]
+        sessions = [cell.session for cell in stale]
         session.log(f"running {len(stale)} cells without an up-to-date result here: {' '.join(sessions)}")
         childnox.run_cells(project, session, noxfile, stale)
         scan = results.scan(project.results_dir)
@@ -86,7 +86,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         f"{len(results.latest(chosen))} stored cells (machines: {', '.join(machines) or 'none'})"
     )
     if stale:
-        names = " ".join(f"probe({cell.session_id})" for cell in stale)
+        names = " ".join(cell.session for cell in stale)
         session.warn(f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first")
     checks = verify.check(project.matrix.expect, results.latest(chosen))
     for line in verify.report(checks):
