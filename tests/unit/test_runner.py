@@ -31,6 +31,10 @@ PROBES = {
     "fork_crash": "import ctypes, os, time\ndef run(device):\n    if os.fork() == 0:\n        time.sleep(60)\n"
     "        os._exit(0)\n    ctypes.string_at(0)\n",
     "huge": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'values': list(range(300000))}}\n",
+    "asserts": "import torch\ndef run(device):\n    if device == 'cuda':\n        torch.cuda.device_side_assert()\n"
+    "    return {'outcome': 'pass'}\n",
+    "uses_cuda": "import torch\ndef run(device):\n    if device == 'cuda':\n        torch.cuda.synchronize()\n"
+    "    return {'outcome': 'pass'}\n",
 }
 
 
@@ -80,6 +84,21 @@ def test_a_crash_is_seen_at_once_when_a_forked_child_holds_the_pipes(
 ) -> None:
     cell, _ = run(stub_torch_python, probes, ["fork_crash", "good"], timeout=20.0)
     assert outcomes(cell) == [("fork_crash", Outcome.CRASH), ("good", Outcome.PASS)]  # not a timeout
+
+
+def test_a_pair_that_breaks_cuda_hands_the_rest_to_a_new_worker(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCHMATRIX_STUB_CUDA", "1")
+    cell, _ = run(stub_torch_python, probes, ["raises", "asserts", "uses_cuda"], devices=("cpu", "cuda"))
+    assert outcomes(cell) == [
+        ("raises", Outcome.ERROR), ("raises", Outcome.ERROR),
+        ("asserts", Outcome.PASS), ("asserts", Outcome.ERROR),
+        ("uses_cuda", Outcome.PASS), ("uses_cuda", Outcome.PASS),  # not charged with the assert
+    ]  # fmt: skip
+    asserted = cell.records[3].message
+    assert "device-side assert triggered" in asserted and "the next pairs run in a new worker" in asserted
+    assert "new worker" not in cell.records[1].message  # an ordinary error leaves CUDA as it was
 
 
 def test_importing_torch_may_take_longer_than_one_pair_may(

@@ -13,6 +13,11 @@ for them alone: whatever probes print, from Python or from C, goes to stderr.
     {"event": "start", "index": i}
     {"event": "record", "index": i, "outcome": ..., "metrics": {...}, "message": ..., "duration": s}
     {"event": "done"}
+
+A worker sends "done" early when a pair left CUDA unusable in it (a
+device-side assert poisons the process's CUDA context for good): the parent
+starts a new worker for the pairs left, so that they are not charged with an
+error that was not theirs.
 """
 
 import faulthandler
@@ -59,7 +64,13 @@ def main():
         started = time.perf_counter()
         record = run_pair(torch, probes, name, path, device)
         record.update({"event": "record", "index": index, "duration": time.perf_counter() - started})
+        broke_cuda = device == "cuda" and record["outcome"] == "error" and not cuda_usable(torch)
+        if broke_cuda:
+            note = " (this left CUDA unusable: the next pairs run in a new worker)"
+            record["message"] = tail(record["message"] + note)
         send(record)
+        if broke_cuda:
+            break
     send({"event": "done"})
 
 
@@ -105,6 +116,15 @@ def run_pair(torch, probes, name, path, device):
     except Exception as error:  # a probe's exception is its outcome, not the worker's end
         return {"outcome": "error", "metrics": {"traceback": tail(traceback.format_exc())}, "message": describe(error)}
     return checked(result)
+
+
+def cuda_usable(torch):
+    """Whether CUDA still works in this process: an error like a device-side assert is sticky, others are not."""
+    try:
+        torch.cuda.synchronize()
+    except Exception:
+        return False
+    return True
 
 
 def load_probe(name, path):
