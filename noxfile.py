@@ -15,6 +15,7 @@
 stored result is out of date (`-- --force`: every cell), `nox -s "probe(1.12.1)"`
 one of them, `nox -j 2 -s probe report` cells in parallel and then the table,
 `nox -s plan` shows what would run,
+`nox -s probe-installed -- PYTHON` runs the probes in a torch installed already,
 `nox -s report` renders the stored results of every machine (`-- --help` for its options),
 `nox -s bisect -- PROBE --from OLD --to NEW` finds the first release with NEW's outcome,
 `nox -s verify` checks stored results against the matrix's `expect:` entries,
@@ -48,6 +49,15 @@ project = load_or_exit(ROOT)
 def probe(session: nox.Session, cell: str) -> None:
     """Install one torch release and run every probe on every device."""
     probe_session.run(project, session, cell)
+
+
+@nox.session(name="probe-installed", python=False)
+@exits_on_error
+def probe_installed(session: nox.Session) -> None:
+    """Run every probe on every device in Pythons whose torch is installed already: -- PYTHON [PYTHON …]."""
+    from torchmatrix import installed_session
+
+    installed_session.run(project, session)
 
 
 @nox.session(python=False)

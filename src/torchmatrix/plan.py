@@ -48,7 +48,12 @@ class Cell:
     @property
     def id(self) -> str:
         """Canonical id, used for result files: ``torch-1.12.1-py3.10``."""
-        return f"torch-{self.torch}" + (f"-py{self.python}" if self.python else "")
+        return cell_id(self.torch, self.python)
+
+
+def cell_id(torch: Version, python: str | None) -> str:
+    """The id of torch release ``torch`` on Python ``python`` (``"3.10"``): ``torch-1.12.1-py3.10``."""
+    return f"torch-{torch}" + (f"-py{python}" if python else "")
 
 
 def plan(

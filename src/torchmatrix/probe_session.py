@@ -36,7 +36,7 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     is skipped, unless the session's arguments say ``--force``.
     """
     force = freshness.wants_force(session.posargs)
-    _notify_report(session)
+    notify_report(session)
     cell = project.cell(session_id)
     started = results.now_iso()
     if cell.outcome:
@@ -53,14 +53,14 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
         _store(project, cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error, inputs=inputs)
         session.error(terminal.escape(f"install-error: {install_error}"))
     inputs[freshness.TORCH_BUILD] = freshness.torch_build(env)
-    pairs = [runner.Pair(probe, device) for probe in project.matrix.probes for device in project.matrix.devices]
-    progress = _progress(session, len(pairs))
+    pairs = project.pairs()
+    progress = progress_log(session, len(pairs))
     cell_run = runner.run_cell(_venv_python(session), pairs, project.matrix.timeout, progress, pycache_prefix(env))
     if cell_run.import_failure:
         _store(project, cell, started, outcome=Outcome.INSTALL_ERROR, message=cell_run.import_failure, inputs=inputs)
         session.error(terminal.escape(f"install-error: torch does not import: {cell_run.import_failure}"))
     path = _store(project, cell, started, records=cell_run.records, environment=cell_run.environment, inputs=inputs)
-    session.log(f"{cell.id}: {_tally(cell_run.records)}; written to {path}")
+    session.log(f"{cell.id}: {tally(cell_run.records)}; written to {path}")
 
 
 def _install(project: Project, session: nox.Session, cell: Cell) -> str:
@@ -146,7 +146,7 @@ def pycache_prefix(env: Path) -> Path:
     return env.parent / PYCACHE_FOLDER
 
 
-def _notify_report(session: nox.Session) -> None:
+def notify_report(session: nox.Session) -> None:
     """Queue the table after the cells; nox runs it once, however many cells ask."""
     # Under `nox -j N` each session runs in its own nox process, which cannot
     # queue another (ValueError): `nox -j N -s probe report` prints the table once, last.
@@ -159,7 +159,8 @@ def _venv_python(session: nox.Session) -> str:
     return str(Path(session.bin) / name)
 
 
-def _progress(session: nox.Session, total: int) -> runner.Listener:
+def progress_log(session: nox.Session, total: int) -> runner.Listener:
+    """Log each pair as it starts and its outcome as it ends."""
     count = 0
 
     def listen(event: str, pair: runner.Pair, record: runner.Record | None) -> None:
@@ -174,7 +175,8 @@ def _progress(session: nox.Session, total: int) -> runner.Listener:
     return listen
 
 
-def _tally(records: Sequence[runner.Record]) -> str:
+def tally(records: Sequence[runner.Record]) -> str:
+    """``2 pass, 4 unavailable``."""
     counts: dict[str, int] = {}
     for record in records:
         counts[record.outcome.value] = counts.get(record.outcome.value, 0) + 1

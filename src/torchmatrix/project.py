@@ -113,6 +113,10 @@ class Project:
             options += ["--index-url", self.matrix.index_url]
         return options
 
+    def pairs(self) -> list[runner.Pair]:
+        """Every (probe, device) pair a cell runs, in the order it runs them."""
+        return [runner.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
+
     def result_file(self, cell: Cell) -> Path:
         """Where the cell's result on this machine is stored."""
         return results.result_path(self.results_dir, self.machine, cell.id)

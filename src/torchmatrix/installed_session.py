@@ -1,0 +1,87 @@
+"""`nox -s probe-installed -- PYTHON [PYTHON …]`: run the probes in a torch that is installed already.
+
+Nothing is installed and no index is asked: for a machine that has its own
+torch and cannot or should not build environments, such as a GPU box without a
+network or a conda environment. Every (probe, device) pair of the matrix runs
+in each named Python, as a cell's do; the result is stored as the cell of that
+torch release and Python on this machine (``torch-2.11.0-py3.12``), so a
+report merges it with the matrix's cells of other machines. A matrix cell of
+the same release and Python on the same machine writes the same file: the
+later run's result is the one kept.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from packaging.version import InvalidVersion, Version
+
+from . import results, runner, terminal
+from .arguments import Parser
+from .errors import UsageError
+from .plan import cell_id
+from .probe_session import notify_report, progress_log, tally
+from .results import CellResult
+
+if TYPE_CHECKING:
+    import nox
+
+    from .project import Project
+
+SESSION = "probe-installed"
+USAGE = f"nox -s {SESSION} -- PYTHON [PYTHON ...]"
+
+
+def run(project: Project, session: nox.Session) -> None:
+    """Run every (probe, device) pair in each named Python's installed torch and store a result for each."""
+    pythons = parse(session.posargs)
+    notify_report(session)
+    for python in pythons:
+        path = _probe(project, session, python)
+        session.log(f"{python}: written to {path}")
+
+
+def parse(argv: Sequence[str]) -> list[str]:
+    """The Pythons named, each an executable file; a UsageError where one is not."""
+    parser = Parser(USAGE, "Run the probes in the torch installed in each PYTHON, installing nothing.")
+    parser.add_argument("pythons", nargs="+", metavar="PYTHON", help="a Python whose environment has torch")
+    pythons = parser.parse_args(list(argv)).pythons
+    for python in pythons:
+        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            raise UsageError(f"{python}: not an executable file; name a Python, e.g. /opt/torch/.venv/bin/python3")
+    return pythons
+
+
+def _probe(project: Project, session: nox.Session, python: str) -> Path:
+    started = results.now_iso()
+    pairs = project.pairs()
+    session.log(f"{python}: running {len(pairs)} (probe, device) pairs in its installed torch")
+    cell_run = runner.run_cell(python, pairs, project.matrix.timeout, progress_log(session, len(pairs)))
+    if cell_run.import_failure:
+        session.error(terminal.escape(f"{python}: torch does not import: {cell_run.import_failure}"))
+    environment = cell_run.environment
+    try:
+        torch = Version(str(environment.get("torch"))).public  # 2.11.0+cu130 is release 2.11.0's row
+    except InvalidVersion:
+        session.error(terminal.escape(f"{python}: its torch reports no release version: {environment.get('torch')}"))
+    python_minor = ".".join(str(environment.get("python", "")).split(".")[:2]) or None
+    result = CellResult(
+        machine=project.machine,
+        cell_id=cell_id(Version(torch), python_minor),
+        torch=torch,
+        python=python_minor,
+        python_request=None,
+        session=SESSION,
+        outcome=None,
+        message="",
+        records=cell_run.records,
+        environment=environment,
+        inputs={"installed_python": python},
+        started_at=started,
+        finished_at=results.now_iso(),
+    )
+    session.log(f"{result.cell_id}: {tally(cell_run.records)}")
+    return results.write(project.results_dir, result)

@@ -1,0 +1,65 @@
+"""`nox -s probe-installed -- PYTHON`: the probes in a torch installed already, with real nox and real torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchmatrix import interpreters, results
+from torchmatrix.outcomes import Outcome
+
+from . import nox
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def installed_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python 3.9 environment with torch 1.9.0, built by uv outside of torchmatrix (from its cache when warm)."""
+    found = [each for each in interpreters.discover() if each.minor == "3.9"]
+    if not found:
+        pytest.skip("no Python 3.9 here for torch 1.9.0; `uv python install 3.9` gives one")
+    env = tmp_path_factory.mktemp("installed") / "env"
+    uv = [sys.executable, "-m", "uv"]
+    subprocess.run([*uv, "venv", "-q", "-p", found[0].path, str(env)], check=True)
+    subprocess.run([*uv, "pip", "install", "-q", "--python", str(env), "torch==1.9.0", "numpy<2"], check=True)
+    return str(env / "bin" / "python")
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Path:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(textwrap.dedent("torch: [2.0.1]\nprobes: [autograd_dot, batched_matmul]\noutput: out\n"))
+    return path
+
+
+def test_the_probes_run_in_the_named_python_and_its_result_is_the_cell_of_its_torch(
+    tmp_path: Path, matrix: Path, installed_python: str
+) -> None:
+    run = nox(tmp_path, matrix, "-s", "probe-installed", "--", installed_python)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    assert "running 6 (probe, device) pairs in its installed torch" in output
+
+    (result,) = results.scan(tmp_path / "out" / "results").results
+    assert (result.cell_id, result.torch, result.python, result.session) == (
+        "torch-1.9.0-py3.9", "1.9.0", "3.9", "probe-installed",
+    )  # fmt: skip
+    assert result.environment["python_executable"] == installed_python
+    assert {(r.probe, r.device): r.outcome for r in result.records if r.device == "cpu"} == {
+        ("autograd_dot", "cpu"): Outcome.PASS,
+        ("batched_matmul", "cpu"): Outcome.PASS,
+    }
+    assert not (tmp_path / ".nox").exists() or not any((tmp_path / ".nox").glob("probe-*"))  # nothing was built
+    assert "| 1.9.0 | 3.9 | ✓ |" in (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+
+
+def test_a_python_without_torch_is_one_message(tmp_path: Path, matrix: Path, bare_python: str) -> None:
+    run = nox(tmp_path, matrix, "-s", "probe-installed", "--", bare_python)
+    assert run.returncode == 1
+    assert f"{bare_python}: torch does not import" in run.stdout + run.stderr
+    assert not (tmp_path / "out" / "results").exists()
