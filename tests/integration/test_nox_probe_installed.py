@@ -54,7 +54,7 @@ def test_the_probes_run_in_the_named_python_and_its_result_is_the_cell_of_its_to
         ("autograd_dot", "cpu"): Outcome.PASS,
         ("batched_matmul", "cpu"): Outcome.PASS,
     }
-    assert not (tmp_path / ".nox").exists() or not any((tmp_path / ".nox").glob("probe-*"))  # nothing was built
+    assert not list((tmp_path / ".nox").glob("probe-*"))  # no environment was built
     assert "| 1.9.0 | 3.9 | ✓ |" in (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
 
 

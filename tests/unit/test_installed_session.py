@@ -11,8 +11,9 @@ from torchmatrix.errors import UsageError
 from torchmatrix.installed_session import parse
 
 
-def test_every_python_named_is_probed() -> None:
-    assert parse([sys.executable, sys.executable]) == [sys.executable, sys.executable]
+def test_the_pythons_named_are_kept_in_order() -> None:
+    other = str(Path(sys.executable).resolve())
+    assert parse([sys.executable, other]) == [sys.executable, other]
 
 
 def test_no_python_is_a_usage_error() -> None:
