@@ -2,7 +2,8 @@
 
 Looked for on PATH, in pyenv's versions folder and among uv-managed Pythons.
 Each candidate is asked, by running it, for its version and ABI flags; the
-answers are cached by path, size and modification time.
+answers are cached by path, size and modification time. uv's install folder
+is asked of uv, and cached while uv and the variables it derives it from stay.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging import tags
 from packaging.tags import Tag
@@ -55,16 +57,21 @@ class Interpreter:
 
     def tags(self, platforms: Iterable[str]) -> frozenset[Tag]:
         """The wheel tags this interpreter installs on the given platforms, as pip would compute them."""
-        return frozenset(self.ordered_tags(platforms))
+        return _tag_set(self.version[:2], self.abiflags, tuple(platforms))
 
     def ordered_tags(self, platforms: Iterable[str]) -> tuple[Tag, ...]:
         """:meth:`tags`, most preferred first: the order in which an installer picks among a release's wheels."""
         return _ordered_tags(self.version[:2], self.abiflags, tuple(platforms))
 
 
+# Both cached: thousands of tags per interpreter, asked for by every cell of the plan.
+@functools.lru_cache(maxsize=64)
+def _tag_set(python_version: tuple[int, ...], abiflags: str, platforms: tuple[str, ...]) -> frozenset[Tag]:
+    return frozenset(_ordered_tags(python_version, abiflags, platforms))
+
+
 @functools.lru_cache(maxsize=64)
 def _ordered_tags(python_version: tuple[int, ...], abiflags: str, platforms: tuple[str, ...]) -> tuple[Tag, ...]:
-    # Cached: thousands of tags per interpreter, asked for by every cell of the plan.
     interpreter = f"cp{python_version[0]}{python_version[1]}"
     ordered = list(tags.cpython_tags(python_version, abis=[interpreter + abiflags], platforms=platforms))
     ordered += tags.compatible_tags(python_version, interpreter, platforms)
@@ -81,7 +88,7 @@ def discover(environ: Mapping[str, str] | None = None, cache: Path | None = None
     environ = os.environ if environ is None else environ
     known = _Cache(cache or cache_dir() / "interpreters.json")
     found: dict[tuple[tuple[int, int, int], str], Interpreter] = {}
-    for source, path in candidates(environ):
+    for source, path in candidates(environ, known):
         interpreter = known.query(os.path.realpath(path), source)
         if interpreter is not None and interpreter.version[:2] >= OLDEST:
             found.setdefault((interpreter.version, interpreter.abiflags), interpreter)
@@ -89,12 +96,12 @@ def discover(environ: Mapping[str, str] | None = None, cache: Path | None = None
     return sorted(found.values(), key=lambda python: (python.version, not python.free_threaded), reverse=True)
 
 
-def candidates(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+def candidates(environ: Mapping[str, str], known: _Cache | None = None) -> list[tuple[str, str]]:
     """(source, path) of every executable that may be a Python, in order of preference."""
     found = [("PATH", path) for path in _on_path(environ)]
     pyenv_root = Path(environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
     found += [("pyenv", str(path)) for path in _in_versions_folder(pyenv_root / "versions")]
-    found += [("uv", path) for path in _uv_managed(environ)]
+    found += [("uv", path) for path in _uv_managed(environ, known)]
     return found
 
 
@@ -112,29 +119,49 @@ def _in_versions_folder(folder: Path) -> list[Path]:
     return sorted(path for path in (version / executable for version in folder.iterdir()) if path.exists())
 
 
-def _uv_managed(environ: Mapping[str, str]) -> list[str]:
+def _uv_managed(environ: Mapping[str, str], known: _Cache | None) -> list[str]:
     """The Pythons in uv's install folder (``uv python dir``).
 
     Listing the folder takes milliseconds where ``uv python list`` takes most of
     a second (it inspects every Python on PATH too), and this runs every time
     nox loads the noxfile.
     """
-    uv = _uv_binary()
-    if uv is None:
-        return []
-    try:
-        completed = subprocess.run(
-            [uv, "python", "dir"], capture_output=True, text=True, timeout=30, env=dict(environ), check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    folder = Path(completed.stdout.strip() or ".missing")
+    folder = Path(_uv_python_dir(environ, known) or ".missing")
     executable = Path("python.exe") if sys.platform == "win32" else Path("bin") / "python3"
     if not folder.is_dir():
         return []
     # Hidden entries are uv's own (.lock, .cache, .temp).
     installs = sorted(install for install in folder.iterdir() if not install.name.startswith("."))
     return [str(install / executable) for install in installs if (install / executable).exists()]
+
+
+# What uv derives its install folder from (docs.astral.sh/uv/reference/storage), besides its own version.
+_UV_PYTHON_DIR_VARIABLES = ("UV_PYTHON_INSTALL_DIR", "XDG_DATA_HOME", "HOME", "APPDATA")
+
+
+def _uv_python_dir(environ: Mapping[str, str], known: _Cache | None) -> str | None:
+    """What ``uv python dir`` prints; remembered in ``known`` while uv and what it derives the folder from stay."""
+    uv = _uv_binary()
+    if uv is None:
+        return None
+    try:
+        stat = os.stat(uv)
+    except OSError:
+        return None
+
+    def ask() -> str | None:
+        try:
+            completed = subprocess.run(
+                [uv, "python", "dir"], capture_output=True, text=True, timeout=30, env=dict(environ), check=True
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return completed.stdout.strip() or None
+
+    if known is None:
+        return ask()
+    stamp = [stat.st_size, stat.st_mtime_ns, os.getcwd(), *(environ.get(name) for name in _UV_PYTHON_DIR_VARIABLES)]
+    return known.answer(f"{os.path.realpath(uv)} python dir", stamp, ask)
 
 
 def _uv_binary() -> str | None:
@@ -147,7 +174,7 @@ def _uv_binary() -> str | None:
 
 
 class _Cache:
-    """Answers of earlier queries, valid while the executable's size and mtime are unchanged."""
+    """Answers of earlier questions, each valid while its stamp (e.g. an executable's size and mtime) is unchanged."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -167,18 +194,21 @@ class _Cache:
             stat = os.stat(path)
         except OSError:
             return None
-        stamp = [stat.st_size, stat.st_mtime_ns]
-        entry = self.entries.get(path)
-        if not isinstance(entry, dict) or entry.get("stamp") != stamp:
-            entry = {"stamp": stamp, "answer": _ask(path)}
-            self.entries[path] = entry
-            self.changed = True
-        answer = entry["answer"]
+        answer = self.answer(path, [stat.st_size, stat.st_mtime_ns], lambda: _ask(path))
         usable = answer and answer.get("implementation") == "CPython" and answer.get("bits") == 64
         if not usable or answer.get("in_venv"):
             return None
         executable = os.path.realpath(answer.get("executable") or path)
         return Interpreter(executable, tuple(answer["version"]), answer["abiflags"], source)
+
+    def answer(self, key: str, stamp: list[Any], ask: Callable[[], Any]) -> Any:
+        """The answer kept under ``key`` while its ``stamp`` is unchanged; else ``ask()``'s, kept from now on."""
+        entry = self.entries.get(key)
+        if not isinstance(entry, dict) or entry.get("stamp") != stamp:
+            entry = {"stamp": stamp, "answer": ask()}
+            self.entries[key] = entry
+            self.changed = True
+        return entry["answer"]
 
     def save(self) -> None:
         if self.changed:

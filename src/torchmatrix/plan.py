@@ -109,8 +109,9 @@ def _cell(
     here = [wheel for wheel in wheels if wheel.fits(platforms)]
     if not here:
         return cell(None, Outcome.NO_WHEEL, f"torch {version} has wheels only for {_platforms(wheels)}")
+    installable = _all_tags(here)
     for python in pool:
-        if python.tags(platforms) & _all_tags(here):
+        if not python.tags(platforms).isdisjoint(installable):
             return cell(python)
     pythons = _pythons_of(here)
     if request:

@@ -7,18 +7,16 @@ from it, and used from the cache when the index cannot be reached.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
 import urllib.error
-import urllib.request
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from packaging.specifiers import Specifier
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
@@ -59,14 +57,24 @@ class Listing:
 
     def wheels_for(self, version: Version) -> tuple[Wheel, ...]:
         """The wheels that ``torch==version`` may install (``2.13.0`` admits ``2.13.0+cpu``)."""
-        wanted = Specifier(f"=={version}")
-        return tuple(wheel for wheel in self.wheels if wanted.contains(wheel.version, prereleases=True))
+        builds = self._by_release.get(Version(version.public), ())
+        return tuple(wheel for wheel in builds if version.local is None or wheel.version == version)
 
     def versions(self, platforms: Collection[str] | None = None) -> list[Version]:
         """Every release with at least one wheel (for ``platforms``, when given), oldest first."""
         return sorted(
-            {Version(wheel.version.public) for wheel in self.wheels if platforms is None or wheel.fits(platforms)}
+            release
+            for release, builds in self._by_release.items()
+            if platforms is None or any(wheel.fits(platforms) for wheel in builds)
         )
+
+    @functools.cached_property
+    def _by_release(self) -> dict[Version, tuple[Wheel, ...]]:
+        """The wheels by public version (``2.13.0`` for ``2.13.0+cpu``), parsed once for every cell's questions."""
+        grouped: dict[Version, list[Wheel]] = {}
+        for wheel in self.wheels:
+            grouped.setdefault(Version(wheel.version.public), []).append(wheel)
+        return {release: tuple(builds) for release, builds in grouped.items()}
 
     def missing(self, version: Version, platforms: Collection[str] | None = None) -> str:
         """Why ``version`` is not among :meth:`versions`, naming the releases on either side in version order."""
@@ -110,9 +118,9 @@ def _index_listing(index_url: str, wanted: set[Version], fetch: Fetch, cache: Pa
     if cached is not None:
         wheels = _wheels(cached["files"], index_url)
         fresh = now - cached["fetched_at"] < MAX_AGE_SECONDS
-        have = {Version(wheel.version.public) for wheel in wheels}
-        if fresh and wanted <= have:
-            return Listing(wheels)
+        cached_listing = Listing(wheels)
+        if fresh and wanted <= set(cached_listing.versions()):
+            return cached_listing
     url = f"{index_url}/{PROJECT}/"
     try:
         content_type, body = fetch(url)
@@ -172,25 +180,25 @@ def _find_links_wheels(link: str, fetch: Fetch) -> list[Wheel]:
     return list(_wheels(_anchor_filenames(body), link))
 
 
-class _Anchors(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        href = dict(attrs).get("href")
-        if tag == "a" and href:
-            self.hrefs.append(href)
-
-
 def _anchor_filenames(html: str) -> list[str]:
-    parser = _Anchors()
-    parser.feed(html)
-    return [unquote(urlparse(href).path.rsplit("/", 1)[-1]) for href in parser.hrefs]
+    from html.parser import HTMLParser  # noqa: PLC0415 - only an HTML page needs it; every start would pay
+
+    hrefs: list[str] = []
+
+    class Anchors(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            href = dict(attrs).get("href")
+            if tag == "a" and href:
+                hrefs.append(href)
+
+    Anchors().feed(html)
+    return [unquote(urlparse(href).path.rsplit("/", 1)[-1]) for href in hrefs]
 
 
 def reachable(index_url: str, timeout: float = 10.0) -> bool:
     """Whether the index answers now (asked when an install failed, to tell a dead network from other causes)."""
+    import urllib.request  # noqa: PLC0415 - with ssl, 15 ms that a start from the cached listing does not need
+
     request = urllib.request.Request(f"{index_url}/{PROJECT}/", headers={"User-Agent": "torchmatrix"})
     try:
         with urllib.request.urlopen(request, timeout=timeout):
@@ -201,6 +209,8 @@ def reachable(index_url: str, timeout: float = 10.0) -> bool:
 
 def http_fetch(url: str) -> tuple[str, str]:
     """GET ``url`` asking for the JSON simple API; (content type, text)."""
+    import urllib.request  # noqa: PLC0415 - see reachable()
+
     request = urllib.request.Request(url, headers={"Accept": _JSON_ACCEPT, "User-Agent": "torchmatrix"})
     with urllib.request.urlopen(request, timeout=30) as response:
         return response.headers.get("Content-Type", ""), response.read().decode("utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -90,6 +91,19 @@ def test_uv_managed_pythons_are_found_in_uvs_install_folder(tmp_path: Path) -> N
     assert [(python.version, python.source) for python in discover(environ, tmp_path / "c.json")] == [
         (HOST_VERSION, "uv")
     ]
+
+
+def test_uvs_install_folder_is_remembered_until_what_uv_derives_it_from_changes(tmp_path: Path) -> None:
+    installs = tmp_path / "uv-pythons"
+    executable = installs / "cpython-9.9.9-linux-x86_64-gnu" / "bin" / "python3"
+    executable.parent.mkdir(parents=True)
+    executable.symlink_to(os.path.realpath(sys.executable))
+    environ = {"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(tmp_path / "none")}
+    cache = tmp_path / "c.json"
+    assert [python.source for python in discover({**environ, "UV_PYTHON_INSTALL_DIR": str(installs)}, cache)] == ["uv"]
+    assert discover({**environ, "UV_PYTHON_INSTALL_DIR": str(tmp_path / "elsewhere")}, cache) == []
+    remembered = [key for key in json.loads(cache.read_text()) if key.endswith(" python dir")]
+    assert len(remembered) == 1
 
 
 def test_ordered_tags_put_the_most_specific_wheel_first() -> None:

@@ -85,6 +85,21 @@ def test_a_find_links_folder_adds_local_builds(tmp_path: Path) -> None:
     assert [wheel.version for wheel in local] == [Version("2.13.0+cpu")]
 
 
+def test_a_release_admits_its_local_builds_and_a_local_build_only_itself(tmp_path: Path) -> None:
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    for name in ("torch-2.0.0-cp311-cp311-linux_x86_64.whl", "torch-2.0.0+cpu-cp311-cp311-linux_x86_64.whl"):
+        (folder / name).touch()
+    listing = releases.listing(INDEX, [str(folder)], fetch=Index(), cache=tmp_path / "cache")
+
+    def local_builds(version: str) -> list[str]:
+        builds = listing.wheels_for(Version(version))
+        return sorted(str(wheel.version) for wheel in builds if wheel.source == str(folder))
+
+    assert local_builds("2.0.0") == local_builds("2.0") == ["2.0.0", "2.0.0+cpu"]
+    assert local_builds("2.0.0+cpu") == ["2.0.0+cpu"]
+
+
 @pytest.mark.parametrize("body", ["not json", '{"files": 3}', '{"nofiles": []}'])
 def test_a_garbled_index_page_counts_as_unreachable(tmp_path: Path, body: str) -> None:
     listing = releases.listing(INDEX, fetch=Index(body), cache=tmp_path)
