@@ -246,9 +246,16 @@ def cell_figures(bench: Bench, matrix: Path, project: Project, probe_count: int)
     """
     measured = [rerun_figure(bench, matrix, project, each) for each in project.cells]
     figures = [figure for figure, _ in measured]
-    (startup,) = bench.best(lambda: bench.nox(matrix, "-l"))
+    startup, nox_import = bench.best(
+        lambda: bench.nox(matrix, "-l"), lambda: bench.run([sys.executable, "-c", "import nox"], "importing nox")
+    )
     figures[0] = dataclasses.replace(
-        figures[0], notes=(*figures[0].notes, f"nox's start and the plan's load alone (`nox -l`): {seconds(startup)}")
+        figures[0],
+        notes=(
+            *figures[0].notes,
+            f"nox's start and the plan's load alone (`nox -l`): {seconds(startup)}; "
+            f"of which Python starting and importing nox (`python -c 'import nox'`): {seconds(nox_import)}",
+        ),
     )
     cell = project.cells[0]
     env = env_python(project, cell).parent.parent
@@ -519,7 +526,7 @@ def machine_lines(bench: Bench, versions: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cells", default="1.9.0,1.11.0,1.12.1", help="torch releases of the matrix figures")
+    parser.add_argument("--cells", default="1.9.0,1.12.1,2.2.0", help="torch releases of the matrix figures")
     parser.add_argument("--probes", type=int, default=10, help="P, for P probes vs 1 (default 10)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per side; the best counts (default 3)")
     parser.add_argument(
