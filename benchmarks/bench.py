@@ -225,7 +225,7 @@ def rerun_figure(bench: Bench, matrix: Path, project: Project, cell: Cell) -> tu
     prefix = probe_session.pycache_prefix(python.parent.parent)  # the same compiled torch the cell's worker uses
     limit_command = [str(python), "-I", "-X", f"pycache_prefix={prefix}", "-c", LIMIT_SCRIPT, *probe_files]
     kept, limit = bench.best(
-        lambda: bench.nox(matrix, "-s", f"probe({cell.session_id})", "--", "--force"),
+        lambda: bench.nox(matrix, "-s", cell.session, "--", "--force"),
         lambda: bench.run(limit_command, "the limit script"),
     )
     figure = Figure(
@@ -259,7 +259,7 @@ def cell_figures(bench: Bench, matrix: Path, project: Project, probe_count: int)
     )
     cell = project.cells[0]
     env = env_python(project, cell).parent.parent
-    select = f"probe({cell.session_id})"
+    select = cell.session
 
     def rebuilt() -> Run:
         shutil.rmtree(env)

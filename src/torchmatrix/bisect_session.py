@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile, bisection, childnox, criteria, freshness, releases, results, terminal
+from . import atomicfile, bisection, childnox, criteria, releases, results, terminal
 from .arguments import Parser
 from .bisection import Observation, Status, Step, Verdict
 from .config import DEVICES, Matrix
@@ -152,10 +152,10 @@ class _Bisection:
                 known[version] = Observation(None, f"{cell.outcome.value}: {cell.hint}")
                 self.seen[version] = _Seen(cell, "planned")
                 continue
-            result = stored.get((version, cell.python_request))
-            if result and freshness.stands_for(result, self.project.inputs(cell), self.request.probe):
+            result = self.project.up_to_date(cell, stored, [self.request.probe])
+            if result:
                 known[version] = self.observe(result)
-                path = results.result_path(self.project.results_dir, result.machine, result.cell_id)
+                path = self.project.result_file(cell)
                 self.seen[version] = _Seen(cell, "stored", result=path, stored_at=result.finished_at)
         return known
 
@@ -172,7 +172,7 @@ class _Bisection:
         started_at, clock = results.now_iso(), time.monotonic()
         code = childnox.run_cells(project, self.session, self.noxfile, [cell], log)
         seconds = time.monotonic() - clock
-        path = results.result_path(project.results_dir, project.machine, cell.id)
+        path = project.result_file(cell)
         self.seen[version] = _Seen(cell, "built", seconds, path, log)
         try:
             result = results.read(path)

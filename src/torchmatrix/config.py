@@ -421,8 +421,11 @@ def _resolve_probe(
 # --- the entry point ----------------------------------------------------------
 
 
-def load_matrix(file: Path, probes_dir: Path) -> Matrix:
-    """Read and validate the matrix at ``file``; names in ``probes:`` are looked up in ``probes_dir``."""
+def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Matrix:
+    """Read and validate the matrix at ``file``; names in ``probes:`` are looked up in ``probes_dir``.
+
+    ``output``, when given (``$TORCHMATRIX_OUTPUT``, checked by the caller), replaces the ``output:`` key.
+    """
     file = file.resolve() if file.exists() else file.absolute()
     doc = yamldoc.load(file, display_name=str(file))
     if doc.value is None:
@@ -442,7 +445,7 @@ def load_matrix(file: Path, probes_dir: Path) -> Matrix:
         probes=probes,
         devices=devices,
         timeout=fields.get("timeout", DEFAULT_TIMEOUT),
-        output=_writable_folder(doc, ("output",), base / fields.get("output", "reports")),
+        output=output or _writable_folder(doc, ("output",), base / fields.get("output", "reports")),
         machine=fields.get("machine"),
         index_url=fields.get("index_url", DEFAULT_INDEX_URL).rstrip("/"),
         find_links=(
@@ -474,16 +477,22 @@ def _check_expectations(
 
 def _writable_folder(doc: Document, path: KeyPath, folder: Path) -> Path:
     """``folder``, if it is or can be made a folder this process may write in (found out before any probe runs)."""
+    problem = unwritable(folder)
+    if problem:
+        raise _fail(doc, path, problem, "name a folder you can write in")
+    return folder
+
+
+def unwritable(folder: Path) -> str:
+    """Why results cannot go under ``folder`` (it is under a file, or read-only); '' when they can."""
     existing = folder
     while not existing.exists():
         existing = existing.parent
     if not existing.is_dir():
-        raise _fail(doc, path, f"results cannot go under {folder}: {existing} is a file", "name a folder")
+        return f"results cannot go under {folder}: {existing} is a file"
     if not os.access(existing, os.W_OK):
-        raise _fail(
-            doc, path, f"results cannot go under {folder}: {existing} is read-only", "name a folder you can write"
-        )
-    return folder
+        return f"results cannot go under {folder}: {existing} is read-only"
+    return ""
 
 
 def load_pin_rules(file: Path) -> tuple[PinRule, ...]:

@@ -7,16 +7,17 @@ config -> plan, made once when the noxfile loads; the session modules
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import config, interpreters, releases, results, runner, terminal
+from . import config, freshness, interpreters, releases, results, runner, terminal
 from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, OUTPUT_VARIABLE, TORCH_VARIABLE
 from .config import Matrix, PinRule, TorchEntry
 from .errors import ConfigError, UsageError, exits_on_error
@@ -129,9 +130,28 @@ class Project:
             "python_version": ".".join(map(str, cell.interpreter.version)) if cell.interpreter else None,
             "devices": list(self.matrix.devices),
             "timeout": self.matrix.timeout,
-            "probes": {probe.name: _sha256(probe.path) for probe in self.matrix.probes},
-            "worker": _sha256(runner.WORKER),
+            "probes": dict(self._probe_hashes),
+            "worker": self._worker_hash,
         }
+
+    def up_to_date(
+        self, cell: Cell, stored: Mapping[tuple[Version, str | None], CellResult], probes: Iterable[str]
+    ) -> CellResult | None:
+        """The cell's result among ``stored`` (see :meth:`stored`) if it still answers for each of ``probes``."""
+        result = stored.get((cell.torch, cell.python_request))
+        if result is None:
+            return None
+        inputs = self.inputs(cell)
+        return result if all(freshness.stands_for(result, inputs, probe) for probe in probes) else None
+
+    # Read once per run: bisect and verify ask for many cells' inputs.
+    @functools.cached_property
+    def _probe_hashes(self) -> dict[str, str]:
+        return {probe.name: _sha256(probe.path) for probe in self.matrix.probes}
+
+    @functools.cached_property
+    def _worker_hash(self) -> str:
+        return _sha256(runner.WORKER)
 
 
 def load(root: Path, environ: dict[str, str] | None = None) -> Project:
@@ -146,11 +166,10 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     if not matrix_file.is_file():
         hint = f"{MATRIX_VARIABLE} names it" if environ.get(MATRIX_VARIABLE) else "write one (see README)"
         raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
-    matrix = config.load_matrix(matrix_file, probes_dir=root / "probes")
+    output = _output_folder(environ[OUTPUT_VARIABLE]) if environ.get(OUTPUT_VARIABLE, "").strip() else None
+    matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output)
     if environ.get(TORCH_VARIABLE, "").strip():
         matrix = with_releases(matrix, _releases_from(environ[TORCH_VARIABLE]))
-    if environ.get(OUTPUT_VARIABLE, "").strip():
-        matrix = dataclasses.replace(matrix, output=_output_folder(environ[OUTPUT_VARIABLE]))
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
     found = tuple(interpreters.discover(environ))
@@ -181,8 +200,9 @@ def _releases_from(text: str) -> list[Version]:
 
 def _output_folder(text: str) -> Path:
     folder = Path(text).absolute()
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"{OUTPUT_VARIABLE}: {folder} is a file, not a folder")
+    problem = config.unwritable(folder)
+    if problem:
+        raise UsageError(f"{OUTPUT_VARIABLE}: {problem}; name a folder you can write in")
     return folder
 
 

@@ -10,11 +10,10 @@ from typing import IO
 
 
 class Tee:
-    """``with Tee() as stdout: run(child, stdout=stdout)``; then ``tee.tail`` holds the last lines."""
+    """``with Tee(keep=40) as stdout: run(child, stdout=stdout)``; then ``tee.tail`` holds the last lines."""
 
-    def __init__(self, keep: int = 15, show: IO[str] | None = None) -> None:
+    def __init__(self, keep: int) -> None:
         self._lines: collections.deque[str] = collections.deque(maxlen=keep)
-        self._show = show
         self._writer: IO[str] | None = None
         self._thread: threading.Thread | None = None
 
@@ -36,9 +35,8 @@ class Tee:
         self._thread.join()
 
     def _pump(self, reader: IO[str]) -> None:
-        show = self._show or sys.stdout
         with reader:
             for line in reader:
                 self._lines.append(line.rstrip("\n"))
-                show.write(line)
-                show.flush()
+                sys.stdout.write(line)
+                sys.stdout.flush()

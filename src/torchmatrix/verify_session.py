@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import childnox, freshness, results, terminal, verify
+from . import childnox, results, terminal, verify
 from .arguments import Parser, with_usage
 from .errors import UsageError
 from .plan import Cell
@@ -52,11 +52,11 @@ def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
     stored = project.stored(found)
     stale = []
     for cell in project.cells:
+        if cell.outcome:
+            continue  # it cannot run here (no wheel, no interpreter): running it again would change nothing
         expect = project.matrix.expect
         probes = {e.probe for e in expect if verify.applies(e, cell.torch, cell.python, project.machine)}
-        result = stored.get((cell.torch, cell.python_request))
-        inputs = project.inputs(cell)
-        if probes and not (result and all(freshness.stands_for(result, inputs, probe) for probe in probes)):
+        if probes and project.up_to_date(cell, stored, probes) is None:
             stale.append(cell)
     return stale
 

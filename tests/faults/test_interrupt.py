@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from pathlib import Path
 
 import pytest
@@ -65,7 +64,6 @@ def test_interrupted_in_the_middle_of_a_cell(
     )
 
 
-@pytest.mark.skipif(sys.version_info < (3, 8), reason="audit hooks")
 @pytest.mark.parametrize(
     ("signum", "status"),
     [pytest.param(signal.SIGKILL, -signal.SIGKILL, id="SIGKILL"), pytest.param(signal.SIGINT, 130, id="SIGINT")],
@@ -99,5 +97,5 @@ def test_interrupted_while_writing_a_result(
 
     rerun = workspace.nox("-s", "probe")
     assert rerun.returncode == 0, rerun.output
-    assert workspace.result(path.stem).finished_at >= workspace.scan().results[0].started_at
+    assert "up to date" in rerun.output and path.read_bytes() == before  # the old result still stands for the cell
     assert [result.machine for result in workspace.scan().results] == [MACHINE]

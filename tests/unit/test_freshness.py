@@ -70,7 +70,8 @@ def test_installer_details_do_not_change_the_build(tmp_path: Path) -> None:
     """Scripts (their first line names the env), bytecode and installer files differ between equal installs."""
     other = TORCH_RECORD.replace("DDDD", "XXXX").replace("FFFF", "YYYY")
     other += "torch/__pycache__/functional.cpython-39.pyc,sha256=ZZZZ,5\ntorch-1.9.0.dist-info/direct_url.json,,\n"
-    assert freshness.torch_build(make_env(tmp_path / "a")) == freshness.torch_build(make_env(tmp_path / "b", other))
+    build = freshness.torch_build(make_env(tmp_path / "a"))
+    assert build is not None and build == freshness.torch_build(make_env(tmp_path / "b", other))
 
 
 def test_a_different_file_is_a_different_build(tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ def test_a_different_file_is_a_different_build(tmp_path: Path) -> None:
 
 def test_windows_layout_is_read_too(tmp_path: Path) -> None:
     posix = freshness.torch_build(make_env(tmp_path / "a"))
-    assert freshness.torch_build(make_env(tmp_path / "b", windows=True)) == posix
+    assert posix is not None and freshness.torch_build(make_env(tmp_path / "b", windows=True)) == posix
 
 
 def test_no_build_without_torch_or_without_its_record(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchmatrix.config import DEVICES, Expectation, Matrix, PinRule, Probe, TorchEntry
-from torchmatrix.errors import UsageError
+from torchmatrix.errors import ConfigError, UsageError
 from torchmatrix.outcomes import Outcome
 from torchmatrix.plan import plan
 from torchmatrix.project import Project, load, with_releases
@@ -78,5 +78,20 @@ def test_the_output_folder_can_come_from_the_environment(tmp_path: Path, private
     elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
     assert elsewhere.matrix.output == tmp_path / "elsewhere"
     assert elsewhere.results_dir == tmp_path / "elsewhere" / "results"
-    with pytest.raises(UsageError, match="is a file, not a folder"):
-        load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(matrix)))
+    with pytest.raises(UsageError, match="matrix.yaml is a file"):
+        load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(matrix / "out")))
+
+
+def test_an_output_folder_from_the_environment_replaces_the_matrixs_unwritable_one(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(
+        "torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\noutput: matrix.yaml/out\n"
+    )
+    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
+    with pytest.raises(ConfigError, match="matrix.yaml is a file"):
+        load(ROOT, environ)
+    assert load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere"))).matrix.output == (
+        tmp_path / "elsewhere"
+    )

@@ -43,3 +43,11 @@ def test_run_takes_the_covered_cells_without_an_up_to_date_result_here(tmp_path:
     changed_probe = dict(here.inputs(cell_12), probes={"batched_matmul": "edited since"})
     elsewhere = stored(cell_11, machine="laptop")
     assert stale_cells(here, [stored(cell_9), elsewhere, stored(cell_12, inputs=changed_probe)]) == [cell_11, cell_12]
+
+
+def test_run_leaves_out_a_covered_cell_that_cannot_run_here(tmp_path: Path) -> None:
+    expect = (Expectation("autograd_dot", "cpu", SpecifierSet(">=1.9"), Outcome.PASS),)
+    here = project(tmp_path, TorchEntry(Version("1.9.0")), TorchEntry(Version("1.10.5")), expect=expect)
+    runnable, no_wheel = here.cells
+    assert no_wheel.outcome is Outcome.NO_WHEEL
+    assert stale_cells(here, []) == [runnable]
