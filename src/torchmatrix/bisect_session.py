@@ -19,7 +19,6 @@ that one release (as ``TORCHMATRIX_TORCH=<release> nox -s probe`` would):
 
 from __future__ import annotations
 
-import difflib
 import math
 import time
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ from packaging.version import InvalidVersion, Version
 from . import atomicfile, bisection, childnox, criteria, releases, results, terminal
 from .arguments import Parser
 from .bisection import Observation, Status, Step, Verdict
-from .config import DEVICES, Matrix
+from .config import DEVICES, Matrix, did_you_mean
 from .criteria import Criterion
 from .errors import TorchmatrixError, UsageError
 from .plan import Cell
@@ -74,9 +73,8 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
 
     probes = [probe.name for probe in matrix.probes]
     if args.probe not in probes:
-        close = difflib.get_close_matches(args.probe, probes, n=1)
-        suggestion = f"did you mean {close[0]!r}? " if close else ""
-        parser.error(f"{args.probe!r} is not a probe of {matrix.file.name}; {suggestion}it runs: {', '.join(probes)}")
+        hint = did_you_mean(args.probe, probes, f"it runs: {', '.join(probes)}")
+        parser.error(f"{args.probe!r} is not a probe of {matrix.file.name}; {hint}")
     if args.device not in matrix.devices:
         parser.error(f"{matrix.file.name} does not run on {args.device} (devices: {', '.join(matrix.devices)})")
     threshold = args.above if args.above is not None else args.below

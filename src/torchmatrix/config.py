@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,8 +136,7 @@ def check_mapping(doc: Document, path: KeyPath, value: Any, keys: dict[str, Key]
         )
     for key in value:
         if key not in keys:
-            close = difflib.get_close_matches(key, keys, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(keys))}"
+            hint = did_you_mean(key, keys, f"known keys: {', '.join(sorted(keys))}")
             raise _fail(doc, (*path, key), "unknown key", hint)
     for key, spec in keys.items():
         if spec.required and key not in value:
@@ -251,8 +250,7 @@ def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
 def _device(doc: Document, path: KeyPath, value: Any) -> str:
     text = _text(doc, path, value)
     if text not in DEVICES:
-        close = difflib.get_close_matches(text, DEVICES, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"use 'auto' or some of {', '.join(DEVICES)}"
+        hint = did_you_mean(text, DEVICES, f"use 'auto' or some of {', '.join(DEVICES)}")
         raise _fail(doc, path, f"unknown device {text!r}", hint)
     return text
 
@@ -288,9 +286,7 @@ def _outcome(doc: Document, path: KeyPath, value: Any) -> Outcome:
     text = _text(doc, path, value)
     names = [outcome.value for outcome in Outcome]
     if text not in names:
-        close = difflib.get_close_matches(text, names, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"one of {', '.join(names)}"
-        raise _fail(doc, path, f"unknown outcome {text!r}", hint)
+        raise _fail(doc, path, f"unknown outcome {text!r}", did_you_mean(text, names, f"one of {', '.join(names)}"))
     return Outcome(text)
 
 
@@ -398,8 +394,7 @@ def _resolve_probe(
 ) -> Probe:
     if _PROBE_NAME.match(name):
         if name not in available:
-            close = difflib.get_close_matches(name, available, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"probes in {probes_dir}: {', '.join(available)}"
+            hint = did_you_mean(name, available, f"probes in {probes_dir}: {', '.join(available)}")
             raise _fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
         return Probe(name, probes_dir / f"{name}.py")
     relative = Path(name)
@@ -463,8 +458,7 @@ def _check_expectations(
     names = [probe.name for probe in probes]
     for index, expectation in enumerate(expect):
         if expectation.probe not in names:
-            close = difflib.get_close_matches(expectation.probe, names, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"this matrix runs {', '.join(names)}"
+            hint = did_you_mean(expectation.probe, names, f"this matrix runs {', '.join(names)}")
             raise _fail(doc, ("expect", index, "probe"), f"{expectation.probe!r} is not a probe of this matrix", hint)
         if expectation.device not in devices:
             raise _fail(
@@ -473,6 +467,12 @@ def _check_expectations(
                 f"this matrix does not run on {expectation.device} (devices: {', '.join(devices)})",
                 f"add {expectation.device} to devices:",
             )
+
+
+def did_you_mean(word: str, choices: Iterable[str], otherwise: str) -> str:
+    """``did you mean 'x'?`` with the choice closest to ``word``; ``otherwise`` when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"did you mean {close[0]!r}?" if close else otherwise
 
 
 def _writable_folder(doc: Document, path: KeyPath, folder: Path) -> Path:
