@@ -13,10 +13,9 @@ import random
 import time
 from collections.abc import Callable
 
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.report import chart, export, markdown, model, page, publish, rst
 from torchmatrix.results import CellResult
-from torchmatrix.runner import Record
 
 # Machines as CI and a lab would have them, with the devices each really has; the others are `unavailable`.
 MACHINES = {

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
-from torchmatrix.runner import Record
 
 from .faults.probes import hostile
 

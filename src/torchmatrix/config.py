@@ -24,24 +24,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import yamldoc
+from .core import DEVICES, Outcome, Probe
 from .errors import ConfigError
-from .outcomes import Outcome
 from .yamldoc import Document, KeyPath
 
-DEVICES = ("cpu", "cuda", "mps")
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
 DEFAULT_TIMEOUT = 300.0
 URL_SCHEMES = ("http", "https", "file")
 _PROBE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
-
-
-@dataclass(frozen=True)
-class Probe:
-    """A probe script: its name (the file stem) and where it lives."""
-
-    name: str
-    path: Path
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .bisection import Observation
-from .outcomes import Outcome
+from .core import Outcome
 from .results import CellResult
 
 

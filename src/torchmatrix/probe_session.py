@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from nox.command import CommandFailed
 
-from . import freshness, releases, results, runner, terminal
-from .outcomes import Outcome
+from . import core, freshness, releases, results, runner, terminal
+from .core import Outcome
 from .plan import Cell
 from .results import CellResult
 from .tee import Tee
@@ -121,7 +121,7 @@ def _skip_if_up_to_date(
 
 
 def _store(project: Project, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
-           records: Sequence[runner.Record] = (), environment: dict | None = None,
+           records: Sequence[core.Record] = (), environment: dict | None = None,
            inputs: dict[str, object] | None = None) -> Path:  # fmt: skip
     result = CellResult(
         machine=project.machine,
@@ -163,7 +163,7 @@ def progress_log(session: nox.Session, total: int) -> runner.Listener:
     """Log each pair as it starts and its outcome as it ends."""
     count = 0
 
-    def listen(event: str, pair: runner.Pair, record: runner.Record | None) -> None:
+    def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal count
         if event == "start":
             count += 1
@@ -175,7 +175,7 @@ def progress_log(session: nox.Session, total: int) -> runner.Listener:
     return listen
 
 
-def tally(records: Sequence[runner.Record]) -> str:
+def tally(records: Sequence[core.Record]) -> str:
     """``2 pass, 4 unavailable``."""
     counts: dict[str, int] = {}
     for record in records:

@@ -17,7 +17,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import config, freshness, interpreters, releases, results, runner, terminal
+from . import config, core, freshness, interpreters, releases, results, runner, terminal
 from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, OUTPUT_VARIABLE, TORCH_VARIABLE
 from .config import Matrix, PinRule, TorchEntry
 from .errors import ConfigError, UsageError, exits_on_error
@@ -114,9 +114,9 @@ class Project:
             options += ["--index-url", self.matrix.index_url]
         return options
 
-    def pairs(self) -> list[runner.Pair]:
+    def pairs(self) -> list[core.Pair]:
         """Every (probe, device) pair a cell runs, in the order it runs them."""
-        return [runner.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
+        return [core.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
 
     def result_file(self, cell: Cell) -> Path:
         """Where the cell's result on this machine is stored."""

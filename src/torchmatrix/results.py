@@ -21,8 +21,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from . import atomicfile
-from .outcomes import Outcome
-from .runner import Record
+from .core import Outcome, Record
 
 SCHEMA_VERSION = 1
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")

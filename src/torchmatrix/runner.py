@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .config import Probe
-from .outcomes import Outcome
+from .core import Outcome, Pair, Record
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
 STDERR_TAIL = 2000
@@ -36,24 +35,6 @@ STARTUP_SECONDS = 300.0
 """The least time a worker gets to import torch, whatever the per-pair limit: a cold import can take minutes."""
 POLL_SECONDS = 0.5
 """How often a quiet worker is checked for having died (its pipes may outlive it in a forked child)."""
-
-
-@dataclass(frozen=True)
-class Pair:
-    probe: Probe
-    device: str
-
-
-@dataclass(frozen=True)
-class Record:
-    """The outcome of one probe on one device, with its numbers."""
-
-    probe: str
-    device: str
-    outcome: Outcome
-    metrics: dict[str, Any]
-    message: str
-    duration: float
 
 
 @dataclass(frozen=True)

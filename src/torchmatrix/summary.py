@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from .outcomes import Outcome
+from .core import Outcome
 from .results import CellResult
 from .terminal import escape
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from .config import Expectation
-from .outcomes import CELL_OUTCOMES, Outcome
+from .core import CELL_OUTCOMES, Outcome
 from .results import CellResult, safe_name
 
 NOT_A_TEST = CELL_OUTCOMES | {Outcome.UNAVAILABLE}

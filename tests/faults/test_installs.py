@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome
 
 from .conftest import Torch, Workspace
 

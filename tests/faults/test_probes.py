@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome
 from torchmatrix.results import CellResult
 
 from .conftest import Run, Torch, Workspace, kill_all, wait_until_dead

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import results
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
-from torchmatrix.runner import Record
 
 from ..conftest import hostile_result
 from .conftest import MACHINE, Torch, Workspace
@@ -26,9 +25,9 @@ WRITER = """
 import sys
 from pathlib import Path
 from torchmatrix import results
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome
 from torchmatrix.results import CellResult
-from torchmatrix.runner import Record
+from torchmatrix.core import Record
 
 folder, versions = Path(sys.argv[1]), sys.argv[2:]
 record = Record("p", "cpu", Outcome.PASS, {"blob": "x" * 4_000_000}, "", 0.1)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import results
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome
 
 from .test_nox_probe import nox
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import interpreters, results
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome
 
 from . import nox
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import results
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome
 
 from ..conftest import ROOT
 from . import nox

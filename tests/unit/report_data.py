@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
-from torchmatrix.runner import Record
 
 from ..conftest import DATA
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix.config import DEVICES, load_matrix, load_pin_rules
+from torchmatrix.config import load_matrix, load_pin_rules
+from torchmatrix.core import DEVICES, Outcome
 from torchmatrix.errors import ConfigError
-from torchmatrix.outcomes import Outcome
 
 from ..conftest import ROOT
 

@@ -6,9 +6,8 @@ import math
 
 import pytest
 
+from torchmatrix.core import Outcome, Record
 from torchmatrix.criteria import Criterion, metric_value, observe
-from torchmatrix.outcomes import Outcome
-from torchmatrix.runner import Record
 
 from .test_results import result
 

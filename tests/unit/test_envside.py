@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.config import Probe
+from torchmatrix.core import Outcome, Pair, Probe
 from torchmatrix.interpreters import discover
-from torchmatrix.outcomes import Outcome
-from torchmatrix.runner import WORKER, Pair, run_cell
+from torchmatrix.runner import WORKER, run_cell
 
 from ..conftest import DATA, ROOT, bare_venv
 

@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import freshness, results
+from torchmatrix.core import Outcome, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.freshness import TORCH_BUILD
-from torchmatrix.outcomes import Outcome
 from torchmatrix.results import CellResult
-from torchmatrix.runner import Record
 
 TORCH_RECORD = """\
 torch/__init__.py,sha256=AAAA,100

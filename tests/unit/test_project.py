@@ -9,9 +9,9 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix.config import DEVICES, Expectation, Matrix, PinRule, Probe, TorchEntry
+from torchmatrix.config import Expectation, Matrix, PinRule, TorchEntry
+from torchmatrix.core import DEVICES, Outcome, Probe
 from torchmatrix.errors import ConfigError, UsageError
-from torchmatrix.outcomes import Outcome
 from torchmatrix.plan import plan
 from torchmatrix.project import Project, load, with_releases
 

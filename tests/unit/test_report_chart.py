@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ElementTree
 
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.report import chart, model
-from torchmatrix.runner import Record
 
 from .report_data import assert_golden, cell, hostile, scenario
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome
 from torchmatrix.report import diff, model
 from torchmatrix.report.model import Mark
 

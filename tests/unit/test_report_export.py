@@ -7,9 +7,8 @@ import io
 import json
 import math
 
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.report import escape, export, model
-from torchmatrix.runner import Record
 
 from .report_data import HOSTILE, assert_golden, cell, hostile, scenario
 

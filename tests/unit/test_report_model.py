@@ -9,10 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from torchmatrix import results
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.report import model
 from torchmatrix.report.model import Column, Mark, Row
-from torchmatrix.runner import Record
 
 from .report_data import autograd, batched, cell, everywhere, scenario
 

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 from torchmatrix import results
-from torchmatrix.outcomes import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
-from torchmatrix.runner import Record
 
 
 def result(torch: str = "1.12.1", finished: str = "2026-01-01T00:00:00+00:00", **changes) -> CellResult:

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.config import Probe
-from torchmatrix.outcomes import Outcome
-from torchmatrix.runner import Pair, run_cell
+from torchmatrix.core import Outcome, Pair, Probe
+from torchmatrix.runner import run_cell
 
 PROBES = {
     "good": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'x': 1.5}, 'message': 'fine'}\n",
@@ -157,8 +156,9 @@ def test_a_python_where_torch_does_not_import_runs_nothing(bare_python: str, pro
 PARENT = """
 import sys
 from pathlib import Path
-from torchmatrix.config import Probe
-from torchmatrix.runner import Pair, run_cell
+from torchmatrix.core import Probe
+from torchmatrix.core import Pair
+from torchmatrix.runner import run_cell
 run_cell(sys.argv[1], [Pair(Probe("hangs", Path(sys.argv[2])), "cpu")], 600.0, lambda *_: print(flush=True))
 """
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from torchmatrix.outcomes import Outcome
-from torchmatrix.runner import Record
+from torchmatrix.core import Outcome, Record
 from torchmatrix.summary import table
 
 from ..conftest import hostile_result

@@ -5,8 +5,7 @@ from __future__ import annotations
 from packaging.specifiers import SpecifierSet
 
 from torchmatrix.config import Expectation
-from torchmatrix.outcomes import Outcome
-from torchmatrix.runner import Record
+from torchmatrix.core import Outcome, Record
 from torchmatrix.verify import all_hold, check, report, tally
 
 from .test_results import result

@@ -9,8 +9,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchmatrix.config import Expectation, TorchEntry
+from torchmatrix.core import Outcome
 from torchmatrix.errors import UsageError
-from torchmatrix.outcomes import Outcome
 from torchmatrix.verify_session import Request, parse, stale_cells
 
 from .test_project import project

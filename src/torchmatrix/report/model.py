@@ -19,10 +19,8 @@ from typing import Any, NamedTuple
 from packaging.version import Version
 
 from .. import results
-from ..config import DEVICES
-from ..outcomes import Outcome
+from ..core import DEVICES, Outcome, Record
 from ..results import CellResult
-from ..runner import Record
 from . import escape
 
 NOTE_LIMIT = 300

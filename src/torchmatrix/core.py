@@ -1,8 +1,33 @@
-"""The outcomes a probe or a cell can have, with the symbols the tables show."""
+"""The values every stage passes on: the devices, a probe, a (probe, device) pair, its record, the outcomes.
+
+The ground floor of the package: it imports nothing of torchmatrix, and every
+other module takes these from here.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+from typing import Any
+
+DEVICES = ("cpu", "cuda", "mps")
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A probe script: its name (the file stem) and where it lives."""
+
+    name: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One probe on one device: what a worker runs, and what a record answers for."""
+
+    probe: Probe
+    device: str
 
 
 class Outcome(str, Enum):
@@ -56,3 +81,15 @@ _MEANINGS = {
     Outcome.NO_WHEEL: "the index has no wheel of this release for this platform",
     Outcome.INSTALL_ERROR: "installing torch into the cell's environment failed",
 }
+
+
+@dataclass(frozen=True)
+class Record:
+    """The outcome of one probe on one device, with its numbers."""
+
+    probe: str
+    device: str
+    outcome: Outcome
+    metrics: dict[str, Any]
+    message: str
+    duration: float
