@@ -8,11 +8,18 @@ never look at names starting with a dot.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # os.umask can only be read by setting it: put it back at once
@@ -37,3 +44,18 @@ def write_text(path: Path, text: str) -> None:
 def write_json(path: Path, value: Any) -> None:
     """Write ``value`` as strict JSON (no NaN), atomically."""
     write_text(path, json.dumps(value, indent=2, sort_keys=True, allow_nan=False) + "\n")
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold the lock of ``folder`` (its file ``.lock``) while a read, a change and a write make one step.
+
+    Without ``fcntl`` (Windows) writers are not kept apart: each write is still atomic, the last one wins.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:
+        yield
+        return
+    with open(folder / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process is killed
+        yield

@@ -151,7 +151,7 @@ class _Bisection:
                 known[version] = Observation(None, f"{cell.outcome.value}: {cell.hint}")
                 self.seen[version] = _Seen(cell, "planned")
                 continue
-            result = self.project.up_to_date(cell, stored, [self.request.probe])
+            result = self.project.up_to_date(cell, stored, [(self.request.probe, self.request.device)])
             if result:
                 known[version] = self.observe(result)
                 path = self.project.result_file(cell)
@@ -258,6 +258,7 @@ def _observation_json(observation: Observation | None) -> dict[str, Any] | None:
 def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     """Bisect as ``session.posargs`` asks; print each step as it goes, the answer, and write the summary."""
     request = parse(session.posargs, project.matrix)
+    project.require_writable(project.machine_dir)
     matrix = project.matrix
     listing = releases.listing(matrix.index_url, project.find_links, wanted=[request.old, request.new])
     for note in listing.notes:

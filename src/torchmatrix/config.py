@@ -11,7 +11,6 @@ the message for a value of the wrong kind shows as its hint.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -410,7 +409,7 @@ def _resolve_probe(
 def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Matrix:
     """Read and validate the matrix at ``file``; names in ``probes:`` are looked up in ``probes_dir``.
 
-    ``output``, when given (``$TORCHMATRIX_OUTPUT``, checked by the caller), replaces the ``output:`` key.
+    ``output``, when given (``$TORCHMATRIX_OUTPUT``), replaces the ``output:`` key.
     """
     file = file.resolve() if file.exists() else file.absolute()
     doc = yamldoc.load(file, display_name=str(file))
@@ -431,7 +430,7 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
         probes=probes,
         devices=devices,
         timeout=fields.get("timeout", DEFAULT_TIMEOUT),
-        output=output or _writable_folder(doc, ("output",), base / fields.get("output", "reports")),
+        output=output or base / fields.get("output", "reports"),
         machine=fields.get("machine"),
         index_url=fields.get("index_url", DEFAULT_INDEX_URL).rstrip("/"),
         find_links=(
@@ -464,26 +463,6 @@ def did_you_mean(word: str, choices: Iterable[str], otherwise: str) -> str:
     """``did you mean 'x'?`` with the choice closest to ``word``; ``otherwise`` when none is close."""
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f"did you mean {close[0]!r}?" if close else otherwise
-
-
-def _writable_folder(doc: Document, path: KeyPath, folder: Path) -> Path:
-    """``folder``, if it is or can be made a folder this process may write in (found out before any probe runs)."""
-    problem = unwritable(folder)
-    if problem:
-        raise _fail(doc, path, problem, "name a folder you can write in")
-    return folder
-
-
-def unwritable(folder: Path) -> str:
-    """Why results cannot go under ``folder`` (it is under a file, or read-only); '' when they can."""
-    existing = folder
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"results cannot go under {folder}: {existing} is a file"
-    if not os.access(existing, os.W_OK):
-        return f"results cannot go under {folder}: {existing} is read-only"
-    return ""
 
 
 def load_pin_rules(file: Path) -> tuple[PinRule, ...]:

@@ -6,7 +6,7 @@ other module takes these from here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -93,3 +93,5 @@ class Record:
     metrics: dict[str, Any]
     message: str
     duration: float
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """What it was made from (:func:`torchmatrix.freshness.record_inputs`): when they change, it is re-measured."""

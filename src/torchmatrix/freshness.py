@@ -1,17 +1,22 @@
-"""Whether a cell's stored result still answers for it, so that a re-run can skip the cell.
+"""Which (probe, device) records of a cell still answer for a new run, so that a re-run runs only the others.
 
-A stored result stands for a new run when it was made from the same inputs
-(requirements, interpreter and its exact version, devices, timeout, the sha256
-of every probe file and of the worker: ``project.Project.inputs``) and with
-the same torch build. The build is identified without importing torch (which
-costs seconds): by the digest of the ``RECORD`` file of torch's installed
-``.dist-info``, which lists the sha256 of every file the wheel put in place, so
-two environments share a digest exactly when they hold the same wheel.
+Freshness is decided per record. A record stands for a new run of its pair
+when it was made from the same inputs (:data:`torchmatrix.results.RECORD_INPUTS`:
+requirements, interpreter and its exact version, the worker's sha256, the torch
+build, a timeout that would not change its outcome; and the sha256 of its probe
+file). Records of probes or devices the run does not ask for are none of its
+business: two matrices sharing one output folder keep each other's.
 
-A cell whose environment holds no torch yet (a new or rebuilt environment)
-always runs: without installing, nothing tells which build the installer would
-pick, and a skip must never hide a change. A cell whose last run ended before
-the probes ran (e.g. ``install-error``) always runs again, so a retry retries.
+The build is identified without importing torch (which costs seconds): by the
+digest of the ``RECORD`` file of torch's installed ``.dist-info``, which lists
+the sha256 of every file the wheel put in place, so two environments share a
+digest exactly when they hold the same wheel. It counts only in an environment
+whose install finished and whose torch imported (:mod:`torchmatrix.cellenv`).
+
+A cell whose environment holds no such torch (new, rebuilt or half-installed)
+runs every pair: without installing, nothing tells which build the installer
+would pick, and a skip must never hide a change. A cell whose last run ended
+before the probes ran (e.g. ``install-error``) runs again, so a retry retries.
 """
 
 from __future__ import annotations
@@ -26,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from . import results
+from .core import Outcome, Pair, Record
 from .errors import UsageError
+from .results import TORCH_BUILD
 
 FORCE = "--force"
-TORCH_BUILD = "torch_build"
-"""The key of :func:`torch_build`'s digest among a result's inputs."""
 
 # Written by the installer, not taken from the wheel: they differ between
 # installers (and RECORD cannot hold its own hash), so they are left out.
@@ -40,8 +45,6 @@ _LABELS = {
     "requirements": "the requirements",
     "interpreter": "the interpreter",
     "python_version": "the Python version",
-    "devices": "the devices",
-    "timeout": "the timeout",
     "worker": "torchmatrix's worker script",
     TORCH_BUILD: "the torch build",
 }
@@ -108,75 +111,99 @@ def _wheel_entries(record: str) -> list[str]:
     return entries
 
 
-def verdict(result_file: Path, inputs: Mapping[str, Any]) -> Verdict:
-    """Compare the result stored in ``result_file`` with a run from ``inputs`` (which include :data:`TORCH_BUILD`)."""
-    if not result_file.exists():
-        return Verdict(False, "no stored result")
-    try:
-        stored = results.read(result_file)
-    except (OSError, ValueError) as exc:
-        return Verdict(False, f"the stored result cannot be read ({exc})")
-    if stored.outcome is not None:
-        return Verdict(False, f"the last run ended in {stored.outcome.value}")
-    if inputs.get(TORCH_BUILD) is None:
-        return Verdict(False, "no torch installed in the environment yet (new or rebuilt)")
-    changes = describe_changes(stored.inputs, inputs)
-    if changes:
-        return Verdict(False, "; ".join(changes))
-    return Verdict(
-        True,
-        f"up to date (probes, torch build and interpreter unchanged since {stored.finished_at}); "
-        f"add `-- {FORCE}` to re-measure",
-    )
+@dataclass(frozen=True)
+class Stale:
+    """The pairs of a cell to run, and why (one line for the log); none when every stored record stands."""
+
+    pairs: tuple[Pair, ...]
+    reason: str
 
 
-RECORD_INPUTS = ("requirements", "interpreter", "python_version", "timeout", "worker")
-"""Besides the probe's own hash, what one probe's records depend on; the other probes and the devices do not."""
+def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapping[str, Any]) -> Stale:
+    """The ``pairs`` whose record in ``stored`` does not stand for a run from ``inputs`` (with :data:`TORCH_BUILD`).
 
-
-def stands_for(stored: results.CellResult, inputs: Mapping[str, Any], probe: str) -> bool:
-    """Whether ``stored``'s records of ``probe`` still answer for a run from ``inputs`` (bisect and verify ask).
-
-    Narrower than :func:`verdict`, which asks it of the whole cell: here other
-    probes and the device list may have changed. A cell that did not run
-    (no-wheel, no-interpreter, install-error) never stands: planning it again
-    costs seconds, and an install error may have been a passing network fault.
+    Decided per (probe, device) record: a record of another probe or device in
+    the file (another matrix's) neither runs nor goes.
     """
+    everything = tuple(pairs)
+    if stored is None:
+        return Stale(everything, "no stored result")
     if stored.outcome is not None:
-        return False
-    if any(stored.inputs.get(key) != inputs.get(key) for key in RECORD_INPUTS):
-        return False
-    probe_hash = inputs.get("probes", {}).get(probe)
-    return probe_hash is not None and stored.inputs.get("probes", {}).get(probe) == probe_hash
+        return Stale(everything, f"the last run ended in {stored.outcome.value}")
+    if inputs.get(TORCH_BUILD) is None:
+        return Stale(everything, "no torch installed in the environment yet (new or rebuilt)")
+    records = {(record.probe, record.device): record for record in stored.records}
+    missing: dict[str, list[str]] = {}
+    changes: list[str] = []
+    chosen = []
+    for pair in pairs:
+        record = records.get((pair.probe.name, pair.device))
+        if record is None:
+            missing.setdefault(pair.probe.name, []).append(pair.device)
+        else:
+            found = record_changes(record, results.record_inputs(dict(inputs), pair.probe.name))
+            if not found:
+                continue
+            changes += found
+        chosen.append(pair)
+    if not chosen:
+        return Stale((), f"up to date (every record's probe, torch build and interpreter unchanged since "
+                         f"{stored.finished_at}); add `-- {FORCE}` to re-measure")  # fmt: skip
+    phrases = [f"no record of {probe} on {', '.join(devices)}" for probe, devices in missing.items()]
+    count = f"{len(chosen)} of {len(everything)} pairs: " if len(chosen) < len(everything) else ""
+    return Stale(tuple(chosen), count + "; ".join(dict.fromkeys([*changes, *phrases])))
 
 
-def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """One phrase per input that differs, e.g. ``probe autograd_dot changed``."""
+def stands_for(record: Record, wanted: Mapping[str, Any]) -> bool:
+    """Whether ``record`` answers for a run of its probe from ``wanted`` (:func:`results.record_inputs`)."""
+    return not record_changes(record, wanted)
+
+
+def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
+    """One phrase per input of ``wanted`` that ``record`` was not made from (``probe autograd_dot changed``).
+
+    Only the keys ``wanted`` holds are compared: bisect and verify, which have no
+    environment at hand, leave out the torch build. The timeout counts only
+    where it could change the outcome: a record that finished in less than the
+    new limit would finish again, one that ran past its limit would run past a
+    lower one too.
+    """
+    made = record.inputs
+    changes = []
+    for key, value in wanted.items():
+        if key == "timeout":
+            if not _timeout_keeps(record, made.get(key), value):
+                changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
+        elif made.get(key) != value:
+            changes += describe_changes({key: made.get(key)}, {key: value}, probe=record.probe)
+    return changes
+
+
+def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:
+    if made_under == limit:
+        return True
+    if not all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in (made_under, limit)):
+        return False
+    if record.outcome is Outcome.TIMEOUT:
+        return limit <= made_under
+    return record.duration < limit
+
+
+def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str = "") -> list[str]:
+    """One phrase per input that differs, e.g. ``the Python version changed: 3.9.17 → 3.9.18``."""
     changes: list[str] = []
     for key in sorted(old.keys() | new.keys()):
         before, after = old.get(key), new.get(key)
         if before == after:
             continue
-        if key == "probes" and isinstance(before, dict) and isinstance(after, dict):
-            changes += _probe_changes(before, after)
+        if key == "probe":
+            changes.append(f"probe {probe} {'added' if before is None else 'changed'}")
         elif key == TORCH_BUILD and before is None:
             changes.append("the torch build was not recorded")
         elif key in (TORCH_BUILD, "worker"):
             changes.append(f"{_LABELS[key]} changed")
         else:
             changes.append(f"{_LABELS.get(key, key)} changed: {_short(before)} → {_short(after)}")
-    return changes
-
-
-def _probe_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    changes = []
-    for name in sorted(before.keys() | after.keys()):
-        if name not in before:
-            changes.append(f"probe {name} added")
-        elif name not in after:
-            changes.append(f"probe {name} removed")
-        elif before[name] != after[name]:
-            changes.append(f"probe {name} changed")
     return changes
 
 

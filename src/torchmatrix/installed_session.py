@@ -38,6 +38,7 @@ USAGE = f"nox -s {SESSION} -- PYTHON [PYTHON ...]"
 def run(project: Project, session: nox.Session) -> None:
     """Run every (probe, device) pair in each named Python's installed torch and store a result for each."""
     pythons = parse(session.posargs)
+    project.require_writable(project.machine_dir)
     notify_report(session)
     for python in pythons:
         path = _probe(project, session, python)

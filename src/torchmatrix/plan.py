@@ -34,6 +34,8 @@ class Cell:
     session_id: str
     outcome: Outcome | None = None
     """Set when the cell cannot run at all (no-wheel, no-interpreter)."""
+    # A cell with neither an interpreter nor an outcome cannot be planned on this run (the listing of the
+    # index is unknown, and the matrix pins no Python): its hint says why; it runs nothing and stores nothing.
     hint: str = ""
 
     @property
@@ -101,8 +103,10 @@ def _cell(
     if request and not pool:
         return cell(None, Outcome.NO_INTERPRETER, f"Python {request} is pinned but not found; {_install_hint(request)}")
     if not listing.known:
-        # Nothing to rule out: try the newest Python and let the installer speak.
-        return cell(pool[0] if pool else None, None if pool else Outcome.NO_INTERPRETER, "; ".join(listing.notes))
+        if request:  # the matrix chose: nothing to rule out, the installer will speak
+            return cell(pool[0])
+        # No interpreter and no outcome: a guess would file its result under a Python it never chose.
+        return cell(None, None, _unknown_python_hint(version, listing))
     wheels = listing.wheels_for(version)
     if not wheels:
         return cell(None, Outcome.NO_WHEEL, listing.missing(version))
@@ -145,6 +149,14 @@ def _newest_python(wheels: Sequence[Wheel]) -> str:
 
 def _platforms(wheels: Sequence[Wheel]) -> str:
     return ", ".join(sorted({tag.platform for tag in _all_tags(wheels)}))
+
+
+def _unknown_python_hint(version: Version, listing: Listing) -> str:
+    why = "; ".join(listing.notes) or "the index could not be read"
+    return (
+        f"cannot choose a Python for torch {version}: {why}; "
+        f'run once with a network, or pin one in the matrix: `- {{version: {version}, python: ["3.X"]}}`'
+    )
 
 
 def _install_hint(python: str) -> str:

@@ -1,12 +1,19 @@
-"""`nox -s "probe(<release>)"`: install one torch release, run every (probe, device) pair, store the result.
+"""`nox -s "probe(<release>)"`: install one torch release, run its (probe, device) pairs, store their records.
 
-A cell whose stored result was made from the same inputs and torch build is
-skipped (see :mod:`torchmatrix.freshness`) unless the arguments say ``--force``.
+Only the pairs whose stored record no longer stands for a run are run (see
+:mod:`torchmatrix.freshness`), unless the arguments say ``--force``. What is
+stored says exactly what ran: the environment is rebuilt when another Python
+made it or an install into it was stopped halfway (:mod:`torchmatrix.cellenv`),
+a reused environment whose install or ``import torch`` fails is rebuilt once
+before anything is concluded, and the worker's own report of its Python and
+torch must match the cell's, or nothing is stored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -14,11 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nox.command import CommandFailed
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 
-from . import core, freshness, releases, results, runner, terminal
+from . import cellenv, core, freshness, releases, results, runner, terminal
 from .core import Outcome
 from .plan import Cell
-from .results import CellResult
+from .results import TORCH_BUILD, CellResult
 from .tee import Tee
 
 if TYPE_CHECKING:
@@ -30,37 +39,130 @@ PYCACHE_FOLDER = ".pycache"
 
 
 def run(project: Project, session: nox.Session, session_id: str) -> None:
-    """Install the cell's torch, run every (probe, device) pair, store the result.
-
-    A cell whose stored result was made from the same inputs and torch build
-    is skipped, unless the session's arguments say ``--force``.
-    """
+    """Install the cell's torch, run the pairs whose records are stale (all with ``--force``), store them."""
     force = freshness.wants_force(session.posargs)
     notify_report(session)
     cell = project.cell(session_id)
+    if cell.interpreter is None and cell.outcome is None:
+        session.error(terminal.escape(cell.hint))  # the plan could not choose a Python: nothing to run or store
+    project.require_writable(project.machine_dir)
     started = results.now_iso()
+    stored = _stored(project, session, cell)
     if cell.outcome:
-        _store(project, cell, started, outcome=cell.outcome, message=cell.hint)
-        session.skip(terminal.escape(f"{cell.outcome.value}: {cell.hint}"))
+        _store_outcome(project, session, cell, stored, started, cell.outcome, cell.hint)
     if project.offline:
         for note in project.notes:
             session.log(terminal.escape(note))
     env = Path(session.virtualenv.location)
-    inputs = project.inputs(cell)
-    _skip_if_up_to_date(project, session, cell, inputs, env, force)
-    install_error = _install(project, session, cell)
-    if install_error:
-        _store(project, cell, started, outcome=Outcome.INSTALL_ERROR, message=install_error, inputs=inputs)
-        session.error(terminal.escape(f"install-error: {install_error}"))
-    inputs[freshness.TORCH_BUILD] = freshness.torch_build(env)
+    _ensure_sound(session, cell, env)
     pairs = project.pairs()
-    progress = progress_log(session, len(pairs))
-    cell_run = runner.run_cell(_venv_python(session), pairs, project.matrix.timeout, progress, pycache_prefix(env))
-    if cell_run.import_failure:
-        _store(project, cell, started, outcome=Outcome.INSTALL_ERROR, message=cell_run.import_failure, inputs=inputs)
-        session.error(terminal.escape(f"install-error: torch does not import: {cell_run.import_failure}"))
-    path = _store(project, cell, started, records=cell_run.records, environment=cell_run.environment, inputs=inputs)
-    session.log(f"{cell.id}: {tally(cell_run.records)}; written to {path}")
+    if force:
+        todo = freshness.Stale(tuple(pairs), f"{freshness.FORCE}: re-measuring every pair")
+    else:
+        todo = freshness.stale(stored, pairs, {**project.inputs(cell), TORCH_BUILD: cellenv.built_torch(env)})
+    if not todo.pairs:
+        session.skip(f"{cell.id}: {todo.reason}")
+    session.log(f"{cell.id}: running: {todo.reason}")
+    cell_run, inputs = _install_and_run(project, session, cell, env, stored, started, todo.pairs)
+    problem = mislabelled(cell, cell_run.environment)
+    if problem:
+        session.error(terminal.escape(f"{cell.id}: {problem}; nothing is stored"))
+    records = [
+        dataclasses.replace(record, inputs=results.record_inputs(inputs, record.probe)) for record in cell_run.records
+    ]
+    result = _result(project, cell, started, records=records, environment=cell_run.environment, inputs=inputs)
+    path = _write(project, session, result)
+    session.log(f"{cell.id}: {tally(records)}; written to {path}")
+
+
+def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | None:
+    """The cell's stored result on this machine; None when there is none or it cannot be read (said in the log)."""
+    path = project.result_file(cell)
+    if not path.exists():
+        return None
+    try:
+        return results.read(path)
+    except (OSError, ValueError) as exc:
+        session.warn(terminal.escape(f"{cell.id}: the stored result cannot be read ({exc}); it will be replaced"))
+        return None
+
+
+def _ensure_sound(session: nox.Session, cell: Cell, env: Path) -> None:
+    """Rebuild ``env`` if another Python made it or an install into it was stopped halfway."""
+    assert cell.interpreter is not None
+    mismatch = cellenv.interpreter_mismatch(env, cell.interpreter)
+    if mismatch:
+        _rebuild(session, env, mismatch)
+    elif cellenv.half_built(env):
+        _rebuild(session, env, "its last install did not finish, or torch never imported there")
+
+
+def _rebuild(session: nox.Session, env: Path, why: str) -> None:
+    session.log(terminal.escape(f"rebuilding {env}: {why}"))
+    session.virtualenv.reuse_existing = False
+    session.virtualenv.create()
+
+
+def _install_and_run(
+    project: Project,
+    session: nox.Session,
+    cell: Cell,
+    env: Path,
+    stored: CellResult | None,
+    started: str,
+    pairs: Sequence[core.Pair],
+) -> tuple[runner.CellRun, dict[str, object]]:
+    """Install the cell's requirements and run ``pairs``: the run and the inputs it was made from.
+
+    An install or ``import torch`` that fails in an environment that held a
+    torch already is tried once more in a rebuilt one: the old install, not the
+    release, may be what is broken. A failure in a new environment is the
+    cell's ``install-error``.
+    """
+    for rebuilt in (False, True):
+        reused = not rebuilt and cellenv.holds_torch(env)
+        cellenv.unmark_built(env)  # the install may stop halfway: until torch imports, nothing vouches for it
+        failure = _install(project, session, cell)
+        inputs = {**project.inputs(cell), TORCH_BUILD: freshness.torch_build(env)}
+        if not failure:
+            progress = _marking_built(env, progress_log(session, len(pairs)))
+            python = _venv_python(session)
+            cell_run = runner.run_cell(python, pairs, project.matrix.timeout, progress, pycache_prefix(env))
+            if not cell_run.import_failure:
+                return cell_run, inputs
+            failure = f"torch does not import: {cell_run.import_failure}"
+        if not reused:
+            _store_outcome(project, session, cell, stored, started, Outcome.INSTALL_ERROR, failure, inputs)
+        _rebuild(session, env, f"in it, {terminal.first_line(failure)}")
+    raise AssertionError("unreachable: the second try stores its failure")
+
+
+def _marking_built(env: Path, listener: runner.Listener) -> runner.Listener:
+    """``listener``, and the environment marked built when its first pair starts: torch imported there."""
+    marked = False
+
+    def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
+        nonlocal marked
+        if event == "start" and not marked:
+            cellenv.mark_built(env)
+            marked = True
+        listener(event, pair, record)
+
+    return listen
+
+
+def mislabelled(cell: Cell, environment: dict[str, object]) -> str:
+    """Why the worker's own report of its Python and torch is not the cell's; '' when it is."""
+    assert cell.interpreter is not None
+    python, torch = str(environment.get("python")), str(environment.get("torch"))
+    wanted = ".".join(map(str, cell.interpreter.version))
+    if python != wanted:
+        return f"the worker ran Python {python}, but the cell's is {wanted}"
+    try:
+        matches = SpecifierSet(f"=={cell.torch}").contains(Version(torch), prereleases=True)
+    except InvalidVersion:
+        matches = False
+    return "" if matches else f"the worker imported torch {torch}, but the cell is torch {cell.torch}"
 
 
 def _install(project: Project, session: nox.Session, cell: Cell) -> str:
@@ -103,27 +205,31 @@ def _run_installer(project: Project, session: nox.Session, cell: Cell, offline: 
     return None
 
 
-def _skip_if_up_to_date(
-    project: Project, session: nox.Session, cell: Cell, inputs: dict[str, object], env: Path, force: bool
+def _store_outcome(
+    project: Project,
+    session: nox.Session,
+    cell: Cell,
+    stored: CellResult | None,
+    started: str,
+    outcome: Outcome,
+    message: str,
+    inputs: dict[str, object] | None = None,
 ) -> None:
-    """Skip the session when the stored result stands for a run from ``inputs`` and the torch in ``env``.
-
-    Else log why it runs.
-    """
-    if force:
-        session.log(f"{cell.id}: {freshness.FORCE}: re-measuring")
-        return
-    installed = {**inputs, freshness.TORCH_BUILD: freshness.torch_build(env)}
-    verdict = freshness.verdict(project.result_file(cell), installed)
-    if verdict.up_to_date:
-        session.skip(f"{cell.id}: {verdict.reason}")
-    session.log(f"{cell.id}: running: {verdict.reason}")
+    """End the session with a cell outcome: stored, unless measured records are stored, which it never replaces."""
+    said = terminal.escape(f"{outcome.value}: {message}")
+    if stored is not None and stored.records:
+        said += f"\n(the records stored at {stored.finished_at} are kept)"
+    else:
+        _write(project, session, _result(project, cell, started, outcome=outcome, message=message, inputs=inputs))
+    if outcome is Outcome.INSTALL_ERROR:
+        session.error(said)
+    session.skip(said)
 
 
-def _store(project: Project, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
-           records: Sequence[core.Record] = (), environment: dict | None = None,
-           inputs: dict[str, object] | None = None) -> Path:  # fmt: skip
-    result = CellResult(
+def _result(project: Project, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
+            records: Sequence[core.Record] = (), environment: dict | None = None,
+            inputs: dict[str, object] | None = None) -> CellResult:  # fmt: skip
+    return CellResult(
         machine=project.machine,
         cell_id=cell.id,
         torch=str(cell.torch),
@@ -138,7 +244,18 @@ def _store(project: Project, cell: Cell, started: str, *, outcome: Outcome | Non
         started_at=started,
         finished_at=results.now_iso(),
     )
-    return results.write(project.results_dir, result)
+
+
+def _write(project: Project, session: nox.Session, result: CellResult) -> Path:
+    """Store ``result``; where that fails, one message, and the result printed to the log so it is not lost."""
+    try:
+        return results.write(project.results_dir, result)
+    except OSError as exc:
+        path = results.result_path(project.results_dir, result.machine, result.cell_id)
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True), flush=True)
+        session.error(terminal.escape(
+            f"{result.cell_id}: cannot write {path}: {exc.strerror or exc}; the result is printed above as JSON"
+        ))  # fmt: skip
 
 
 def pycache_prefix(env: Path) -> Path:

@@ -57,6 +57,21 @@ class Project:
     def results_dir(self) -> Path:
         return self.matrix.output / "results"
 
+    @property
+    def machine_dir(self) -> Path:
+        """Where this machine's results go."""
+        return self.results_dir / self.machine
+
+    def require_writable(self, folder: Path) -> None:
+        """Raise a :class:`ConfigError` unless ``folder`` can be written in: asked by the sessions that write.
+
+        Not asked at loading: a read-only output folder must not stop what only reads (``nox -l``, plan, verify).
+        """
+        problem = _unwritable(folder)
+        if problem:
+            hint = f"name a folder you can write in (`output:`, or ${OUTPUT_VARIABLE} for one run)"
+            raise ConfigError(str(self.matrix.file), None, "output", problem, hint)
+
     def plan_release(self, version: Version, listing: Listing | None = None) -> Cell:
         """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
         matrix = with_releases(self.matrix, [version])
@@ -74,10 +89,13 @@ class Project:
 
         The parameter is the id, not the cell: nox writes parameters as JSON
         (``nox --report``, and every session under ``nox -j``), and for a CI
-        job reading ``nox -l --json`` a plain id is the useful value.
+        job reading ``nox -l --json`` a plain id is the useful value. Where
+        results cannot be written, no cell gets an environment: nox would make
+        it before the session says so.
         """
+        writable = not _unwritable(self.machine_dir)
         return [
-            (cell.interpreter.path if cell.interpreter and not cell.outcome else False, cell.session_id)
+            (cell.interpreter.path if cell.interpreter and not cell.outcome and writable else False, cell.session_id)
             for cell in self.cells
         ]
 
@@ -100,7 +118,7 @@ class Project:
                 cell.session,
                 f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
                 " ".join(cell.requirements),
-                f"{cell.outcome.value}: {terminal.escape(cell.hint)}" if cell.outcome else "ready",
+                f"{cell.outcome.value}: {terminal.escape(cell.hint)}" if cell.outcome else _readiness(cell),
             ]
             for cell in self.cells
         ]
@@ -135,14 +153,26 @@ class Project:
         }
 
     def up_to_date(
-        self, cell: Cell, stored: Mapping[tuple[Version, str | None], CellResult], probes: Iterable[str]
+        self,
+        cell: Cell,
+        stored: Mapping[tuple[Version, str | None], CellResult],
+        pairs: Iterable[tuple[str, str]],
     ) -> CellResult | None:
-        """The cell's result among ``stored`` (see :meth:`stored`) if it still answers for each of ``probes``."""
+        """The cell's result among ``stored`` (see :meth:`stored`) if its records of ``pairs`` (probe, device) stand.
+
+        The torch build is not compared: without installing, nothing tells which build a new run would get
+        (bisect and verify ask this).
+        """
         result = stored.get((cell.torch, cell.python_request))
-        if result is None:
+        if result is None or result.outcome is not None:
             return None
         inputs = self.inputs(cell)
-        return result if all(freshness.stands_for(result, inputs, probe) for probe in probes) else None
+        records = {(record.probe, record.device): record for record in result.records}
+        for probe, device in pairs:
+            record = records.get((probe, device))
+            if record is None or not freshness.stands_for(record, results.record_inputs(inputs, probe)):
+                return None
+        return result
 
     # Read once per run: bisect and verify ask for many cells' inputs.
     @functools.cached_property
@@ -166,7 +196,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     if not matrix_file.is_file():
         hint = f"{MATRIX_VARIABLE} names it" if environ.get(MATRIX_VARIABLE) else "write one (see README)"
         raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
-    output = _output_folder(environ[OUTPUT_VARIABLE]) if environ.get(OUTPUT_VARIABLE, "").strip() else None
+    output = Path(environ[OUTPUT_VARIABLE]).absolute() if environ.get(OUTPUT_VARIABLE, "").strip() else None
     matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output)
     if environ.get(TORCH_VARIABLE, "").strip():
         matrix = with_releases(matrix, _releases_from(environ[TORCH_VARIABLE]))
@@ -198,14 +228,6 @@ def _releases_from(text: str) -> list[Version]:
     return versions
 
 
-def _output_folder(text: str) -> Path:
-    folder = Path(text).absolute()
-    problem = config.unwritable(folder)
-    if problem:
-        raise UsageError(f"{OUTPUT_VARIABLE}: {problem}; name a folder you can write in")
-    return folder
-
-
 @exits_on_error
 def load_or_exit(root: Path) -> Project:
     """:func:`load`, turning a user's mistake into its message and exit code instead of a traceback."""
@@ -214,3 +236,19 @@ def load_or_exit(root: Path) -> Project:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _unwritable(folder: Path) -> str:
+    """Why results cannot go under ``folder`` (it is under a file, or read-only); '' when they can."""
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"results cannot go under {folder}: {existing} is a file"
+    if not os.access(existing, os.W_OK):
+        return f"results cannot go under {folder}: {existing} is read-only"
+    return ""
+
+
+def _readiness(cell: Cell) -> str:
+    return "ready" if cell.interpreter else f"cannot plan: {terminal.escape(cell.hint)}"

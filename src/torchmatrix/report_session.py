@@ -18,8 +18,12 @@ if TYPE_CHECKING:
 def run(project: Project, session: nox.Session) -> None:
     """Render every machine's results into the output folder, print each machine's table, diff if asked."""
     options = report_options.parse(session.posargs)
+    project.require_writable(project.matrix.output)
     merged = _merged(session, project.results_dir)
-    written = publish.write(project.matrix.output, publish.render(merged, options.formats))
+    try:
+        written = publish.write(project.matrix.output, publish.render(merged, options.formats))
+    except OSError as exc:
+        session.error(terminal.escape(f"cannot write the reports to {project.matrix.output}: {exc.strerror or exc}"))
     # This machine's table first, then those of the machines whose folders were copied in.
     machines = sorted({result.machine for result in merged.results} or {project.machine},
                       key=lambda machine: (machine != project.machine, machine.casefold()))  # fmt: skip

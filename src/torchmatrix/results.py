@@ -9,6 +9,7 @@ file is never looked at.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import re
@@ -23,7 +24,12 @@ from packaging.version import InvalidVersion, Version
 from . import atomicfile
 from .core import Outcome, Record
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: each record carries the inputs it was made from. 1: the cell's inputs stood for all its records (read as 2)."""
+TORCH_BUILD = "torch_build"
+"""The key of the torch build's digest (:func:`torchmatrix.freshness.torch_build`) among a run's inputs."""
+RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout")
+"""What every record of one run shares among its inputs; each adds the sha256 of its probe file as ``probe``."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -57,7 +63,7 @@ class CellResult:
     records: tuple[Record, ...]
     environment: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
-    """What the result depends on (probe hashes, requirements, interpreter), to tell when it is stale."""
+    """What the run that wrote the file was asked to do (its probes and their hashes, devices, requirements, …)."""
     started_at: str = ""
     finished_at: str = ""
 
@@ -77,6 +83,8 @@ class CellResult:
         """
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
+        if data.get("schema") == 1 and type(data["schema"]) is int:
+            data = _from_schema_1(data)
         schema = data.get("schema")
         if type(schema) is not int or schema != SCHEMA_VERSION:
             newer = type(schema) is int and schema > SCHEMA_VERSION
@@ -110,6 +118,27 @@ class CellResult:
             raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
 
 
+def record_inputs(run_inputs: dict[str, Any], probe: str) -> dict[str, Any]:
+    """What the records of ``probe`` are made from: the keys of :data:`RECORD_INPUTS` that a run's inputs hold."""
+    probes = run_inputs.get("probes")
+    return {
+        **{key: run_inputs[key] for key in RECORD_INPUTS if key in run_inputs},
+        "probe": probes.get(probe) if isinstance(probes, dict) else None,
+    }
+
+
+def _from_schema_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A schema-1 file as schema 2 says it: the cell's inputs, which all its records shared, given to each record."""
+    inputs, records = data.get("inputs"), data.get("records")
+    if not isinstance(inputs, dict) or not isinstance(records, list):
+        return {**data, "schema": SCHEMA_VERSION}  # what is wrong with it is said by the checks that follow
+    upgraded = [
+        dict(item, inputs=record_inputs(inputs, item.get("probe"))) if isinstance(item, dict) else item
+        for item in records
+    ]
+    return {**data, "records": upgraded, "schema": SCHEMA_VERSION}
+
+
 def _record(item: Any, where: str) -> Record:
     if not isinstance(item, dict):
         raise ValueError(f"{where} is not an object")
@@ -124,6 +153,7 @@ def _record(item: Any, where: str) -> Record:
             metrics=_field(item, "metrics", dict),
             message=_field(item, "message", str),
             duration=float(_field(item, "duration", (int, float))),
+            inputs=_field(item, "inputs", dict),
         )
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
@@ -150,10 +180,37 @@ def result_path(results_dir: Path, machine: str, cell_id: str) -> Path:
 
 
 def write(results_dir: Path, result: CellResult) -> Path:
-    """Store ``result`` atomically, replacing the cell's earlier file on this machine."""
+    """Store ``result`` in its cell's file on this machine, atomically, with the records it did not re-measure.
+
+    Read, merged (:func:`merged`) and replaced under the file's lock, so that two
+    runs finishing at once (two matrices sharing one output) keep each other's
+    records. Returns the file's path; OSError when it cannot be written.
+    """
     path = result_path(results_dir, result.machine, result.cell_id)
-    atomicfile.write_json(path, result.to_json())
+    with atomicfile.locked(path.parent):
+        try:
+            stored: CellResult | None = read(path)
+        except (OSError, ValueError):
+            stored = None  # none yet, or one no reader can use: the new result replaces it
+        atomicfile.write_json(path, merged(stored, result).to_json())
     return path
+
+
+def merged(stored: CellResult | None, new: CellResult) -> CellResult:
+    """``new`` with every record of ``stored`` that ``new`` did not re-measure, each as it was made.
+
+    A run replaces only the records it made: those of other probes or devices
+    (another matrix's, or pairs that were up to date) stay. A cell outcome
+    (install-error, no-wheel, …) never replaces measured records: it says what
+    went wrong on one run, while they say what ran.
+    """
+    if stored is None or stored.outcome is not None:
+        return new
+    if new.outcome is not None:
+        return stored if stored.records else new
+    fresh = {(record.probe, record.device): record for record in new.records}
+    kept = [fresh.pop((record.probe, record.device), record) for record in stored.records]
+    return dataclasses.replace(new, records=(*kept, *fresh.values()))
 
 
 def read(path: Path) -> CellResult:

@@ -55,8 +55,8 @@ def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
         if cell.outcome:
             continue  # it cannot run here (no wheel, no interpreter): running it again would change nothing
         expect = project.matrix.expect
-        probes = {e.probe for e in expect if verify.applies(e, cell.torch, cell.python, project.machine)}
-        if probes and project.up_to_date(cell, stored, probes) is None:
+        pairs = {(e.probe, e.device) for e in expect if verify.applies(e, cell.torch, cell.python, project.machine)}
+        if pairs and project.up_to_date(cell, stored, pairs) is None:
             stale.append(cell)
     return stale
 
@@ -72,6 +72,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     scan = results.scan(project.results_dir)
     stale = stale_cells(project, scan.results)
     if request.run and stale:
+        project.require_writable(project.machine_dir)
         sessions = [cell.session for cell in stale]
         session.log(f"running {len(stale)} cells without an up-to-date result here: {' '.join(sessions)}")
         childnox.run_cells(project, session, noxfile, stale)

@@ -31,6 +31,6 @@ def test_two_probe_runs_at_once_leave_only_valid_files(
         assert [(record.probe, record.outcome.value) for record in result.records] == [
             ("ok", "pass"), ("slow", "pass"), ("raises", "error"),
         ]  # fmt: skip
-    assert sorted(path.name for path in workspace.machine_dir.iterdir()) == sorted(
+    assert sorted(path.name for path in workspace.machine_dir.iterdir() if path.name != ".lock") == sorted(
         f"{result.cell_id}.json" for result in scan.results
     )

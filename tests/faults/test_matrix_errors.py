@@ -129,8 +129,6 @@ CASES = [
     ),
     Case("probe-typo", "torch: [1.9.0]\nprobes: [autograd_dott]\n", 2, "probes[0]", "no probe", "'autograd_dot'"),
     Case("probe-missing-file", "torch: [1.9.0]\nprobes: [mine/check.py]\n", 2, "probes[0]", "no file", "relative to"),
-    # where results go
-    Case("output-is-a-file", "torch: [1.9.0]\noutput: matrix.yaml\n", 2, "output", "matrix.yaml is a file", "a folder"),
     # YAML tags
     Case(
         "python-object",
@@ -192,6 +190,20 @@ def test_running_the_probes_with_a_mistake_creates_no_env_and_no_result(tmp_path
     run = nox(tmp_path, matrix, "-s", "probe")
     assert run.returncode == 2 and case.problem in run.stderr
     assert written(tmp_path) == ["matrix.yaml"]
+
+
+def test_an_output_that_cannot_be_written_refuses_the_probes_before_any_env_but_not_the_listing(
+    tmp_path: Path,
+) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text("torch: [1.9.0]\noutput: matrix.yaml\n")
+    assert nox(tmp_path, matrix, "-l").returncode == 0
+    run = nox(tmp_path, matrix, "-s", "probe")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    error, hint = run.stderr.splitlines()[-2:]
+    assert error.startswith(f"torchmatrix: error: {matrix}: output: results cannot go under {matrix}/results/")
+    assert error.endswith(f": {matrix} is a file") and hint.startswith("  hint: name a folder you can write in")
+    assert [name for name in written(tmp_path) if not name.startswith("cache")] == ["matrix.yaml"]  # no .nox
 
 
 def test_control_characters_in_a_key_are_escaped(tmp_path: Path) -> None:

@@ -104,8 +104,8 @@ def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, tor
         "truncated.json": good.read_text()[: len(good.read_text()) // 2],
         "empty.json": "",
         "not-json.json": "<html>502 Bad Gateway</html>",
-        "wrong-schema.json": json.dumps({"schema": 1, "machine": MACHINE}),
-        "newer-schema.json": json.dumps(dict(data, schema=2)),
+        "wrong-schema.json": json.dumps({"schema": 2, "machine": MACHINE}),
+        "newer-schema.json": json.dumps(dict(data, schema=3)),
         "python-number.json": json.dumps(dict(data, python=3.11)),
         "evil\x1b[2J\x1b]0;title\x07.json": "{",
     }
@@ -125,8 +125,8 @@ def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, tor
     for name in [*corrupt, "binary.json", "other-box/torch-1.9.0-py3.9.json"]:
         shown = name.replace("\x1b", r"\x1b").replace("\x07", r"\x07")
         assert sum(f"/{shown}: " in line for line in warnings) == 1, name
-    assert "does not fit schema 1: no 'outcome'" in run.output
-    assert "schema 2 is newer than this torchmatrix reads (1); upgrade torchmatrix" in run.output
+    assert "does not fit schema 2: no 'outcome'" in run.output
+    assert "schema 3 is newer than this torchmatrix reads (2); upgrade torchmatrix" in run.output
     assert "'python' is a number" in run.output
     assert ".tmp" not in run.output
     rows = [line.split() for line in run.stdout.splitlines()]

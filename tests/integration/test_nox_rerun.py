@@ -36,7 +36,7 @@ def test_unchanged_cells_are_skipped_until_something_changes(tmp_path: Path) -> 
 
     again = nox(tmp_path, matrix, "-s", "probe")
     assert again.returncode == 0, again.stdout + again.stderr
-    up_to_date = f"{cell}: up to date (probes, torch build and interpreter unchanged since"
+    up_to_date = f"{cell}: up to date (every record's probe, torch build and interpreter unchanged since"
     assert any(up_to_date in line for line in lines(again))
     assert not any("[1/2]" in line for line in lines(again))
     assert stored.read_bytes() == written
@@ -44,12 +44,13 @@ def test_unchanged_cells_are_skipped_until_something_changes(tmp_path: Path) -> 
 
     mine.write_text(mine.read_text() + "\n# edited\n")
     edited = nox(tmp_path, matrix, "-s", "probe")
-    assert f"nox > {cell}: running: probe mine changed" in lines(edited)
-    assert any("[2/2] mine on cpu ..." in line for line in lines(edited))
+    assert f"nox > {cell}: running: 1 of 2 pairs: probe mine changed" in lines(edited)
+    assert any("[1/1] mine on cpu ..." in line for line in lines(edited))  # autograd_dot's record stands
+    assert [record.probe for record in results.read(stored).records] == ["autograd_dot", "mine"]
 
     before = stored.read_bytes()
     forced = nox(tmp_path, matrix, "-s", "probe", "--", "--force")
-    assert f"nox > {cell}: --force: re-measuring" in lines(forced)
+    assert f"nox > {cell}: running: --force: re-measuring every pair" in lines(forced)
     assert any("[1/2] autograd_dot on cpu ..." in line for line in lines(forced))
     assert stored.read_bytes() != before and results.read(stored).records
 

@@ -163,9 +163,10 @@ def offline_index(cache: Path, *filenames: str) -> releases.Listing:
 
 def store(here, version: str, outcome: Outcome) -> None:
     cell = here.plan_release(Version(version))
-    records = (Record("autograd_dot", "cpu", outcome, {}, "", 0.1),)
+    inputs = here.inputs(cell)
+    records = (Record("autograd_dot", "cpu", outcome, {}, "", 0.1, results.record_inputs(inputs, "autograd_dot")),)
     found = result(version, cell_id=cell.id, python=cell.python, machine=here.machine, records=records)
-    results.write(here.results_dir, dataclasses.replace(found, inputs=here.inputs(cell)))
+    results.write(here.results_dir, dataclasses.replace(found, inputs=inputs))
 
 
 def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: Path, private_cache: Path) -> None:

@@ -114,7 +114,6 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
         ("torch: " + "[" * 3000 + "]" * 3000, 1, "", "nested more than 64 deep", "a few levels"),
         ("torch: [2024-01-15]\n", 1, "torch[0]", "'2024-01-15' is not a PEP 440 version", ""),
         ("torch: [1.9.0]\ntimeout: soon\n", 2, "timeout", "seconds", "e.g. timeout: 300"),
-        ("torch: [1.9.0]\noutput: matrix.yaml/out\n", 2, "output", "matrix.yaml is a file", "name a folder"),
     ],
 )
 def test_each_mistake_names_file_line_key_and_a_hint(

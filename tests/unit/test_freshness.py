@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import freshness, results
-from torchmatrix.core import Outcome, Record
+from torchmatrix.core import Outcome, Pair, Probe, Record
 from torchmatrix.errors import UsageError
-from torchmatrix.freshness import TORCH_BUILD
-from torchmatrix.results import CellResult
+from torchmatrix.results import TORCH_BUILD, CellResult
 
 TORCH_RECORD = """\
 torch/__init__.py,sha256=AAAA,100
@@ -39,22 +38,28 @@ INPUTS = {
     "requirements": ["torch==1.9.0", "numpy<2"],
     "interpreter": "/usr/bin/python3.9",
     "python_version": "3.9.18",
-    "devices": ["cpu", "cuda", "mps"],
+    "devices": ["cpu", "cuda"],
     "timeout": 300,
     "probes": {"autograd_dot": "a" * 64, "batched_matmul": "b" * 64},
     "worker": "c" * 64,
     TORCH_BUILD: "1.9.0 sha256:" + "d" * 64,
 }
+PAIRS = [Pair(Probe(name, Path(f"{name}.py")), device) for name in INPUTS["probes"] for device in INPUTS["devices"]]
 
 
-def store(folder: Path, inputs: dict = INPUTS, outcome: Outcome | None = None) -> Path:
-    result = CellResult(
+def record(probe: str = "autograd_dot", device: str = "cpu", inputs: dict = INPUTS, **fields) -> Record:
+    return Record(**{"probe": probe, "device": device, "outcome": Outcome.PASS, "metrics": {}, "message": "",
+                     "duration": 0.01, "inputs": results.record_inputs(inputs, probe), **fields})  # fmt: skip
+
+
+def stored(*records: Record, outcome: Outcome | None = None) -> CellResult:
+    """A stored cell holding ``records``; by default one per pair, made from INPUTS."""
+    made = records or tuple(record(pair.probe.name, pair.device) for pair in PAIRS)
+    return CellResult(
         machine="box", cell_id="torch-1.9.0-py3.9", torch="1.9.0", python="3.9", python_request=None,
-        session="probe(1.9.0)", outcome=outcome, message="",
-        records=() if outcome else (Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.01),),
-        inputs=dict(inputs), started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:00:05+00:00",
+        session="probe(1.9.0)", outcome=outcome, message="", records=() if outcome else made,
+        inputs=dict(INPUTS), started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:00:05+00:00",
     )  # fmt: skip
-    return results.write(folder, result)
 
 
 # --- the torch build --------------------------------------------------------------
@@ -91,58 +96,88 @@ def test_no_build_without_torch_or_without_its_record(tmp_path: Path) -> None:
     assert freshness.torch_build(make_env(tmp_path / "unrecorded", record=None)) is None
 
 
-# --- the verdict -------------------------------------------------------------------
+# --- which pairs are stale -----------------------------------------------------------
 
 
-def test_same_inputs_and_build_are_up_to_date(tmp_path: Path) -> None:
-    verdict = freshness.verdict(store(tmp_path), INPUTS)
-    assert verdict.up_to_date
-    assert verdict.reason.startswith("up to date (probes, torch build and interpreter unchanged since 2026-01-01")
-    assert "add `-- --force` to re-measure" in verdict.reason
+def test_same_inputs_and_build_run_nothing() -> None:
+    stale = freshness.stale(stored(), PAIRS, INPUTS)
+    assert stale.pairs == ()
+    assert stale.reason.startswith("up to date (every record's probe, torch build and interpreter unchanged since 2026")
+    assert "add `-- --force` to re-measure" in stale.reason
 
 
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        ({"probes": {"autograd_dot": "e" * 64, "batched_matmul": "b" * 64}}, "probe autograd_dot changed"),
-        ({"probes": {"autograd_dot": "a" * 64}}, "probe batched_matmul removed"),
-        ({"probes": {**INPUTS["probes"], "mine": "f" * 64}}, "probe mine added"),
         ({TORCH_BUILD: "1.9.0 sha256:" + "9" * 64}, "the torch build changed"),
         ({"python_version": "3.9.19"}, "the Python version changed: 3.9.18 → 3.9.19"),
         ({"interpreter": "/opt/python3.9"}, "the interpreter changed: /usr/bin/python3.9 → /opt/python3.9"),
         ({"requirements": ["torch==1.9.0"]}, "the requirements changed: torch==1.9.0 numpy<2 → torch==1.9.0"),
-        ({"devices": ["cpu"]}, "the devices changed: cpu cuda mps → cpu"),
-        ({"timeout": 60}, "the timeout changed: 300 → 60"),
         ({"worker": "0" * 64}, "torchmatrix's worker script changed"),
     ],
 )
-def test_any_change_of_input_makes_it_stale_and_says_which(tmp_path: Path, change: dict, reason: str) -> None:
-    verdict = freshness.verdict(store(tmp_path), {**INPUTS, **change})
-    assert not verdict.up_to_date
-    assert verdict.reason == reason
+def test_a_change_every_record_depends_on_runs_every_pair_and_says_which(change: dict, reason: str) -> None:
+    stale = freshness.stale(stored(), PAIRS, {**INPUTS, **change})
+    assert (stale.pairs, stale.reason) == (tuple(PAIRS), reason)
 
 
-def test_a_result_from_before_builds_were_recorded_is_stale(tmp_path: Path) -> None:
+def test_a_changed_probe_runs_its_pairs_alone() -> None:
+    inputs = {**INPUTS, "probes": {**INPUTS["probes"], "autograd_dot": "e" * 64}}
+    stale = freshness.stale(stored(), PAIRS, inputs)
+    assert [(pair.probe.name, pair.device) for pair in stale.pairs] == [
+        ("autograd_dot", "cpu"),
+        ("autograd_dot", "cuda"),
+    ]
+    assert stale.reason == "2 of 4 pairs: probe autograd_dot changed"
+
+
+def test_a_pair_without_a_record_runs_and_records_of_other_probes_and_devices_do_not_count() -> None:
+    """Two matrices sharing an output folder: each has records the other does not ask for."""
+    mine = stored(record("autograd_dot", "cpu"), record("other", "mps"))
+    stale = freshness.stale(mine, PAIRS, INPUTS)
+    assert len(stale.pairs) == 3
+    assert stale.reason == "3 of 4 pairs: no record of autograd_dot on cuda; no record of batched_matmul on cpu, cuda"
+    assert freshness.stale(mine, PAIRS[:1], INPUTS).pairs == ()
+
+
+@pytest.mark.parametrize(
+    ("outcome", "duration", "made_under", "limit", "stands"),
+    [
+        (Outcome.PASS, 1.0, 300, 60, True),  # it finished within the new limit: it would again
+        (Outcome.PASS, 90.0, 300, 60, False),  # it took longer than the new limit: it could time out now
+        (Outcome.PASS, 1.0, 60, 300, True),
+        (Outcome.TIMEOUT, 60.0, 60, 30, True),  # it ran past 60 s: it runs past 30 s too
+        (Outcome.TIMEOUT, 60.0, 60, 300, False),  # with more time it might finish
+    ],
+)
+def test_the_timeout_counts_only_where_it_could_change_the_outcome(
+    outcome: Outcome, duration: float, made_under: float, limit: float, stands: bool
+) -> None:
+    made = record(outcome=outcome, duration=duration, inputs={**INPUTS, "timeout": made_under})
+    assert freshness.stands_for(made, results.record_inputs({**INPUTS, "timeout": limit}, "autograd_dot")) is stands
+    if not stands:
+        reason = freshness.stale(stored(made), PAIRS[:1], {**INPUTS, "timeout": limit}).reason
+        assert reason == f"the timeout changed: {made_under} → {limit}"
+
+
+def test_a_record_from_before_builds_were_recorded_is_stale() -> None:
     older = {key: value for key, value in INPUTS.items() if key != TORCH_BUILD}
-    assert freshness.verdict(store(tmp_path, older), INPUTS).reason == "the torch build was not recorded"
+    made = stored(*(record(pair.probe.name, pair.device, inputs=older) for pair in PAIRS))
+    assert freshness.stale(made, PAIRS, INPUTS).reason == "the torch build was not recorded"
 
 
-def test_a_run_that_ended_before_the_probes_is_never_up_to_date(tmp_path: Path) -> None:
-    verdict = freshness.verdict(store(tmp_path, outcome=Outcome.INSTALL_ERROR), INPUTS)
-    assert not verdict.up_to_date and verdict.reason == "the last run ended in install-error"
+def test_a_run_that_ended_before_the_probes_runs_everything() -> None:
+    stale = freshness.stale(stored(outcome=Outcome.INSTALL_ERROR), PAIRS, INPUTS)
+    assert (stale.pairs, stale.reason) == (tuple(PAIRS), "the last run ended in install-error")
 
 
-def test_an_env_without_torch_runs_whatever_was_stored(tmp_path: Path) -> None:
-    verdict = freshness.verdict(store(tmp_path), {**INPUTS, TORCH_BUILD: None})
-    assert not verdict.up_to_date and "no torch installed in the environment yet" in verdict.reason
+def test_an_env_without_a_built_torch_runs_whatever_was_stored() -> None:
+    stale = freshness.stale(stored(), PAIRS, {**INPUTS, TORCH_BUILD: None})
+    assert stale.pairs == tuple(PAIRS) and "no torch installed in the environment yet" in stale.reason
 
 
-def test_missing_or_unreadable_results_run(tmp_path: Path) -> None:
-    assert freshness.verdict(tmp_path / "none.json", INPUTS).reason == "no stored result"
-    broken = store(tmp_path)
-    broken.write_text(broken.read_text()[:50])
-    verdict = freshness.verdict(broken, INPUTS)
-    assert not verdict.up_to_date and verdict.reason.startswith("the stored result cannot be read (not valid JSON")
+def test_without_a_stored_result_everything_runs() -> None:
+    assert freshness.stale(None, PAIRS, INPUTS) == freshness.Stale(tuple(PAIRS), "no stored result")
 
 
 # --- asking for a re-run -----------------------------------------------------------
@@ -158,26 +193,25 @@ def test_an_unknown_argument_is_refused_rather_than_ignored() -> None:
         freshness.wants_force(["--froce"])
 
 
-def test_a_probes_records_stand_while_what_they_depend_on_is_unchanged(tmp_path: Path) -> None:
-    stored = results.read(store(tmp_path, INPUTS))
-    assert freshness.stands_for(stored, INPUTS, "autograd_dot")
+def test_a_record_stands_while_what_it_depends_on_is_unchanged() -> None:
+    made = record("autograd_dot")
+    wanted = results.record_inputs(INPUTS, "autograd_dot")
+    assert freshness.stands_for(made, wanted)
     # Another probe changed, or the devices did: this probe's records still stand.
     assert freshness.stands_for(
-        stored, dict(INPUTS, probes={"autograd_dot": "a" * 64, "batched_matmul": "new"}), "autograd_dot"
+        made, results.record_inputs(dict(INPUTS, probes={"autograd_dot": "a" * 64}), "autograd_dot")
     )
-    assert freshness.stands_for(stored, dict(INPUTS, devices=["cpu"]), "autograd_dot")
     for key, value in [
         ("requirements", ["torch==1.9.0"]),
         ("interpreter", "/usr/bin/python3.10"),
         ("python_version", "3.9.19"),
-        ("timeout", 60.0),
         ("worker", "changed"),
         ("probes", {"autograd_dot": "changed"}),
     ]:
-        assert not freshness.stands_for(stored, dict(INPUTS, **{key: value}), "autograd_dot"), key
-    assert not freshness.stands_for(stored, INPUTS, "not_stored")
+        assert not freshness.stands_for(made, results.record_inputs(dict(INPUTS, **{key: value}), "autograd_dot")), key
 
 
-def test_records_of_a_cell_that_did_not_run_never_stand(tmp_path: Path) -> None:
-    for outcome in (Outcome.NO_INTERPRETER, Outcome.NO_WHEEL, Outcome.INSTALL_ERROR):
-        assert not freshness.stands_for(results.read(store(tmp_path, INPUTS, outcome=outcome)), INPUTS, "autograd_dot")
+def test_without_an_environment_the_build_is_not_compared() -> None:
+    """Bisect and verify ask without installing: inputs without a torch build compare everything else."""
+    without_build = {key: value for key, value in INPUTS.items() if key != TORCH_BUILD}
+    assert freshness.stands_for(record(), results.record_inputs(without_build, "autograd_dot"))

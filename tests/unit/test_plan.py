@@ -118,7 +118,13 @@ def test_a_local_build_counts_for_its_release() -> None:
     assert one(TorchEntry(Version("2.13.0")), listing=listing).interpreter.minor == "3.11"
 
 
-def test_without_any_listing_the_newest_python_is_tried() -> None:
-    listing = Listing((), known=False, offline=True, notes=("cannot read the index",))
+def test_without_any_listing_the_python_is_not_guessed_but_a_pinned_one_is_used() -> None:
+    listing = Listing((), known=False, offline=True, notes=("cannot read the index; no cached listing either",))
     cell = one(TorchEntry(Version("1.9.0")), listing=listing)
-    assert cell.outcome is None and cell.interpreter.minor == "3.13"
+    assert (cell.outcome, cell.interpreter) == (None, None)
+    assert cell.hint == (
+        "cannot choose a Python for torch 1.9.0: cannot read the index; no cached listing either; "
+        'run once with a network, or pin one in the matrix: `- {version: 1.9.0, python: ["3.X"]}`'
+    )
+    pinned = one(TorchEntry(Version("1.9.0"), ("3.9",)), listing=listing)
+    assert (pinned.outcome, pinned.interpreter.minor) == (None, "3.9")

@@ -8,8 +8,9 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from torchmatrix import results
 from torchmatrix.config import Expectation, TorchEntry
-from torchmatrix.core import Outcome
+from torchmatrix.core import Outcome, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.verify_session import Request, parse, stale_cells
 
@@ -33,8 +34,11 @@ def test_run_takes_the_covered_cells_without_an_up_to_date_result_here(tmp_path:
     here = project(tmp_path, *(TorchEntry(Version(v)) for v in ("1.9.0", "1.11.0", "1.12.1", "2.2.0")), expect=expect)
     cell_9, cell_11, cell_12, _not_covered = here.cells
 
-    def stored(cell, **changes):
-        fields = dict(cell_id=cell.id, python=cell.python, machine="ci-box", inputs=here.inputs(cell))
+    def stored(cell, inputs=None, **changes):
+        inputs = inputs or here.inputs(cell)
+        records = [Record(probe, "cpu", Outcome.PASS, {}, "", 0.1, results.record_inputs(inputs, probe))
+                   for probe in ("autograd_dot", "batched_matmul")]  # fmt: skip
+        fields = dict(cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs, records=tuple(records))
         return result(str(cell.torch), **dict(fields, **changes))
 
     assert stale_cells(here, []) == [cell_9, cell_11, cell_12]
