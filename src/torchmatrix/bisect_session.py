@@ -31,10 +31,10 @@ from packaging.version import InvalidVersion, Version
 from . import atomicfile, bisection, childnox, criteria, releases, results, terminal
 from .arguments import Parser
 from .bisection import Observation, Status, Step, Verdict
-from .config import Matrix, did_you_mean
 from .core import DEVICES
 from .criteria import Criterion
-from .errors import TorchmatrixError, UsageError
+from .errors import TorchmatrixError, UsageError, did_you_mean
+from .matrix import Matrix
 from .plan import Cell
 
 if TYPE_CHECKING:

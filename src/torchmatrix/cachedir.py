@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import variables
+
 
 def cache_dir() -> Path:
     """``$TORCHMATRIX_CACHE_DIR``, else ``$XDG_CACHE_HOME/torchmatrix``, else ``~/.cache/torchmatrix``."""
-    explicit = os.environ.get("TORCHMATRIX_CACHE_DIR")
+    explicit = variables.CACHE_DIR.get(os.environ)
     if explicit:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

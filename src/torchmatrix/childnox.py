@@ -15,21 +15,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import variables
+
 if TYPE_CHECKING:
     import nox
 
     from .plan import Cell
     from .project import Project
-
-# What a nox run of the noxfile reads from the environment (see torchmatrix.project.load):
-MATRIX_VARIABLE = "TORCHMATRIX_MATRIX"
-"""The matrix file, instead of matrix.yaml beside the noxfile."""
-MACHINE_VARIABLE = "TORCHMATRIX_MACHINE"
-"""The name results are filed under."""
-TORCH_VARIABLE = "TORCHMATRIX_TORCH"
-"""Torch releases (separated by commas) that replace the matrix's."""
-OUTPUT_VARIABLE = "TORCHMATRIX_OUTPUT"
-"""The output folder (results and reports), instead of the matrix's ``output:``."""
 
 
 def command(noxfile: Path, envdir: Path, sessions: Sequence[str]) -> list[str]:
@@ -44,13 +36,13 @@ def run_cells(
 
     A cell's own release goes in ``TORCHMATRIX_TORCH``, so a release the matrix does not list runs too.
     """
-    variables = {
-        MATRIX_VARIABLE: str(project.matrix.file),
-        MACHINE_VARIABLE: project.machine,
-        TORCH_VARIABLE: ",".join(str(cell.torch) for cell in cells),
+    settings = {
+        variables.MATRIX.name: str(project.matrix.file),
+        variables.MACHINE.name: project.machine,
+        variables.TORCH.name: ",".join(str(cell.torch) for cell in cells),
     }
     envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
-    return run(noxfile, envdir, [cell.session for cell in cells], variables, log)
+    return run(noxfile, envdir, [cell.session for cell in cells], settings, log)
 
 
 def run(

@@ -1,366 +1,20 @@
-"""Load and validate ``matrix.yaml`` into a frozen :class:`Matrix`.
+"""Load ``matrix.yaml`` into a frozen :class:`~torchmatrix.matrix.Matrix`, checked against :mod:`~torchmatrix.schema`.
 
-Every key a matrix file may hold is declared once, in the ``*_KEYS`` tables
-below; anything else is refused with the file, line, key path and the closest
-declared key. Values are checked as strictly as an installer would read them:
-a torch version must be a PEP 440 version and nothing that an installer could
-take for an option or a URL. Every key declares an example value too, which
-the message for a value of the wrong kind shows as its hint.
+Besides each key's own checks: the probes named must exist (by name in
+``probes/``, or as a path beside the matrix file), and an expectation must
+name a probe and a device the matrix runs.
 """
 
 from __future__ import annotations
 
-import difflib
-import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from . import yamldoc
-from .core import DEVICES, Outcome, Probe
-from .errors import ConfigError
+from .core import DEVICES, Probe
+from .errors import did_you_mean
+from .matrix import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule
+from .schema import MATRIX_KEYS, PROBE_NAME, check_mapping, fail, list_of, pin_rule
 from .yamldoc import Document, KeyPath
-
-DEFAULT_INDEX_URL = "https://pypi.org/simple"
-DEFAULT_TIMEOUT = 300.0
-URL_SCHEMES = ("http", "https", "file")
-_PROBE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
-
-
-@dataclass(frozen=True)
-class TorchEntry:
-    """One torch release of the matrix, with the Pythons pinned for it (empty: choose)."""
-
-    version: Version
-    pythons: tuple[str, ...] = ()
-    pins: tuple[Requirement, ...] = ()
-
-
-@dataclass(frozen=True)
-class PinRule:
-    """Extra requirements installed beside every torch release the specifier admits."""
-
-    torch: SpecifierSet
-    require: tuple[Requirement, ...]
-    reason: str = ""
-
-    def applies_to(self, version: Version) -> bool:
-        return self.torch.contains(version, prereleases=True)
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """What a probe's outcome must be on one device for a range of torch releases (``expect:``)."""
-
-    probe: str
-    device: str
-    torch: SpecifierSet
-    outcome: Outcome
-    python: str | None = None
-    machine: str | None = None
-    """Only results filed under this machine name; None: every machine's."""
-    reason: str = ""
-    where: str = ""
-    """Where it is written (``matrix.yaml:14 expect[1]``), for messages."""
-
-    def covers(self, torch: Version, python: str | None) -> bool:
-        """Whether a cell of ``torch`` on ``python`` is one this expectation speaks of (on its machine)."""
-        return self.torch.contains(torch, prereleases=True) and self.python in (None, python)
-
-    def describe(self) -> str:
-        """``autograd_dot on mps, torch >=1.12: pass``."""
-        python = f", Python {self.python}" if self.python else ""
-        machine = f", machine {self.machine}" if self.machine else ""
-        return f"{self.probe} on {self.device}, torch {self.torch or '(any)'}{python}{machine}: {self.outcome.value}"
-
-
-@dataclass(frozen=True)
-class Matrix:
-    """A validated matrix file. Paths in it are absolute."""
-
-    file: Path
-    torch: tuple[TorchEntry, ...]
-    probes: tuple[Probe, ...]
-    devices: tuple[str, ...]
-    timeout: float
-    output: Path
-    machine: str | None
-    index_url: str
-    find_links: tuple[str, ...] | None
-    """Local wheel folders or pages; None: those pip is configured with."""
-    pins: tuple[PinRule, ...]
-    expect: tuple[Expectation, ...] = ()
-
-
-# --- the declared keys ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Key:
-    parse: Callable[[Document, KeyPath, Any], Any]
-    example: str
-    """A valid value, as YAML: the hint for a missing or ill-typed value."""
-    required: bool = False
-
-
-def _fail(doc: Document, path: KeyPath, problem: str, hint: str = "") -> Exception:
-    return doc.error(path, problem, hint)
-
-
-def check_mapping(doc: Document, path: KeyPath, value: Any, keys: dict[str, Key]) -> dict[str, Any]:
-    """Parse a mapping against ``keys``: unknown keys are refused with a suggestion.
-
-    A problem found in a key's value without a hint of its own gets the key's example as one.
-    """
-    if not isinstance(value, dict):
-        example = ", ".join(f"{key}: {spec.example}" for key, spec in keys.items() if spec.required)
-        raise _fail(
-            doc, path, f"expected a mapping, got {_kind(value)}", f"e.g. {{{example}}}" if path else f"e.g. {example}"
-        )
-    for key in value:
-        if key not in keys:
-            hint = did_you_mean(key, keys, f"known keys: {', '.join(sorted(keys))}")
-            raise _fail(doc, (*path, key), "unknown key", hint)
-    for key, spec in keys.items():
-        if spec.required and key not in value:
-            raise _fail(doc, path, f"missing required key {key!r}", f"e.g. {key}: {spec.example}")
-    fields = {}
-    for key, item in value.items():
-        try:
-            fields[key] = keys[key].parse(doc, (*path, key), item)
-        except ConfigError as error:
-            if error.hint:
-                raise
-            raise ConfigError(
-                error.file, error.line, error.key, error.problem, f"e.g. {key}: {keys[key].example}"
-            ) from None
-    return fields
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), f"a number ({value!r})" if isinstance(value, (int, float)) else type(value).__name__
-    )
-
-
-def _list_of(item: Callable[[Document, KeyPath, Any], Any]) -> Callable[[Document, KeyPath, Any], list[Any]]:
-    def parse(doc: Document, path: KeyPath, value: Any) -> list[Any]:
-        if not isinstance(value, list):
-            raise _fail(doc, path, f"expected a list, got {_kind(value)}")
-        return [item(doc, (*path, index), element) for index, element in enumerate(value)]
-
-    return parse
-
-
-def _text(doc: Document, path: KeyPath, value: Any) -> str:
-    if isinstance(value, (dict, list)) or value is None:
-        raise _fail(doc, path, f"expected a single value, got {_kind(value)}")
-    return doc.text(path).strip()
-
-
-def _nonempty_text(doc: Document, path: KeyPath, value: Any) -> str:
-    text = _text(doc, path, value)
-    if not text or any(ord(char) < 32 for char in text):
-        raise _fail(doc, path, "expected a non-empty line of text")
-    return text
-
-
-def _version(doc: Document, path: KeyPath, value: Any) -> Version:
-    text = _text(doc, path, value)
-    if text.startswith("-"):
-        raise _fail(
-            doc, path, f"{text!r} looks like an installer option, not a version", "write a release, e.g. 1.12.1"
-        )
-    if "://" in text or "@" in text or "/" in text:
-        raise _fail(doc, path, f"{text!r} looks like a URL or path, not a version", "write a release, e.g. 1.12.1")
-    try:
-        return Version(text)
-    except InvalidVersion:
-        hint = "list exact releases; bisect takes ranges" if text[:1] in "<>=~!" else "e.g. 1.12.1 or 2.2.0"
-        raise _fail(doc, path, f"{text!r} is not a PEP 440 version", hint) from None
-
-
-def _python(doc: Document, path: KeyPath, value: Any) -> str:
-    text = _text(doc, path, value)
-    if not _PYTHON_VERSION.match(text):
-        raise _fail(doc, path, f"{text!r} is not a Python version like 3.10")
-    return text
-
-
-def _pythons(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
-    pythons = _list_of(_python)(doc, path, value) if isinstance(value, list) else [_python(doc, path, value)]
-    _refuse_duplicates(doc, path, pythons)
-    return tuple(pythons)
-
-
-def _requirement(doc: Document, path: KeyPath, value: Any) -> Requirement:
-    text = _text(doc, path, value)
-    if text.startswith("-"):
-        raise _fail(doc, path, f"{text!r} looks like an installer option", "write a requirement, e.g. numpy<2")
-    try:
-        requirement = Requirement(text)
-    except InvalidRequirement as exc:
-        raise _fail(doc, path, f"{text!r} is not a requirement: {exc}", "e.g. numpy<2") from None
-    if requirement.url:
-        raise _fail(doc, path, f"{text!r} installs from a URL", "name a package and a version range")
-    return requirement
-
-
-def _specifier(doc: Document, path: KeyPath, value: Any) -> SpecifierSet:
-    text = _text(doc, path, value)
-    try:
-        return SpecifierSet(text)
-    except InvalidSpecifier:
-        raise _fail(doc, path, f"{text!r} is not a version range", "e.g. '<2.3' or '>=1.12,<2'") from None
-
-
-def _positive_seconds(doc: Document, path: KeyPath, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 86400:
-        raise _fail(doc, path, f"expected seconds between 0 and 86400, got {_kind(value)}")
-    return float(value)
-
-
-def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
-    if value == "auto":
-        return DEVICES
-    devices = _list_of(_device)(doc, path, value) if isinstance(value, list) else [_device(doc, path, value)]
-    _refuse_duplicates(doc, path, devices)
-    return tuple(devices)
-
-
-def _device(doc: Document, path: KeyPath, value: Any) -> str:
-    text = _text(doc, path, value)
-    if text not in DEVICES:
-        hint = did_you_mean(text, DEVICES, f"use 'auto' or some of {', '.join(DEVICES)}")
-        raise _fail(doc, path, f"unknown device {text!r}", hint)
-    return text
-
-
-def _url(doc: Document, path: KeyPath, value: Any) -> str:
-    text = _nonempty_text(doc, path, value)
-    parts = urlsplit(text)
-    if (
-        parts.scheme not in URL_SCHEMES
-        or not (parts.netloc or parts.scheme == "file")
-        or any(c.isspace() for c in text)
-    ):
-        raise _fail(doc, path, f"{text!r} is not an http(s) or file URL", "e.g. https://download.pytorch.org/whl/cpu")
-    return text
-
-
-def _location(doc: Document, path: KeyPath, value: Any) -> str:
-    text = _nonempty_text(doc, path, value)
-    if text.startswith("-"):
-        raise _fail(doc, path, f"{text!r} looks like an installer option", "name a folder of wheels or a URL")
-    if "://" in text:
-        return _url(doc, path, value)
-    return text
-
-
-def _refuse_duplicates(doc: Document, path: KeyPath, items: list[Any]) -> None:
-    for index, item in enumerate(items):
-        if item in items[:index]:
-            raise _fail(doc, (*path, index), f"{item} is listed twice", f"first at {path[-1]}[{items.index(item)}]")
-
-
-def _outcome(doc: Document, path: KeyPath, value: Any) -> Outcome:
-    text = _text(doc, path, value)
-    names = [outcome.value for outcome in Outcome]
-    if text not in names:
-        raise _fail(doc, path, f"unknown outcome {text!r}", did_you_mean(text, names, f"one of {', '.join(names)}"))
-    return Outcome(text)
-
-
-def _one_device(doc: Document, path: KeyPath, value: Any) -> str:
-    if value == "auto":
-        raise _fail(doc, path, "an expectation is about one device", f"one of {', '.join(DEVICES)}")
-    return _device(doc, path, value)
-
-
-def _probe_name(doc: Document, path: KeyPath, value: Any) -> str:
-    text = _text(doc, path, value)
-    if not _PROBE_NAME.match(text):
-        raise _fail(doc, path, f"{text!r} is not a probe name", "name a probe of this matrix, e.g. autograd_dot")
-    return text
-
-
-def _torch_entry(doc: Document, path: KeyPath, value: Any) -> TorchEntry:
-    if not isinstance(value, dict):
-        return TorchEntry(_version(doc, path, value))
-    fields = check_mapping(doc, path, value, TORCH_ENTRY_KEYS)
-    return TorchEntry(fields["version"], fields.get("python", ()), tuple(fields.get("pins", ())))
-
-
-def _torch_entries(doc: Document, path: KeyPath, value: Any) -> tuple[TorchEntry, ...]:
-    entries = _list_of(_torch_entry)(doc, path, value)
-    if not entries:
-        raise _fail(doc, path, "lists no torch release", "e.g. torch: [1.12.1, 2.2.0]")
-    _refuse_duplicates(doc, path, [entry.version for entry in entries])
-    return tuple(entries)
-
-
-def _pin_rule(doc: Document, path: KeyPath, value: Any) -> PinRule:
-    fields = check_mapping(doc, path, value, PIN_RULE_KEYS)
-    return PinRule(fields["torch"], tuple(fields["require"]), fields.get("reason", ""))
-
-
-def _expectation(doc: Document, path: KeyPath, value: Any) -> Expectation:
-    fields = check_mapping(doc, path, value, EXPECTATION_KEYS)
-    return Expectation(
-        probe=fields["probe"],
-        device=fields["device"],
-        torch=fields.get("torch", SpecifierSet()),
-        outcome=fields["outcome"],
-        python=fields.get("python"),
-        machine=fields.get("machine"),
-        reason=fields.get("reason", ""),
-        where=f"{Path(doc.file).name}:{doc.line(path)} {yamldoc.format_path(path)}",
-    )
-
-
-TORCH_ENTRY_KEYS = {
-    "version": Key(_version, "2.2.0", required=True),
-    "python": Key(_pythons, '["3.10", "3.12"]'),
-    "pins": Key(_list_of(_requirement), '["numpy==1.26.4"]'),
-}
-PIN_RULE_KEYS = {
-    "torch": Key(_specifier, '"<2.3"', required=True),
-    "require": Key(_list_of(_requirement), '["numpy<2"]', required=True),
-    "reason": Key(_nonempty_text, "built against NumPy 1.x"),
-}
-EXPECTATION_KEYS = {
-    "probe": Key(_probe_name, "autograd_dot", required=True),
-    "device": Key(_one_device, "mps", required=True),
-    "torch": Key(_specifier, '">=1.12"'),
-    "outcome": Key(_outcome, "pass", required=True),
-    "python": Key(_python, '"3.10"'),
-    "machine": Key(_nonempty_text, "darwin-arm64"),
-    "reason": Key(_nonempty_text, "torch.dot returned 0 before 1.12"),
-}
-MATRIX_KEYS = {
-    "torch": Key(_torch_entries, "[1.12.1, 2.2.0]", required=True),
-    "probes": Key(_list_of(_text), "[autograd_dot, my_probes/check.py]"),
-    "devices": Key(_devices, "[cpu, cuda]"),
-    "timeout": Key(_positive_seconds, "300"),
-    "output": Key(_nonempty_text, "reports"),
-    "machine": Key(_nonempty_text, "H200"),
-    "index_url": Key(_url, "https://download.pytorch.org/whl/cpu"),
-    "find_links": Key(_list_of(_location), "[wheels]"),
-    "pins": Key(_list_of(_pin_rule), '[{torch: "<2.3", require: ["numpy<2"]}]'),
-    "expect": Key(_list_of(_expectation), '[{probe: autograd_dot, device: mps, torch: ">=1.12", outcome: pass}]'),
-}
-
-
-# --- probes -----------------------------------------------------------------
 
 
 def _available_probes(probes_dir: Path) -> list[str]:
@@ -374,7 +28,7 @@ def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Pat
         path = ("probes", index)
         probe = _resolve_probe(doc, path, name, base, probes_dir, available)
         if any(known.name == probe.name for known in probes):
-            raise _fail(doc, path, f"a probe named {probe.name!r} is listed twice", "list each probe once")
+            raise fail(doc, path, f"a probe named {probe.name!r} is listed twice", "list each probe once")
         probes.append(probe)
     return tuple(probes)
 
@@ -382,28 +36,25 @@ def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Pat
 def _resolve_probe(
     doc: Document, path: KeyPath, name: str, base: Path, probes_dir: Path, available: list[str]
 ) -> Probe:
-    if _PROBE_NAME.match(name):
+    if PROBE_NAME.match(name):
         if name not in available:
             hint = did_you_mean(name, available, f"probes in {probes_dir}: {', '.join(available)}")
-            raise _fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
+            raise fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
         return Probe(name, probes_dir / f"{name}.py")
     relative = Path(name)
     if relative.is_absolute() or ".." in relative.parts or relative.suffix != ".py" or "\\" in name:
-        raise _fail(
+        raise fail(
             doc,
             path,
             f"{name!r} is neither a probe name nor a .py path inside {base}",
             "name a probe in probes/ (e.g. autograd_dot) or give a relative path like my_probes/check.py",
         )
-    if not _PROBE_NAME.match(relative.stem):
-        raise _fail(doc, path, f"{relative.stem!r} cannot name a probe", "use letters, digits and _")
+    if not PROBE_NAME.match(relative.stem):
+        raise fail(doc, path, f"{relative.stem!r} cannot name a probe", "use letters, digits and _")
     resolved = base / relative
     if not resolved.is_file():
-        raise _fail(doc, path, f"no file {resolved}", f"a path is relative to the matrix file's folder, {base}")
+        raise fail(doc, path, f"no file {resolved}", f"a path is relative to the matrix file's folder, {base}")
     return Probe(relative.stem, resolved)
-
-
-# --- the entry point ----------------------------------------------------------
 
 
 def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Matrix:
@@ -414,11 +65,11 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
     file = file.resolve() if file.exists() else file.absolute()
     doc = yamldoc.load(file, display_name=str(file))
     if doc.value is None:
-        raise _fail(doc, (), "the file is empty", "start from the default matrix.yaml")
+        raise fail(doc, (), "the file is empty", "start from the default matrix.yaml")
     fields = check_mapping(doc, (), doc.value, MATRIX_KEYS)
     base = file.parent
     if "probes" in fields and not fields["probes"]:
-        raise _fail(doc, ("probes",), "lists no probe", "leave the key out to run every probe in probes/")
+        raise fail(doc, ("probes",), "lists no probe", "leave the key out to run every probe in probes/")
     probe_names = fields.get("probes") or _available_probes(probes_dir)
     probes = _resolve_probes(doc, probe_names, base, probes_dir)
     devices = fields.get("devices", DEVICES)
@@ -449,9 +100,9 @@ def _check_expectations(
     for index, expectation in enumerate(expect):
         if expectation.probe not in names:
             hint = did_you_mean(expectation.probe, names, f"this matrix runs {', '.join(names)}")
-            raise _fail(doc, ("expect", index, "probe"), f"{expectation.probe!r} is not a probe of this matrix", hint)
+            raise fail(doc, ("expect", index, "probe"), f"{expectation.probe!r} is not a probe of this matrix", hint)
         if expectation.device not in devices:
-            raise _fail(
+            raise fail(
                 doc,
                 ("expect", index, "device"),
                 f"this matrix does not run on {expectation.device} (devices: {', '.join(devices)})",
@@ -459,16 +110,10 @@ def _check_expectations(
             )
 
 
-def did_you_mean(word: str, choices: Iterable[str], otherwise: str) -> str:
-    """``did you mean 'x'?`` with the choice closest to ``word``; ``otherwise`` when none is close."""
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else otherwise
-
-
 def load_pin_rules(file: Path) -> tuple[PinRule, ...]:
     """Read a YAML list of pin rules (the format of a matrix's ``pins:`` key)."""
     doc = yamldoc.load(file)
-    return tuple(_list_of(_pin_rule)(doc, (), doc.value))
+    return tuple(list_of(pin_rule)(doc, (), doc.value))
 
 
 def _absolute_location(link: str, base: Path) -> str:

@@ -7,9 +7,10 @@ wrapped in :func:`exits_on_error`, which prints the message and exits with
 
 from __future__ import annotations
 
+import difflib
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NoReturn, ParamSpec, TypeVar
 
 from .terminal import escape
@@ -67,3 +68,9 @@ def exits_on_error(function: Callable[P, R]) -> Callable[P, R]:
             exit_with(error)
 
     return wrapper
+
+
+def did_you_mean(word: str, choices: Iterable[str], otherwise: str) -> str:
+    """``did you mean 'x'?`` with the choice closest to ``word``; ``otherwise`` when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"did you mean {close[0]!r}?" if close else otherwise

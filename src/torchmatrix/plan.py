@@ -14,9 +14,9 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from .config import Matrix, PinRule, TorchEntry
 from .core import Outcome
 from .interpreters import Interpreter
+from .matrix import Matrix, PinRule, TorchEntry
 from .releases import Listing, Wheel
 
 KNOWN_PINS_FILE = Path(__file__).with_name("known_pins.yaml")

@@ -17,12 +17,11 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import config, core, freshness, interpreters, releases, results, runner, terminal
-from .childnox import MACHINE_VARIABLE, MATRIX_VARIABLE, OUTPUT_VARIABLE, TORCH_VARIABLE
-from .config import Matrix, PinRule, TorchEntry
+from . import config, core, freshness, interpreters, releases, results, runner, terminal, variables
 from .errors import ConfigError, UsageError, exits_on_error
 from .findlinks import pip_find_links
 from .interpreters import Interpreter
+from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry
 from .plan import KNOWN_PINS_FILE, Cell, plan
 from .releases import Listing
 from .results import CellResult
@@ -69,7 +68,7 @@ class Project:
         """
         problem = _unwritable(folder)
         if problem:
-            hint = f"name a folder you can write in (`output:`, or ${OUTPUT_VARIABLE} for one run)"
+            hint = f"name a folder you can write in (`output:`, or ${variables.OUTPUT.name} for one run)"
             raise ConfigError(str(self.matrix.file), None, "output", problem, hint)
 
     def plan_release(self, version: Version, listing: Listing | None = None) -> Cell:
@@ -128,7 +127,7 @@ class Project:
     def installer_options(self) -> list[str]:
         """Where the installer looks for torch: the matrix's index and the find-links in effect."""
         options = [option for link in self.find_links for option in ("--find-links", link)]
-        if self.matrix.index_url != config.DEFAULT_INDEX_URL:
+        if self.matrix.index_url != DEFAULT_INDEX_URL:
             options += ["--index-url", self.matrix.index_url]
         return options
 
@@ -187,27 +186,25 @@ class Project:
 def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     """Read the matrix (``$TORCHMATRIX_MATRIX`` or ``root/matrix.yaml``) and plan its cells.
 
-    ``$TORCHMATRIX_TORCH`` (releases separated by commas) replaces the matrix's
-    torch releases, ``$TORCHMATRIX_OUTPUT`` its output folder; everything else
-    of the matrix stays.
+    The variables of :mod:`torchmatrix.variables` replace what they name; everything else of the matrix stays.
     """
     environ = dict(os.environ if environ is None else environ)
-    matrix_file = Path(environ.get(MATRIX_VARIABLE) or root / "matrix.yaml")
+    matrix_file = Path(variables.MATRIX.get(environ) or root / "matrix.yaml")
     if not matrix_file.is_file():
-        hint = f"{MATRIX_VARIABLE} names it" if environ.get(MATRIX_VARIABLE) else "write one (see README)"
+        hint = f"{variables.MATRIX.name} names it" if variables.MATRIX.get(environ) else "write one (see README)"
         raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
-    output = Path(environ[OUTPUT_VARIABLE]).absolute() if environ.get(OUTPUT_VARIABLE, "").strip() else None
+    output = Path(variables.OUTPUT.get(environ)).absolute() if variables.OUTPUT.get(environ) else None
     matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output)
-    if environ.get(TORCH_VARIABLE, "").strip():
-        matrix = with_releases(matrix, _releases_from(environ[TORCH_VARIABLE]))
+    if variables.TORCH.get(environ):
+        matrix = with_releases(matrix, _releases_from(variables.TORCH.get(environ)))
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
     found = tuple(interpreters.discover(environ))
     platforms = tuple(interpreters.host_platforms())
     known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
     cells = plan(matrix, listing, found, platforms, known_pins)
-    machine = results.safe_name(environ.get(MACHINE_VARIABLE) or matrix.machine or results.default_machine_name())
-    return Project(matrix, cells, machine, tuple(find_links), listing, found, platforms, known_pins)
+    named = variables.MACHINE.get(environ) or matrix.machine or results.default_machine_name()
+    return Project(matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins)
 
 
 def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:
@@ -222,7 +219,7 @@ def _releases_from(text: str) -> list[Version]:
         try:
             version = Version(part)
         except InvalidVersion:
-            raise UsageError(f"{TORCH_VARIABLE}: {part!r} is not a torch release (e.g. 1.12.1)") from None
+            raise UsageError(f"{variables.TORCH.name}: {part!r} is not a torch release (e.g. 1.12.1)") from None
         if version not in versions:
             versions.append(version)
     return versions

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from .config import Expectation
 from .core import CELL_OUTCOMES, Outcome
+from .matrix import Expectation
 from .results import CellResult, safe_name
 
 NOT_A_TEST = CELL_OUTCOMES | {Outcome.UNAVAILABLE}

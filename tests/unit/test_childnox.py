@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from torchmatrix import childnox
+from torchmatrix import childnox, variables
 
 NOXFILE = textwrap.dedent(
     """
@@ -31,8 +31,8 @@ def test_the_sessions_run_with_the_variables_and_their_output_goes_to_the_log(tm
     noxfile = tmp_path / "noxfile.py"
     noxfile.write_text(NOXFILE)
     out, log = tmp_path / "out.json", tmp_path / "logs" / "probe.log"
-    variables = {"OUT": str(out), childnox.TORCH_VARIABLE: "1.12.0"}
-    code = childnox.run(noxfile, tmp_path / "envs", ["probe"], variables, log)
+    settings = {"OUT": str(out), variables.TORCH.name: "1.12.0"}
+    code = childnox.run(noxfile, tmp_path / "envs", ["probe"], settings, log)
     assert code == 0
     assert json.loads(out.read_text()) == {"torch": "1.12.0", "cache": str(tmp_path / "envs" / ".cache")}
     text = log.read_text()

@@ -10,9 +10,9 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix.config import Matrix, PinRule, TorchEntry
 from torchmatrix.core import DEVICES, Outcome
 from torchmatrix.interpreters import Interpreter
+from torchmatrix.matrix import Matrix, PinRule, TorchEntry
 from torchmatrix.plan import plan
 from torchmatrix.releases import Listing, _wheels
 

@@ -9,9 +9,9 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix.config import Expectation, Matrix, PinRule, TorchEntry
 from torchmatrix.core import DEVICES, Outcome, Probe
 from torchmatrix.errors import ConfigError
+from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
 from torchmatrix.plan import plan
 from torchmatrix.project import Project, load, with_releases
 

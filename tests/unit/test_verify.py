@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
 
-from torchmatrix.config import Expectation
 from torchmatrix.core import Outcome, Record
+from torchmatrix.matrix import Expectation
 from torchmatrix.verify import all_hold, check, report, tally
 
 from .test_results import result

@@ -9,9 +9,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchmatrix import results
-from torchmatrix.config import Expectation, TorchEntry
 from torchmatrix.core import Outcome, Record
 from torchmatrix.errors import UsageError
+from torchmatrix.matrix import Expectation, TorchEntry
 from torchmatrix.verify_session import Request, parse, stale_cells
 
 from .test_project import project

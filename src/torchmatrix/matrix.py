@@ -1,0 +1,83 @@
+"""The matrix a user wrote, validated: frozen values that the plan, the sessions and verify read.
+
+:func:`torchmatrix.config.load_matrix` makes them from ``matrix.yaml``; nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from .core import Outcome, Probe
+
+DEFAULT_INDEX_URL = "https://pypi.org/simple"
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class TorchEntry:
+    """One torch release of the matrix, with the Pythons pinned for it (empty: choose)."""
+
+    version: Version
+    pythons: tuple[str, ...] = ()
+    pins: tuple[Requirement, ...] = ()
+
+
+@dataclass(frozen=True)
+class PinRule:
+    """Extra requirements installed beside every torch release the specifier admits."""
+
+    torch: SpecifierSet
+    require: tuple[Requirement, ...]
+    reason: str = ""
+
+    def applies_to(self, version: Version) -> bool:
+        return self.torch.contains(version, prereleases=True)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a probe's outcome must be on one device for a range of torch releases (``expect:``)."""
+
+    probe: str
+    device: str
+    torch: SpecifierSet
+    outcome: Outcome
+    python: str | None = None
+    machine: str | None = None
+    """Only results filed under this machine name; None: every machine's."""
+    reason: str = ""
+    where: str = ""
+    """Where it is written (``matrix.yaml:14 expect[1]``), for messages."""
+
+    def covers(self, torch: Version, python: str | None) -> bool:
+        """Whether a cell of ``torch`` on ``python`` is one this expectation speaks of (on its machine)."""
+        return self.torch.contains(torch, prereleases=True) and self.python in (None, python)
+
+    def describe(self) -> str:
+        """``autograd_dot on mps, torch >=1.12: pass``."""
+        python = f", Python {self.python}" if self.python else ""
+        machine = f", machine {self.machine}" if self.machine else ""
+        return f"{self.probe} on {self.device}, torch {self.torch or '(any)'}{python}{machine}: {self.outcome.value}"
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """A validated matrix file. Paths in it are absolute."""
+
+    file: Path
+    torch: tuple[TorchEntry, ...]
+    probes: tuple[Probe, ...]
+    devices: tuple[str, ...]
+    timeout: float
+    output: Path
+    machine: str | None
+    index_url: str
+    find_links: tuple[str, ...] | None
+    """Local wheel folders or pages; None: those pip is configured with."""
+    pins: tuple[PinRule, ...]
+    expect: tuple[Expectation, ...] = ()

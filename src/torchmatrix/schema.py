@@ -1,0 +1,287 @@
+"""Every key a matrix file may hold, declared once, with how its value is read and an example of it.
+
+The ``*_KEYS`` tables are the schema: :func:`check_mapping` refuses anything
+else with the file, line, key path and the closest declared key. Values are
+checked as strictly as an installer would read them: a torch version must be a
+PEP 440 version and nothing that an installer could take for an option or a
+URL. A key's example is the hint for a value of the wrong kind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from . import yamldoc
+from .core import DEVICES, Outcome
+from .errors import ConfigError, did_you_mean
+from .matrix import Expectation, PinRule, TorchEntry
+from .yamldoc import Document, KeyPath
+
+URL_SCHEMES = ("http", "https", "file")
+PROBE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
+
+
+@dataclass(frozen=True)
+class Key:
+    parse: Callable[[Document, KeyPath, Any], Any]
+    example: str
+    """A valid value, as YAML: the hint for a missing or ill-typed value."""
+    required: bool = False
+
+
+def fail(doc: Document, path: KeyPath, problem: str, hint: str = "") -> Exception:
+    return doc.error(path, problem, hint)
+
+
+def check_mapping(doc: Document, path: KeyPath, value: Any, keys: dict[str, Key]) -> dict[str, Any]:
+    """Parse a mapping against ``keys``: unknown keys are refused with a suggestion.
+
+    A problem found in a key's value without a hint of its own gets the key's example as one.
+    """
+    if not isinstance(value, dict):
+        example = ", ".join(f"{key}: {spec.example}" for key, spec in keys.items() if spec.required)
+        raise fail(
+            doc, path, f"expected a mapping, got {_kind(value)}", f"e.g. {{{example}}}" if path else f"e.g. {example}"
+        )
+    for key in value:
+        if key not in keys:
+            hint = did_you_mean(key, keys, f"known keys: {', '.join(sorted(keys))}")
+            raise fail(doc, (*path, key), "unknown key", hint)
+    for key, spec in keys.items():
+        if spec.required and key not in value:
+            raise fail(doc, path, f"missing required key {key!r}", f"e.g. {key}: {spec.example}")
+    fields = {}
+    for key, item in value.items():
+        try:
+            fields[key] = keys[key].parse(doc, (*path, key), item)
+        except ConfigError as error:
+            if error.hint:
+                raise
+            raise ConfigError(
+                error.file, error.line, error.key, error.problem, f"e.g. {key}: {keys[key].example}"
+            ) from None
+    return fields
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), f"a number ({value!r})" if isinstance(value, (int, float)) else type(value).__name__
+    )
+
+
+def list_of(item: Callable[[Document, KeyPath, Any], Any]) -> Callable[[Document, KeyPath, Any], list[Any]]:
+    def parse(doc: Document, path: KeyPath, value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise fail(doc, path, f"expected a list, got {_kind(value)}")
+        return [item(doc, (*path, index), element) for index, element in enumerate(value)]
+
+    return parse
+
+
+def _text(doc: Document, path: KeyPath, value: Any) -> str:
+    if isinstance(value, (dict, list)) or value is None:
+        raise fail(doc, path, f"expected a single value, got {_kind(value)}")
+    return doc.text(path).strip()
+
+
+def _nonempty_text(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _text(doc, path, value)
+    if not text or any(ord(char) < 32 for char in text):
+        raise fail(doc, path, "expected a non-empty line of text")
+    return text
+
+
+def _version(doc: Document, path: KeyPath, value: Any) -> Version:
+    text = _text(doc, path, value)
+    if text.startswith("-"):
+        raise fail(doc, path, f"{text!r} looks like an installer option, not a version", "write a release, e.g. 1.12.1")
+    if "://" in text or "@" in text or "/" in text:
+        raise fail(doc, path, f"{text!r} looks like a URL or path, not a version", "write a release, e.g. 1.12.1")
+    try:
+        return Version(text)
+    except InvalidVersion:
+        hint = "list exact releases; bisect takes ranges" if text[:1] in "<>=~!" else "e.g. 1.12.1 or 2.2.0"
+        raise fail(doc, path, f"{text!r} is not a PEP 440 version", hint) from None
+
+
+def _python(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _text(doc, path, value)
+    if not _PYTHON_VERSION.match(text):
+        raise fail(doc, path, f"{text!r} is not a Python version like 3.10")
+    return text
+
+
+def _pythons(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
+    pythons = list_of(_python)(doc, path, value) if isinstance(value, list) else [_python(doc, path, value)]
+    _refuse_duplicates(doc, path, pythons)
+    return tuple(pythons)
+
+
+def _requirement(doc: Document, path: KeyPath, value: Any) -> Requirement:
+    text = _text(doc, path, value)
+    if text.startswith("-"):
+        raise fail(doc, path, f"{text!r} looks like an installer option", "write a requirement, e.g. numpy<2")
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as exc:
+        raise fail(doc, path, f"{text!r} is not a requirement: {exc}", "e.g. numpy<2") from None
+    if requirement.url:
+        raise fail(doc, path, f"{text!r} installs from a URL", "name a package and a version range")
+    return requirement
+
+
+def _specifier(doc: Document, path: KeyPath, value: Any) -> SpecifierSet:
+    text = _text(doc, path, value)
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        raise fail(doc, path, f"{text!r} is not a version range", "e.g. '<2.3' or '>=1.12,<2'") from None
+
+
+def _positive_seconds(doc: Document, path: KeyPath, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 86400:
+        raise fail(doc, path, f"expected seconds between 0 and 86400, got {_kind(value)}")
+    return float(value)
+
+
+def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
+    if value == "auto":
+        return DEVICES
+    devices = list_of(_device)(doc, path, value) if isinstance(value, list) else [_device(doc, path, value)]
+    _refuse_duplicates(doc, path, devices)
+    return tuple(devices)
+
+
+def _device(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _text(doc, path, value)
+    if text not in DEVICES:
+        hint = did_you_mean(text, DEVICES, f"use 'auto' or some of {', '.join(DEVICES)}")
+        raise fail(doc, path, f"unknown device {text!r}", hint)
+    return text
+
+
+def _url(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _nonempty_text(doc, path, value)
+    parts = urlsplit(text)
+    if (
+        parts.scheme not in URL_SCHEMES
+        or not (parts.netloc or parts.scheme == "file")
+        or any(c.isspace() for c in text)
+    ):
+        raise fail(doc, path, f"{text!r} is not an http(s) or file URL", "e.g. https://download.pytorch.org/whl/cpu")
+    return text
+
+
+def _location(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _nonempty_text(doc, path, value)
+    if text.startswith("-"):
+        raise fail(doc, path, f"{text!r} looks like an installer option", "name a folder of wheels or a URL")
+    if "://" in text:
+        return _url(doc, path, value)
+    return text
+
+
+def _refuse_duplicates(doc: Document, path: KeyPath, items: list[Any]) -> None:
+    for index, item in enumerate(items):
+        if item in items[:index]:
+            raise fail(doc, (*path, index), f"{item} is listed twice", f"first at {path[-1]}[{items.index(item)}]")
+
+
+def _outcome(doc: Document, path: KeyPath, value: Any) -> Outcome:
+    text = _text(doc, path, value)
+    names = [outcome.value for outcome in Outcome]
+    if text not in names:
+        raise fail(doc, path, f"unknown outcome {text!r}", did_you_mean(text, names, f"one of {', '.join(names)}"))
+    return Outcome(text)
+
+
+def _one_device(doc: Document, path: KeyPath, value: Any) -> str:
+    if value == "auto":
+        raise fail(doc, path, "an expectation is about one device", f"one of {', '.join(DEVICES)}")
+    return _device(doc, path, value)
+
+
+def _probe_name(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _text(doc, path, value)
+    if not PROBE_NAME.match(text):
+        raise fail(doc, path, f"{text!r} is not a probe name", "name a probe of this matrix, e.g. autograd_dot")
+    return text
+
+
+def _torch_entry(doc: Document, path: KeyPath, value: Any) -> TorchEntry:
+    if not isinstance(value, dict):
+        return TorchEntry(_version(doc, path, value))
+    fields = check_mapping(doc, path, value, TORCH_ENTRY_KEYS)
+    return TorchEntry(fields["version"], fields.get("python", ()), tuple(fields.get("pins", ())))
+
+
+def _torch_entries(doc: Document, path: KeyPath, value: Any) -> tuple[TorchEntry, ...]:
+    entries = list_of(_torch_entry)(doc, path, value)
+    if not entries:
+        raise fail(doc, path, "lists no torch release", "e.g. torch: [1.12.1, 2.2.0]")
+    _refuse_duplicates(doc, path, [entry.version for entry in entries])
+    return tuple(entries)
+
+
+def pin_rule(doc: Document, path: KeyPath, value: Any) -> PinRule:
+    fields = check_mapping(doc, path, value, PIN_RULE_KEYS)
+    return PinRule(fields["torch"], tuple(fields["require"]), fields.get("reason", ""))
+
+
+def _expectation(doc: Document, path: KeyPath, value: Any) -> Expectation:
+    fields = check_mapping(doc, path, value, EXPECTATION_KEYS)
+    return Expectation(
+        probe=fields["probe"],
+        device=fields["device"],
+        torch=fields.get("torch", SpecifierSet()),
+        outcome=fields["outcome"],
+        python=fields.get("python"),
+        machine=fields.get("machine"),
+        reason=fields.get("reason", ""),
+        where=f"{Path(doc.file).name}:{doc.line(path)} {yamldoc.format_path(path)}",
+    )
+
+
+TORCH_ENTRY_KEYS = {
+    "version": Key(_version, "2.2.0", required=True),
+    "python": Key(_pythons, '["3.10", "3.12"]'),
+    "pins": Key(list_of(_requirement), '["numpy==1.26.4"]'),
+}
+PIN_RULE_KEYS = {
+    "torch": Key(_specifier, '"<2.3"', required=True),
+    "require": Key(list_of(_requirement), '["numpy<2"]', required=True),
+    "reason": Key(_nonempty_text, "built against NumPy 1.x"),
+}
+EXPECTATION_KEYS = {
+    "probe": Key(_probe_name, "autograd_dot", required=True),
+    "device": Key(_one_device, "mps", required=True),
+    "torch": Key(_specifier, '">=1.12"'),
+    "outcome": Key(_outcome, "pass", required=True),
+    "python": Key(_python, '"3.10"'),
+    "machine": Key(_nonempty_text, "darwin-arm64"),
+    "reason": Key(_nonempty_text, "torch.dot returned 0 before 1.12"),
+}
+MATRIX_KEYS = {
+    "torch": Key(_torch_entries, "[1.12.1, 2.2.0]", required=True),
+    "probes": Key(list_of(_text), "[autograd_dot, my_probes/check.py]"),
+    "devices": Key(_devices, "[cpu, cuda]"),
+    "timeout": Key(_positive_seconds, "300"),
+    "output": Key(_nonempty_text, "reports"),
+    "machine": Key(_nonempty_text, "H200"),
+    "index_url": Key(_url, "https://download.pytorch.org/whl/cpu"),
+    "find_links": Key(list_of(_location), "[wheels]"),
+    "pins": Key(list_of(pin_rule), '[{torch: "<2.3", require: ["numpy<2"]}]'),
+    "expect": Key(list_of(_expectation), '[{probe: autograd_dot, device: mps, torch: ">=1.12", outcome: pass}]'),
+}

@@ -1,0 +1,43 @@
+"""The environment variables torchmatrix reads, each declared once with what it overrides.
+
+A nox run of the noxfile reads them when it loads (:func:`torchmatrix.project.load`);
+bisect and verify set them for the child nox they start; the docs list them from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    overrides: str
+    """What it replaces, for the docs and for messages."""
+    example: str
+
+    def get(self, environ: Mapping[str, str]) -> str:
+        """Its value in ``environ``, stripped; '' when unset or blank."""
+        return environ.get(self.name, "").strip()
+
+
+MATRIX = Variable(
+    "TORCHMATRIX_MATRIX", "the matrix file, instead of `matrix.yaml` beside the noxfile", "ci/matrix.yaml"
+)
+MACHINE = Variable(
+    "TORCHMATRIX_MACHINE", "the name results are filed under, instead of `machine:` or `<os>-<arch>`", "H200"
+)
+TORCH = Variable(
+    "TORCHMATRIX_TORCH",
+    "the matrix's torch releases (separated by commas); the rest of the matrix stays",
+    "1.12.1,2.2.0",
+)
+OUTPUT = Variable("TORCHMATRIX_OUTPUT", "the output folder (results and reports), instead of `output:`", "/tmp/try")
+CACHE_DIR = Variable(
+    "TORCHMATRIX_CACHE_DIR",
+    "where index listings and interpreter answers are cached, instead of `$XDG_CACHE_HOME/torchmatrix`",
+    "/tmp/tm-cache",
+)
+
+ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR)
