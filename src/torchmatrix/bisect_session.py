@@ -154,8 +154,7 @@ class _Bisection:
             result = self.project.up_to_date(cell, stored, [self.request.probe])
             if result:
                 known[version] = self.observe(result)
-                path = self.project.result_file(cell)
-                self.seen[version] = _Seen(cell, "stored", result=path, stored_at=result.finished_at)
+                self.seen[version] = _Seen(cell, "stored", result=result.path, stored_at=result.finished_at)
         return known
 
     def build(self, version: Version) -> Observation:

@@ -9,6 +9,7 @@ file is never looked at.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import re
@@ -60,9 +61,12 @@ class CellResult:
     """What the result depends on (probe hashes, requirements, interpreter), to tell when it is stale."""
     started_at: str = ""
     finished_at: str = ""
+    path: Path | None = field(default=None, compare=False, repr=False)
+    """The file it was read from (:func:`read` sets it); not stored in the file."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["path"]
         data["schema"] = SCHEMA_VERSION
         data["outcome"] = self.outcome.value if self.outcome else None
         data["records"] = [dict(asdict(record), outcome=record.outcome.value) for record in self.records]
@@ -157,14 +161,14 @@ def write(results_dir: Path, result: CellResult) -> Path:
 
 
 def read(path: Path) -> CellResult:
-    """Read one result file; raises ValueError naming what is wrong."""
+    """Read one result file; raises ValueError naming what is wrong. The result knows its ``path``."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
-    return CellResult.from_json(data)
+    return dataclasses.replace(CellResult.from_json(data), path=path)
 
 
 @dataclass(frozen=True)

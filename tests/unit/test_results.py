@@ -21,12 +21,14 @@ def result(torch: str = "1.12.1", finished: str = "2026-01-01T00:00:00+00:00", *
     return CellResult(**fields)
 
 
-def test_a_result_survives_the_round_trip(tmp_path: Path) -> None:
+def test_a_result_survives_the_round_trip_and_knows_its_file(tmp_path: Path) -> None:
     original = result(outcome=None)
     path = results.write(tmp_path, original)
     assert path == tmp_path / "linux-x86_64" / "torch-1.12.1-py3.10.json"
     assert results.read(path) == original
+    assert results.read(path).path == path
     assert json.loads(path.read_text())["schema"] == results.SCHEMA_VERSION
+    assert "path" not in json.loads(path.read_text())
 
 
 def test_rewriting_a_cell_replaces_its_file_and_leaves_no_temporary(tmp_path: Path) -> None:
