@@ -5,14 +5,22 @@ folders together. Every reader of a results folder goes through :func:`scan`:
 a file that cannot be read (truncated, not JSON, another schema, a field of the
 wrong type) is named in a warning and skipped, and a killed writer's temporary
 file is never looked at.
+
+A results folder holds whatever was copied into it, from any machine, so
+:func:`read` trusts nothing it has not checked: it reads only regular files
+that lie in the results folder (a link may point elsewhere in it, not out of
+it), at most :data:`MAX_FILE_BYTES` of them, opened without waiting (a FIFO
+never blocks it).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import platform
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -26,6 +34,10 @@ from .core import Outcome, Record
 
 SCHEMA_VERSION = 1
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+MAX_FILE_BYTES = 8 << 20
+"""The most a result file may hold. A normal one is a few KB; the worker caps a record's metrics at 1 MiB of
+compact JSON, which the indented file can hold several times over; a file of tens of MB is no result."""
 
 
 def default_machine_name() -> str:
@@ -161,14 +173,75 @@ def write(results_dir: Path, result: CellResult) -> Path:
 
 
 def read(path: Path) -> CellResult:
-    """Read one result file; raises ValueError naming what is wrong. The result knows its ``path``."""
+    """Read the result file ``<results>/<machine>/<name>.json``; raises OSError or ValueError naming what is wrong.
+
+    The result knows its ``path``. See the module's docstring for what is refused.
+    """
+    _check_name(path)
+    result = CellResult.from_json(_parse(_contents(path)))
+    return dataclasses.replace(result, path=path)
+
+
+def _check_name(path: Path) -> None:
+    """Raise unless the file's name and its folder's are text: reports name the file a result came from."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        f"{path.parent.name}/{path.name}".encode()
+    except UnicodeEncodeError:  # bytes that are no UTF-8, which Python holds as lone surrogates
+        raise ValueError("its name is not UTF-8 text") from None
+
+
+# Non-blocking: opening a FIFO for reading would wait for a writer forever. The target is resolved already,
+# so a link in its last component can only be one swapped in since: not followed.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _contents(path: Path) -> bytes:
+    """The bytes of ``path``, if it is a regular file inside its results folder and small enough to be a result."""
+    target = Path(os.path.realpath(path))
+    if not target.is_relative_to(os.path.realpath(path.parent.parent)):
+        # Quoted as Python writes strings, like every text from a file in a reason: one line, whatever it holds.
+        raise ValueError(f"a link to {str(target)!r}, outside the results folder")
+    fd = os.open(target, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "something else")
+            raise ValueError(f"not a regular file but {kind}")
+        if info.st_size > MAX_FILE_BYTES:
+            raise _too_big()
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)  # a file may have grown since, or lie about its size
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise _too_big()
+    return data
+
+
+def _too_big() -> ValueError:
+    return ValueError(
+        f"larger than a result file may be ({MAX_FILE_BYTES >> 20} MiB, where a record's metrics are at most "
+        "1 MiB): no torchmatrix result; move it out of the results folder"
+    )
+
+
+def _parse(data: bytes) -> Any:
+    """``data`` as JSON."""
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
-    return dataclasses.replace(CellResult.from_json(data), path=path)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+import threading
 from pathlib import Path
+
+import pytest
 
 from torchmatrix import results
 from torchmatrix.core import Outcome, Record
@@ -94,3 +99,74 @@ def test_the_newest_result_of_a_cell_wins_and_order_follows_versions() -> None:
 def test_machine_names_are_safe_path_components() -> None:
     assert results.safe_name("H200 / rack 3") == "H200_rack_3"
     assert results.safe_name("../..") == "machine"
+
+
+def scan_in_time(folder: Path, seconds: float = 20) -> results.Scan:
+    """``results.scan(folder)``, failing instead of hanging if it does not end within ``seconds``."""
+    found: list[results.Scan] = []
+    reader = threading.Thread(target=lambda: found.append(results.scan(folder)), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert found, f"scanning {folder} did not end within {seconds} s"
+    return found[0]
+
+
+def beside(good: Path, name: str, text: str) -> Path:
+    (good.parent / name).write_text(text, encoding="utf-8")
+    return good.parent / name
+
+
+def reasons(scan: results.Scan) -> dict[str, str]:
+    """Each skipped file's name, and the reason given."""
+    return {warning.split(": ", 1)[0].rsplit("/", 1)[-1]: warning.split(": ", 1)[1] for warning in scan.warnings}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symbolic links")
+def test_only_regular_files_inside_the_results_folder_are_read(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    good = results.write(folder, result())
+    # A valid result outside the folder. (A link to /dev/zero is tests/faults' to try: the old reader ate memory.)
+    elsewhere = results.write(tmp_path / "elsewhere", result("1.13.0"))
+    os.mkfifo(good.parent / "fifo.json")
+    (good.parent / "folder.json").mkdir()
+    (good.parent / "out.json").symlink_to(elsewhere)
+    (good.parent / "inside.json").symlink_to(good.name)
+    (folder / "linked-machine").symlink_to(elsewhere.parent, target_is_directory=True)
+    scan = scan_in_time(folder)
+    assert reasons(scan) == {
+        "fifo.json": "not a regular file but a FIFO",
+        "folder.json": "not a regular file but a directory",
+        "out.json": f"a link to '{elsewhere}', outside the results folder",
+        elsewhere.name: f"a link to '{elsewhere}', outside the results folder",
+    }
+    assert sorted(found.path.name for found in scan.results) == ["inside.json", good.name]
+
+
+def written_of_size(folder: Path, torch: str, size: int) -> Path:
+    """The result of torch ``torch``, its message padded so that its file has ``size`` bytes."""
+    padding = size - results.write(folder, result(torch)).stat().st_size
+    path = results.write(folder, result(torch, message="x" * padding))
+    assert path.stat().st_size == size
+    return path
+
+
+def test_a_file_larger_than_the_limit_is_refused(tmp_path: Path) -> None:
+    fits = written_of_size(tmp_path, "1.13.0", results.MAX_FILE_BYTES)
+    over = written_of_size(tmp_path, "2.0.0", results.MAX_FILE_BYTES + 1)
+    scan = results.scan(tmp_path)
+    assert reasons(scan) == {
+        over.name: "larger than a result file may be (8 MiB, where a record's metrics are at most 1 MiB): "
+        "no torchmatrix result; move it out of the results folder"
+    }
+    assert [found.path for found in scan.results] == [fits]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a file name that is not UTF-8")
+def test_text_that_is_not_utf8_is_refused_in_a_file_and_in_its_name(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    latin_1 = good.read_text().replace('"message": ""', '"message": "caf\xe9"').encode("latin-1")
+    (good.parent / "latin-1.json").write_bytes(latin_1)
+    os.rename(results.write(tmp_path, result("2.0.0")), os.fsencode(good.parent) + b"/\xff.json")
+    scan = results.scan(tmp_path)
+    assert reasons(scan) == {"latin-1.json": "not UTF-8 text", "\udcff.json": "its name is not UTF-8 text"}
+    assert [found.path for found in scan.results] == [good]
