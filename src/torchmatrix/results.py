@@ -10,13 +10,15 @@ A results folder holds whatever was copied into it, from any machine, so
 :func:`read` trusts nothing it has not checked: it reads only regular files
 that lie in the results folder (a link may point elsewhere in it, not out of
 it), at most :data:`MAX_FILE_BYTES` of them, opened without waiting (a FIFO
-never blocks it).
+never blocks it); it parses only strict JSON whose integers have at most 20 digits, whose
+floats are finite and whose nesting stays within :data:`MAX_DEPTH`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import platform
 import re
@@ -38,6 +40,12 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 MAX_FILE_BYTES = 8 << 20
 """The most a result file may hold. A normal one is a few KB; the worker caps a record's metrics at 1 MiB of
 compact JSON, which the indented file can hold several times over; a file of tens of MB is no result."""
+MAX_DEPTH = 64
+"""How deep lists and objects may nest in a result file. The worker nests metrics at most 21 deep (25 in the
+file); deeper data would only endanger the code that walks it (renderers recurse)."""
+MAX_INT_DIGITS = 20
+"""The most digits an integer in a result file may have: enough for any 64-bit integer (torch has no wider),
+and every such integer converts to a float."""
 
 
 def default_machine_name() -> str:
@@ -233,15 +241,53 @@ def _too_big() -> ValueError:
 
 
 def _parse(data: bytes) -> Any:
-    """``data`` as JSON."""
+    """``data`` as strict JSON of the shape a result can have (see the module's docstring)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
     try:
-        return json.loads(text)
+        value = json.loads(text, parse_int=_integer, parse_float=_finite_float, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
+    except RecursionError:  # nested deeper than the parser can go, which is far deeper than MAX_DEPTH
+        raise _too_deep() from None
+    _check_depth(value)
+    return value
+
+
+def _integer(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS}, as a 64-bit integer has)")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        shown = text if len(text) <= 30 else text[:20] + "…"
+        raise ValueError(f"the number {shown} is too large for a float")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON (torchmatrix stores non-finite numbers as the strings 'nan', 'inf')")
+
+
+def _check_depth(value: Any) -> None:
+    """Raise if lists and objects nest deeper than MAX_DEPTH in ``value``; without recursing, as it may be deep."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        children = item.values() if type(item) is dict else item
+        pending.extend((child, depth + 1) for child in children if type(child) in (dict, list))
+
+
+def _too_deep() -> ValueError:
+    return ValueError(f"lists and objects nested more than {MAX_DEPTH} deep")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,9 +117,53 @@ def beside(good: Path, name: str, text: str) -> Path:
     return good.parent / name
 
 
+def with_record(data: dict[str, Any], **changes: Any) -> str:
+    return json.dumps(dict(data, records=[dict(data["records"][0], **changes)]))
+
+
 def reasons(scan: results.Scan) -> dict[str, str]:
     """Each skipped file's name, and the reason given."""
     return {warning.split(": ", 1)[0].rsplit("/", 1)[-1]: warning.split(": ", 1)[1] for warning in scan.warnings}
+
+
+def nested(depth: int, innermost: Any = 0) -> Any:
+    for _ in range(depth):
+        innermost = [innermost]
+    return innermost
+
+
+def test_numbers_no_float_can_hold_and_non_json_constants_are_refused(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    data = json.loads(good.read_text())
+    huge = int("9" * 400)
+    beside(good, "duration.json", with_record(data, duration=huge))
+    beside(good, "error.json", with_record(data, metrics={"checks": [{"error": -huge, "tolerance": 1e-6}]}))
+    beside(good, "nan.json", with_record(data, duration=float("nan")))
+    beside(good, "infinity.json", with_record(data, metrics={"error": float("-inf")}))
+    beside(good, "overflow.json", with_record(data, duration=1.0).replace('"duration": 1.0', '"duration": 1e400'))
+    beside(good, "widest.json", with_record(data, metrics={"seed": 2**64 - 1, "min": -(2**63)}))
+    scan = results.scan(tmp_path)
+    assert reasons(scan) == {
+        "duration.json": "an integer of 400 digits (at most 20, as a 64-bit integer has)",
+        "error.json": "an integer of 400 digits (at most 20, as a 64-bit integer has)",
+        "nan.json": "NaN is not JSON (torchmatrix stores non-finite numbers as the strings 'nan', 'inf')",
+        "infinity.json": "-Infinity is not JSON (torchmatrix stores non-finite numbers as the strings 'nan', 'inf')",
+        "overflow.json": "the number 1e400 is too large for a float",
+    }
+    assert sorted(found.path.name for found in scan.results) == [good.name, "widest.json"]
+
+
+def test_nesting_is_capped_at_reading(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    data = json.loads(good.read_text())
+    # The metrics object is the 4th level (file, records, record, metrics); the lists fill it up to the cap.
+    beside(good, "at-the-cap.json", with_record(data, metrics={"x": nested(results.MAX_DEPTH - 5, [])}))
+    beside(good, "over-the-cap.json", with_record(data, metrics={"x": nested(results.MAX_DEPTH - 4, [])}))
+    beside(good, "parser-breaking.json", good.read_text().replace('"inputs": {}', '"inputs": ' + "[" * 200_000))
+    scan = results.scan(tmp_path)
+    too_deep = f"lists and objects nested more than {results.MAX_DEPTH} deep"
+    assert reasons(scan) == {"over-the-cap.json": too_deep, "parser-breaking.json": too_deep}
+    assert sorted(found.path.name for found in scan.results) == ["at-the-cap.json", good.name]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symbolic links")
