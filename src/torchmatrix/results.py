@@ -118,7 +118,7 @@ class CellResult:
             return cls(
                 machine=_field(data, "machine", str),
                 cell_id=_field(data, "cell_id", str),
-                torch=_field(data, "torch", str),
+                torch=_version(data, "torch"),
                 python=_field(data, "python", str, optional=True),
                 python_request=_field(data, "python_request", str, optional=True),
                 session=_field(data, "session", str),
@@ -128,7 +128,7 @@ class CellResult:
                 environment=_field(data, "environment", dict),
                 inputs=_field(data, "inputs", dict),
                 started_at=_field(data, "started_at", str),
-                finished_at=_field(data, "finished_at", str),
+                finished_at=_time(data, "finished_at"),
             )
         except ValueError as exc:
             raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
@@ -167,6 +167,33 @@ def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], option
         got = _JSON_TYPES.get(type(value), "a number")
         raise ValueError(f"{key!r} is {got}")
     return value
+
+
+def _version(data: dict[str, Any], key: str) -> str:
+    """``data[key]``, a string that is a PEP 440 version (one that is not would sort and match as no release)."""
+    text = _field(data, key, str)
+    try:
+        Version(text)
+    except InvalidVersion:
+        raise ValueError(f"{key!r} is not a version: {text!r}") from None
+    return text
+
+
+def _time(data: dict[str, Any], key: str) -> str:
+    """``data[key]``, a string that is an ISO 8601 time with a UTC offset (as :func:`now_iso` writes)."""
+    text = _field(data, key, str)
+    if _moment(text) is None:
+        raise ValueError(f"{key!r} is not an ISO 8601 time with a UTC offset: {text!r}")
+    return text
+
+
+def _moment(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    # A time without an offset cannot be compared with one that has one, nor placed on another machine's clock.
+    return moment if moment.utcoffset() is not None else None
 
 
 def result_path(results_dir: Path, machine: str, cell_id: str) -> Path:
@@ -290,6 +317,14 @@ def _too_deep() -> ValueError:
     return ValueError(f"lists and objects nested more than {MAX_DEPTH} deep")
 
 
+def finished(result: CellResult) -> datetime:
+    """When ``result`` finished; the oldest time there is when it does not say (a file always does)."""
+    return _moment(result.finished_at) or _NEVER
+
+
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+
+
 @dataclass(frozen=True)
 class Scan:
     results: tuple[CellResult, ...]
@@ -324,7 +359,7 @@ def latest(found: Iterable[CellResult]) -> list[CellResult]:
     newest: dict[tuple[str, str, str | None], CellResult] = {}
     for result in found:
         key = cell_key(result)
-        if key not in newest or result.finished_at > newest[key].finished_at:
+        if key not in newest or finished(result) > finished(newest[key]):
             newest[key] = result
     return sorted(newest.values(), key=sort_key)
 
@@ -334,7 +369,7 @@ def sort_key(result: CellResult) -> tuple[Version, Version, str]:
 
 
 def version_of(text: str) -> Version:
-    """``text`` as a version; 0 when a file holds something else, so that it sorts first and matches nothing real."""
+    """``text`` as a version; 0 when it is something else (a result file's Python), so that it sorts first."""
     try:
         return Version(text)
     except InvalidVersion:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import signal
@@ -31,7 +32,11 @@ from torchmatrix.core import Record
 
 folder, versions = Path(sys.argv[1]), sys.argv[2:]
 record = Record("p", "cpu", Outcome.PASS, {"blob": "x" * 4_000_000}, "", 0.1)
-cells = [CellResult("m", "torch-1.0.0", "1.0.0", "3.9", None, "probe(1.0.0)", None, v, (record,)) for v in versions]
+finished = results.now_iso()
+cells = [
+    CellResult("m", "torch-1.0.0", "1.0.0", "3.9", None, "probe(1.0.0)", None, v, (record,), finished_at=finished)
+    for v in versions
+]
 print("ready", flush=True)
 while True:
     for cell in cells:
@@ -97,7 +102,8 @@ def valid_result(torch: str, **changes: object) -> CellResult:
 def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, torch_here: Torch, warm: None) -> None:
     workspace.matrix([torch_here], ["ok"])
     good = results.write(workspace.results_dir, valid_result("1.9.0"))
-    results.write(workspace.results_dir, hostile_result(MACHINE))  # valid, merged from another machine
+    # Valid, as if merged from another machine, with hostile names; a torch version holding escapes is refused.
+    results.write(workspace.results_dir, dataclasses.replace(hostile_result(MACHINE), torch="2.0.0"))
     data = json.loads(good.read_text())
     folder = good.parent
     corrupt = {
@@ -108,6 +114,7 @@ def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, tor
         "newer-schema.json": json.dumps(dict(data, schema=2)),
         "python-number.json": json.dumps(dict(data, python=3.11)),
         "evil\x1b[2J\x1b]0;title\x07.json": "{",
+        "torch-escapes.json": json.dumps(hostile_result(MACHINE, "2.1.0").to_json()),
     }
     for name, text in corrupt.items():
         (folder / name).write_text(text)
@@ -131,4 +138,5 @@ def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, tor
     assert ".tmp" not in run.output
     rows = [line.split() for line in run.stdout.splitlines()]
     assert ["1.9.0", "3.11", "ok", "✓"] in rows
-    assert "\x1b" not in run.output and r"2.0.0\x1b[2J" in run.stdout
+    assert "'torch' is not a version: '2.1.0\\x1b[2J" in run.output
+    assert "\x1b" not in run.output and r"hostilebell\x07" in run.stdout

@@ -215,3 +215,27 @@ def test_text_that_is_not_utf8_is_refused_in_a_file_and_in_its_name(tmp_path: Pa
     scan = results.scan(tmp_path)
     assert reasons(scan) == {"latin-1.json": "not UTF-8 text", "\udcff.json": "its name is not UTF-8 text"}
     assert [found.path for found in scan.results] == [good]
+
+
+def test_a_torch_that_is_no_version_and_a_finish_that_is_no_time_are_refused(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    data = json.loads(good.read_text())
+    beside(good, "nightly.json", json.dumps(dict(data, torch="nightly")))
+    beside(good, "no-offset.json", json.dumps(dict(data, finished_at="2026-01-01T00:00:00")))
+    beside(good, "empty-time.json", json.dumps(dict(data, finished_at="")))
+    scan = results.scan(tmp_path)
+    no_time = "does not fit schema 1: 'finished_at' is not an ISO 8601 time with a UTC offset"
+    assert reasons(scan) == {
+        "nightly.json": "does not fit schema 1: 'torch' is not a version: 'nightly'",
+        "no-offset.json": f"{no_time}: '2026-01-01T00:00:00'",
+        "empty-time.json": f"{no_time}: ''",
+    }
+    assert [found.path for found in scan.results] == [good]
+
+
+def test_the_newest_result_is_the_latest_time_whatever_the_offset() -> None:
+    # 10:00 at +02:00 is 08:00 UTC: earlier than 09:00 UTC, though later as text.
+    east = result(finished="2026-01-01T10:00:00+02:00", message="east")
+    utc = result(finished="2026-01-01T09:00:00+00:00", message="utc")
+    assert results.latest([utc, east]) == [utc]
+    assert results.latest([east, utc]) == [utc]
