@@ -11,7 +11,10 @@ A results folder holds whatever was copied into it, from any machine, so
 that lie in the results folder (a link may point elsewhere in it, not out of
 it), at most :data:`MAX_FILE_BYTES` of them, opened without waiting (a FIFO
 never blocks it); it parses only strict JSON whose integers have at most 20 digits, whose
-floats are finite and whose nesting stays within :data:`MAX_DEPTH`.
+floats are finite and whose nesting stays within :data:`MAX_DEPTH`; and it
+refuses a result that claims another machine than its folder's, or a finish
+later than this machine's clock allows (:data:`CLOCK_SKEW`), instead of letting
+it shadow the real one.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import re
 import stat
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,9 @@ file); deeper data would only endanger the code that walks it (renderers recurse
 MAX_INT_DIGITS = 20
 """The most digits an integer in a result file may have: enough for any 64-bit integer (torch has no wider),
 and every such integer converts to a float."""
+CLOCK_SKEW = timedelta(hours=1)
+"""How far a result's finish may lie ahead of this machine's clock: machines' clocks disagree a little.
+A result further in the future would win over every real re-run of its cell until then."""
 
 
 def default_machine_name() -> str:
@@ -214,6 +220,7 @@ def read(path: Path) -> CellResult:
     """
     _check_name(path)
     result = CellResult.from_json(_parse(_contents(path)))
+    _check_place_and_time(result, path)
     return dataclasses.replace(result, path=path)
 
 
@@ -315,6 +322,27 @@ def _check_depth(value: Any) -> None:
 
 def _too_deep() -> ValueError:
     return ValueError(f"lists and objects nested more than {MAX_DEPTH} deep")
+
+
+def _check_place_and_time(result: CellResult, path: Path) -> None:
+    """Raise unless ``result`` belongs in its machine's folder and has not finished in the future.
+
+    Either would let it quietly stand for a cell's real result: a file in one machine's folder that names
+    another machine is read as that machine's, and a result from the future wins over every real re-run.
+    """
+    folder = path.parent.name
+    if safe_name(result.machine) != folder:
+        raise ValueError(
+            f"it names machine {result.machine!r}, not that of its folder {folder!r}; "
+            f"move it into the folder {safe_name(result.machine)!r} if it is that machine's, or delete it"
+        )
+    now = datetime.now(timezone.utc)
+    if finished(result) > now + CLOCK_SKEW:
+        raise ValueError(
+            f"it says it finished at {result.finished_at}, over {CLOCK_SKEW.total_seconds() / 3600:g} h after now "
+            f"by this machine's clock ({now.isoformat(timespec='seconds')}); set right whichever clock is wrong "
+            "and re-run the cell, or delete the file"
+        )
 
 
 def finished(result: CellResult) -> datetime:

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import threading
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +232,28 @@ def test_a_torch_that_is_no_version_and_a_finish_that_is_no_time_are_refused(tmp
         "empty-time.json": f"{no_time}: ''",
     }
     assert [found.path for found in scan.results] == [good]
+
+
+def test_a_result_from_the_future_or_in_another_machines_folder_is_refused(tmp_path: Path) -> None:
+    now = datetime.now(timezone.utc)
+    soon = (now + results.CLOCK_SKEW - timedelta(minutes=5)).isoformat()  # a clock a little ahead: fine
+    later = (now + results.CLOCK_SKEW + timedelta(minutes=5)).isoformat(timespec="seconds")
+    good = results.write(tmp_path, result(finished=soon))
+    future = results.write(tmp_path, result("1.13.0", finished=later))
+    stray = beside(good, "stray.json", json.dumps(result("2.0.0", machine="H200 / rack 3").to_json()))
+    scan = results.scan(tmp_path)
+    assert reasons(scan)[future.name].startswith(f"it says it finished at {later}, over 1 h after now")
+    assert reasons(scan)[stray.name] == (
+        "it names machine 'H200 / rack 3', not that of its folder 'linux-x86_64'; "
+        "move it into the folder 'H200_rack_3' if it is that machine's, or delete it"
+    )
+    assert [found.path for found in scan.results] == [good]
+
+
+def test_a_machine_whose_name_is_no_path_component_reads_back_from_the_folder_it_is_written_to(tmp_path: Path) -> None:
+    path = results.write(tmp_path, result(machine="H200 / rack 3"))
+    assert path.parent.name == "H200_rack_3"
+    assert results.read(path).machine == "H200 / rack 3"
 
 
 def test_the_newest_result_is_the_latest_time_whatever_the_offset() -> None:
