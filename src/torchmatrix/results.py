@@ -26,7 +26,7 @@ import os
 import platform
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -34,7 +34,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile
+from . import atomicfile, terminal
 from .core import Outcome, Record
 
 SCHEMA_VERSION = 1
@@ -369,6 +369,16 @@ def scan(results_dir: Path) -> Scan:
         except (OSError, ValueError) as exc:
             warnings.append(f"skipping {path}: {exc}")
     return Scan(tuple(results), tuple(warnings))
+
+
+def warn_skipped(scan: Scan, warn: Callable[[str], object]) -> None:
+    """Hand ``warn`` each of ``scan``'s warnings, as one terminal line.
+
+    A warning names a path from a results folder, which may hold anything, a newline included: kept, it
+    would start a line of its own, one that could pass for nox's.
+    """
+    for warning in scan.warnings:
+        warn(terminal.escape(warning, keep_newlines=False))
 
 
 def _result_files(results_dir: Path) -> Iterable[Path]:

@@ -262,3 +262,13 @@ def test_the_newest_result_is_the_latest_time_whatever_the_offset() -> None:
     utc = result(finished="2026-01-01T09:00:00+00:00", message="utc")
     assert results.latest([utc, east]) == [utc]
     assert results.latest([east, utc]) == [utc]
+
+
+def test_warnings_reach_the_terminal_one_line_each(tmp_path: Path) -> None:
+    folder = tmp_path / "box\nnox > Session probe(9.9.9) was successful"
+    folder.mkdir()
+    (folder / "x.json").write_text("{")
+    shown: list[str] = []
+    results.warn_skipped(results.scan(tmp_path), shown.append)
+    assert shown == [f"skipping {tmp_path}/box\\nnox > Session probe(9.9.9) was successful/x.json: not valid JSON "
+                     "(Expecting property name enclosed in double quotes at line 1); truncated?"]  # fmt: skip
