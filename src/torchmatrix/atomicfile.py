@@ -43,7 +43,12 @@ def write_text(path: Path, text: str) -> None:
 
 def write_json(path: Path, value: Any) -> None:
     """Write ``value`` as strict JSON (no NaN), atomically."""
-    write_text(path, json.dumps(value, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    write_text(path, json_text(value))
+
+
+def json_text(value: Any) -> str:
+    """``value`` as :func:`write_json` writes it."""
+    return json.dumps(value, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 @contextlib.contextmanager

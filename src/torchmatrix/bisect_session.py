@@ -142,8 +142,7 @@ class _Bisection:
     def known(self) -> dict[Version, Observation]:
         """What is known without building anything: up-to-date stored results, and cells that cannot run."""
         scan = results.scan(self.project.results_dir)
-        for warning in scan.warnings:
-            self.session.warn(terminal.escape(warning))
+        results.warn_skipped(scan, self.session.warn)
         stored = self.project.stored(scan.results)
         known = {}
         for version, cell in self.cells.items():
@@ -154,8 +153,7 @@ class _Bisection:
             result = self.project.up_to_date(cell, stored, [(self.request.probe, self.request.device)])
             if result:
                 known[version] = self.observe(result)
-                path = self.project.result_file(cell)
-                self.seen[version] = _Seen(cell, "stored", result=path, stored_at=result.finished_at)
+                self.seen[version] = _Seen(cell, "stored", result=result.path, stored_at=result.finished_at)
         return known
 
     def build(self, version: Version) -> Observation:
@@ -197,7 +195,8 @@ class _Bisection:
         self.session.log(
             terminal.escape(
                 f"[{len(self.steps)}] torch {step.version}  Python {seen.cell.python or '-'}  {shown}  "
-                f"{seen.seconds:.1f} s  ({how})"
+                f"{seen.seconds:.1f} s  ({how})",
+                keep_newlines=False,
             )
         )
         self.write_summary()
@@ -280,13 +279,13 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     verdict = bisection.bisect(versions, job.build, known, on_step=job.on_step)
     summary = job.write_summary(verdict)
     for warning in verdict.warnings:
-        session.warn(terminal.escape(warning))
+        session.warn(terminal.escape(warning, keep_newlines=False))
     session.log(f"built {verdict.built} of at most {verdict.budget} cells; summary: {summary}")
     lines = answer(verdict, request)
     if verdict.status in (Status.SAME, Status.UNTESTABLE_END):
-        session.error(terminal.escape(" ".join(lines)))
+        session.error(terminal.escape(" ".join(lines), keep_newlines=False))
     for line in lines:
-        session.log(terminal.escape(line))
+        session.log(terminal.escape(line, keep_newlines=False))
 
 
 def answer(verdict: Verdict, request: Request) -> list[str]:

@@ -42,6 +42,5 @@ def run(project: Project, session: nox.Session) -> None:
 
 def _merged(session: nox.Session, results_dir: Path) -> model.Report:
     scan = results.scan(results_dir)
-    for warning in scan.warnings:
-        session.warn(terminal.escape(warning))
+    results.warn_skipped(scan, session.warn)
     return model.build(scan.results)

@@ -5,23 +5,37 @@ folders together. Every reader of a results folder goes through :func:`scan`:
 a file that cannot be read (truncated, not JSON, another schema, a field of the
 wrong type) is named in a warning and skipped, and a killed writer's temporary
 file is never looked at.
+
+A results folder holds whatever was copied into it, from any machine, so
+:func:`read` trusts nothing it has not checked: it reads only regular files
+that lie in the results folder (a link may point elsewhere in it, not out of
+it), at most :data:`MAX_FILE_BYTES` of them, opened without waiting (a FIFO
+never blocks it); it parses only strict JSON whose integers have at most 20 digits, whose
+floats are finite and whose nesting stays within :data:`MAX_DEPTH`; and it
+refuses a result that claims another machine than its folder's, or a finish
+later than this machine's clock allows (:data:`CLOCK_SKEW`), instead of letting
+it shadow the real one.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
+import math
+import os
 import platform
 import re
-from collections.abc import Iterable
+import stat
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile
+from . import atomicfile, terminal
 from .core import Outcome, Record
 
 SCHEMA_VERSION = 2
@@ -31,6 +45,19 @@ TORCH_BUILD = "torch_build"
 RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout")
 """What every record of one run shares among its inputs; each adds the sha256 of its probe file as ``probe``."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+MAX_FILE_BYTES = 8 << 20
+"""The most a result file may hold. A normal one is a few KB; the worker caps a record's metrics at 1 MiB of
+compact JSON, which the indented file can hold several times over; a file of tens of MB is no result."""
+MAX_DEPTH = 64
+"""How deep lists and objects may nest in a result file. The worker nests metrics at most 21 deep (25 in the
+file); deeper data would only endanger the code that walks it (renderers recurse)."""
+MAX_INT_DIGITS = 20
+"""The most digits an integer in a result file may have: enough for any 64-bit integer (torch has no wider),
+and every such integer converts to a float."""
+CLOCK_SKEW = timedelta(hours=1)
+"""How far a result's finish may lie ahead of this machine's clock: machines' clocks disagree a little.
+A result further in the future would win over every real re-run of its cell until then."""
 
 
 def default_machine_name() -> str:
@@ -66,9 +93,12 @@ class CellResult:
     """What the run that wrote the file was asked to do (its probes and their hashes, devices, requirements, …)."""
     started_at: str = ""
     finished_at: str = ""
+    path: Path | None = field(default=None, compare=False, repr=False)
+    """The file it was read from (:func:`read` sets it); not stored in the file."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["path"]
         data["schema"] = SCHEMA_VERSION
         data["outcome"] = self.outcome.value if self.outcome else None
         data["records"] = [dict(asdict(record), outcome=record.outcome.value) for record in self.records]
@@ -102,7 +132,7 @@ class CellResult:
             return cls(
                 machine=_field(data, "machine", str),
                 cell_id=_field(data, "cell_id", str),
-                torch=_field(data, "torch", str),
+                torch=_version(data, "torch"),
                 python=_field(data, "python", str, optional=True),
                 python_request=_field(data, "python_request", str, optional=True),
                 session=_field(data, "session", str),
@@ -112,7 +142,7 @@ class CellResult:
                 environment=_field(data, "environment", dict),
                 inputs=_field(data, "inputs", dict),
                 started_at=_field(data, "started_at", str),
-                finished_at=_field(data, "finished_at", str),
+                finished_at=_time(data, "finished_at"),
             )
         except ValueError as exc:
             raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
@@ -175,6 +205,33 @@ def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], option
     return value
 
 
+def _version(data: dict[str, Any], key: str) -> str:
+    """``data[key]``, a string that is a PEP 440 version (one that is not would sort and match as no release)."""
+    text = _field(data, key, str)
+    try:
+        Version(text)
+    except InvalidVersion:
+        raise ValueError(f"{key!r} is not a version: {text!r}") from None
+    return text
+
+
+def _time(data: dict[str, Any], key: str) -> str:
+    """``data[key]``, a string that is an ISO 8601 time with a UTC offset (as :func:`now_iso` writes)."""
+    text = _field(data, key, str)
+    if _moment(text) is None:
+        raise ValueError(f"{key!r} is not an ISO 8601 time with a UTC offset: {text!r}")
+    return text
+
+
+def _moment(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    # A time without an offset cannot be compared with one that has one, nor placed on another machine's clock.
+    return moment if moment.utcoffset() is not None else None
+
+
 def result_path(results_dir: Path, machine: str, cell_id: str) -> Path:
     return results_dir / safe_name(machine) / f"{cell_id}.json"
 
@@ -184,7 +241,8 @@ def write(results_dir: Path, result: CellResult) -> Path:
 
     Read, merged (:func:`merged`) and replaced under the file's lock, so that two
     runs finishing at once (two matrices sharing one output) keep each other's
-    records. Returns the file's path; OSError when it cannot be written.
+    records. Returns the file's path; OSError when it cannot be written, or
+    would be larger than a reader accepts (:data:`MAX_FILE_BYTES`).
     """
     path = result_path(results_dir, result.machine, result.cell_id)
     with atomicfile.locked(path.parent):
@@ -192,7 +250,12 @@ def write(results_dir: Path, result: CellResult) -> Path:
             stored: CellResult | None = read(path)
         except (OSError, ValueError):
             stored = None  # none yet, or one no reader can use: the new result replaces it
-        atomicfile.write_json(path, merged(stored, result).to_json())
+        text = atomicfile.json_text(merged(stored, result).to_json())
+        size = len(text.encode("utf-8"))
+        if size > MAX_FILE_BYTES:
+            raise OSError(errno.EFBIG, f"it would be {size / (1 << 20):.1f} MiB, over the {MAX_FILE_BYTES >> 20} MiB "
+                                       "a result file may be: its probes store too much in their metrics")  # fmt: skip
+        atomicfile.write_text(path, text)
     return path
 
 
@@ -214,14 +277,143 @@ def merged(stored: CellResult | None, new: CellResult) -> CellResult:
 
 
 def read(path: Path) -> CellResult:
-    """Read one result file; raises ValueError naming what is wrong."""
+    """Read the result file ``<results>/<machine>/<name>.json``; raises OSError or ValueError naming what is wrong.
+
+    The result knows its ``path``. See the module's docstring for what is refused.
+    """
+    _check_name(path)
+    result = CellResult.from_json(_parse(_contents(path)))
+    _check_place_and_time(result, path)
+    return dataclasses.replace(result, path=path)
+
+
+def _check_name(path: Path) -> None:
+    """Raise unless the file's name and its folder's are text: reports name the file a result came from."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        f"{path.parent.name}/{path.name}".encode()
+    except UnicodeEncodeError:  # bytes that are no UTF-8, which Python holds as lone surrogates
+        raise ValueError("its name is not UTF-8 text") from None
+
+
+# Non-blocking: opening a FIFO for reading would wait for a writer forever. The target is resolved already,
+# so a link in its last component can only be one swapped in since: not followed.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _contents(path: Path) -> bytes:
+    """The bytes of ``path``, if it is a regular file inside its results folder and small enough to be a result."""
+    target = Path(os.path.realpath(path))
+    if not target.is_relative_to(os.path.realpath(path.parent.parent)):
+        # Quoted as Python writes strings, like every text from a file in a reason: one line, whatever it holds.
+        raise ValueError(f"a link to {str(target)!r}, outside the results folder")
+    fd = os.open(target, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "something else")
+            raise ValueError(f"not a regular file but {kind}")
+        if info.st_size > MAX_FILE_BYTES:
+            raise _too_big()
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)  # a file may have grown since, or lie about its size
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise _too_big()
+    return data
+
+
+def _too_big() -> ValueError:
+    return ValueError(
+        f"larger than a result file may be ({MAX_FILE_BYTES >> 20} MiB, where a record's metrics are at most "
+        "1 MiB): no torchmatrix result; move it out of the results folder"
+    )
+
+
+def _parse(data: bytes) -> Any:
+    """``data`` as strict JSON of the shape a result can have (see the module's docstring)."""
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
+    try:
+        value = json.loads(text, parse_int=_integer, parse_float=_finite_float, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
-    return CellResult.from_json(data)
+    except RecursionError:  # nested deeper than the parser can go, which is far deeper than MAX_DEPTH
+        raise _too_deep() from None
+    _check_depth(value)
+    return value
+
+
+def _integer(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS}, as a 64-bit integer has)")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        shown = text if len(text) <= 30 else text[:20] + "…"
+        raise ValueError(f"the number {shown} is too large for a float")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON (torchmatrix stores non-finite numbers as the strings 'nan', 'inf')")
+
+
+def _check_depth(value: Any) -> None:
+    """Raise if lists and objects nest deeper than MAX_DEPTH in ``value``; without recursing, as it may be deep."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        children = item.values() if type(item) is dict else item
+        pending.extend((child, depth + 1) for child in children if type(child) in (dict, list))
+
+
+def _too_deep() -> ValueError:
+    return ValueError(f"lists and objects nested more than {MAX_DEPTH} deep")
+
+
+def _check_place_and_time(result: CellResult, path: Path) -> None:
+    """Raise unless ``result`` belongs in its machine's folder and has not finished in the future.
+
+    Either would let it quietly stand for a cell's real result: a file in one machine's folder that names
+    another machine is read as that machine's, and a result from the future wins over every real re-run.
+    """
+    folder = path.parent.name
+    if safe_name(result.machine) != folder:
+        raise ValueError(
+            f"it names machine {result.machine!r}, not that of its folder {folder!r}; "
+            f"move it into the folder {safe_name(result.machine)!r} if it is that machine's, or delete it"
+        )
+    now = datetime.now(timezone.utc)
+    if finished(result) > now + CLOCK_SKEW:
+        raise ValueError(
+            f"it says it finished at {result.finished_at}, over {CLOCK_SKEW.total_seconds() / 3600:g} h after now "
+            f"by this machine's clock ({now.isoformat(timespec='seconds')}); set right whichever clock is wrong "
+            "and re-run the cell, or delete the file"
+        )
+
+
+def finished(result: CellResult) -> datetime:
+    """When ``result`` finished; the oldest time there is when it does not say (a file always does)."""
+    return _moment(result.finished_at) or _NEVER
+
+
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -242,6 +434,16 @@ def scan(results_dir: Path) -> Scan:
     return Scan(tuple(results), tuple(warnings))
 
 
+def warn_skipped(scan: Scan, warn: Callable[[str], object]) -> None:
+    """Hand ``warn`` each of ``scan``'s warnings, as one terminal line.
+
+    A warning names a path from a results folder, which may hold anything, a newline included: kept, it
+    would start a line of its own, one that could pass for nox's.
+    """
+    for warning in scan.warnings:
+        warn(terminal.escape(warning, keep_newlines=False))
+
+
 def _result_files(results_dir: Path) -> Iterable[Path]:
     if not results_dir.is_dir():
         return []
@@ -258,7 +460,7 @@ def latest(found: Iterable[CellResult]) -> list[CellResult]:
     newest: dict[tuple[str, str, str | None], CellResult] = {}
     for result in found:
         key = cell_key(result)
-        if key not in newest or result.finished_at > newest[key].finished_at:
+        if key not in newest or finished(result) > finished(newest[key]):
             newest[key] = result
     return sorted(newest.values(), key=sort_key)
 
@@ -268,7 +470,7 @@ def sort_key(result: CellResult) -> tuple[Version, Version, str]:
 
 
 def version_of(text: str) -> Version:
-    """``text`` as a version; 0 when a file holds something else, so that it sorts first and matches nothing real."""
+    """``text`` as a version; 0 when it is something else (a result file's Python), so that it sorts first."""
     try:
         return Version(text)
     except InvalidVersion:

@@ -78,20 +78,19 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         childnox.run_cells(project, session, noxfile, stale)
         scan = results.scan(project.results_dir)
         stale = stale_cells(project, scan.results)
-    for warning in scan.warnings:
-        session.warn(terminal.escape(warning))
+    results.warn_skipped(scan, session.warn)
     chosen = [result for result in scan.results if not request.machines or result.machine in request.machines]
-    machines = sorted({result.machine for result in chosen})
+    machines = ", ".join(sorted({result.machine for result in chosen})) or "none"
     session.log(
         f"verify {len(project.matrix.expect)} expectations of {project.matrix.file} against "
-        f"{len(results.latest(chosen))} stored cells (machines: {', '.join(machines) or 'none'})"
+        f"{len(results.latest(chosen))} stored cells (machines: {terminal.escape(machines, keep_newlines=False)})"
     )
     if stale:
         names = " ".join(cell.session for cell in stale)
         session.warn(f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first")
     checks = verify.check(project.matrix.expect, results.latest(chosen))
     for line in verify.report(checks):
-        print(terminal.escape(line), flush=True)
+        print(terminal.escape(line, keep_newlines=False), flush=True)
     tally = verify.tally(checks)
     if not verify.all_hold(checks):
         session.error(tally)

@@ -127,15 +127,17 @@ class Workspace:
     def command(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "--envdir", str(self.envdir), *args]
 
-    def nox(self, *args: str, prefix: Sequence[str] = (), env: dict[str, str] | None = None) -> Run:
-        """Run nox to its end."""
+    def nox(
+        self, *args: str, prefix: Sequence[str] = (), env: dict[str, str] | None = None, timeout: float = NOX_TIMEOUT
+    ) -> Run:
+        """Run nox to its end; subprocess.TimeoutExpired after ``timeout`` seconds."""
         done = subprocess.run(
             [*prefix, *self.command(*args)],
             env=env or self.environ(),
             capture_output=True,
             text=True,
             errors="backslashreplace",
-            timeout=NOX_TIMEOUT,
+            timeout=timeout,
             cwd=self.folder,
         )
         return Run(done.returncode, done.stdout, done.stderr)

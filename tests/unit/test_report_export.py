@@ -6,7 +6,9 @@ import csv
 import io
 import json
 import math
+from pathlib import Path
 
+from torchmatrix import results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.report import escape, export, model
 
@@ -40,6 +42,16 @@ def test_rows_say_what_happened_and_where_the_rest_is() -> None:
     near = next(row for row in document["rows"] if row["mark"] == "within-tolerance")
     assert near["outcome"] == "pass" and near["bit_identical"] is False and 0 < near["error_ratio"] <= 1
     assert document["legend"]["within-tolerance"]["symbol"] == "≈"
+
+
+def test_a_row_names_the_file_its_result_was_read_from(tmp_path: Path) -> None:
+    stored = results.write(tmp_path / "results", scenario()[0])
+    copied = stored.rename(stored.with_name("copied from CI.json"))
+    document = json.loads(export.to_json(model.build(results.scan(tmp_path / "results").results)))
+    named = f"results/{copied.parent.name}/copied from CI.json"
+    assert {row["result_file"] for row in document["rows"]} == {named}
+    assert list(document["environments"]) == [named]
+    assert (tmp_path / named).is_file()
 
 
 def test_csv_has_the_same_rows_and_no_formula_or_control_character() -> None:

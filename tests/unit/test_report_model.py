@@ -138,3 +138,9 @@ def test_folders_copied_in_from_two_machines_merge_and_bad_files_are_skipped(tmp
     assert any("newer.json: schema 99 is newer" in warning for warning in scan.warnings)
     assert marks(report, "autograd_dot")["2.2.0", "H200", "cuda"] == "error"
     assert marks(report, "batched_matmul")["2.2.0", "H200", "cpu"] == "pass"
+
+
+def test_the_newest_finish_is_the_latest_time_whatever_the_offset() -> None:
+    east = cell("H200", "2.2.0", "3.11", (autograd("cpu"),), finished="2026-11-20T10:00:00+02:00")  # 08:00 UTC
+    utc = cell("laptop", "2.2.0", "3.11", (autograd("cpu"),), finished="2026-11-20T09:00:00+00:00")
+    assert model.build([east, utc]).updated == "2026-11-20T09:00:00+00:00"

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+import threading
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
-from torchmatrix import results
+import pytest
+
+from torchmatrix import atomicfile, results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 
@@ -25,12 +32,14 @@ def result(torch: str = "1.12.1", finished: str = "2026-01-01T00:00:00+00:00", *
     return CellResult(**fields)
 
 
-def test_a_result_survives_the_round_trip(tmp_path: Path) -> None:
+def test_a_result_survives_the_round_trip_and_knows_its_file(tmp_path: Path) -> None:
     original = result(outcome=None)
     path = results.write(tmp_path, original)
     assert path == tmp_path / "linux-x86_64" / "torch-1.12.1-py3.10.json"
     assert results.read(path) == original
+    assert results.read(path).path == path
     assert json.loads(path.read_text())["schema"] == results.SCHEMA_VERSION
+    assert "path" not in json.loads(path.read_text())
 
 
 def test_a_run_replaces_only_the_records_it_made_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -125,3 +134,184 @@ def test_the_newest_result_of_a_cell_wins_and_order_follows_versions() -> None:
 def test_machine_names_are_safe_path_components() -> None:
     assert results.safe_name("H200 / rack 3") == "H200_rack_3"
     assert results.safe_name("../..") == "machine"
+
+
+def scan_in_time(folder: Path, seconds: float = 20) -> results.Scan:
+    """``results.scan(folder)``, failing instead of hanging if it does not end within ``seconds``."""
+    found: list[results.Scan] = []
+    reader = threading.Thread(target=lambda: found.append(results.scan(folder)), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert found, f"scanning {folder} did not end within {seconds} s"
+    return found[0]
+
+
+def beside(good: Path, name: str, text: str) -> Path:
+    (good.parent / name).write_text(text, encoding="utf-8")
+    return good.parent / name
+
+
+def with_record(data: dict[str, Any], **changes: Any) -> str:
+    return json.dumps(dict(data, records=[dict(data["records"][0], **changes)]))
+
+
+def reasons(scan: results.Scan) -> dict[str, str]:
+    """Each skipped file's name, and the reason given."""
+    return {warning.split(": ", 1)[0].rsplit("/", 1)[-1]: warning.split(": ", 1)[1] for warning in scan.warnings}
+
+
+def nested(depth: int, innermost: Any = 0) -> Any:
+    for _ in range(depth):
+        innermost = [innermost]
+    return innermost
+
+
+def test_numbers_no_float_can_hold_and_non_json_constants_are_refused(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    data = json.loads(good.read_text())
+    huge = int("9" * 400)
+    beside(good, "duration.json", with_record(data, duration=huge))
+    beside(good, "error.json", with_record(data, metrics={"checks": [{"error": -huge, "tolerance": 1e-6}]}))
+    beside(good, "nan.json", with_record(data, duration=float("nan")))
+    beside(good, "infinity.json", with_record(data, metrics={"error": float("-inf")}))
+    beside(good, "overflow.json", with_record(data, duration=1.0).replace('"duration": 1.0', '"duration": 1e400'))
+    beside(good, "widest.json", with_record(data, metrics={"seed": 2**64 - 1, "min": -(2**63)}))
+    scan = results.scan(tmp_path)
+    assert reasons(scan) == {
+        "duration.json": "an integer of 400 digits (at most 20, as a 64-bit integer has)",
+        "error.json": "an integer of 400 digits (at most 20, as a 64-bit integer has)",
+        "nan.json": "NaN is not JSON (torchmatrix stores non-finite numbers as the strings 'nan', 'inf')",
+        "infinity.json": "-Infinity is not JSON (torchmatrix stores non-finite numbers as the strings 'nan', 'inf')",
+        "overflow.json": "the number 1e400 is too large for a float",
+    }
+    assert sorted(found.path.name for found in scan.results) == [good.name, "widest.json"]
+
+
+def test_nesting_is_capped_at_reading(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    data = json.loads(good.read_text())
+    # The metrics object is the 4th level (file, records, record, metrics); the lists fill it up to the cap.
+    beside(good, "at-the-cap.json", with_record(data, metrics={"x": nested(results.MAX_DEPTH - 5, [])}))
+    beside(good, "over-the-cap.json", with_record(data, metrics={"x": nested(results.MAX_DEPTH - 4, [])}))
+    beside(good, "parser-breaking.json", good.read_text().replace('"inputs": {}', '"inputs": ' + "[" * 200_000))
+    scan = results.scan(tmp_path)
+    too_deep = f"lists and objects nested more than {results.MAX_DEPTH} deep"
+    assert reasons(scan) == {"over-the-cap.json": too_deep, "parser-breaking.json": too_deep}
+    assert sorted(found.path.name for found in scan.results) == ["at-the-cap.json", good.name]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symbolic links")
+def test_only_regular_files_inside_the_results_folder_are_read(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    good = results.write(folder, result())
+    # A valid result outside the folder. (A link to /dev/zero is tests/faults' to try: the old reader ate memory.)
+    elsewhere = results.write(tmp_path / "elsewhere", result("1.13.0"))
+    os.mkfifo(good.parent / "fifo.json")
+    (good.parent / "folder.json").mkdir()
+    (good.parent / "out.json").symlink_to(elsewhere)
+    (good.parent / "inside.json").symlink_to(good.name)
+    (folder / "linked-machine").symlink_to(elsewhere.parent, target_is_directory=True)
+    scan = scan_in_time(folder)
+    assert reasons(scan) == {
+        "fifo.json": "not a regular file but a FIFO",
+        "folder.json": "not a regular file but a directory",
+        "out.json": f"a link to '{elsewhere}', outside the results folder",
+        elsewhere.name: f"a link to '{elsewhere}', outside the results folder",
+    }
+    assert sorted(found.path.name for found in scan.results) == ["inside.json", good.name]
+
+
+def written_of_size(folder: Path, torch: str, size: int) -> Path:
+    """The result of torch ``torch``, its message padded so that its file has ``size`` bytes."""
+    padding = size - results.write(folder, result(torch)).stat().st_size
+    path = results.result_path(folder, "linux-x86_64", f"torch-{torch}-py3.10")
+    atomicfile.write_json(path, result(torch, message="x" * padding).to_json())  # results.write refuses an oversize one
+    assert path.stat().st_size == size
+    return path
+
+
+def test_a_file_larger_than_the_limit_is_refused(tmp_path: Path) -> None:
+    fits = written_of_size(tmp_path, "1.13.0", results.MAX_FILE_BYTES)
+    over = written_of_size(tmp_path, "2.0.0", results.MAX_FILE_BYTES + 1)
+    scan = results.scan(tmp_path)
+    assert reasons(scan) == {
+        over.name: "larger than a result file may be (8 MiB, where a record's metrics are at most 1 MiB): "
+        "no torchmatrix result; move it out of the results folder"
+    }
+    assert [found.path for found in scan.results] == [fits]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a file name that is not UTF-8")
+def test_text_that_is_not_utf8_is_refused_in_a_file_and_in_its_name(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    latin_1 = good.read_text().replace('"message": ""', '"message": "caf\xe9"').encode("latin-1")
+    (good.parent / "latin-1.json").write_bytes(latin_1)
+    os.rename(results.write(tmp_path, result("2.0.0")), os.fsencode(good.parent) + b"/\xff.json")
+    scan = results.scan(tmp_path)
+    assert reasons(scan) == {"latin-1.json": "not UTF-8 text", "\udcff.json": "its name is not UTF-8 text"}
+    assert [found.path for found in scan.results] == [good]
+
+
+def test_a_torch_that_is_no_version_and_a_finish_that_is_no_time_are_refused(tmp_path: Path) -> None:
+    good = results.write(tmp_path, result())
+    data = json.loads(good.read_text())
+    beside(good, "nightly.json", json.dumps(dict(data, torch="nightly")))
+    beside(good, "no-offset.json", json.dumps(dict(data, finished_at="2026-01-01T00:00:00")))
+    beside(good, "empty-time.json", json.dumps(dict(data, finished_at="")))
+    scan = results.scan(tmp_path)
+    no_time = "does not fit schema 2: 'finished_at' is not an ISO 8601 time with a UTC offset"
+    assert reasons(scan) == {
+        "nightly.json": "does not fit schema 2: 'torch' is not a version: 'nightly'",
+        "no-offset.json": f"{no_time}: '2026-01-01T00:00:00'",
+        "empty-time.json": f"{no_time}: ''",
+    }
+    assert [found.path for found in scan.results] == [good]
+
+
+def test_a_result_from_the_future_or_in_another_machines_folder_is_refused(tmp_path: Path) -> None:
+    now = datetime.now(timezone.utc)
+    soon = (now + results.CLOCK_SKEW - timedelta(minutes=5)).isoformat()  # a clock a little ahead: fine
+    later = (now + results.CLOCK_SKEW + timedelta(minutes=5)).isoformat(timespec="seconds")
+    good = results.write(tmp_path, result(finished=soon))
+    future = results.write(tmp_path, result("1.13.0", finished=later))
+    stray = beside(good, "stray.json", json.dumps(result("2.0.0", machine="H200 / rack 3").to_json()))
+    scan = results.scan(tmp_path)
+    assert reasons(scan)[future.name].startswith(f"it says it finished at {later}, over 1 h after now")
+    assert reasons(scan)[stray.name] == (
+        "it names machine 'H200 / rack 3', not that of its folder 'linux-x86_64'; "
+        "move it into the folder 'H200_rack_3' if it is that machine's, or delete it"
+    )
+    assert [found.path for found in scan.results] == [good]
+
+
+def test_a_machine_whose_name_is_no_path_component_reads_back_from_the_folder_it_is_written_to(tmp_path: Path) -> None:
+    path = results.write(tmp_path, result(machine="H200 / rack 3"))
+    assert path.parent.name == "H200_rack_3"
+    assert results.read(path).machine == "H200 / rack 3"
+
+
+def test_the_newest_result_is_the_latest_time_whatever_the_offset() -> None:
+    # 10:00 at +02:00 is 08:00 UTC: earlier than 09:00 UTC, though later as text.
+    east = result(finished="2026-01-01T10:00:00+02:00", message="east")
+    utc = result(finished="2026-01-01T09:00:00+00:00", message="utc")
+    assert results.latest([utc, east]) == [utc]
+    assert results.latest([east, utc]) == [utc]
+
+
+def test_warnings_reach_the_terminal_one_line_each(tmp_path: Path) -> None:
+    folder = tmp_path / "box\nnox > Session probe(9.9.9) was successful"
+    folder.mkdir()
+    (folder / "x.json").write_text("{")
+    shown: list[str] = []
+    results.warn_skipped(results.scan(tmp_path), shown.append)
+    assert shown == [f"skipping {tmp_path}/box\\nnox > Session probe(9.9.9) was successful/x.json: not valid JSON "
+                     "(Expecting property name enclosed in double quotes at line 1); truncated?"]  # fmt: skip
+
+
+def test_a_result_larger_than_a_reader_accepts_is_not_written(tmp_path: Path) -> None:
+    huge = Record(
+        "autograd_dot", "cpu", Outcome.PASS, {"values": ["x" * 1000] * (results.MAX_FILE_BYTES // 1000)}, "", 0.0
+    )
+    with pytest.raises(OSError, match=r"it would be \d+\.\d MiB, over the 8 MiB a result file may be"):
+        results.write(tmp_path, result(records=(huge,)))
+    assert not list(tmp_path.rglob("*.json"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any
 
 from .. import results
@@ -77,8 +77,13 @@ def _row(probe: str, column: Column, entry: Entry, file: str) -> dict[str, Any]:
 
 
 def result_file(result: CellResult) -> str:
-    """Where a result's file lies, relative to the output folder (as the machine that wrote it named it)."""
-    return results.result_path(Path("results"), result.machine, result.cell_id).as_posix()
+    """Where a result's file lies, relative to the output folder: the file it was read from.
+
+    A result that was not read from a file (one made in memory) is named where its machine would store it.
+    """
+    if result.path is None:
+        return results.result_path(PurePosixPath("results"), result.machine, result.cell_id).as_posix()
+    return PurePosixPath("results", result.path.parent.name, result.path.name).as_posix()
 
 
 def to_json(report: Report, flat: list[dict[str, Any]] | None = None) -> str:

@@ -164,7 +164,7 @@ class Report:
     @property
     def updated(self) -> str:
         """When the newest result finished (ISO 8601), or '' with no results."""
-        return max((result.finished_at for result in self.results), default="")
+        return max(self.results, key=results.finished).finished_at if self.results else ""
 
     def afterword(self) -> list[str]:
         """What the legend does not say: how notes are marked, and which columns are left out (plain text)."""
