@@ -42,11 +42,12 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as the noxfile uses it
 
-from torchmatrix import freshness, interpreters, probe_session, results  # noqa: E402
+from torchmatrix import freshness, interpreters, results  # noqa: E402
 from torchmatrix.envside.worker import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
 from torchmatrix.plan import Cell  # noqa: E402
 from torchmatrix.project import Project  # noqa: E402
 from torchmatrix.project import load as load_project  # noqa: E402
+from torchmatrix.sessions import probe as probe_session  # noqa: E402
 
 SEED_PROBES = ("autograd_dot", "batched_matmul")
 MACHINE = "bench"

@@ -1,7 +1,7 @@
 """The project a nox run works on: the matrix, its plan, and what a cell's result depends on.
 
 config -> plan, made once when the noxfile loads; the session modules
-(probe_session, report_session, bisect_session, verify_session) take it from there.
+(:mod:`torchmatrix.sessions`) take it from there.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
 from . import config, core, freshness, interpreters, releases, results, runner, terminal, variables
-from .errors import ConfigError, UsageError, exits_on_error
+from .errors import ConfigError, TorchmatrixError, UsageError
 from .findlinks import pip_find_links
 from .interpreters import Interpreter
 from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry
@@ -225,10 +225,41 @@ def _releases_from(text: str) -> list[Version]:
     return versions
 
 
-@exits_on_error
-def load_or_exit(root: Path) -> Project:
-    """:func:`load`, turning a user's mistake into its message and exit code instead of a traceback."""
-    return load(root)
+UNLOADED = "matrix-error"
+"""The one probe session's id when the matrix cannot be loaded: running it says why."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The project the noxfile loaded, or the mistake in the matrix that kept it from loading.
+
+    A broken matrix must not stop the sessions that do not need it (``tests``,
+    ``docs``): each session that does asks for :meth:`project`, which raises
+    the mistake then, to become one message and its exit code.
+    """
+
+    found: Project | None
+    error: TorchmatrixError | None = None
+
+    @classmethod
+    def of(cls, root: Path) -> Loaded:
+        try:
+            return cls(load(root))
+        except TorchmatrixError as error:
+            return cls(None, error)
+
+    def project(self) -> Project:
+        if self.found is None:
+            assert self.error is not None
+            raise self.error
+        return self.found
+
+    def session_parameters(self) -> list[tuple[str | bool, str]]:
+        """:meth:`Project.session_parameters`; without a project, one session that runs nothing but says why."""
+        return self.found.session_parameters() if self.found else [(False, UNLOADED)]
+
+    def session_ids(self) -> list[str]:
+        return self.found.session_ids() if self.found else [UNLOADED]
 
 
 def _sha256(path: Path) -> str:

@@ -155,10 +155,10 @@ def nox(folder: Path, matrix: Path, *args: str) -> subprocess.CompletedProcess[s
 
 
 def check_one_message(run: subprocess.CompletedProcess[str], where: str, problem: str, hint: str) -> None:
-    """Exit code 2, and stderr is exactly one error: its first line names the place, its second is a hint."""
+    """Exit code 2, and besides nox's own lines stderr is one error: its first line names the place, then a hint."""
     assert run.returncode == 2, run.stdout + run.stderr
     assert "Traceback" not in run.stdout + run.stderr
-    lines = run.stderr.splitlines()
+    lines = [line for line in run.stderr.splitlines() if not line.startswith("nox > ")]
     assert len(lines) == 2, run.stderr
     assert lines[0].startswith(f"torchmatrix: error: {where} "), lines[0]
     assert problem in lines[0]
@@ -173,7 +173,7 @@ def written(folder: Path) -> list[str]:
 def test_each_mistake_costs_one_message_exit_code_2_and_writes_nothing(tmp_path: Path, case: Case) -> None:
     matrix = tmp_path / "matrix.yaml"
     matrix.write_bytes(case.text if isinstance(case.text, bytes) else case.text.encode())
-    run = nox(tmp_path, matrix, "-l")
+    run = nox(tmp_path, matrix, "-s", "plan")
     where = f"{matrix}:{case.line}:" if case.line else f"{matrix}:"
     check_one_message(run, f"{where} {case.key}:" if case.key else where, case.problem, case.hint)
     assert run.stdout == ""
@@ -209,11 +209,11 @@ def test_an_output_that_cannot_be_written_refuses_the_probes_before_any_env_but_
 def test_control_characters_in_a_key_are_escaped(tmp_path: Path) -> None:
     matrix = tmp_path / "matrix.yaml"
     matrix.write_text('torch: [1.9.0]\n"\\e[2J\\e]0;title\\a": 1\n')
-    run = nox(tmp_path, matrix, "-l")
+    run = nox(tmp_path, matrix, "-s", "plan")
     check_one_message(run, f"{matrix}:2: \\x1b[2J\\x1b]0;title\\x07:", "unknown key", "known keys")
 
 
 def test_a_missing_matrix_file_is_named_with_the_variable_that_named_it(tmp_path: Path) -> None:
-    run = nox(tmp_path, tmp_path / "nowhere.yaml", "-l")
+    run = nox(tmp_path, tmp_path / "nowhere.yaml", "-s", "plan")
     check_one_message(run, f"{tmp_path / 'nowhere.yaml'}:", "no such matrix file", "TORCHMATRIX_MATRIX names it")
     assert written(tmp_path) == []

@@ -188,7 +188,7 @@ def test_torchmatrix_torch_replaces_the_releases_of_the_matrix(folder: Path, mon
     assert listed.returncode == 0, listed.stderr
     assert [session["session"] for session in json.loads(listed.stdout)] == ["probe(1.10.0)", "probe(1.12.1)"]
     monkeypatch.setenv("TORCHMATRIX_TORCH", "latest")
-    refused = nox(folder, folder / "matrix.yaml", "-l")
+    refused = nox(folder, folder / "matrix.yaml", "-s", "plan")
     assert refused.returncode == 2
     assert "torchmatrix: error: TORCHMATRIX_TORCH: 'latest' is not a torch release (e.g. 1.12.1)" in refused.stderr
 

@@ -76,7 +76,18 @@ def test_probe_runs_real_torch_and_stores_every_outcome(tmp_path: Path, matrix: 
 def test_a_bad_matrix_costs_one_message_and_exit_code_2(tmp_path: Path) -> None:
     bad = tmp_path / "matrix.yaml"
     bad.write_text("torch: [1.9.0]\nprobse: [autograd_dot]\n")
-    run = nox(tmp_path, bad, "-l")
+    run = nox(tmp_path, bad, "-s", "probe")
     assert run.returncode == 2
     assert f"{bad}:2: probse: unknown key\n  hint: did you mean 'probes'?" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_bad_matrix_stops_only_the_sessions_that_need_it(tmp_path: Path) -> None:
+    bad = tmp_path / "matrix.yaml"
+    bad.write_text("torch: [1.9.0]\nprobse: [autograd_dot]\n")
+    listed = nox(tmp_path, bad, "-l")
+    assert listed.returncode == 0, listed.stderr
+    sessions = {line.split()[1] for line in listed.stdout.splitlines() if line[:2] in ("* ", "- ")}
+    assert {"tests", "probe(matrix-error)", "plan", "report"} <= sessions
+    for needs_the_matrix in (["-s", "plan"], ["-s", "report"], ["-s", "probe"]):
+        assert nox(tmp_path, bad, *needs_the_matrix).returncode == 2, needs_the_matrix

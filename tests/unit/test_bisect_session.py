@@ -10,12 +10,12 @@ import pytest
 from packaging.version import Version
 
 from torchmatrix import releases, results
-from torchmatrix.bisect_session import Request, answer, parse, run
 from torchmatrix.bisection import Observation, Status, Step, Verdict
 from torchmatrix.core import Outcome, Probe, Record
 from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
+from torchmatrix.sessions.bisect import Request, answer, parse, run
 
 from .test_plan import THIS_MACHINE
 from .test_project import project

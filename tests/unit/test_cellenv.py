@@ -9,7 +9,7 @@ from packaging.version import Version
 from torchmatrix import cellenv
 from torchmatrix.interpreters import Interpreter
 from torchmatrix.plan import Cell
-from torchmatrix.probe_session import mislabelled
+from torchmatrix.sessions.probe import mislabelled
 
 from .test_freshness import make_env
 

@@ -7,7 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from torchmatrix import childnox, variables
+from torchmatrix import variables
+from torchmatrix.sessions import childnox
 
 NOXFILE = textwrap.dedent(
     """

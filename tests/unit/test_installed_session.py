@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix.errors import UsageError
-from torchmatrix.installed_session import parse
+from torchmatrix.sessions.installed import parse
 
 
 def test_the_pythons_named_are_kept_in_order() -> None:

@@ -12,7 +12,7 @@ from torchmatrix import results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, TorchEntry
-from torchmatrix.verify_session import Request, parse, stale_cells
+from torchmatrix.sessions.verify import Request, parse, stale_cells
 
 from .test_project import project
 from .test_results import result

@@ -15,16 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import childnox, results, terminal, verify
-from .arguments import Parser, with_usage
-from .errors import UsageError
-from .plan import Cell
-from .results import CellResult
+from .. import results, terminal, verify
+from ..arguments import Parser, with_usage
+from ..errors import UsageError
+from ..plan import Cell
+from ..results import CellResult
+from . import childnox
 
 if TYPE_CHECKING:
     import nox
 
-    from .project import Project
+    from ..project import Project
 
 USAGE = "nox -s verify [-- [--run] [--machine NAME ...]]"
 

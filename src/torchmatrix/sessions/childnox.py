@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import variables
+from .. import variables
 
 if TYPE_CHECKING:
     import nox
 
-    from .plan import Cell
-    from .project import Project
+    from ..plan import Cell
+    from ..project import Project
 
 
 def command(noxfile: Path, envdir: Path, sessions: Sequence[str]) -> list[str]:

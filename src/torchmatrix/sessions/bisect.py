@@ -28,19 +28,20 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile, bisection, childnox, criteria, releases, results, terminal
-from .arguments import Parser
-from .bisection import Observation, Status, Step, Verdict
-from .core import DEVICES
-from .criteria import Criterion
-from .errors import TorchmatrixError, UsageError, did_you_mean
-from .matrix import Matrix
-from .plan import Cell
+from .. import atomicfile, bisection, criteria, releases, results, terminal
+from ..arguments import Parser
+from ..bisection import Observation, Status, Step, Verdict
+from ..core import DEVICES
+from ..criteria import Criterion
+from ..errors import TorchmatrixError, UsageError, did_you_mean
+from ..matrix import Matrix
+from ..plan import Cell
+from . import childnox
 
 if TYPE_CHECKING:
     import nox
 
-    from .project import Project
+    from ..project import Project
 
 USAGE = "nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] [--metric NAME (--above X | --below X)] [--pre]"
 SUMMARY_SCHEMA = 1

@@ -11,7 +11,6 @@ torch must match the cell's, or nothing is stored.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import subprocess
@@ -24,16 +23,17 @@ from nox.command import CommandFailed
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from . import cellenv, core, freshness, releases, results, runner, terminal
-from .core import Outcome
-from .plan import Cell
-from .results import TORCH_BUILD, CellResult
-from .tee import Tee
+from .. import cellenv, core, freshness, releases, results, runner, terminal
+from ..core import Outcome
+from ..plan import Cell
+from ..results import TORCH_BUILD, CellResult
+from ..tee import Tee
+from .common import cell_result, notify_report, progress_log, tally
 
 if TYPE_CHECKING:
     import nox
 
-    from .project import Project
+    from ..project import Project
 
 PYCACHE_FOLDER = ".pycache"
 
@@ -70,7 +70,7 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     records = [
         dataclasses.replace(record, inputs=results.record_inputs(inputs, record.probe)) for record in cell_run.records
     ]
-    result = _result(project, cell, started, records=records, environment=cell_run.environment, inputs=inputs)
+    result = _cell_result(project, cell, started, records=records, environment=cell_run.environment, inputs=inputs)
     path = _write(project, session, result)
     session.log(f"{cell.id}: {tally(records)}; written to {path}")
 
@@ -220,30 +220,20 @@ def _store_outcome(
     if stored is not None and stored.records:
         said += f"\n(the records stored at {stored.finished_at} are kept)"
     else:
-        _write(project, session, _result(project, cell, started, outcome=outcome, message=message, inputs=inputs))
+        made_from = inputs or project.inputs(cell)
+        _write(
+            project, session, _cell_result(project, cell, started, outcome=outcome, message=message, inputs=made_from)
+        )
     if outcome is Outcome.INSTALL_ERROR:
         session.error(said)
     session.skip(said)
 
 
-def _result(project: Project, cell: Cell, started: str, *, outcome: Outcome | None = None, message: str = "",
-            records: Sequence[core.Record] = (), environment: dict | None = None,
-            inputs: dict[str, object] | None = None) -> CellResult:  # fmt: skip
-    return CellResult(
-        machine=project.machine,
-        cell_id=cell.id,
-        torch=str(cell.torch),
-        python=cell.python,
-        python_request=cell.python_request,
-        session=cell.session,
-        outcome=outcome,
-        message=message,
-        records=tuple(records),
-        environment=environment or {},
-        inputs=inputs if inputs is not None else project.inputs(cell),
-        started_at=started,
-        finished_at=results.now_iso(),
-    )
+def _cell_result(project: Project, cell: Cell, started: str, **fields: object) -> CellResult:
+    """The result of ``cell`` (its inputs, unless ``fields`` say otherwise)."""
+    labels = {"cell_id": cell.id, "torch": str(cell.torch), "python": cell.python,
+              "python_request": cell.python_request, "session": cell.session}  # fmt: skip
+    return cell_result(project, started, **{**labels, "inputs": project.inputs(cell), **fields})
 
 
 def _write(project: Project, session: nox.Session, result: CellResult) -> Path:
@@ -263,41 +253,9 @@ def pycache_prefix(env: Path) -> Path:
     return env.parent / PYCACHE_FOLDER
 
 
-def notify_report(session: nox.Session) -> None:
-    """Queue the table after the cells; nox runs it once, however many cells ask."""
-    # Under `nox -j N` each session runs in its own nox process, which cannot
-    # queue another (ValueError): `nox -j N -s probe report` prints the table once, last.
-    with contextlib.suppress(ValueError):
-        session.notify("report", posargs=[])  # the table takes none of the cells' arguments (--force)
-
-
 def _venv_python(session: nox.Session) -> str:
     name = "python.exe" if sys.platform == "win32" else "python"
     return str(Path(session.bin) / name)
-
-
-def progress_log(session: nox.Session, total: int) -> runner.Listener:
-    """Log each pair as it starts and its outcome as it ends."""
-    count = 0
-
-    def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
-        nonlocal count
-        if event == "start":
-            count += 1
-            session.log(f"[{count}/{total}] {pair.probe.name} on {pair.device} ...")
-        elif record is not None:
-            message = terminal.first_line(record.message)
-            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}")
-
-    return listen
-
-
-def tally(records: Sequence[core.Record]) -> str:
-    """``2 pass, 4 unavailable``."""
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record.outcome.value] = counts.get(record.outcome.value, 0) + 1
-    return ", ".join(f"{count} {outcome}" for outcome, count in sorted(counts.items()))
 
 
 def _error_of(log: str) -> str:

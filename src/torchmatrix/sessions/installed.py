@@ -19,17 +19,16 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from . import results, runner, terminal
-from .arguments import Parser
-from .errors import UsageError
-from .plan import cell_id
-from .probe_session import notify_report, progress_log, tally
-from .results import CellResult
+from .. import results, runner, terminal
+from ..arguments import Parser
+from ..errors import UsageError
+from ..plan import cell_id
+from .common import cell_result, notify_report, progress_log, tally
 
 if TYPE_CHECKING:
     import nox
 
-    from .project import Project
+    from ..project import Project
 
 SESSION = "probe-installed"
 USAGE = f"nox -s {SESSION} -- PYTHON [PYTHON ...]"
@@ -69,20 +68,17 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     except InvalidVersion:
         session.error(terminal.escape(f"{python}: its torch reports no release version: {environment.get('torch')}"))
     python_minor = ".".join(str(environment.get("python", "")).split(".")[:2]) or None
-    result = CellResult(
-        machine=project.machine,
+    result = cell_result(
+        project,
+        started,
         cell_id=cell_id(Version(torch), python_minor),
         torch=torch,
         python=python_minor,
         python_request=None,
         session=SESSION,
-        outcome=None,
-        message="",
         records=cell_run.records,
         environment=environment,
         inputs={"installed_python": python},
-        started_at=started,
-        finished_at=results.now_iso(),
     )
     session.log(f"{result.cell_id}: {tally(cell_run.records)}")
     return results.write(project.results_dir, result)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import results, summary, terminal
-from .report import diff, model, publish
-from .report import options as report_options
+from .. import results, summary, terminal
+from ..report import diff, model, publish
+from ..report import options as report_options
 
 if TYPE_CHECKING:
     import nox
 
-    from .project import Project
+    from ..project import Project
 
 
 def run(project: Project, session: nox.Session) -> None:
