@@ -7,6 +7,7 @@
 #     "pyyaml>=6.0",
 #     "tabulate>=0.9",
 #     "packaging>=24.0",
+#     "tomli>=2.0; python_version < '3.11'",
 # ]
 # ///
 """torchmatrix's sessions: one `probe(<torch version>)` per cell of the matrix, and the tools around them.

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import yamldoc
+from . import scriptmeta, yamldoc
 from .core import DEVICES, Probe
 from .errors import did_you_mean
 from .matrix import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule
 from .schema import MATRIX_KEYS, PROBE_NAME, check_mapping, fail, list_of, pin_rule
 from .yamldoc import Document, KeyPath
+
+
+def _probe(name: str, path: Path) -> Probe:
+    return Probe(name, path, scriptmeta.dependencies(path))
 
 
 def _available_probes(probes_dir: Path) -> list[str]:
@@ -40,7 +44,7 @@ def _resolve_probe(
         if name not in available:
             hint = did_you_mean(name, available, f"probes in {probes_dir}: {', '.join(available)}")
             raise fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
-        return Probe(name, probes_dir / f"{name}.py")
+        return _probe(name, probes_dir / f"{name}.py")
     relative = Path(name)
     if relative.is_absolute() or ".." in relative.parts or relative.suffix != ".py" or "\\" in name:
         raise fail(
@@ -54,7 +58,7 @@ def _resolve_probe(
     resolved = base / relative
     if not resolved.is_file():
         raise fail(doc, path, f"no file {resolved}", f"a path is relative to the matrix file's folder, {base}")
-    return Probe(relative.stem, resolved)
+    return _probe(relative.stem, resolved)
 
 
 def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Matrix:

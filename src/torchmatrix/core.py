@@ -20,6 +20,8 @@ class Probe:
 
     name: str
     path: Path
+    requires: tuple[str, ...] = ()
+    """What it needs installed beside torch: its PEP 723 ``dependencies`` (:mod:`torchmatrix.scriptmeta`)."""
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,7 @@ class Project:
             [
                 cell.session,
                 f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
-                " ".join(cell.requirements),
+                " ".join(self.install_requirements(cell)),
                 f"{cell.outcome.value}: {terminal.escape(cell.hint)}" if cell.outcome else _readiness(cell),
             ]
             for cell in self.cells
@@ -130,6 +130,11 @@ class Project:
         if self.matrix.index_url != DEFAULT_INDEX_URL:
             options += ["--index-url", self.matrix.index_url]
         return options
+
+    def install_requirements(self, cell: Cell) -> list[str]:
+        """What a cell installs: its requirements (torch and its pins), then each probe's own, once."""
+        extra = [requirement for probe in self.matrix.probes for requirement in probe.requires]
+        return list(dict.fromkeys([*cell.requirements, *extra]))
 
     def pairs(self) -> list[core.Pair]:
         """Every (probe, device) pair a cell runs, in the order it runs them."""

@@ -158,3 +158,18 @@ def test_without_network_a_cold_cache_is_a_clear_install_error(
     assert installer  # uv's own last lines
     assert f"install-error: {summary}" in run.output
     assert "inst-err" in run.stdout  # the table
+
+
+def test_a_probes_own_requirements_are_installed_beside_torch(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    workspace.matrix([torch_here], ["ok", "needs_six"])
+    run = workspace.nox("-s", "probe")
+    assert run.returncode == 0, run.output
+    assert f"uv pip install torch=={torch_here.version}" in run.output and " six " in run.output
+    result = workspace.result(f"torch-{torch_here.version}-py{torch_here.python}")
+    assert [(record.probe, record.outcome) for record in result.records] == [
+        ("ok", Outcome.PASS),
+        ("needs_six", Outcome.PASS),
+    ]
+    assert result.inputs["requirements"] == [f"torch=={torch_here.version}"]  # a record's inputs: torch and pins

@@ -182,7 +182,8 @@ def _install(project: Project, session: nox.Session, cell: Cell) -> str:
         log = _run_installer(project, session, cell, offline)
     if log is None:
         return ""
-    lines = [f"installing {' '.join(cell.requirements)}{' offline' if offline else ''} failed: {_error_of(log)}"]
+    wanted = " ".join(project.install_requirements(cell))
+    lines = [f"installing {wanted}{' offline' if offline else ''} failed: {_error_of(log)}"]
     if offline:
         lines.append(
             f"hint: {index} cannot be reached and uv's cache lacks something this cell needs; "
@@ -199,7 +200,9 @@ def _run_installer(project: Project, session: nox.Session, cell: Cell, offline: 
     tee = Tee(keep=40)
     try:
         with tee as output:
-            session.install(*cell.requirements, *options, silent=False, stdout=output, stderr=subprocess.STDOUT)
+            session.install(
+                *project.install_requirements(cell), *options, silent=False, stdout=output, stderr=subprocess.STDOUT
+            )
     except CommandFailed as exc:  # its message is the exit code only; the installer's output says why
         return tee.tail or str(exc)
     return None

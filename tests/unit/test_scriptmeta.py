@@ -1,0 +1,45 @@
+"""A probe's own requirements from its PEP 723 block; a block an installer could not use is one clear error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchmatrix import scriptmeta
+from torchmatrix.errors import ConfigError
+
+HEAD = "import torch\n\n"
+
+
+def probe(tmp_path: Path, block: str) -> Path:
+    path = tmp_path / "probe.py"
+    path.write_text(HEAD + block + "\ndef run(device):\n    return {'outcome': 'pass'}\n")
+    return path
+
+
+def test_the_dependencies_of_the_script_block_are_read(tmp_path: Path) -> None:
+    block = '# /// script\n# dependencies = [\n#   "scipy>=1.10",\n#   "expecttest",\n# ]\n# ///\n'
+    assert scriptmeta.dependencies(probe(tmp_path, block)) == ("scipy>=1.10", "expecttest")
+
+
+def test_a_probe_without_a_block_or_with_another_kind_of_block_needs_nothing(tmp_path: Path) -> None:
+    assert scriptmeta.dependencies(probe(tmp_path, "# just a comment\n")) == ()
+    assert scriptmeta.dependencies(probe(tmp_path, "# /// pyproject\n# x = 1\n# ///\n")) == ()
+
+
+@pytest.mark.parametrize(
+    ("block", "problem"),
+    [
+        ("# /// script\n# dependencies = [\n# ///\n", "the script block is not TOML"),
+        ('# /// script\n# dependences = ["scipy"]\n# ///\n', "unknown key 'dependences'"),
+        ("# /// script\n# dependencies = 'scipy'\n# ///\n", "dependencies is not a list of strings"),
+        ('# /// script\n# dependencies = ["scipy>>1"]\n# ///\n', "'scipy>>1' is not a requirement"),
+        ("# /// script\n# dependencies = []\n# ///\n\n# /// script\n# dependencies = []\n# ///\n", "a second"),
+    ],
+)
+def test_a_block_an_installer_could_not_use_names_the_file_and_line(tmp_path: Path, block: str, problem: str) -> None:
+    path = probe(tmp_path, block)
+    with pytest.raises(ConfigError) as raised:
+        scriptmeta.dependencies(path)
+    assert raised.value.file == str(path) and raised.value.line in (3, 7) and problem in raised.value.problem
