@@ -102,6 +102,15 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
+def lint(session: nox.Session) -> None:
+    """Check the code: ruff's lints and format, and mypy's types over src/."""
+    session.install("-e", ".[lint]")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
     """Run torchmatrix's test suite (unit and integration)."""
     session.install("-e", ".[test]")

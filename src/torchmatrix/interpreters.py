@@ -180,7 +180,7 @@ class _Cache:
         self.path = path
         self.changed = False
         try:
-            self.entries: dict[str, dict] = json.loads(path.read_text(encoding="utf-8"))
+            self.entries: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self.entries = {}
 
@@ -217,7 +217,7 @@ class _Cache:
                 atomicfile.write_json(self.path, self.entries)
 
 
-def _ask(path: str) -> dict | None:
+def _ask(path: str) -> dict[str, Any] | None:
     try:
         completed = subprocess.run(
             [path, "-c", _QUERY], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL

@@ -15,6 +15,7 @@ import urllib.error
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from packaging.tags import Tag
@@ -141,7 +142,7 @@ def _reason(exc: Exception) -> str:
     return str(exc)
 
 
-def _read_cache(path: Path) -> dict | None:
+def _read_cache(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(data.get("files"), list) and isinstance(data.get("fetched_at"), (int, float)):

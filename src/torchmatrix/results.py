@@ -163,7 +163,7 @@ def _from_schema_1(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(inputs, dict) or not isinstance(records, list):
         return {**data, "schema": SCHEMA_VERSION}  # what is wrong with it is said by the checks that follow
     upgraded = [
-        dict(item, inputs=record_inputs(inputs, item.get("probe"))) if isinstance(item, dict) else item
+        dict(item, inputs=record_inputs(inputs, str(item.get("probe")))) if isinstance(item, dict) else item
         for item in records
     ]
     return {**data, "records": upgraded, "schema": SCHEMA_VERSION}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .. import results
@@ -82,7 +82,7 @@ def result_file(result: CellResult) -> str:
     A result that was not read from a file (one made in memory) is named where its machine would store it.
     """
     if result.path is None:
-        return results.result_path(PurePosixPath("results"), result.machine, result.cell_id).as_posix()
+        return results.result_path(Path("results"), result.machine, result.cell_id).as_posix()
     return PurePosixPath("results", result.path.parent.name, result.path.name).as_posix()
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nox.command import CommandFailed
+from nox.virtualenv import VirtualEnv
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -99,8 +100,10 @@ def _ensure_sound(session: nox.Session, cell: Cell, env: Path) -> None:
 
 def _rebuild(session: nox.Session, env: Path, why: str) -> None:
     session.log(terminal.escape(f"rebuilding {env}: {why}"))
-    session.virtualenv.reuse_existing = False
-    session.virtualenv.create()
+    venv = session.virtualenv
+    assert isinstance(venv, VirtualEnv)  # a cell that runs always has one: nox made it for the cell's Python
+    venv.reuse_existing = False
+    venv.create()
 
 
 def _install_and_run(
