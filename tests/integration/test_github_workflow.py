@@ -81,8 +81,10 @@ def test_every_session_the_workflow_runs_exists(workflow: dict[str, Any]) -> Non
         for command in run_steps(job)
         for match in re.findall(r'nox -s ("[^"]+"|\S+)', command)
     }
-    # The probe sessions come from the listing (tested above); `report` is named outright.
-    assert named == {"${{ matrix.session }}", "report"}
+    # The probe sessions come from the listing (tested above), through $SESSION; `report` is named outright.
+    assert named == {"$SESSION", "report"}
+    (probe,) = [step for step in workflow["jobs"]["probe"]["steps"] if "$SESSION" in step.get("run", "")]
+    assert probe["env"]["SESSION"] == "${{ matrix.session }}"
     assert nox_listing("-s", "report") == ["report"]
 
 
@@ -95,3 +97,18 @@ def test_the_folders_it_moves_are_where_the_matrix_writes(workflow: dict[str, An
     assert download["with"]["path"] == results and download["with"]["merge-multiple"] is True
     assert download["with"]["pattern"] == "results-*" and upload["with"]["name"].startswith("results-")
     assert "nox -s report -- --format all" in run_steps(workflow["jobs"]["report"])
+
+
+@pytest.mark.parametrize(
+    "checker",
+    [
+        ["actionlint"],  # types, expressions, shell scripts, deprecated actions
+        ["zizmor", "--offline"],  # security: pinned actions, credentials, template injection
+    ],
+    ids=["actionlint", "zizmor"],
+)
+def test_the_workflow_passes_its_checkers(checker: list[str]) -> None:
+    """It cannot run here, so the tools that read workflows as GitHub would read it."""
+    executable = Path(sys.executable).with_name(checker[0])
+    done = subprocess.run([str(executable), *checker[1:], str(WORKFLOW)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
