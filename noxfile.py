@@ -34,65 +34,9 @@ NOXFILE = Path(__file__).resolve()
 ROOT = NOXFILE.parent
 sys.path.insert(0, str(ROOT / "src"))  # the noxfile runs torchmatrix from this checkout
 
-from torchmatrix.errors import exits_on_error  # noqa: E402
-from torchmatrix.project import Loaded  # noqa: E402
-from torchmatrix.sessions import probe as probe_session  # noqa: E402 - the others import theirs when they run
+from torchmatrix import noxsessions  # noqa: E402
 
-nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["probe"]
-
-loaded = Loaded.of(ROOT)  # a broken matrix stops only the sessions that need it
-
-
-@nox.session(reuse_venv=True, download_python="never", allow_parallel=True)
-@nox.parametrize(("python", "cell"), loaded.session_parameters(), ids=loaded.session_ids())
-@exits_on_error
-def probe(session: nox.Session, cell: str) -> None:
-    """Install one torch release and run every probe on every device."""
-    probe_session.run(loaded.project(), session, cell)
-
-
-@nox.session(name="probe-installed", python=False)
-@exits_on_error
-def probe_installed(session: nox.Session) -> None:
-    """Run every probe on every device in Pythons whose torch is installed already: -- PYTHON [PYTHON …]."""
-    from torchmatrix.sessions import installed as installed_session
-
-    installed_session.run(loaded.project(), session)
-
-
-@nox.session(python=False)
-@exits_on_error
-def report(session: nox.Session) -> None:
-    """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
-    from torchmatrix.sessions import report as report_session
-
-    report_session.run(loaded.project(), session)
-
-
-@nox.session(python=False)
-@exits_on_error
-def plan(session: nox.Session) -> None:
-    """Show each cell's interpreter, requirements and status, and run nothing."""
-    print(loaded.project().describe_plan())
-
-
-@nox.session(python=False)
-@exits_on_error
-def bisect(session: nox.Session) -> None:
-    """Find the first torch release whose outcome is NEW's: -- PROBE --from OLD --to NEW [--device cpu] […]."""
-    from torchmatrix.sessions import bisect as bisect_session
-
-    bisect_session.run(loaded.project(), session, NOXFILE)
-
-
-@nox.session(python=False)
-@exits_on_error
-def verify(session: nox.Session) -> None:
-    """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
-    from torchmatrix.sessions import verify as verify_session
-
-    verify_session.run(loaded.project(), session, NOXFILE)
+noxsessions.register(NOXFILE)  # probe, probe-installed, report, plan, bisect and verify over matrix.yaml
 
 
 @nox.session(python=False)

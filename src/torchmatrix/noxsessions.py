@@ -1,0 +1,82 @@
+"""torchmatrix's sessions, for the noxfile of any repository: its matrix.yaml, its probes, its results.
+
+    # noxfile.py
+    import torchmatrix.noxsessions
+
+    torchmatrix.noxsessions.register(__file__)
+
+gives ``probe`` (one ``probe(<release>)`` per cell), ``probe-installed``,
+``report``, ``plan``, ``bisect`` and ``verify``, with every path relative to
+the folder of that noxfile: ``matrix.yaml`` (or ``$TORCHMATRIX_MATRIX``),
+``probes/``, and the matrix's ``output``. A broken matrix stops only the
+sessions that need it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+from .errors import exits_on_error
+from .project import Loaded
+from .sessions import probe as probe_session  # the others import theirs when they run
+
+
+def register(noxfile: str | Path) -> Loaded:
+    """Declare the sessions for the repository of ``noxfile`` (pass ``__file__``); the project they work on.
+
+    Also makes ``probe`` what a bare ``nox`` runs, and uv the backend (virtualenv where uv is missing);
+    a noxfile that wants otherwise sets ``nox.options`` after this call.
+    """
+    noxfile = Path(noxfile).resolve()
+    loaded = Loaded.of(noxfile.parent)  # a broken matrix stops only the sessions that need it
+    nox.options.sessions = ["probe"]
+    nox.options.default_venv_backend = "uv|virtualenv"
+
+    @nox.session(reuse_venv=True, download_python="never", allow_parallel=True)
+    @nox.parametrize(("python", "cell"), loaded.session_parameters(), ids=loaded.session_ids())
+    @exits_on_error
+    def probe(session: nox.Session, cell: str) -> None:
+        """Install one torch release and run every probe on every device."""
+        probe_session.run(loaded.project(), session, cell)
+
+    @nox.session(name="probe-installed", python=False)
+    @exits_on_error
+    def probe_installed(session: nox.Session) -> None:
+        """Run every probe on every device in Pythons whose torch is installed already: -- PYTHON [PYTHON …]."""
+        from .sessions import installed as installed_session
+
+        installed_session.run(loaded.project(), session)
+
+    @nox.session(python=False)
+    @exits_on_error
+    def report(session: nox.Session) -> None:
+        """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
+        from .sessions import report as report_session
+
+        report_session.run(loaded.project(), session)
+
+    @nox.session(python=False)
+    @exits_on_error
+    def plan(session: nox.Session) -> None:
+        """Show each cell's interpreter, requirements and status, and run nothing."""
+        print(loaded.project().describe_plan())
+
+    @nox.session(python=False)
+    @exits_on_error
+    def bisect(session: nox.Session) -> None:
+        """Find the first torch release whose outcome is NEW's: -- PROBE --from OLD --to NEW [--device cpu] […]."""
+        from .sessions import bisect as bisect_session
+
+        bisect_session.run(loaded.project(), session, noxfile)
+
+    @nox.session(python=False)
+    @exits_on_error
+    def verify(session: nox.Session) -> None:
+        """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
+        from .sessions import verify as verify_session
+
+        verify_session.run(loaded.project(), session, noxfile)
+
+    return loaded
