@@ -10,8 +10,12 @@ and removed before anything is installed again.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+from collections.abc import Iterable
 from pathlib import Path
+
+from packaging.utils import canonicalize_name
 
 from . import atomicfile
 from .freshness import site_packages, torch_build
@@ -50,6 +54,16 @@ def holds_torch(env: Path) -> bool:
 def half_built(env: Path) -> bool:
     """Whether ``env`` holds a torch that no finished install vouches for (an install was stopped halfway)."""
     return holds_torch(env) and built_torch(env) is None
+
+
+def installed_versions(env: Path, names: Iterable[str]) -> dict[str, str | None]:
+    """The version of each of ``names`` installed in ``env`` (None where it is not), read without importing."""
+    folders = [str(folder) for folder in site_packages(env)]
+    found = {
+        canonicalize_name(dist.metadata["Name"]): dist.version
+        for dist in importlib.metadata.distributions(path=folders)
+    }
+    return {name: found.get(canonicalize_name(name)) for name in names}
 
 
 def mark_built(env: Path) -> None:

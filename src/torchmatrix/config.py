@@ -93,6 +93,8 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
         ),
         pins=tuple(fields.get("pins", ())),
         expect=expect,
+        project=_project(doc, base, fields["project"]) if "project" in fields else None,
+        requires=tuple(fields.get("requires", ())),
     )
 
 
@@ -118,6 +120,13 @@ def load_pin_rules(file: Path) -> tuple[PinRule, ...]:
     """Read a YAML list of pin rules (the format of a matrix's ``pins:`` key)."""
     doc = yamldoc.load(file)
     return tuple(list_of(pin_rule)(doc, (), doc.value))
+
+
+def _project(doc: Document, base: Path, text: str) -> Path:
+    folder = (base / text).resolve()
+    if not any((folder / name).is_file() for name in ("pyproject.toml", "setup.py")):
+        raise fail(doc, ("project",), f"{folder} holds no pyproject.toml or setup.py", "name your project's folder")
+    return folder
 
 
 def _absolute_location(link: str, base: Path) -> str:

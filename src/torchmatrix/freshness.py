@@ -46,6 +46,7 @@ _LABELS = {
     "interpreter": "the interpreter",
     "python_version": "the Python version",
     "worker": "torchmatrix's worker script",
+    "project": "the sources of the matrix's project",
     TORCH_BUILD: "the torch build",
 }
 
@@ -200,7 +201,7 @@ def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str 
             changes.append(f"probe {probe} {'added' if before is None else 'changed'}")
         elif key == TORCH_BUILD and before is None:
             changes.append("the torch build was not recorded")
-        elif key in (TORCH_BUILD, "worker"):
+        elif key in (TORCH_BUILD, "worker", "project"):
             changes.append(f"{_LABELS[key]} changed")
         else:
             changes.append(f"{_LABELS.get(key, key)} changed: {_short(before)} → {_short(after)}")

@@ -81,3 +81,7 @@ class Matrix:
     """Local wheel folders or pages; None: those pip is configured with."""
     pins: tuple[PinRule, ...]
     expect: tuple[Expectation, ...] = ()
+    project: Path | None = None
+    """A local project (the user's library) built into a wheel and installed in every cell."""
+    requires: tuple[Requirement, ...] = ()
+    """Installed in every cell beside torch and its pins."""

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -69,7 +70,7 @@ def plan(
     rules = (*known_pins, *matrix.pins)
     cells: list[Cell] = []
     for entry in matrix.torch:
-        requirements = _requirements(entry, rules)
+        requirements = _requirements(entry, rules, matrix.requires)
         requests: Sequence[str | None] = entry.pythons or (None,)
         for request in requests:
             session_id = str(entry.version) + (f"-py{request}" if len(requests) > 1 else "")
@@ -77,9 +78,9 @@ def plan(
     return tuple(cells)
 
 
-def _requirements(entry: TorchEntry, rules: Sequence[PinRule]) -> tuple[str, ...]:
-    """``torch==X`` first, then every pin that applies; a later pin on a package replaces an earlier one."""
-    pins = {}
+def _requirements(entry: TorchEntry, rules: Sequence[PinRule], requires: Sequence[Requirement]) -> tuple[str, ...]:
+    """``torch==X`` first, then what every cell needs, then every pin that applies; a later one replaces an earlier."""
+    pins = {canonicalize_name(req.name): str(req) for req in requires}
     for rule in rules:
         if rule.applies_to(entry.version):
             pins.update({canonicalize_name(req.name): str(req) for req in rule.require})

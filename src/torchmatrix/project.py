@@ -14,10 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import config, core, freshness, interpreters, releases, results, runner, terminal, variables
+from . import config, core, freshness, interpreters, library, releases, results, runner, terminal, variables
 from .errors import ConfigError, TorchmatrixError, UsageError
 from .findlinks import pip_find_links
 from .interpreters import Interpreter
@@ -134,7 +135,21 @@ class Project:
     def install_requirements(self, cell: Cell) -> list[str]:
         """What a cell installs: its requirements (torch and its pins), then each probe's own, once."""
         extra = [requirement for probe in self.matrix.probes for requirement in probe.requires]
-        return list(dict.fromkeys([*cell.requirements, *extra]))
+        own = [str(self.built_library.wheel)] if self.built_library else []
+        return list(dict.fromkeys([*cell.requirements, *own, *extra]))
+
+    def installed_names(self, cell: Cell) -> list[str]:
+        """The packages besides torch that a cell installs by name: what its fingerprint lists the versions of."""
+        wanted = [*cell.requirements[1:], *(req for probe in self.matrix.probes for req in probe.requires)]
+        own = [self.built_library.name] if self.built_library else []
+        return list(dict.fromkeys([*own, *(Requirement(requirement).name for requirement in wanted)]))
+
+    @functools.cached_property
+    def built_library(self) -> library.Built | None:
+        """The matrix's ``project:``, built into a wheel (once per change of its sources); None without one."""
+        if self.matrix.project is None:
+            return None
+        return library.build(self.matrix.project, leave_out=[self.matrix.output])
 
     def pairs(self) -> list[core.Pair]:
         """Every (probe, device) pair a cell runs, in the order it runs them."""
@@ -154,6 +169,7 @@ class Project:
             "timeout": self.matrix.timeout,
             "probes": dict(self._probe_hashes),
             "worker": self._worker_hash,
+            "project": f"{self.built_library.name} {self.built_library.contents}" if self.built_library else None,
         }
 
     def up_to_date(

@@ -284,4 +284,6 @@ MATRIX_KEYS = {
     "find_links": Key(list_of(_location), "[wheels]"),
     "pins": Key(list_of(pin_rule), '[{torch: "<2.3", require: ["numpy<2"]}]'),
     "expect": Key(list_of(_expectation), '[{probe: autograd_dot, device: mps, torch: ">=1.12", outcome: pass}]'),
+    "project": Key(_location, "."),
+    "requires": Key(list_of(_requirement), '["pytest>=7"]'),
 }

@@ -71,7 +71,9 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     records = [
         dataclasses.replace(record, inputs=results.record_inputs(inputs, record.probe)) for record in cell_run.records
     ]
-    result = _cell_result(project, cell, started, records=records, environment=cell_run.environment, inputs=inputs)
+    packages = cellenv.installed_versions(env, project.installed_names(cell))
+    environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
+    result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
     path = _write(project, session, result)
     session.log(f"{cell.id}: {tally(records)}; written to {path}")
 
