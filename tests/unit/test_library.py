@@ -17,7 +17,12 @@ def project(folder: Path) -> Path:
 def test_a_source_change_changes_the_digest_and_build_output_and_results_do_not(tmp_path: Path) -> None:
     folder = project(tmp_path / "p")
     before = library.sources_digest(folder, leave_out=[folder / "reports"])
-    for leftover in ("reports/results/box/torch-1.9.0.json", ".nox/probe/pyvenv.cfg", "build/lib/x.py", "x.egg-info/PKG"):
+    for leftover in (
+        "reports/results/box/torch-1.9.0.json",
+        ".nox/probe/pyvenv.cfg",
+        "build/lib/x.py",
+        "x.egg-info/PKG",
+    ):
         (folder / leftover).parent.mkdir(parents=True, exist_ok=True)
         (folder / leftover).write_text("changes on every run")
     assert library.sources_digest(folder, leave_out=[folder / "reports"]) == before
