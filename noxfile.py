@@ -20,7 +20,8 @@ one of them, `nox -j 2 -s probe report` cells in parallel and then the table,
 `nox -s report` renders the stored results of every machine (`-- --help` for its options),
 `nox -s bisect -- PROBE --from OLD --to NEW` finds the first release with NEW's outcome,
 `nox -s verify` checks stored results against the matrix's `expect:` entries,
-`nox -s bench` measures what a matrix costs here, `nox -s tests` tests torchmatrix.
+`nox -s bench` measures what a matrix costs here, `nox -s tests` tests torchmatrix,
+`nox -s docs` builds its documentation.
 """
 
 from __future__ import annotations
@@ -55,7 +56,14 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into docs/_build/html; any warning fails the build."""
+    session.install("-e", ".[docs]")
+    session.run("sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "docs", "docs/_build/html", *session.posargs)
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
     """Run torchmatrix's test suite (unit and integration)."""
-    session.install("-e", ".[test]")
+    session.install("-e", ".[test,docs]")  # docs: tests/unit/test_docs.py builds the site
     session.run("pytest", *session.posargs)

@@ -10,7 +10,7 @@ URL. A key's example is the hint for a value of the wrong kind.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,11 @@ class Key:
     parse: Callable[[Document, KeyPath, Any], Any]
     example: str
     """A valid value, as YAML: the hint for a missing or ill-typed value."""
+    help: str
+    """What the key says, in one line: the docs' key reference shows it beside the example."""
     required: bool = False
+    entries: Mapping[str, Key] | None = None
+    """For a list whose entries may be mappings: their keys, as ``parse`` checks them (the docs list them too)."""
 
 
 def fail(doc: Document, path: KeyPath, problem: str, hint: str = "") -> Exception:
@@ -255,35 +259,83 @@ def _expectation(doc: Document, path: KeyPath, value: Any) -> Expectation:
 
 
 TORCH_ENTRY_KEYS = {
-    "version": Key(_version, "2.2.0", required=True),
-    "python": Key(_pythons, '["3.10", "3.12"]'),
-    "pins": Key(list_of(_requirement), '["numpy==1.26.4"]'),
+    "version": Key(_version, "2.2.0", "the torch release, a PEP 440 version", required=True),
+    "python": Key(
+        _pythons,
+        '["3.10", "3.12"]',
+        "the Pythons to run it on, one cell each; default: the newest one here with a wheel of it",
+    ),
+    "pins": Key(
+        list_of(_requirement),
+        '["numpy==1.26.4"]',
+        "requirements for this release alone; they win over the matrix's `pins:` and the known pins",
+    ),
 }
 PIN_RULE_KEYS = {
-    "torch": Key(_specifier, '"<2.3"', required=True),
-    "require": Key(list_of(_requirement), '["numpy<2"]', required=True),
-    "reason": Key(_nonempty_text, "built against NumPy 1.x"),
+    "torch": Key(_specifier, '"<2.3"', "the torch releases the rule is for, a version range", required=True),
+    "require": Key(
+        list_of(_requirement), '["numpy<2"]', "the requirements installed beside each of them", required=True
+    ),
+    "reason": Key(_nonempty_text, "built against NumPy 1.x", "why they are needed"),
 }
 EXPECTATION_KEYS = {
-    "probe": Key(_probe_name, "autograd_dot", required=True),
-    "device": Key(_one_device, "mps", required=True),
-    "torch": Key(_specifier, '">=1.12"'),
-    "outcome": Key(_outcome, "pass", required=True),
-    "python": Key(_python, '"3.10"'),
-    "machine": Key(_nonempty_text, "darwin-arm64"),
-    "reason": Key(_nonempty_text, "torch.dot returned 0 before 1.12"),
+    "probe": Key(_probe_name, "autograd_dot", "a probe of this matrix", required=True),
+    "device": Key(_one_device, "mps", "one device of this matrix", required=True),
+    "torch": Key(_specifier, '">=1.12"', "the releases it speaks of, a version range; default: every release"),
+    "outcome": Key(_outcome, "pass", "the outcome the probe must have there", required=True),
+    "python": Key(_python, '"3.10"', "only cells of this Python"),
+    "machine": Key(_nonempty_text, "darwin-arm64", "only results filed under this machine"),
+    "reason": Key(_nonempty_text, "torch.dot returned 0 before 1.12", "shown beside a violation"),
 }
 MATRIX_KEYS = {
-    "torch": Key(_torch_entries, "[1.12.1, 2.2.0]", required=True),
-    "probes": Key(list_of(_text), "[autograd_dot, my_probes/check.py]"),
-    "devices": Key(_devices, "[cpu, cuda]"),
-    "timeout": Key(_positive_seconds, "300"),
-    "output": Key(_nonempty_text, "reports"),
-    "machine": Key(_nonempty_text, "H200"),
-    "index_url": Key(_url, "https://download.pytorch.org/whl/cpu"),
-    "find_links": Key(list_of(_location), "[wheels]"),
-    "pins": Key(list_of(pin_rule), '[{torch: "<2.3", require: ["numpy<2"]}]'),
-    "expect": Key(list_of(_expectation), '[{probe: autograd_dot, device: mps, torch: ">=1.12", outcome: pass}]'),
-    "project": Key(_location, "."),
-    "requires": Key(list_of(_requirement), '["pytest>=7"]'),
+    "torch": Key(
+        _torch_entries,
+        "[1.12.1, 2.2.0]",
+        "the torch releases, one cell each: a version, or a mapping that pins Pythons or requirements",
+        required=True,
+        entries=TORCH_ENTRY_KEYS,
+    ),
+    "probes": Key(
+        list_of(_text),
+        "[autograd_dot, my_probes/check.py]",
+        "the probes to run: a name in probes/, or a .py path relative to this file; default: every probes/*.py",
+    ),
+    "devices": Key(
+        _devices, "[cpu, cuda]", "the devices to run on: a list, or `auto` for cpu, cuda and mps; default: auto"
+    ),
+    "timeout": Key(
+        _positive_seconds,
+        "300",
+        "seconds one (probe, device) pair may run (importing torch gets at least 300); default: 300",
+    ),
+    "output": Key(
+        _nonempty_text, "reports", "the folder results and reports go to, relative to this file; default: reports"
+    ),
+    "machine": Key(_nonempty_text, "H200", "the name results are filed under; default: `<os>-<arch>`"),
+    "index_url": Key(
+        _url, "https://download.pytorch.org/whl/cpu", "where torch comes from; default: https://pypi.org/simple"
+    ),
+    "find_links": Key(
+        list_of(_location),
+        "[wheels]",
+        "local wheel folders or pages, relative to this file; default: those pip is configured with",
+    ),
+    "pins": Key(
+        list_of(pin_rule),
+        '[{torch: "<2.3", require: ["numpy<2"]}]',
+        "requirements for a range of torch releases, beside the known pins",
+        entries=PIN_RULE_KEYS,
+    ),
+    "expect": Key(
+        list_of(_expectation),
+        '[{probe: autograd_dot, device: mps, torch: ">=1.12", outcome: pass}]',
+        "what `nox -s verify` checks against the stored results",
+        entries=EXPECTATION_KEYS,
+    ),
+    "project": Key(
+        _location,
+        ".",
+        "your own project's folder, relative to this file: built once into a wheel, installed in every cell",
+    ),
+    "requires": Key(list_of(_requirement), '["pytest>=7"]', "requirements installed in every cell, beside torch"),
 }
