@@ -24,14 +24,19 @@ def test_the_worker_and_every_probe_compile(minor: str) -> None:
     assert completed.returncode == 0, completed.stderr
 
 
-def test_the_worker_protocol_runs_on_python_3_6(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_the_worker_protocol_runs_on_python_3_6(tmp_path: Path, start: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if "3.6" not in PYTHONS:
         pytest.skip(f"no Python 3.6 here (found {', '.join(PYTHONS)}); `uv python install 3.6` or pyenv adds one")
+    monkeypatch.setenv("TORCHMATRIX_WORKER_START", start)  # fork: on Linux; spawn: elsewhere
     oldest = PYTHONS["3.6"]
     python, site_packages = bare_venv(tmp_path / "venv", base=oldest.path)
     (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
     probe = tmp_path / "p.py"
     probe.write_text("def run(device):\n    return {'outcome': 'fail', 'metrics': {'checks': []}, 'message': 'm'}\n")
-    cell = run_cell(python, [Pair(Probe("p", probe), "cpu"), Pair(Probe("p", probe), "mps")], 30.0)
-    assert [record.outcome for record in cell.records] == [Outcome.FAIL, Outcome.UNAVAILABLE]
+    hang = tmp_path / "hang.py"
+    hang.write_text("import time\ndef run(device):\n    time.sleep(60)\n")
+    pairs = [Pair(Probe("p", probe), "cpu"), Pair(Probe("hang", hang), "cpu"), Pair(Probe("p", probe), "mps")]
+    cell = run_cell(python, pairs, 2.0)
+    assert [record.outcome for record in cell.records] == [Outcome.FAIL, Outcome.TIMEOUT, Outcome.UNAVAILABLE]
     assert cell.environment["python"].startswith(oldest.minor)
