@@ -275,6 +275,18 @@ def test_a_pair_that_breaks_cuda_breaks_it_for_itself_alone(
     assert len(workers(stub_log)) == 1
 
 
+def test_devices_are_checked_once_per_cell_and_an_absent_one_starts_no_process(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch, start: str, stub_log: Path
+) -> None:
+    monkeypatch.setenv("TORCHMATRIX_STUB_CUDA", "build")  # a CUDA build, no CUDA device
+    cell, _ = run(stub_torch_python, probes, ["good", "uses_cuda", "asserts"], devices=("cpu", "cuda"))
+    assert [record.outcome for record in cell.records] == [Outcome.PASS, Outcome.UNAVAILABLE] * 3
+    assert {record.message for record in cell.records[1::2]} == {
+        "torch has CUDA support but this machine has no usable CUDA device"
+    }
+    assert len({pid for pid, _ in logged(stub_log, "cuda")}) == 1  # the fingerprint's process
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
 def test_the_worker_that_forks_never_touches_cuda(
     stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch, stub_log: Path

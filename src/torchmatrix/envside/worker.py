@@ -28,7 +28,8 @@ whole of it: starting the process, running the pair, ending and cleaning up.
 
 On Linux a pair's process is forked from this worker, which never runs torch
 code itself: a forked child cannot use a CUDA context its parent created, so
-even the device checks and the fingerprint run in forked children. The worker
+even the fingerprint and the device checks run in a forked child, the first,
+once per cell (a pair whose device is absent starts no process). The worker
 is a child subreaper, so whatever a pair started, even a process that called
 setsid() or forked twice to leave, becomes the worker's child when its parent
 ends; after each pair the worker kills the pair's process group, then every
@@ -110,14 +111,20 @@ def main():
     isolation = Forking(0, channel.fileno()) if forks() else Spawning(0, startup)
     try:
         left = started + startup - time.monotonic()  # the fingerprint has what the import left of its allowance
-        environment = environment_from(isolation.run({"job": "fingerprint"}, left), torch)
+        devices = sorted(set(device for _, _, device in pairs))
+        checked = isolation.run({"job": "fingerprint", "devices": devices}, left)
+        environment = environment_from(checked, torch)
         environment["import_seconds"] = import_seconds
+        absent = absent_devices(checked)
         send({"event": "ready", "environment": environment})
         for index, (name, path, device) in enumerate(pairs, start=request.get("first", 0)):
             send({"event": "start", "index": index})
             began = time.perf_counter()
-            job = {"job": "pair", "name": name, "path": path, "device": device}
-            record = pair_record(isolation.run(job, timeout), name, device, timeout)
+            if device in absent:  # no process needed to learn it again
+                record = {"outcome": "unavailable", "metrics": {}, "message": absent[device]}
+            else:
+                job = {"job": "pair", "name": name, "path": path, "device": device}
+                record = pair_record(isolation.run(job, timeout), name, device, timeout)
             record.update({"event": "record", "index": index, "duration": time.perf_counter() - began})
             send(record)
         send({"event": "done"})
@@ -180,7 +187,8 @@ def child_main(job, answer_fd):
 
 def perform(torch, job):
     if job["job"] == "fingerprint":
-        return {"environment": fingerprint(torch)}
+        checked = {device: device_available(torch, device) for device in job["devices"]}
+        return {"environment": fingerprint(torch), "devices": checked}
     return run_pair(torch, job["name"], job["path"], job["device"])
 
 
@@ -313,6 +321,15 @@ def environment_from(ending, torch):
             why, ":\n" + ending.log_tail if ending.log_tail else ""
         ),
     }
+
+
+def absent_devices(ending):
+    """The devices the fingerprint's process found missing, each with why; {} if it could not tell."""
+    answer = parsed(ending.answer) if ending.code == 0 else None
+    checked = answer.get("devices") if answer is not None else None
+    if not isinstance(checked, dict):
+        return {}
+    return {device: str(why) for device, (available, why) in checked.items() if not available}
 
 
 def parsed(answer):

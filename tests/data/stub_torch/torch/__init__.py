@@ -2,7 +2,8 @@
 
 $TORCHMATRIX_STUB_IMPORT_SECONDS makes importing it take that long (a slow `import torch`).
 $TORCHMATRIX_STUB_CUDA=1 gives it a CUDA device, which `cuda.device_side_assert()` breaks for good,
-as a real device-side assert breaks the process's CUDA context. As with real CUDA, a process
+as a real device-side assert breaks the process's CUDA context; =build makes it a CUDA build on a
+machine without a CUDA device. As with real CUDA, a process
 forked after CUDA was initialised cannot use it: every call there raises.
 $TORCHMATRIX_STUB_LOG names a file that gets a line "import <pid> <parent's pid>" for each
 import and "cuda <pid> <parent's pid>" for each CUDA call, is_available() included.
@@ -27,10 +28,11 @@ __version__ = "0.0.0+stub"
 
 
 STUB_CUDA = os.environ.get("TORCHMATRIX_STUB_CUDA") == "1"
+CUDA_BUILD = os.environ.get("TORCHMATRIX_STUB_CUDA") in ("1", "build")
 
 
 class version:
-    cuda = "12.0" if STUB_CUDA else None
+    cuda = "12.0" if CUDA_BUILD else None
     hip = None
     git_version = "stub"
     debug = False
