@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from torchmatrix.core import Outcome, Pair, Probe
+from torchmatrix.envside import worker
 from torchmatrix.interpreters import discover
 from torchmatrix.runner import WORKER, run_cell
 
@@ -40,3 +43,17 @@ def test_the_worker_protocol_runs_on_python_3_6(tmp_path: Path, start: str, monk
     cell = run_cell(python, pairs, 2.0)
     assert [record.outcome for record in cell.records] == [Outcome.FAIL, Outcome.TIMEOUT, Outcome.UNAVAILABLE]
     assert cell.environment["python"].startswith(oldest.minor)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_workers_children_are_found_by_either_way_of_reading_proc() -> None:
+    sleepers = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(2)]
+    try:
+        started = {sleeper.pid for sleeper in sleepers}
+        assert started <= set(worker.own_children(os.getpid()))
+        assert started <= set(worker.children_by_scan(os.getpid()))
+        assert set(worker.own_children(sleepers[0].pid)) == set(worker.children_by_scan(sleepers[0].pid)) == set()
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
