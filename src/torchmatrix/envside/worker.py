@@ -288,14 +288,14 @@ class Ending(object):
 def pair_record(ending, name, device, limit):
     if ending.timed_out:
         return {"outcome": "timeout", "metrics": {"limit": limit}, "message": "stopped after {:g} s".format(limit)}
+    if len(ending.answer) > MAX_ANSWER_BYTES:  # then the worker ended it: its exit code says nothing
+        return malformed("the probe's process sent more than {} bytes".format(MAX_ANSWER_BYTES))
     if ending.code != 0 or not ending.answer.strip():
         how = exit_description(ending.code) + (" before run() returned" if ending.code == 0 else "")
         message = "the probe's process {} while running {} on {}".format(how, name, device)
         if ending.log_tail:
             message += ":\n" + ending.log_tail
         return {"outcome": "crash", "metrics": {"exit_code": ending.code}, "message": message}
-    if len(ending.answer) > MAX_ANSWER_BYTES:
-        return malformed("the probe's process sent more than {} bytes".format(MAX_ANSWER_BYTES))
     answer = parsed(ending.answer)
     if not (
         answer is not None
@@ -556,8 +556,11 @@ class Forking(Isolation):
                 raise ParentGone()
             if self.wakeup in readable:
                 drain(self.wakeup)
-            if reader in readable and (not read_into(answer, reader) or len(answer) > MAX_ANSWER_BYTES):
-                watched.remove(reader)  # at its end, or too much: a child that writes on blocks, and times out
+            if reader in readable:
+                if not read_into(answer, reader):
+                    watched.remove(reader)  # from here on, the child's end is seen by SIGCHLD alone
+                elif len(answer) > MAX_ANSWER_BYTES:
+                    return bytes(answer), False  # more than any record: the pair is over
         read_into(answer, reader)  # what it wrote just before it ended
         return bytes(answer), False
 
