@@ -33,7 +33,8 @@ once per cell (a pair whose device is absent starts no process). The worker
 is a child subreaper, so whatever a pair started, even a process that called
 setsid() or forked twice to leave, becomes the worker's child when its parent
 ends; after each pair the worker kills the pair's process group, then every
-child it still has.
+child it still has. Should the worker itself be killed, the pair's own
+process dies with it (PR_SET_PDEATHSIG).
 
 Elsewhere a pair's process is a new Python running this file (``--child``),
 which imports torch again (a second or two per pair): macOS's system
@@ -487,7 +488,7 @@ def prctl(option, value):
 class Forking(Isolation):
     """Each job in a child forked from this worker, which waits on it, its own stdin and SIGCHLD alone.
 
-    The worker stays single-threaded (a fork in a process with threads can deadlock
+    The worker starts no thread (a fork in a process with threads can deadlock
     its child): one select() watches the child's answer, the child's end (a
     SIGCHLD handler wakes it) and the parent's end (stdin closes).
     """
