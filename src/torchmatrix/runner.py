@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -113,11 +114,14 @@ class _Worker:
         self.startup = max(timeout, STARTUP_SECONDS)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
         self.lines: queue.Queue[bytes | None] = queue.Queue()
+        # The pairs' temporary folders go in here, removed in __exit__ even if the worker could not remove them.
+        self.scratch = tempfile.mkdtemp(prefix="torchmatrix-worker-")
         request = {
             "pairs": [[pair.probe.name, str(pair.probe.path), pair.device] for pair in pairs[first:]],
             "first": first,
             "timeout": timeout,
             "startup": self.startup,
+            "scratch": self.scratch,
         }
         # -I: none of the user's PYTHON* variables (PYTHONPATH, PYTHONDONTWRITEBYTECODE) reach the cell.
         options = ["-X", f"pycache_prefix={pycache_prefix}"] if pycache_prefix else []
@@ -143,6 +147,7 @@ class _Worker:
     def __exit__(self, *_exc: object) -> None:
         self._stop()
         self.stderr.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def _stop(self) -> None:
         """Let the worker end its pairs' processes (its stdin closes), then kill it and its group if it is still there.

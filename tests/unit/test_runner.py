@@ -92,8 +92,10 @@ PROBES = {
         """,
     "hangs_leaving_a_child": """
         import os, subprocess, sys, time
-        def run(device):
+        def run(device):  # its folder goes to the pids file's .cwd, its worker's pid, its own, its child's to the file
             child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)
+            with open(os.environ['TORCHMATRIX_TEST_PIDS'] + '.cwd', 'w') as cwd:
+                cwd.write(os.getcwd())
             with open(os.environ['TORCHMATRIX_TEST_PIDS'], 'a') as pids:
                 pids.write('{} {} {}\\n'.format(os.getppid(), os.getpid(), child.pid))
             time.sleep(3600)
@@ -378,6 +380,7 @@ def test_when_its_parent_ends_the_worker_ends_with_everything_its_pair_started(
         parent.send_signal(how)
         parent.wait(timeout=30)
         assert wait_until_dead(started, seconds=10) == []
+        assert not _pair_folder(pids_file).exists()
     finally:
         parent.kill()
         parent.wait()
@@ -401,6 +404,11 @@ def test_a_hung_worker_is_stopped_and_a_new_one_runs_the_rest(
     assert cell.records[0].message == "stopped after 2 s: the worker hung instead of stopping it at 1 s"
     worker, pair_process, _ = _pids(pids_file)
     assert wait_until_dead([worker, pair_process]) == []  # the pair's process dies with its worker
+    assert not _pair_folder(pids_file).exists()  # removed by this side, as the worker could not
+
+
+def _pair_folder(pids_file: Path) -> Path:
+    return Path(Path(f"{pids_file}.cwd").read_text())
 
 
 def _wait_for_pids(path: Path, seconds: float = 30.0) -> list[int]:

@@ -5,7 +5,10 @@ library and torch only; it never imports torchmatrix.
 
 The request arrives as one JSON line on stdin:
 
-    {"pairs": [[name, path, device], ...], "first": index, "timeout": s, "startup": s}
+    {"pairs": [[name, path, device], ...], "first": index, "timeout": s, "startup": s, "scratch": folder}
+
+The pairs' temporary folders are made in ``scratch``, which the parent removes
+when the worker has ended (and the worker when the parent is gone).
 
 The parent keeps stdin open: when it closes (the parent ended, even by
 SIGKILL, or it asks the worker to stop), the worker kills every process its
@@ -109,7 +112,8 @@ def main():
 
     import_seconds = time.perf_counter() - import_started
     # After the import: its SIGCHLD handler is no business of torch's import (nor of anything it starts).
-    isolation = Forking(0, channel.fileno()) if forks() else Spawning(0, startup)
+    scratch = request.get("scratch") or tempfile.gettempdir()
+    isolation = Forking(scratch, 0, channel.fileno()) if forks() else Spawning(scratch, 0, startup)
     try:
         left = started + startup - time.monotonic()  # the fingerprint has what the import left of its allowance
         devices = sorted(set(device for _, _, device in pairs))
@@ -130,7 +134,7 @@ def main():
             send(record)
         send({"event": "done"})
     except ParentGone:
-        pass  # nobody reads on: what the running pair started was ended on the way out of isolation.run
+        isolation.remove_scratch()  # nobody reads on: what the running pair started was ended already
     finally:
         isolation.close()
     sys.stderr.flush()
@@ -366,7 +370,8 @@ def exit_code(status):
 class Isolation(object):
     """Runs each job in a new process, in an empty temporary folder, with its output in a log of its own."""
 
-    def __init__(self):
+    def __init__(self, scratch):
+        self.scratch = scratch
         self.pid = os.getpid()
         self.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1)
 
@@ -375,7 +380,7 @@ class Isolation(object):
 
         Raises ParentGone if the parent went away meanwhile, after ending the job's processes.
         """
-        folder = tempfile.mkdtemp(prefix=TEMP_PREFIX)
+        folder = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.scratch)
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the whole job
         try:
             code, answer, timed_out = self.start_and_wait(job, folder, log, limit)
@@ -415,6 +420,10 @@ class Isolation(object):
 
     def close(self):
         self.kill_children(time.monotonic() + KILL_SECONDS)
+
+    def remove_scratch(self):
+        if self.scratch != tempfile.gettempdir():  # a folder of the parent's, not the system's
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def keep_log(log, job):
@@ -493,8 +502,8 @@ class Forking(Isolation):
     SIGCHLD handler wakes it) and the parent's end (stdin closes).
     """
 
-    def __init__(self, parent_fd, channel_fd):
-        Isolation.__init__(self)
+    def __init__(self, scratch, parent_fd, channel_fd):
+        Isolation.__init__(self, scratch)
         self.parent_fd = parent_fd
         self.wakeup, wakeup_writer = os.pipe()
         os.set_blocking(self.wakeup, False)
@@ -617,8 +626,8 @@ class Spawning(Isolation):
     the parent's end (stdin closes), then ends the running job's processes and the worker.
     """
 
-    def __init__(self, parent_fd, startup):
-        Isolation.__init__(self)
+    def __init__(self, scratch, parent_fd, startup):
+        Isolation.__init__(self, scratch)
         self.startup = startup
         self.process = None
         watcher = threading.Thread(target=self.watch_parent, args=(parent_fd,), name="torchmatrix-watch-parent")
@@ -634,10 +643,11 @@ class Spawning(Isolation):
         process = self.process
         if process is not None:
             self.end(process)
+        self.remove_scratch()
         os._exit(70)
 
     def start_and_wait(self, job, folder, log, limit):
-        answer_fd, answer_path = tempfile.mkstemp(prefix=TEMP_PREFIX)  # outside the folder the probe may empty
+        answer_fd, answer_path = tempfile.mkstemp(prefix="answer-", dir=self.scratch)  # beside the pair's folder
         os.close(answer_fd)
         try:
             self.process = subprocess.Popen(
@@ -646,16 +656,16 @@ class Spawning(Isolation):
             )  # fmt: skip
             timed_out = not self.imported(self.process, answer_path) or not ended_within(self.process, limit)
             self.end(self.process)
-            with open(answer_path, "rb") as answer:
-                return self.process.returncode, answer.read(MAX_ANSWER_BYTES + 1), timed_out
+            return self.process.returncode, read_answer(answer_path), timed_out
         finally:
             self.process = None
-            os.unlink(answer_path)
+            with contextlib.suppress(OSError):
+                os.unlink(answer_path)
 
     def imported(self, process, answer_path):
         """Whether ``process`` imported torch within the startup allowance (or ended before)."""
         deadline = time.monotonic() + self.startup
-        while not os.path.getsize(answer_path):  # it writes a newline once torch is imported
+        while not size_of(answer_path):  # it writes a newline once torch is imported
             if process.poll() is not None:
                 return True
             if time.monotonic() > deadline:
@@ -680,6 +690,22 @@ class Spawning(Isolation):
         process.wait()
         if self.subreaper:
             self.kill_children(time.monotonic() + KILL_SECONDS)
+
+
+def size_of(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def read_answer(path):
+    """What a job's process wrote to its answer file; nothing if a probe deleted the file."""
+    try:
+        with open(path, "rb") as answer:
+            return answer.read(MAX_ANSWER_BYTES + 1)
+    except OSError:
+        return b""
 
 
 def ended_within(process, seconds):
