@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,27 @@ LIMIT_SCRIPT = textwrap.dedent(
         spec.loader.exec_module(module)
         for device in devices:
             module.run(device)
+    """
+)
+
+NOOP_PROBE = 'def run(device):\n    return {"outcome": "pass", "metrics": {}, "message": ""}\n'
+ISOLATION_PAIRS = 20
+
+# The in-process side of the isolation figure: a probe file loaded and run in a process that imported torch,
+# as a worker did before each pair got a process of its own; the median seconds, printed.
+IN_PROCESS_SCRIPT = textwrap.dedent(
+    """
+    import importlib.util, statistics, sys, time
+    import torch
+    times = []
+    for index in range(int(sys.argv[2])):
+        started = time.perf_counter()
+        spec = importlib.util.spec_from_file_location("noop%d" % index, sys.argv[1])
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.run("cpu")
+        times.append(time.perf_counter() - started)
+    print(statistics.median(times))
     """
 )
 
@@ -308,6 +330,40 @@ def cell_figures(bench: Bench, matrix: Path, project: Project, probe_count: int)
         )
     )
     return figures, sum(limit for _, limit in measured)
+
+
+def isolation_figure(bench: Bench, cell: Cell, pairs: int = ISOLATION_PAIRS) -> Figure:
+    """What a pair's own process costs: a no-op probe's recorded duration against loading and running it in-process."""
+    folder = bench.folder / "probes"
+    folder.mkdir(exist_ok=True)
+    names = [f"noop_{index:02}" for index in range(pairs)]
+    for name in names:
+        (folder / f"{name}.py").write_text(NOOP_PROBE)
+    matrix = bench.matrix("noop", [str(cell.torch)], [f"probes/{name}.py" for name in names], "out-noop")
+    project = bench.project(matrix)
+    (noop_cell,) = project.cells
+    bench.nox(matrix, "-s", noop_cell.session, "--", "--force")
+    records = [record for record in results.read(project.result_file(noop_cell)).records if record.device == "cpu"]
+    isolated = statistics.median(record.duration for record in records)
+    python = env_python(project, noop_cell)
+    prefix = probe_session.pycache_prefix(python.parent.parent)
+    command = [str(python), "-I", "-X", f"pycache_prefix={prefix}", "-c", IN_PROCESS_SCRIPT, str(folder / "noop_00.py")]
+    in_process = float(bench.run([*command, str(pairs)], "the in-process no-op").output.split()[-1])
+    return Figure(
+        f"isolation: a pair in a process of its own vs in-process, torch {cell.torch}",
+        f"{milliseconds(isolated - in_process)} more per pair ({milliseconds(isolated)} vs {milliseconds(in_process)})",
+        "(measured, no target)",
+        None,
+        (f"median over {len(records)} cpu pairs of a no-op probe: the duration its record holds, which the worker "
+         "measures from before it makes the pair's temporary folder to after it removes it, the pair's "
+         "processes started, ended and reaped in between; "
+         "in-process: the same file loaded and run by the env's Python after `import torch`, as a worker did "
+         "before each pair had a process of its own",),
+    )  # fmt: skip
+
+
+def milliseconds(value: float) -> str:
+    return f"{value * 1000:.2f} ms"
 
 
 def parallel_figures(bench: Bench, matrix: Path, project: Project, limits: float) -> list[Figure]:
@@ -564,7 +620,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         matrix_rows, matrix, project = matrix_figures(bench, versions)
         header = machine_lines(bench, [f"torch {cell.torch} on Python {cell.python}" for cell in project.cells])
         cell_rows, limits = cell_figures(bench, matrix, project, options.probes)
-        figures = cell_rows + matrix_rows + parallel_figures(bench, matrix, project, limits)
+        figures = [*cell_rows, isolation_figure(bench, project.cells[0]), *matrix_rows]
+        figures += parallel_figures(bench, matrix, project, limits)
         if options.cold_matrix:
             figures += cold_matrix_figures(bench, options.cold_matrix.resolve())
     except BenchError as error:

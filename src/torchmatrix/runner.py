@@ -1,13 +1,15 @@
-"""Run every (probe, device) pair of a cell in worker processes of the cell's Python.
+"""Run every (probe, device) pair of a cell in a worker process of the cell's Python.
 
-One worker imports torch once and runs the pairs in order, announcing each. If
-it dies or a pair runs past the time limit, that pair is recorded as ``crash``
-or ``timeout`` and a new worker goes on with the rest.
+The worker imports torch once and runs each pair in a process of its own,
+announcing each: a pair that crashes or runs past the time limit is recorded
+as ``crash`` or ``timeout`` by the worker, which goes on with the rest (see
+``envside/worker.py``). Should the worker itself die or stop answering, this
+side records the pair that was running and starts a new worker for the rest.
 
-A worker runs in its own process group, so that stopping it stops whatever its
-probes started too; and it ends itself, group and all, when this process ends
-(its stdin, which this process holds open, reaches end of file): no probe
-outlives the run, even when nox is killed with SIGKILL.
+The worker ends every process its pairs started, and itself, when its stdin
+(which this process holds open) reaches end of file: when this process ends,
+even by SIGKILL, or when it stops the worker, which it does by closing that
+stdin, giving the worker a few seconds, then killing the worker's process group.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,8 +36,12 @@ WORKER = Path(__file__).with_name("envside") / "worker.py"
 STDERR_TAIL = 2000
 STARTUP_SECONDS = 300.0
 """The least time a worker gets to import torch, whatever the per-pair limit: a cold import can take minutes."""
+GRACE_SECONDS = 10.0
+"""How long past a limit the worker, which enforces it, has to send its verdict before it counts as hung."""
+STOP_SECONDS = 5.0
+"""How long a worker asked to stop (its stdin closed) has to end its pairs' processes before it is killed."""
 POLL_SECONDS = 0.5
-"""How often a quiet worker is checked for having died (its pipes may outlive it in a forked child)."""
+"""How often a quiet worker is checked for having died (in case something it started holds its stdout open)."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +75,8 @@ def run_cell(
     environment: dict[str, Any] = {}
     while len(records) < len(pairs):
         first = len(records)
-        with _Worker(python, pairs, first, pycache_prefix) as worker:
-            session = worker.follow(timeout, listener)
+        with _Worker(python, pairs, first, timeout, pycache_prefix) as worker:
+            session = worker.follow(listener)
         records += session.records
         environment = environment or session.environment
         if not session.records:
@@ -78,7 +85,10 @@ def run_cell(
                 return CellRun({}, (), import_failure=failure)
             # A later worker died before its first pair: the rest share its fate rather than loop.
             for pair in pairs[first:]:
-                record = Record(pair.probe.name, pair.device, session.failure_outcome, {}, failure, 0.0)
+                record = Record(
+                    probe=pair.probe.name, device=pair.device, outcome=session.failure_outcome,
+                    metrics={}, message=failure, duration=0.0,
+                )  # fmt: skip
                 listener("record", pair, record)
                 records.append(record)
     return CellRun(environment, tuple(records))
@@ -93,16 +103,25 @@ class _WorkerSession:
 
 
 class _Worker:
-    """One worker process: started on enter, killed with its children on exit."""
+    """One worker process: started on enter, stopped with its children on exit."""
 
-    def __init__(self, python: str, pairs: Sequence[Pair], first: int, pycache_prefix: Path | None) -> None:
+    def __init__(
+        self, python: str, pairs: Sequence[Pair], first: int, timeout: float, pycache_prefix: Path | None
+    ) -> None:
         self.pairs = pairs
         self.first = first
+        self.timeout = timeout
+        self.startup = max(timeout, STARTUP_SECONDS)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
         self.lines: queue.Queue[bytes | None] = queue.Queue()
+        # The pairs' temporary folders go in here, removed in __exit__ even if the worker could not remove them.
+        self.scratch = tempfile.mkdtemp(prefix="torchmatrix-worker-")
         request = {
             "pairs": [[pair.probe.name, str(pair.probe.path), pair.device] for pair in pairs[first:]],
             "first": first,
+            "timeout": timeout,
+            "startup": self.startup,
+            "scratch": self.scratch,
         }
         # -I: none of the user's PYTHON* variables (PYTHONPATH, PYTHONDONTWRITEBYTECODE) reach the cell.
         options = ["-X", f"pycache_prefix={pycache_prefix}"] if pycache_prefix else []
@@ -126,12 +145,23 @@ class _Worker:
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        _kill_tree(self.process)
-        self.process.wait()
+        self._stop()
+        self.stderr.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _stop(self) -> None:
+        """Let the worker end its pairs' processes (its stdin closes), then kill it and its group if it is still there.
+
+        Killed at once, it could not: what a pair started in a session of its own would live on.
+        """
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()
-        self.stderr.close()
+        try:
+            self.process.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_tree(self.process)
+            self.process.wait()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -139,13 +169,17 @@ class _Worker:
             self.lines.put(line)
         self.lines.put(None)
 
-    def follow(self, timeout: float, listener: Listener) -> _WorkerSession:
-        """Read the worker's messages until it is done, dies, or overruns ``timeout`` on one pair."""
+    def follow(self, listener: Listener) -> _WorkerSession:
+        """Read the worker's messages until it is done, dies, or stops answering.
+
+        The worker stops a pair at its time limit itself; this side waits a grace period
+        longer before it takes the worker for hung.
+        """
         session = _WorkerSession([], {})
         running: int | None = None
-        limit = max(timeout, STARTUP_SECONDS)  # until the first pair starts, the limit bounds `import torch`
+        limit = self.startup  # until the first pair starts, the limit bounds `import torch` and the fingerprint
         started = time.monotonic()
-        deadline = started + limit
+        deadline = started + limit + GRACE_SECONDS
         died_at: float | None = None
         while True:
             now = time.monotonic()
@@ -171,9 +205,9 @@ class _Worker:
                 session.environment = message.get("environment") or {}
             elif event == "start" and message.get("index") == self.first + len(session.records):
                 running = message["index"]
-                limit = timeout
+                limit = self.timeout
                 started = time.monotonic()
-                deadline = started + limit
+                deadline = started + limit + GRACE_SECONDS
                 listener("start", self.pairs[running], None)
             elif event == "record" and running is not None and message.get("index") == running:
                 record = _record(self.pairs[running], message)
@@ -186,15 +220,17 @@ class _Worker:
     def _overran(
         self, session: _WorkerSession, running: int | None, limit: float, started: float, listener: Listener
     ) -> None:
-        _kill_tree(self.process)
+        self._stop()
+        waited = limit + GRACE_SECONDS
         if running is None:
-            session.failure = f"the worker did not start within {limit:g} s (import torch hung?)"
+            session.failure = f"the worker did not start within {waited:g} s (import torch hung?)"
             session.failure_outcome = Outcome.TIMEOUT
             return
         pair = self.pairs[running]
         record = Record(
-            pair.probe.name, pair.device, Outcome.TIMEOUT, {"limit": limit},
-            f"stopped after {limit:g} s", time.monotonic() - started,
+            probe=pair.probe.name, device=pair.device, outcome=Outcome.TIMEOUT, metrics={"limit": limit},
+            message=f"stopped after {waited:g} s: the worker hung instead of stopping it at {limit:g} s",
+            duration=time.monotonic() - started,
         )  # fmt: skip
         session.records.append(record)
         listener("record", pair, record)
@@ -210,8 +246,9 @@ class _Worker:
         pair = self.pairs[running]
         message = f"the worker {how} while running {pair.probe.name} on {pair.device}" + (f":\n{log}" if log else "")
         record = Record(
-            pair.probe.name, pair.device, Outcome.CRASH, {"exit_code": code}, message, time.monotonic() - started
-        )
+            probe=pair.probe.name, device=pair.device, outcome=Outcome.CRASH, metrics={"exit_code": code},
+            message=message, duration=time.monotonic() - started,
+        )  # fmt: skip
         session.records.append(record)
         listener("record", pair, record)
 
@@ -263,7 +300,7 @@ def _own_process_group() -> dict[str, Any]:
 
 
 def _kill_tree(process: subprocess.Popen[bytes]) -> None:
-    """Kill the worker and anything its probes started (its whole process group)."""
+    """Kill the worker and whatever is left in its process group."""
     if sys.platform == "win32":
         if process.poll() is None:
             process.kill()

@@ -78,16 +78,16 @@ def test_the_run_succeeds_and_every_pair_gets_exactly_its_outcome(probed: Probed
 
 def test_crashes_name_the_signal_or_exit_code_and_where_the_probe_was(probed: Probed) -> None:
     segfault = probed.record("segfault")
-    assert segfault.message.startswith("the worker died with SIGSEGV while running segfault on cpu")
+    assert segfault.message.startswith("the probe's process died with SIGSEGV while running segfault on cpu")
     assert segfault.metrics["exit_code"] == -11
     assert "segfault.py" in segfault.message  # the Python stack at the crash, from faulthandler
     exited = probed.record("exit_halfway")
-    assert exited.message.startswith("the worker exited with code 3 while running exit_halfway on cpu")
+    assert exited.message.startswith("the probe's process exited with code 3 while running exit_halfway on cpu")
 
 
 def test_a_crash_is_seen_even_when_a_forked_child_keeps_the_pipes_open(probed: Probed) -> None:
     crash = probed.record("fork_then_crash")  # not a timeout: its death is noticed without waiting for EOF
-    assert crash.message.startswith("the worker died with SIGSEGV while running fork_then_crash on cpu")
+    assert crash.message.startswith("the probe's process died with SIGSEGV while running fork_then_crash on cpu")
 
 
 def test_a_hang_is_stopped_at_the_limit_and_a_slow_probe_within_it_passes(probed: Probed) -> None:
@@ -114,7 +114,7 @@ def test_garbage_on_stdout_and_stderr_does_not_reach_the_results(probed: Probed)
 
 
 def test_no_process_a_probe_started_outlives_the_run(probed: Probed) -> None:
-    assert len(probed.pids) == 3  # the hanging worker, its child, the forked child of fork_then_crash
+    assert len(probed.pids) == 3  # the hanging pair's process, its child, the forked child of fork_then_crash
     assert wait_until_dead(probed.pids) == []
 
 

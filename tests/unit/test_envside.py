@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from torchmatrix.core import Outcome, Pair, Probe
+from torchmatrix.envside import worker
 from torchmatrix.interpreters import discover
 from torchmatrix.runner import WORKER, run_cell
 
@@ -24,14 +27,33 @@ def test_the_worker_and_every_probe_compile(minor: str) -> None:
     assert completed.returncode == 0, completed.stderr
 
 
-def test_the_worker_protocol_runs_on_python_3_6(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_the_worker_protocol_runs_on_python_3_6(tmp_path: Path, start: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if "3.6" not in PYTHONS:
         pytest.skip(f"no Python 3.6 here (found {', '.join(PYTHONS)}); `uv python install 3.6` or pyenv adds one")
+    monkeypatch.setenv("TORCHMATRIX_WORKER_START", start)  # fork: on Linux; spawn: elsewhere
     oldest = PYTHONS["3.6"]
     python, site_packages = bare_venv(tmp_path / "venv", base=oldest.path)
     (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
     probe = tmp_path / "p.py"
     probe.write_text("def run(device):\n    return {'outcome': 'fail', 'metrics': {'checks': []}, 'message': 'm'}\n")
-    cell = run_cell(python, [Pair(Probe("p", probe), "cpu"), Pair(Probe("p", probe), "mps")], 30.0)
-    assert [record.outcome for record in cell.records] == [Outcome.FAIL, Outcome.UNAVAILABLE]
+    hang = tmp_path / "hang.py"
+    hang.write_text("import time\ndef run(device):\n    time.sleep(60)\n")
+    pairs = [Pair(Probe("p", probe), "cpu"), Pair(Probe("hang", hang), "cpu"), Pair(Probe("p", probe), "mps")]
+    cell = run_cell(python, pairs, 2.0)
+    assert [record.outcome for record in cell.records] == [Outcome.FAIL, Outcome.TIMEOUT, Outcome.UNAVAILABLE]
     assert cell.environment["python"].startswith(oldest.minor)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_workers_children_are_found_by_either_way_of_reading_proc() -> None:
+    sleepers = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(2)]
+    try:
+        started = {sleeper.pid for sleeper in sleepers}
+        assert started <= set(worker.own_children(os.getpid()))
+        assert started <= set(worker.children_by_scan(os.getpid()))
+        assert set(worker.own_children(sleepers[0].pid)) == set(worker.children_by_scan(sleepers[0].pid)) == set()
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()

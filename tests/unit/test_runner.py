@@ -1,4 +1,9 @@
-"""The worker protocol with real processes: every pair gets exactly one record, whatever a probe does."""
+"""The worker protocol with real processes: every pair gets exactly one record, whatever a probe does.
+
+Each pair runs in a process of its own: forked from the worker on Linux, a new
+Python elsewhere (``spawn``, which $TORCHMATRIX_WORKER_START=spawn chooses
+here); the tests that depend on the way run both.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from torchmatrix import runner
 from torchmatrix.core import Outcome, Pair, Probe
 from torchmatrix.runner import run_cell
+
+from ..faults.conftest import kill_all, wait_until_dead
 
 PROBES = {
     "good": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'x': 1.5}, 'message': 'fine'}\n",
@@ -34,6 +42,84 @@ PROBES = {
     "    return {'outcome': 'pass'}\n",
     "uses_cuda": "import torch\ndef run(device):\n    if device == 'cuda':\n        torch.cuda.synchronize()\n"
     "    return {'outcome': 'pass'}\n",
+    "changes_state": """
+        import os, torch
+        def run(device):
+            os.environ['TORCHMATRIX_TEST_CHANGED'] = 'yes'
+            torch.changed_by_a_probe = True
+            os.chdir('/')
+            return {'outcome': 'pass'}
+        """,
+    "sees_state": """
+        import os, sys, torch
+        def run(device):
+            seen = {'variable': os.environ.get('TORCHMATRIX_TEST_CHANGED'), 'stdin': sys.stdin.read(),
+                    'torch': hasattr(torch, 'changed_by_a_probe'), 'cwd': os.getcwd(), 'listing': os.listdir('.')}
+            if os.path.basename(os.getcwd()).startswith('torchmatrix-pair-'):  # never in a checkout
+                open('made-here', 'w').close()
+            return {'outcome': 'pass', 'metrics': seen}
+        """,
+    "leaves_processes": """
+        import os, subprocess, sys, time
+        def run(device):  # a child in a session of its own, and a daemon (forked twice, the middle one gone)
+            child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)
+            reader, writer = os.pipe()
+            middle = os.fork()
+            if middle == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.write(writer, str(os.getpid()).encode())
+                    time.sleep(600)
+                os._exit(0)
+            os.waitpid(middle, 0)
+            daemon = int(os.read(reader, 32))
+            with open(os.environ['TORCHMATRIX_TEST_PIDS'], 'a') as pids:
+                pids.write('{} {}\\n'.format(child.pid, daemon))
+            return {'outcome': 'pass'}
+        """,
+    "sees_processes": """
+        import os
+        def alive(pid):
+            try:
+                with open('/proc/{}/stat'.format(pid)) as stat:
+                    return stat.read().rsplit(')', 1)[1].split()[0] not in ('Z', 'X')
+            except OSError:
+                return False
+        def run(device):
+            with open(os.environ['TORCHMATRIX_TEST_PIDS']) as pids:
+                started = [int(pid) for pid in pids.read().split()]
+            return {'outcome': 'pass', 'metrics': {'alive': [pid for pid in started if alive(pid)]}}
+        """,
+    "hangs_leaving_a_child": """
+        import os, subprocess, sys, time
+        def run(device):  # its folder goes to the pids file's .cwd, its worker's pid, its own, its child's to the file
+            child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)
+            with open(os.environ['TORCHMATRIX_TEST_PIDS'] + '.cwd', 'w') as cwd:
+                cwd.write(os.getcwd())
+            with open(os.environ['TORCHMATRIX_TEST_PIDS'], 'a') as pids:
+                pids.write('{} {} {}\\n'.format(os.getppid(), os.getpid(), child.pid))
+            time.sleep(3600)
+        """,
+    "floods_its_pipes": """
+        import os, stat, time
+        def run(device):  # every pipe it has, its result's included, gets endless bytes from a child
+            pipes = []
+            for name in os.listdir('/proc/self/fd'):
+                try:
+                    if int(name) > 2 and stat.S_ISFIFO(os.fstat(int(name)).st_mode):
+                        pipes.append(int(name))
+                except OSError:
+                    pass
+            if os.fork() == 0:
+                try:
+                    while True:
+                        for fd in pipes:
+                            os.write(fd, b'x' * 65536)
+                finally:
+                    os._exit(0)
+            time.sleep(5)  # the flood is megabytes ahead of the answer
+            return {'outcome': 'pass'}
+        """,
 }
 
 
@@ -45,6 +131,46 @@ def probes(tmp_path: Path) -> dict[str, Probe]:
         path.write_text(textwrap.dedent(source))
         found[name] = Probe(name, path)
     return found
+
+
+@pytest.fixture(params=["fork", "spawn"])
+def start(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How the worker starts a pair's process: forked (Linux) or a new Python (elsewhere)."""
+    if request.param == "fork" and not sys.platform.startswith("linux"):
+        pytest.skip("the worker forks on Linux only")
+    monkeypatch.setenv("TORCHMATRIX_WORKER_START", request.param)
+    return request.param
+
+
+@pytest.fixture
+def stub_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the stand-in torch writes a line for each import and CUDA call: event, pid, parent's pid."""
+    path = tmp_path / "stub.log"
+    monkeypatch.setenv("TORCHMATRIX_STUB_LOG", str(path))
+    return path
+
+
+def logged(path: Path, event: str) -> list[tuple[int, int]]:
+    lines = [line.split() for line in path.read_text().splitlines()] if path.exists() else []
+    return [(int(pid), int(parent)) for name, pid, parent in lines if name == event]
+
+
+def workers(stub_log: Path) -> list[int]:
+    """The workers that imported torch: the importing processes this test process started."""
+    return [pid for pid, parent in logged(stub_log, "import") if parent == os.getpid()]
+
+
+@pytest.fixture
+def pids_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Where probes write the pids of what they start; whatever of it is alive at the end is killed."""
+    path = tmp_path / "pids"
+    monkeypatch.setenv("TORCHMATRIX_TEST_PIDS", str(path))
+    yield path
+    kill_all(_pids(path))
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(pid) for pid in path.read_text().split()] if path.exists() else []
 
 
 def run(python: str, probes: dict[str, Probe], names: list[str], devices=("cpu",), timeout: float = 30.0):
@@ -67,14 +193,67 @@ def test_each_pair_is_announced_then_recorded(stub_torch_python: str, probes: di
     assert 0 < cell.environment["import_seconds"] < 30
 
 
-def test_a_crash_is_recorded_and_a_new_worker_runs_the_rest(stub_torch_python: str, probes: dict[str, Probe]) -> None:
+def test_a_crash_is_recorded_and_the_other_pairs_run(
+    stub_torch_python: str, probes: dict[str, Probe], start: str
+) -> None:
     cell, _ = run(stub_torch_python, probes, ["good", "segfault", "exits", "good"])
     assert outcomes(cell) == [
         ("good", Outcome.PASS), ("segfault", Outcome.CRASH), ("exits", Outcome.CRASH), ("good", Outcome.PASS),
     ]  # fmt: skip
-    assert "SIGSEGV while running segfault on cpu" in cell.records[1].message
+    assert cell.records[1].message.startswith("the probe's process died with SIGSEGV while running segfault on cpu")
     assert 'segfault.py", line 3 in run' in cell.records[1].message  # faulthandler's stack
+    assert cell.records[1].metrics == {"exit_code": -11}
     assert "exited with code 3 while running exits" in cell.records[2].message
+
+
+def test_a_crash_or_a_timeout_costs_no_new_worker(
+    stub_torch_python: str, probes: dict[str, Probe], start: str, stub_log: Path
+) -> None:
+    cell, _ = run(stub_torch_python, probes, ["segfault", "hangs", "exits", "good"], timeout=1.0)
+    assert [record.outcome for record in cell.records] == [Outcome.CRASH, Outcome.TIMEOUT, Outcome.CRASH, Outcome.PASS]
+    assert len(workers(stub_log)) == 1  # the worker itself enforced the limit and outlived the crashes
+
+
+def test_each_pair_starts_from_the_state_after_import_torch(
+    stub_torch_python: str, probes: dict[str, Probe], start: str
+) -> None:
+    cell, _ = run(stub_torch_python, probes, ["sees_state", "changes_state", "sees_state"])
+    assert [record.outcome for record in cell.records] == [Outcome.PASS] * 3
+    untouched = {"variable": None, "torch": False, "stdin": ""}
+    for seen in (cell.records[0].metrics, cell.records[2].metrics):
+        assert {key: seen[key] for key in untouched} == untouched
+
+
+def test_each_pair_runs_in_an_empty_folder_of_its_own_removed_afterwards(
+    stub_torch_python: str, probes: dict[str, Probe], start: str
+) -> None:
+    cell, _ = run(stub_torch_python, probes, ["sees_state", "sees_state"])
+    folders = [Path(record.metrics["cwd"]) for record in cell.records]
+    assert [record.metrics["listing"] for record in cell.records] == [[], []]  # what the first made is not there
+    assert folders[0] != folders[1]
+    assert all(folder.name.startswith("torchmatrix-pair-") for folder in folders)
+    assert not any(folder.exists() for folder in folders)
+    assert Path.cwd() not in folders
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
+def test_nothing_a_pair_started_outlives_it_even_in_a_session_of_its_own(
+    stub_torch_python: str, probes: dict[str, Probe], start: str, pids_file: Path
+) -> None:
+    cell, _ = run(stub_torch_python, probes, ["leaves_processes", "sees_processes"])
+    assert outcomes(cell) == [("leaves_processes", Outcome.PASS), ("sees_processes", Outcome.PASS)]
+    assert len(_pids(pids_file)) == 2
+    assert cell.records[1].metrics == {"alive": []}  # dead before the next pair started
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
+def test_a_process_flooding_its_pipes_neither_blocks_the_worker_nor_reaches_the_parent(
+    stub_torch_python: str, probes: dict[str, Probe]
+) -> None:
+    cell, _ = run(stub_torch_python, probes, ["floods_its_pipes", "good"], timeout=20.0)
+    assert outcomes(cell) == [("floods_its_pipes", Outcome.ERROR), ("good", Outcome.PASS)]
+    assert cell.records[0].message == "malformed result: the probe's process sent more than 1310720 bytes"
+    assert cell.records[0].duration < 4.0  # ended as soon as it sent too much
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -85,30 +264,55 @@ def test_a_crash_is_seen_at_once_when_a_forked_child_holds_the_pipes(
     assert outcomes(cell) == [("fork_crash", Outcome.CRASH), ("good", Outcome.PASS)]  # not a timeout
 
 
-def test_a_pair_that_breaks_cuda_hands_the_rest_to_a_new_worker(
-    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch
+def test_a_pair_that_breaks_cuda_breaks_it_for_itself_alone(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch, start: str, stub_log: Path
 ) -> None:
     monkeypatch.setenv("TORCHMATRIX_STUB_CUDA", "1")
-    cell, _ = run(stub_torch_python, probes, ["raises", "asserts", "uses_cuda"], devices=("cpu", "cuda"))
+    cell, _ = run(stub_torch_python, probes, ["asserts", "uses_cuda", "asserts"], devices=("cpu", "cuda"))
     assert outcomes(cell) == [
-        ("raises", Outcome.ERROR), ("raises", Outcome.ERROR),
         ("asserts", Outcome.PASS), ("asserts", Outcome.ERROR),
         ("uses_cuda", Outcome.PASS), ("uses_cuda", Outcome.PASS),  # not charged with the assert
+        ("asserts", Outcome.PASS), ("asserts", Outcome.ERROR),
     ]  # fmt: skip
-    asserted = cell.records[3].message
-    assert "device-side assert triggered" in asserted and "the next pairs run in a new worker" in asserted
-    assert "new worker" not in cell.records[1].message  # an ordinary error leaves CUDA as it was
+    assert cell.records[1].message == "RuntimeError: CUDA error: device-side assert triggered"
+    assert len(workers(stub_log)) == 1
+
+
+def test_devices_are_checked_once_per_cell_and_an_absent_one_starts_no_process(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch, start: str, stub_log: Path
+) -> None:
+    monkeypatch.setenv("TORCHMATRIX_STUB_CUDA", "build")  # a CUDA build, no CUDA device
+    cell, _ = run(stub_torch_python, probes, ["good", "uses_cuda", "asserts"], devices=("cpu", "cuda"))
+    assert [record.outcome for record in cell.records] == [Outcome.PASS, Outcome.UNAVAILABLE] * 3
+    assert {record.message for record in cell.records[1::2]} == {
+        "torch has CUDA support but this machine has no usable CUDA device"
+    }
+    assert len({pid for pid, _ in logged(stub_log, "cuda")}) == 1  # the fingerprint's process
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
+def test_the_worker_that_forks_never_touches_cuda(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch, stub_log: Path
+) -> None:
+    """A forked child cannot use a CUDA context its parent created: checks and fingerprint run in children too."""
+    monkeypatch.setenv("TORCHMATRIX_STUB_CUDA", "1")
+    cell, _ = run(stub_torch_python, probes, ["uses_cuda", "asserts"], devices=("cuda", "cpu"))
+    assert [record.outcome for record in cell.records] == [Outcome.PASS, Outcome.PASS, Outcome.ERROR, Outcome.PASS]
+    assert cell.environment["devices"]["cuda"] == ["Stub GPU"]
+    (worker,) = workers(stub_log)
+    callers = {pid for pid, _ in logged(stub_log, "cuda")}
+    assert callers and worker not in callers
 
 
 def test_importing_torch_may_take_longer_than_one_pair_may(
-    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch, start: str
 ) -> None:
     monkeypatch.setenv("TORCHMATRIX_STUB_IMPORT_SECONDS", "1.5")
     cell, _ = run(stub_torch_python, probes, ["good", "hangs"], timeout=1.0)
     assert outcomes(cell) == [("good", Outcome.PASS), ("hangs", Outcome.TIMEOUT)]
 
 
-def test_a_hang_is_stopped_at_the_limit(stub_torch_python: str, probes: dict[str, Probe]) -> None:
+def test_a_hang_is_stopped_at_the_limit(stub_torch_python: str, probes: dict[str, Probe], start: str) -> None:
     cell, _ = run(stub_torch_python, probes, ["hangs", "good"], timeout=2.0)
     assert outcomes(cell) == [("hangs", Outcome.TIMEOUT), ("good", Outcome.PASS)]
     assert 2.0 <= cell.records[0].duration < 10.0
@@ -159,33 +363,61 @@ from pathlib import Path
 from torchmatrix.core import Probe
 from torchmatrix.core import Pair
 from torchmatrix.runner import run_cell
-run_cell(sys.argv[1], [Pair(Probe("hangs", Path(sys.argv[2])), "cpu")], 600.0, lambda *_: print(flush=True))
+run_cell(sys.argv[1], [Pair(Probe("hangs", Path(sys.argv[2])), "cpu")], 600.0, lambda *_: None)
 """
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
-def test_a_worker_ends_itself_when_its_parent_is_killed(stub_torch_python: str, probes: dict[str, Probe]) -> None:
-    parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT, stub_torch_python, str(probes["hangs"].path)], stdout=subprocess.PIPE
-    )
-    assert parent.stdout is not None
-    parent.stdout.readline()  # the hanging pair has started
-    (worker,) = [int(pid) for pid in Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text().split()]
-    parent.send_signal(signal.SIGKILL)
-    parent.wait()
-    deadline = time.monotonic() + 10
-    while _alive(worker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if _alive(worker):
-        os.kill(worker, signal.SIGKILL)
-        pytest.fail("the worker outlived its parent")
-
-
-def _alive(pid: int) -> bool:
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["parent killed", "parent interrupted"])
+def test_when_its_parent_ends_the_worker_ends_with_everything_its_pair_started(
+    stub_torch_python: str, probes: dict[str, Probe], start: str, pids_file: Path, how: signal.Signals
+) -> None:
+    """Killed, the parent leaves the worker to notice; interrupted, it stops the worker, letting it clean up first."""
+    probe = str(probes["hangs_leaving_a_child"].path)
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, stub_torch_python, probe], stderr=subprocess.DEVNULL)
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
+        started = _wait_for_pids(pids_file)  # the worker, the pair's process, its child in a session of its own
+        parent.send_signal(how)
+        parent.wait(timeout=30)
+        assert wait_until_dead(started, seconds=10) == []
+        assert not _pair_folder(pids_file).exists()
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
+def test_a_hung_worker_is_stopped_and_a_new_one_runs_the_rest(
+    stub_torch_python: str, probes: dict[str, Probe], pids_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "GRACE_SECONDS", 1.0)
+    monkeypatch.setattr(runner, "STOP_SECONDS", 1.0)
+    pairs = [Pair(probes["hangs_leaving_a_child"], "cpu"), Pair(probes["good"], "cpu")]
+
+    def hang_the_worker(event: str, pair: Pair, _record: object) -> None:
+        if event == "start" and pair.probe.name == "hangs_leaving_a_child":
+            worker = _wait_for_pids(pids_file)[0]
+            os.kill(worker, signal.SIGSTOP)  # it no longer answers, nor stops the pair at the limit
+
+    cell = run_cell(stub_torch_python, pairs, 1.0, hang_the_worker)
+    assert [record.outcome for record in cell.records] == [Outcome.TIMEOUT, Outcome.PASS]
+    assert cell.records[0].message == "stopped after 2 s: the worker hung instead of stopping it at 1 s"
+    worker, pair_process, _ = _pids(pids_file)
+    assert wait_until_dead([worker, pair_process]) == []  # the pair's process dies with its worker
+    assert not _pair_folder(pids_file).exists()  # removed by this side, as the worker could not
+
+
+def _pair_folder(pids_file: Path) -> Path:
+    return Path(Path(f"{pids_file}.cwd").read_text())
+
+
+def _wait_for_pids(path: Path, seconds: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().endswith("\n"):
+            return _pids(path)
+        time.sleep(0.02)
+    raise AssertionError(f"no pids in {path}")
 
 
 def test_bytecode_goes_to_the_pycache_prefix(stub_torch_python: str, probes: dict[str, Probe], tmp_path: Path) -> None:

@@ -1,25 +1,54 @@
-"""Run probes inside a cell's environment: import torch once, then every (probe, device) pair.
+"""Run probes inside a cell's environment: import torch once, then every (probe, device) pair in a process of its own.
 
 This file runs under the cell's Python (3.6 and newer), with the standard
-library and torch only; it never imports torchmatrix. The request arrives as
-one JSON line on stdin: {"pairs": [[name, path, device], ...], "first": index}.
-The parent keeps stdin open: when it closes (the parent ended, even by
-SIGKILL), the worker kills itself and every process its probes started.
+library and torch only; it never imports torchmatrix.
 
-Messages to the parent are JSON lines on the original stdout, which is kept
-for them alone: whatever probes print, from Python or from C, goes to stderr.
+The request arrives as one JSON line on stdin:
+
+    {"pairs": [[name, path, device], ...], "first": index, "timeout": s, "startup": s, "scratch": folder}
+
+The pairs' temporary folders are made in ``scratch``, which the parent removes
+when the worker has ended (and the worker when the parent is gone).
+
+The parent keeps stdin open: when it closes (the parent ended, even by
+SIGKILL, or it asks the worker to stop), the worker kills every process its
+pairs started and exits. Messages to the parent are JSON lines on the original
+stdout, which is kept for them alone (whatever probes print goes to logs):
 
     {"event": "ready", "environment": {..., "import_seconds": s}}
     {"event": "start", "index": i}
     {"event": "record", "index": i, "outcome": ..., "metrics": {...}, "message": ..., "duration": s}
     {"event": "done"}
 
-A worker sends "done" early when a pair left CUDA unusable in it (a
-device-side assert poisons the process's CUDA context for good): the parent
-starts a new worker for the pairs left, so that they are not charged with an
-error that was not theirs.
+Each pair runs in a new process, so that it starts from the state this worker
+has right after ``import torch`` (threads, default dtype, grad mode, flags,
+environment variables) whatever the pairs before it changed, in an empty
+temporary folder of its own that is removed afterwards, with stdin from
+/dev/null and its output in a log of its own. Its outcome is ``crash`` if that
+process dies and ``timeout`` if it runs past ``timeout`` seconds; either way
+this worker goes on with the next pair. The duration of a record covers the
+whole of it: starting the process, running the pair, ending and cleaning up.
+
+On Linux a pair's process is forked from this worker, which never runs torch
+code itself: a forked child cannot use a CUDA context its parent created, so
+even the fingerprint and the device checks run in a forked child, the first,
+once per cell (a pair whose device is absent starts no process). The worker
+is a child subreaper, so whatever a pair started, even a process that called
+setsid() or forked twice to leave, becomes the worker's child when its parent
+ends; after each pair the worker kills the pair's process group, then every
+child it still has. Should the worker itself be killed, the pair's own
+process dies with it (PR_SET_PDEATHSIG).
+
+Elsewhere a pair's process is a new Python running this file (``--child``),
+which imports torch again (a second or two per pair): macOS's system
+libraries, Metal's included, do not survive a fork without exec, and Windows
+has no fork. There a pair's process gets its own process group (POSIX) or is
+stopped with ``taskkill /T`` (Windows); a process that left the group, or
+whose parent ended first, is not stopped. $TORCHMATRIX_WORKER_START=spawn
+chooses this way on Linux too (the tests use it to run it there).
 """
 
+import contextlib
 import faulthandler
 import importlib.util
 import json
@@ -27,51 +56,89 @@ import math
 import os
 import platform
 import re
+import select
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
 
+try:
+    import ctypes
+except ImportError:  # a Python built without it: no subreaper, no parent-death signal
+    ctypes = None
+
 OUTCOMES_A_PROBE_MAY_RETURN = ("pass", "fail")
+OUTCOMES_A_CHILD_MAY_SEND = ("pass", "fail", "error", "unavailable")
 MAX_MESSAGE = 4000
 MAX_METRICS_BYTES = 1 << 20
+MAX_ANSWER_BYTES = MAX_METRICS_BYTES + (1 << 18)
+"""The most a child may send: a record's metrics within their limit, with its message and traceback."""
+LOG_TAIL = 2000
+"""How much of the end of a crashed pair's log goes into its message (faulthandler's stack is there)."""
+KILL_SECONDS = 5.0
+"""How long ending a pair's processes may take; a process stuck in the kernel that long is left behind."""
+TEMP_PREFIX = "torchmatrix-pair-"
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+WORKER_FILE = os.path.abspath(__file__)
+
+
+class ParentGone(Exception):
+    """The parent closed this worker's stdin: it ended, or wants the worker to stop."""
 
 
 def main():
-    request = json.loads(read_line(0))
-    watch_parent(os.dup(0))
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)  # probes and their children read nothing from the parent's pipe
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the worker
-    channel = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # from here on, fd 1 (print, C stdio) is the log, not the channel
-    faulthandler.enable(all_threads=False)  # a segfault leaves its thread's Python stack in the kept log
+    request = json.loads(read_line(0).decode("utf-8"))
+    started = time.monotonic()
+    channel = protocol_channel()
+    faulthandler.enable(all_threads=False)  # a crash of the worker itself leaves its stack in its log
+    timeout = float(request["timeout"])
+    startup = float(request.get("startup", timeout))
+    pairs = [(name, os.path.abspath(path), device) for name, path, device in request["pairs"]]
 
     def send(message):
-        channel.write(json.dumps(message, allow_nan=False) + "\n")
-        channel.flush()
+        try:
+            channel.write(json.dumps(message, allow_nan=False) + "\n")
+            channel.flush()
+        except OSError:
+            raise ParentGone() from None
 
-    started = time.perf_counter()
+    import_started = time.perf_counter()
     import torch
 
-    environment = fingerprint(torch)
-    environment["import_seconds"] = time.perf_counter() - started
-    send({"event": "ready", "environment": environment})
-    probes = {}
-    for index, (name, path, device) in enumerate(request["pairs"], start=request.get("first", 0)):
-        send({"event": "start", "index": index})
-        started = time.perf_counter()
-        record = run_pair(torch, probes, name, path, device)
-        record.update({"event": "record", "index": index, "duration": time.perf_counter() - started})
-        broke_cuda = device == "cuda" and record["outcome"] == "error" and not cuda_usable(torch)
-        if broke_cuda:
-            note = " (this left CUDA unusable: the next pairs run in a new worker)"
-            record["message"] = tail(record["message"] + note)
-        send(record)
-        if broke_cuda:
-            break
-    send({"event": "done"})
+    import_seconds = time.perf_counter() - import_started
+    # After the import: its SIGCHLD handler is no business of torch's import (nor of anything it starts).
+    scratch = request.get("scratch") or tempfile.gettempdir()
+    isolation = Forking(scratch, 0, channel.fileno()) if forks() else Spawning(scratch, 0, startup)
+    try:
+        left = started + startup - time.monotonic()  # the fingerprint has what the import left of its allowance
+        devices = sorted(set(device for _, _, device in pairs))
+        checked = isolation.run({"job": "fingerprint", "devices": devices}, left)
+        environment = environment_from(checked, torch)
+        environment["import_seconds"] = import_seconds
+        absent = absent_devices(checked)
+        send({"event": "ready", "environment": environment})
+        for index, (name, path, device) in enumerate(pairs, start=request.get("first", 0)):
+            send({"event": "start", "index": index})
+            began = time.perf_counter()
+            if device in absent:  # no process needed to learn it again
+                record = {"outcome": "unavailable", "metrics": {}, "message": absent[device]}
+            else:
+                job = {"job": "pair", "name": name, "path": path, "device": device}
+                record = pair_record(isolation.run(job, timeout), name, device, timeout)
+            record.update({"event": "record", "index": index, "duration": time.perf_counter() - began})
+            send(record)
+        send({"event": "done"})
+    except ParentGone:
+        isolation.remove_scratch()  # nobody reads on: what the running pair started was ended already
+    finally:
+        isolation.close()
+    sys.stderr.flush()
+    os._exit(0)  # torch was imported, never used: nothing of it to shut down
 
 
 def read_line(fd):
@@ -82,49 +149,71 @@ def read_line(fd):
         if not chunk:
             break
         data += chunk
-    return data.decode("utf-8")
+    return data
 
 
-def watch_parent(fd):
-    """End this worker and its probes' processes when the parent closes the pipe on ``fd`` (it ended)."""
-
-    def watch():
-        try:
-            while os.read(fd, 4096):
-                pass
-        except OSError:
-            pass
-        if hasattr(os, "killpg") and os.getpgrp() == os.getpid():
-            os.killpg(os.getpid(), signal.SIGKILL)  # the parent started this worker as a group leader
-        os._exit(70)
-
-    thread = threading.Thread(target=watch, name="torchmatrix-watch-parent")
-    thread.daemon = True
-    thread.start()
+def protocol_channel():
+    """A file on a copy of stdout, for messages only; fd 1 (print, C stdio) becomes stderr, the worker's log."""
+    channel = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    return channel
 
 
-def run_pair(torch, probes, name, path, device):
+def forks():
+    return sys.platform.startswith("linux") and os.environ.get("TORCHMATRIX_WORKER_START") != "spawn"
+
+
+# --- what a pair's process does -----------------------------------------------------
+
+
+def child_main(job, answer_fd):
+    """Do ``job`` in this new process, write its answer to ``answer_fd`` and end the process; never returns."""
+    status = 70
+    try:
+        own_pid = os.getpid()
+        import torch
+
+        answer = perform(torch, job)
+        if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
+            write_all(answer_fd, json.dumps(answer, allow_nan=False).encode("utf-8"))
+        status = 0
+    except SystemExit as exit:  # sys.exit() in a probe ends its process, as os._exit() does
+        status = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+        if not isinstance(exit.code, int) and exit.code is not None:
+            print(exit.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)  # no atexit handlers, no torch shutdown: the parent decides what is left
+
+
+def perform(torch, job):
+    if job["job"] == "fingerprint":
+        checked = {device: device_available(torch, device) for device in job["devices"]}
+        return {"environment": fingerprint(torch), "devices": checked}
+    return run_pair(torch, job["name"], job["path"], job["device"])
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def run_pair(torch, name, path, device):
     available, reason = device_available(torch, device)
     if not available:
         return {"outcome": "unavailable", "metrics": {}, "message": reason}
     try:
-        if path not in probes:
-            probes[path] = load_probe(name, path)
-        result = probes[path].run(device)
+        result = load_probe(name, path).run(device)
         if device == "cuda":
             torch.cuda.synchronize()
-    except Exception as error:  # a probe's exception is its outcome, not the worker's end
+    except Exception as error:  # a probe's exception is its outcome, not its process's end
         return {"outcome": "error", "metrics": {"traceback": tail(traceback.format_exc())}, "message": describe(error)}
     return checked(result)
-
-
-def cuda_usable(torch):
-    """Whether CUDA still works in this process: an error like a device-side assert is sticky, others are not."""
-    try:
-        torch.cuda.synchronize()
-    except Exception:
-        return False
-    return True
 
 
 def load_probe(name, path):
@@ -186,6 +275,475 @@ def describe(error):
 
 def tail(text):
     return text if len(text) <= MAX_MESSAGE else "…" + text[-MAX_MESSAGE:]
+
+
+# --- what the worker makes of a pair's process ----------------------------------------------------
+
+
+class Ending(object):
+    """How a pair's process ended: its exit code (negative: the signal), what it sent, its log's tail."""
+
+    def __init__(self, code, answer, timed_out, log_tail):
+        self.code = code
+        self.answer = answer
+        self.timed_out = timed_out
+        self.log_tail = log_tail
+
+
+def pair_record(ending, name, device, limit):
+    if ending.timed_out:
+        return {"outcome": "timeout", "metrics": {"limit": limit}, "message": "stopped after {:g} s".format(limit)}
+    if len(ending.answer) > MAX_ANSWER_BYTES:  # then the worker ended it: its exit code says nothing
+        return malformed("the probe's process sent more than {} bytes".format(MAX_ANSWER_BYTES))
+    if ending.code != 0 or not ending.answer.strip():
+        how = exit_description(ending.code) + (" before run() returned" if ending.code == 0 else "")
+        message = "the probe's process {} while running {} on {}".format(how, name, device)
+        if ending.log_tail:
+            message += ":\n" + ending.log_tail
+        return {"outcome": "crash", "metrics": {"exit_code": ending.code}, "message": message}
+    answer = parsed(ending.answer)
+    if not (
+        answer is not None
+        and answer.get("outcome") in OUTCOMES_A_CHILD_MAY_SEND
+        and isinstance(answer.get("metrics"), dict)
+        and isinstance(answer.get("message"), str)
+    ):
+        return malformed("the probe's process sent something that is not a record")
+    return {"outcome": answer["outcome"], "metrics": answer["metrics"], "message": answer["message"]}
+
+
+def environment_from(ending, torch):
+    """The fingerprint a child sent; without one, what the worker can tell without calling into torch."""
+    answer = parsed(ending.answer)
+    if ending.code == 0 and answer is not None and isinstance(answer.get("environment"), dict):
+        return answer["environment"]
+    why = "stopped at the time limit" if ending.timed_out else exit_description(ending.code)
+    return {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "fingerprint_error": "the fingerprint's process {}{}".format(
+            why, ":\n" + ending.log_tail if ending.log_tail else ""
+        ),
+    }
+
+
+def absent_devices(ending):
+    """The devices the fingerprint's process found missing, each with why; {} if it could not tell."""
+    answer = parsed(ending.answer) if ending.code == 0 else None
+    checked = answer.get("devices") if answer is not None else None
+    if not isinstance(checked, dict):
+        return {}
+    return {device: str(why) for device, (available, why) in checked.items() if not available}
+
+
+def parsed(answer):
+    """The child's answer as a dict; None if it sent none, too much, or something else."""
+    if not answer or len(answer) > MAX_ANSWER_BYTES:
+        return None
+    try:
+        value = json.loads(answer.decode("utf-8"))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def exit_description(code):
+    if code is None:
+        return "could not be stopped"
+    if code < 0:
+        try:
+            return "died with {}".format(signal.Signals(-code).name)
+        except ValueError:
+            return "died with signal {}".format(-code)
+    return "exited with code {}".format(code)
+
+
+def exit_code(status):
+    """waitpid's status as subprocess reports it: the exit code, or minus the signal that ended it."""
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+# --- a fresh folder and log for each pair, whichever way its process starts -----------------------
+
+
+class Isolation(object):
+    """Runs each job in a new process, in an empty temporary folder, with its output in a log of its own."""
+
+    def __init__(self, scratch):
+        self.scratch = scratch
+        self.pid = os.getpid()
+        self.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+    def run(self, job, limit):
+        """Do ``job`` in a new process, stopped if it runs longer than ``limit`` seconds; an Ending.
+
+        Raises ParentGone if the parent went away meanwhile, after ending the job's processes.
+        """
+        folder = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.scratch)
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the whole job
+        try:
+            code, answer, timed_out = self.start_and_wait(job, folder, log, limit)
+            return Ending(code, answer, timed_out, keep_log(log, job))
+        finally:
+            log.close()
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def kill_children(self, deadline):
+        """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""
+        while time.monotonic() < deadline:
+            children = own_children(self.pid)
+            if not children:
+                return
+            for child in children:
+                with contextlib.suppress(OSError):
+                    os.kill(child, signal.SIGKILL)  # a child: until it is reaped, its pid stays its own
+            for child in children:
+                self.reap(child, deadline)
+
+    def reap(self, pid, deadline):
+        """Wait for the child ``pid`` (killed) to end until ``deadline``; its status, None if it did not end."""
+        while True:
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if done:
+                return status
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.pause(min(left, 0.1))
+
+    def pause(self, seconds):
+        time.sleep(min(seconds, 0.01))
+
+    def close(self):
+        self.kill_children(time.monotonic() + KILL_SECONDS)
+
+    def remove_scratch(self):
+        if self.scratch != tempfile.gettempdir():  # a folder of the parent's, not the system's
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def keep_log(log, job):
+    """Append the job's log to the worker's (stderr); the end of it, for a crash's message."""
+    size = log.seek(0, os.SEEK_END)
+    if not size:
+        return ""
+    log.seek(max(0, size - LOG_TAIL))
+    end = log.read().decode("utf-8", "replace").strip()
+    what = "the fingerprint" if job["job"] == "fingerprint" else "{} on {}".format(job["name"], job["device"])
+    sys.stderr.flush()
+    out = sys.stderr.buffer
+    out.write("--- torchmatrix: the output of {} ---\n".format(what).encode("utf-8"))
+    log.seek(0)
+    shutil.copyfileobj(log, out)
+    out.write(b"\n")
+    out.flush()
+    return ("…" + end) if size > LOG_TAIL else end
+
+
+def own_children(pid):
+    """The pids whose parent is ``pid`` ([] where there is no /proc).
+
+    Its threads' lists of children cost microseconds; a kernel without them
+    (CONFIG_PROC_CHILDREN) has every process's stat file read instead.
+    """
+    try:
+        children = []
+        for task in os.listdir("/proc/{}/task".format(pid)):
+            with open("/proc/{}/task/{}/children".format(pid, task)) as listed:
+                children += [int(child) for child in listed.read().split()]
+        return children
+    except OSError:
+        return children_by_scan(pid)
+
+
+def children_by_scan(pid):
+    """The pids whose parent is ``pid``, from every /proc/<pid>/stat ([] where there is no /proc)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    parent = str(pid).encode()
+    children = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/{}/stat".format(name), "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[-1].split()  # the name in parentheses may hold anything
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[1] == parent:
+            children.append(int(name))
+    return children
+
+
+def prctl(option, value):
+    """Linux's prctl(option, value); whether it worked (False elsewhere)."""
+    if ctypes is None or not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+# --- Linux: fork --------------------------------------------------------------------
+
+
+class Forking(Isolation):
+    """Each job in a child forked from this worker, which waits on it, its own stdin and SIGCHLD alone.
+
+    The worker starts no thread (a fork in a process with threads can deadlock
+    its child): one select() watches the child's answer, the child's end (a
+    SIGCHLD handler wakes it) and the parent's end (stdin closes).
+    """
+
+    def __init__(self, scratch, parent_fd, channel_fd):
+        Isolation.__init__(self, scratch)
+        self.parent_fd = parent_fd
+        self.wakeup, wakeup_writer = os.pipe()
+        os.set_blocking(self.wakeup, False)
+        os.set_blocking(wakeup_writer, False)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)  # a handler, so that the signal reaches the fd
+        signal.set_wakeup_fd(wakeup_writer)
+        self.private = [channel_fd, self.wakeup, wakeup_writer]
+        """What a child must not keep: the parent's channel, and the worker's own wake-up pipe."""
+
+    def start_and_wait(self, job, folder, log, limit):
+        deadline = time.monotonic() + limit
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            self.enter_child(folder, log.fileno(), [reader] + self.private)
+            child_main(job, writer)
+        os.close(writer)
+        os.set_blocking(reader, False)
+        try:
+            with contextlib.suppress(OSError):
+                os.setpgid(pid, pid)  # as the child does itself: whichever runs first, it leads its own group
+            answer, timed_out = self.wait(pid, reader, deadline)
+        finally:
+            code = self.end(pid)
+            os.close(reader)
+        return code, answer, timed_out
+
+    def enter_child(self, folder, log_fd, inherited):
+        """Make this forked child a pair's process: own group, own folder, own log, nothing of the parent's."""
+        os.setpgid(0, 0)
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if prctl(PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() != self.pid:
+            os._exit(70)  # the worker died before the signal was armed
+        for fd in inherited:
+            os.close(fd)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)  # stdin was the parent's pipe: the worker's alone
+        os.close(devnull)
+        sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        faulthandler.enable(all_threads=False)  # its stack on a crash, into the log
+        os.chdir(folder)
+
+    def wait(self, pid, reader, deadline):
+        """What the child sends on ``reader`` until it ends or ``deadline`` passes; (answer, timed out).
+
+        A probe's own forked children inherit the pipe, so its end of file does not
+        mean the child ended: the child's exit (SIGCHLD) does.
+        """
+        answer = bytearray()
+        watched = [self.parent_fd, self.wakeup, reader]
+        while not ended(pid):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bytes(answer), True
+            readable = select.select(watched, [], [], left)[0]
+            if self.parent_fd in readable and not os.read(self.parent_fd, 4096):
+                raise ParentGone()
+            if self.wakeup in readable:
+                drain(self.wakeup)
+            if reader in readable:
+                if not read_into(answer, reader):
+                    watched.remove(reader)  # from here on, the child's end is seen by SIGCHLD alone
+                elif len(answer) > MAX_ANSWER_BYTES:
+                    return bytes(answer), False  # more than any record: the pair is over
+        read_into(answer, reader)  # what it wrote just before it ended
+        return bytes(answer), False
+
+    def end(self, pid):
+        """Kill what is left of a job's processes, reap its own; its exit code (None if it could not be stopped)."""
+        deadline = time.monotonic() + KILL_SECONDS
+        for kill in (os.killpg, os.kill):  # unreaped, its pid is still its group's id: no stranger shares it
+            with contextlib.suppress(OSError):
+                kill(pid, signal.SIGKILL)
+        status = self.reap(pid, deadline)
+        self.kill_children(deadline)
+        return None if status is None else exit_code(status)
+
+    def pause(self, seconds):
+        select.select([self.wakeup], [], [], seconds)  # until a child ends, or ``seconds``
+        drain(self.wakeup)
+
+
+def ended(pid):
+    """Whether the child ``pid`` ended, leaving it unreaped: its pid, and so its group's id, stay taken."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def read_into(buffer, fd):
+    """Read what ``fd`` holds now into ``buffer``, up to just past the limit; False at its end of file."""
+    while len(buffer) <= MAX_ANSWER_BYTES:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        buffer += chunk
+    return True
+
+
+def drain(fd):
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+# --- elsewhere: a new Python per job ------------------------------------------------------
+
+
+class Spawning(Isolation):
+    """Each job in a new Python running this file, which imports torch again: no fork, nothing inherited.
+
+    A job's time limit starts once its process has imported torch (which may take
+    up to ``startup`` seconds), as it would in a forked child. A thread waits for
+    the parent's end (stdin closes), then ends the running job's processes and the worker.
+    """
+
+    def __init__(self, scratch, parent_fd, startup):
+        Isolation.__init__(self, scratch)
+        self.startup = startup
+        self.process = None
+        watcher = threading.Thread(target=self.watch_parent, args=(parent_fd,), name="torchmatrix-watch-parent")
+        watcher.daemon = True
+        watcher.start()
+
+    def watch_parent(self, fd):
+        try:
+            while os.read(fd, 4096):
+                pass
+        except OSError:
+            pass
+        process = self.process
+        if process is not None:
+            self.end(process)
+        self.remove_scratch()
+        os._exit(70)
+
+    def start_and_wait(self, job, folder, log, limit):
+        answer_fd, answer_path = tempfile.mkstemp(prefix="answer-", dir=self.scratch)  # beside the pair's folder
+        os.close(answer_fd)
+        try:
+            self.process = subprocess.Popen(
+                child_command(dict(job, answer=answer_path)),
+                cwd=folder, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **own_process_group()
+            )  # fmt: skip
+            timed_out = not self.imported(self.process, answer_path) or not ended_within(self.process, limit)
+            self.end(self.process)
+            return self.process.returncode, read_answer(answer_path), timed_out
+        finally:
+            self.process = None
+            with contextlib.suppress(OSError):
+                os.unlink(answer_path)
+
+    def imported(self, process, answer_path):
+        """Whether ``process`` imported torch within the startup allowance (or ended before)."""
+        deadline = time.monotonic() + self.startup
+        while not size_of(answer_path):  # it writes a newline once torch is imported
+            if process.poll() is not None:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def end(self, process):
+        """Kill the job's process and what it started, as far as this platform can tell, and reap it."""
+        if sys.platform == "win32":
+            if process.poll() is None:
+                subprocess.call(
+                    ["taskkill", "/F", "/T", "/PID", str(process.pid)],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+        else:
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)  # its own group: start_new_session
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        if self.subreaper:
+            self.kill_children(time.monotonic() + KILL_SECONDS)
+
+
+def size_of(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def read_answer(path):
+    """What a job's process wrote to its answer file; nothing if a probe deleted the file."""
+    try:
+        with open(path, "rb") as answer:
+            return answer.read(MAX_ANSWER_BYTES + 1)
+    except OSError:
+        return b""
+
+
+def ended_within(process, seconds):
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def child_command(job):
+    """This file run as a job's process, with this Python's -X options (pycache_prefix)."""
+    options = []
+    for key, value in sys._xoptions.items():
+        options += ["-X", key if value is True else "{}={}".format(key, value)]
+    return [sys.executable, "-I", "-u"] + options + [WORKER_FILE, "--child", json.dumps(job)]
+
+
+def own_process_group():
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def spawned_child(job):
+    """A job's process started by Spawning: its folder, stdin and log are set; its answer goes to a file.
+
+    A newline written first tells the parent that torch is imported (JSON ignores it).
+    """
+    faulthandler.enable(all_threads=False)
+    answer_fd = os.open(job["answer"], os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0))
+    import torch  # noqa: F401 - the import child_main then finds done
+
+    write_all(answer_fd, b"\n")
+    child_main(job, answer_fd)
+
+
+# --- the fingerprint (in a job's process) ---------------------------------------------
 
 
 def device_available(torch, device):
@@ -267,4 +825,7 @@ def safe(compute, default=None):
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--child"]:
+        spawned_child(json.loads(sys.argv[2]))
+    else:
+        main()

@@ -2,7 +2,7 @@
 
 $TORCHMATRIX_FAULTS_HANG, when set, names the one torch release it hangs on
 (it passes at once on the others). When $TORCHMATRIX_FAULTS_PIDS names a file,
-the worker's pid and the child's are appended to it, so that a test can check
+its own pid and the child's are appended to it, so that a test can check
 that no process outlives the run.
 """
 
