@@ -11,6 +11,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+__all__ = ["DEVICES", "Outcome", "Pair", "Probe", "Record"]
+
 DEVICES = ("cpu", "cuda", "mps")
 
 

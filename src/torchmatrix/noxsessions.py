@@ -22,6 +22,8 @@ from .errors import exits_on_error
 from .project import Loaded
 from .sessions import probe as probe_session  # the others import theirs when they run
 
+__all__ = ["register"]
+
 
 def register(noxfile: str | Path) -> Loaded:
     """Declare the sessions for the repository of ``noxfile`` (pass ``__file__``); the project they work on.

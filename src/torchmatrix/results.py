@@ -38,6 +38,8 @@ from packaging.version import InvalidVersion, Version
 from . import atomicfile, terminal
 from .core import Outcome, Record
 
+__all__ = ["SCHEMA_VERSION", "CellResult", "Scan", "read", "scan", "latest"]
+
 SCHEMA_VERSION = 2
 """2: each record carries the inputs it was made from. 1: the cell's inputs stood for all its records (read as 2)."""
 TORCH_BUILD = "torch_build"
