@@ -23,6 +23,7 @@ from torchmatrix.runner import run_cell
 
 from ..faults.conftest import kill_all, wait_until_dead
 
+FAULT_PROBES = Path(__file__).parents[1] / "faults" / "probes"
 PROBES = {
     "good": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'x': 1.5}, 'message': 'fine'}\n",
     "wrong": "def run(device):\n    return {'outcome': 'fail', 'metrics': {'observed': 0.0, 'expected': 28.0}}\n",
@@ -59,24 +60,7 @@ PROBES = {
                 open('made-here', 'w').close()
             return {'outcome': 'pass', 'metrics': seen}
         """,
-    "leaves_processes": """
-        import os, subprocess, sys, time
-        def run(device):  # a child in a session of its own, and a daemon (forked twice, the middle one gone)
-            child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)
-            reader, writer = os.pipe()
-            middle = os.fork()
-            if middle == 0:
-                os.setsid()
-                if os.fork() == 0:
-                    os.write(writer, str(os.getpid()).encode())
-                    time.sleep(600)
-                os._exit(0)
-            os.waitpid(middle, 0)
-            daemon = int(os.read(reader, 32))
-            with open(os.environ['TORCHMATRIX_TEST_PIDS'], 'a') as pids:
-                pids.write('{} {}\\n'.format(child.pid, daemon))
-            return {'outcome': 'pass'}
-        """,
+    "leaves_processes": (FAULT_PROBES / "leaves_daemons.py").read_text(),  # setsid child and daemon
     "sees_processes": """
         import os
         def alive(pid):
@@ -165,6 +149,7 @@ def pids_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Where probes write the pids of what they start; whatever of it is alive at the end is killed."""
     path = tmp_path / "pids"
     monkeypatch.setenv("TORCHMATRIX_TEST_PIDS", str(path))
+    monkeypatch.setenv("TORCHMATRIX_FAULTS_PIDS", str(path))  # the fault suite's probes write theirs there too
     yield path
     kill_all(_pids(path))
 
