@@ -22,7 +22,13 @@ def _probe(name: str, path: Path) -> Probe:
 
 
 def _available_probes(probes_dir: Path) -> list[str]:
+    """The probes a matrix can name: every ``probes/*.py`` but those whose name starts with ``_`` (helpers)."""
     return sorted(path.stem for path in probes_dir.glob("*.py") if not path.stem.startswith("_"))
+
+
+def _default_probes(probes_dir: Path) -> list[str]:
+    """What a matrix without ``probes:`` runs: the available probes, but those that say they are opt-in."""
+    return [name for name in _available_probes(probes_dir) if not scriptmeta.read(probes_dir / f"{name}.py").opt_in]
 
 
 def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Path) -> tuple[Probe, ...]:
@@ -73,8 +79,9 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
     fields = check_mapping(doc, (), doc.value, MATRIX_KEYS)
     base = file.parent
     if "probes" in fields and not fields["probes"]:
-        raise fail(doc, ("probes",), "lists no probe", "leave the key out to run every probe in probes/")
-    probe_names = fields.get("probes") or _available_probes(probes_dir)
+        hint = "leave the key out to run every probe in probes/ that is not opt-in"
+        raise fail(doc, ("probes",), "lists no probe", hint)
+    probe_names = fields.get("probes") or _default_probes(probes_dir)
     probes = _resolve_probes(doc, probe_names, base, probes_dir)
     devices = fields.get("devices", DEVICES)
     expect = tuple(fields.get("expect", ()))

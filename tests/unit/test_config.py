@@ -89,6 +89,17 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
     assert matrix.find_links is None
 
 
+def test_an_opt_in_probe_runs_only_where_a_matrix_names_it(tmp_path: Path, probes_dir: Path) -> None:
+    (probes_dir / "sweep.py").write_text(OPT_IN_PROBE)
+    everything = load_matrix(write(tmp_path, "torch: [1.12.1]\n"), probes_dir)
+    assert [probe.name for probe in everything.probes] == ["autograd_dot", "batched_matmul"]
+    named = load_matrix(write(tmp_path, "torch: [1.12.1]\nprobes: [sweep]\n"), probes_dir)
+    assert [probe.name for probe in named.probes] == ["sweep"]
+
+
+OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef run(device):\n    return {}\n"
+
+
 @pytest.mark.parametrize(
     ("text", "line", "key", "problem", "hint"),
     [
