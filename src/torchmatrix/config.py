@@ -7,7 +7,9 @@ name a probe and a device the matrix runs.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import Any
 
 from . import scriptmeta, yamldoc
 from .core import DEVICES, Probe
@@ -82,7 +84,7 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
         hint = "leave the key out to run every probe in probes/ that is not opt-in"
         raise fail(doc, ("probes",), "lists no probe", hint)
     probe_names = fields.get("probes") or _default_probes(probes_dir)
-    probes = _resolve_probes(doc, probe_names, base, probes_dir)
+    probes = _with_options(doc, _resolve_probes(doc, probe_names, base, probes_dir), fields.get("probe_options", {}))
     devices = fields.get("devices", DEVICES)
     expect = tuple(fields.get("expect", ()))
     _check_expectations(doc, expect, probes, devices)
@@ -101,6 +103,16 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
         pins=tuple(fields.get("pins", ())),
         expect=expect,
     )
+
+
+def _with_options(doc: Document, probes: tuple[Probe, ...], options: dict[str, dict[str, Any]]) -> tuple[Probe, ...]:
+    """Each probe with its ``probe_options``; options for a probe the matrix does not run are a mistake."""
+    names = [probe.name for probe in probes]
+    for name in options:
+        if name not in names:
+            hint = did_you_mean(name, names, f"this matrix runs {', '.join(names)}")
+            raise fail(doc, ("probe_options", name), f"{name!r} is not a probe of this matrix", hint)
+    return tuple(dataclasses.replace(probe, options=options.get(probe.name, {})) for probe in probes)
 
 
 def _check_expectations(

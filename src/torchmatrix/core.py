@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 DEVICES = ("cpu", "cuda", "mps")
+PROBE_OPTIONS_VARIABLE = "TORCHMATRIX_PROBE_OPTIONS"
+"""Where a probe finds its options (a matrix's ``probe_options``): JSON, an object of options per probe name."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,9 @@ class Probe:
     path: Path
     requires: tuple[str, ...] = ()
     """What it needs installed beside torch: its PEP 723 ``dependencies`` (:mod:`torchmatrix.scriptmeta`)."""
+    options: dict[str, Any] = field(default_factory=dict, hash=False)
+    """What the matrix's ``probe_options`` gives it (plain JSON data; the probe reads it from
+    :data:`PROBE_OPTIONS_VARIABLE`). Its records depend on it: other options, other records."""
 
 
 @dataclass(frozen=True)

@@ -170,7 +170,8 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
     """
     made = record.inputs
     changes = []
-    for key, value in wanted.items():
+    # A probe's options are stored only where it has some: none wanted and none stored is the same.
+    for key, value in {"options": None, **wanted}.items():
         if key == "timeout":
             if not _timeout_keeps(record, made.get(key), value):
                 changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
@@ -198,6 +199,8 @@ def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str 
             continue
         if key == "probe":
             changes.append(f"probe {probe} {'added' if before is None else 'changed'}")
+        elif key == "options":
+            changes.append(f"the options of probe {probe} changed")
         elif key == TORCH_BUILD and before is None:
             changes.append("the torch build was not recorded")
         elif key in (TORCH_BUILD, "worker"):

@@ -146,6 +146,7 @@ class Project:
 
     def inputs(self, cell: Cell) -> dict[str, object]:
         """What the cell's result depends on; a change in any of it makes the stored result stale."""
+        options = {probe.name: probe.options for probe in self.matrix.probes if probe.options}
         return {
             "requirements": list(cell.requirements),
             "interpreter": cell.interpreter.path if cell.interpreter else None,
@@ -154,6 +155,7 @@ class Project:
             "timeout": self.matrix.timeout,
             "probes": dict(self._probe_hashes),
             "worker": self._worker_hash,
+            **({"probe_options": options} if options else {}),
         }
 
     def up_to_date(

@@ -9,6 +9,7 @@ URL. A key's example is the hint for a value of the wrong kind.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -220,6 +221,33 @@ def _probe_name(doc: Document, path: KeyPath, value: Any) -> str:
     return text
 
 
+def _plain_data(doc: Document, path: KeyPath, value: Any) -> Any:
+    """``value`` as a probe is handed it, in JSON: no infinity, no NaN.
+
+    (The YAML reader gives nothing but text, numbers, booleans, null, lists and mappings with text for keys.)
+    """
+    if isinstance(value, dict):
+        return {key: _plain_data(doc, (*path, key), item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain_data(doc, (*path, index), item) for index, item in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise fail(doc, path, f"{value} is no number JSON can hold", "write a finite number")
+    return value
+
+
+def _probe_options(doc: Document, path: KeyPath, value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise fail(doc, path, f"expected a mapping of probe names to their options, got {_kind(value)}")
+    options = {}
+    for name, given in value.items():
+        if not isinstance(name, str) or not PROBE_NAME.match(name):
+            raise fail(doc, (*path, name), f"{name!r} is not a probe name", "name a probe of this matrix")
+        if not isinstance(given, dict):
+            raise fail(doc, (*path, name), f"expected a mapping of options, got {_kind(given)}", 'e.g. {ops: "add"}')
+        options[name] = _plain_data(doc, (*path, name), given)
+    return options
+
+
 def _torch_entry(doc: Document, path: KeyPath, value: Any) -> TorchEntry:
     if not isinstance(value, dict):
         return TorchEntry(_version(doc, path, value))
@@ -284,4 +312,5 @@ MATRIX_KEYS = {
     "find_links": Key(list_of(_location), "[wheels]"),
     "pins": Key(list_of(pin_rule), '[{torch: "<2.3", require: ["numpy<2"]}]'),
     "expect": Key(list_of(_expectation), '[{probe: autograd_dot, device: mps, torch: ">=1.12", outcome: pass}]'),
+    "probe_options": Key(_probe_options, '{opsweep: {ops: "add|mul.*"}}'),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -34,6 +35,8 @@ PROBES = {
     "    return {'outcome': 'pass'}\n",
     "uses_cuda": "import torch\ndef run(device):\n    if device == 'cuda':\n        torch.cuda.synchronize()\n"
     "    return {'outcome': 'pass'}\n",
+    "reads_options": "import json, os\ndef run(device):\n"
+    "    return {'outcome': 'pass', 'metrics': json.loads(os.environ['TORCHMATRIX_PROBE_OPTIONS'])}\n",
 }
 
 
@@ -122,6 +125,17 @@ def test_exceptions_and_malformed_results_are_errors(stub_torch_python: str, pro
     assert cell.records[0].message == "ValueError: bad input"
     assert "malformed result" in cell.records[1].message
     assert "no run(device)" in cell.records[2].message
+
+
+def test_a_probe_reads_the_options_the_matrix_gives_it_and_none_from_the_shell(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCHMATRIX_PROBE_OPTIONS", '{"reads_options": {"from": "the shell"}}')
+    plain, _ = run(stub_torch_python, probes, ["reads_options"])
+    assert plain.records[0].metrics == {}
+    given = dataclasses.replace(probes["reads_options"], options={"ops": "add|mul.*", "samples": 2})
+    cell = run_cell(stub_torch_python, [Pair(given, "cpu")], 30.0)
+    assert cell.records[0].metrics == {"reads_options": {"ops": "add|mul.*", "samples": 2}}
 
 
 def test_megabytes_of_metrics_are_refused(stub_torch_python: str, probes: dict[str, Probe]) -> None:
