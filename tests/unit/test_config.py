@@ -97,6 +97,12 @@ def test_an_opt_in_probe_runs_only_where_a_matrix_names_it(tmp_path: Path, probe
     assert [probe.name for probe in named.probes] == ["sweep"]
 
 
+def test_the_shipped_sweep_is_opt_in() -> None:
+    matrix = load_matrix(ROOT / "matrix.yaml", ROOT / "probes")
+    assert (ROOT / "probes" / "opsweep.py").is_file()
+    assert "opsweep" not in [probe.name for probe in matrix.probes]
+
+
 def test_probe_options_reach_their_probe(tmp_path: Path, probes_dir: Path) -> None:
     text = "torch: [1.12.1]\nprobe_options:\n  autograd_dot: {ops: 'add|mul.*', samples: 2, names: [a, b]}\n"
     matrix = load_matrix(write(tmp_path, text), probes_dir)
