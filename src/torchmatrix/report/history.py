@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..core import Record
+from ..checks import check_outcome, checks_of
+from ..core import Outcome, Record
 from . import sameinputs
 from .model import Column, Entry, Mark, Report, Row, Table
 from .sameinputs import NOT_COMPARABLE, Comparison
@@ -156,23 +157,13 @@ def history(table: Table, columns: Iterable[Column]) -> History | None:
     )
 
 
-def checks_of(record: Record) -> dict[str, Mapping[str, Any]]:
-    """A record's checks by name (the first of a name counts; one without a name is left out)."""
-    checks = record.metrics.get("checks")
-    found: dict[str, Mapping[str, Any]] = {}
-    for check in checks if isinstance(checks, list) else []:
-        if isinstance(check, dict) and isinstance(check.get("name"), str):
-            found.setdefault(check["name"], check)
-    return found
-
-
 def check_mark(check: Mapping[str, Any]) -> Mark:
-    """A check's outcome: it raised, it is not ok, or it passed (within tolerance when not bit-identical)."""
-    if check.get("raised"):
-        return Mark.ERROR
-    if check.get("ok") is not True:
-        return Mark.FAIL
-    return Mark.WITHIN_TOLERANCE if check.get("bit_identical") is False else Mark.PASS
+    """A check's outcome (:func:`torchmatrix.checks.check_outcome`), within tolerance where it passed but was
+    not bit-identical."""
+    outcome = check_outcome(check)
+    if outcome is Outcome.PASS and check.get("bit_identical") is False:
+        return Mark.WITHIN_TOLERANCE
+    return Mark(outcome.value)
 
 
 def short_number(value: Any) -> str:
