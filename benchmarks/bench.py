@@ -334,6 +334,42 @@ def parallel_figures(bench: Bench, matrix: Path, project: Project, limits: float
     ]
 
 
+SWEEP_TARGET_SECONDS = 180.0
+"""The operator sweep of one release should take a few minutes at most on a small machine."""
+
+
+def sweep_figures(bench: Bench, versions: Sequence[str]) -> list[Figure]:
+    """The operator sweep (probes/opsweep.py, every operator) of each cell, re-run with its environment kept."""
+    matrix = bench.matrix("sweep", versions, ["opsweep"], "out-sweep")
+    project = bench.project(matrix)
+    figures = []
+    for cell in project.cells:
+        (wall,) = bench.best(lambda cell=cell: bench.nox(matrix, "-s", cell.session, "--", "--force"))
+        record = next(
+            record
+            for record in results.read(project.result_file(cell)).records
+            if (record.probe, record.device) == ("opsweep", "cpu")
+        )
+        if record.outcome.value != "pass":
+            raise BenchError(f"the operator sweep of torch {cell.torch} did not run: {record.message}")
+        metrics = record.metrics
+        figures.append(
+            Figure(
+                f"operator sweep of one cell (opsweep on cpu, every operator), torch {cell.torch}",
+                f"{seconds(record.duration)} for {metrics['swept']} operators, {metrics['samples_run']} samples; "
+                f"the cell's whole run {seconds(wall)}",
+                f"<= {SWEEP_TARGET_SECONDS:.0f} s",
+                record.duration <= SWEEP_TARGET_SECONDS,
+                (
+                    "the pair's own seconds, as its record has them: importing op_db, then 3 samples of each "
+                    "operator, each run twice in float32 and once in float64; the whole run adds nox, the install "
+                    "check and `import torch`",
+                ),
+            )
+        )
+    return figures
+
+
 def resolve_only(bench: Bench, project: Project, cell: Cell) -> Run:
     """What uv spends resolving the cell's requirements (it queries the index), installing nothing."""
     assert cell.interpreter is not None
@@ -565,6 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         header = machine_lines(bench, [f"torch {cell.torch} on Python {cell.python}" for cell in project.cells])
         cell_rows, limits = cell_figures(bench, matrix, project, options.probes)
         figures = cell_rows + matrix_rows + parallel_figures(bench, matrix, project, limits)
+        figures += sweep_figures(bench, versions)
         if options.cold_matrix:
             figures += cold_matrix_figures(bench, options.cold_matrix.resolve())
     except BenchError as error:

@@ -91,9 +91,10 @@ def read_options():
     ops = options["ops"]
     if not (ops is None or isinstance(ops, str) or isinstance(ops, list) and all(isinstance(n, str) for n in ops)):
         raise ValueError("opsweep's ops must be a regular expression or a list of names, not {!r}".format(ops))
-    for key in ("samples", "seed"):
-        if isinstance(options[key], bool) or not isinstance(options[key], int) or options[key] < (key == "samples"):
-            raise ValueError("opsweep's {} must be a whole number, not {!r}".format(key, options[key]))
+    for key, least in (("samples", 1), ("seed", 0)):
+        value = options[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError("opsweep's {} must be a whole number of at least {}, not {!r}".format(key, least, value))
     return options
 
 
