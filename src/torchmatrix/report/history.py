@@ -67,19 +67,17 @@ class Step:
     comparison: Comparison
     against: Row | None
     """The release it was compared with (None: none has the check)."""
-    outcome_changed: bool = False
+    outcome_changed: bool
     """Its outcome differs from that of the release it was compared with."""
+    value: str
+    """The check's error, short (``0.02``, ``3.4e+05``); '' without one."""
+    samples: int | None
+    """How many samples the check ran; None for a check that records none (it is compared as one)."""
 
     @property
-    def value(self) -> str:
-        """The check's error, short (``0.02``, ``3.4e+05``); '' without one."""
-        return short_number(self.check.get("error"))
-
-    @property
-    def samples(self) -> int:
-        """How many samples the check ran (1 for a check without samples)."""
-        listed = sameinputs.samples_of(self.check)
-        return 1 if listed is None else len(listed)
+    def weight(self) -> int:
+        """How many samples it counts for where samples are counted."""
+        return 1 if self.samples is None else self.samples
 
 
 @dataclass(frozen=True)
@@ -140,10 +138,11 @@ def history(table: Table, columns: Iterable[Column]) -> History | None:
     for column in columns:
         rows = tuple(row for row in table.rows if _measured(table.entries.get((row, column))))
         records = [_record(table, row, column) for row in rows]
-        if not any(checks_of(record) for record in records):
+        checks = [checks_of(record) for record in records]
+        if not any(checks):
             continue
         releases[column] = rows
-        transitions += _walk(column, rows, records, steps)
+        transitions += _walk(column, rows, records, checks, steps)
     if not releases:
         return None
     return History(
@@ -151,7 +150,7 @@ def history(table: Table, columns: Iterable[Column]) -> History | None:
         columns=tuple(releases),
         releases=releases,
         entries={key: entry for key, entry in table.entries.items() if key[1] in releases},
-        checks=_ordered({name for name, _, _ in steps}, steps.items()),
+        checks=_ordered(steps),
         steps=steps,
         transitions=tuple(transitions),
     )
@@ -163,16 +162,17 @@ def check_mark(check: Mapping[str, Any]) -> Mark:
     outcome = check_outcome(check)
     if outcome is Outcome.PASS and check.get("bit_identical") is False:
         return Mark.WITHIN_TOLERANCE
-    return Mark(outcome.value)
+    return _MARKS[outcome]
+
+
+_MARKS = {outcome: Mark(outcome.value) for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)}
 
 
 def short_number(value: Any) -> str:
     """A number to two significant digits; the worker stores infinities and NaN as text."""
-    if value in ("inf", "-inf", "nan"):
-        return str(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return ""
-    return f"{value:.2g}" if math.isfinite(value) else str(value)
+    if type(value) is float or type(value) is int:  # not a bool; checked first, as it is for thousands of cells
+        return f"{value:.2g}" if math.isfinite(value) else str(value)
+    return value if value in ("inf", "-inf", "nan") else ""
 
 
 def _measured(entry: Entry | None) -> bool:
@@ -186,26 +186,32 @@ def _record(table: Table, row: Row, column: Column) -> Record:
 
 
 def _walk(
-    column: Column, rows: tuple[Row, ...], records: list[Record], steps: dict[tuple[str, Row, Column], Step]
+    column: Column,
+    rows: tuple[Row, ...],
+    records: list[Record],
+    checks: list[dict[str, Mapping[str, Any]]],
+    steps: dict[tuple[str, Row, Column], Step],
 ) -> list[Transition]:
-    """Fill ``steps`` for one column, release after release; the transitions between consecutive releases."""
+    """Fill ``steps`` for one column, release after release (``checks``: each record's); the transitions between
+    consecutive releases."""
     latest: dict[str, tuple[Row, Record, Step]] = {}
     transitions = []
-    for index, (row, record) in enumerate(zip(rows, records, strict=True)):
-        checks = checks_of(record)
-        for name, check in checks.items():
+    for index, (row, record, held) in enumerate(zip(rows, records, checks, strict=True)):
+        for name, check in held.items():
             step = _step(check, latest.get(name), record, first=index == 0)
             steps[name, row, column] = step
             latest[name] = (row, record, step)
         if index:
-            transitions.append(_transition(column, rows[index - 1], row, checks_of(records[index - 1]), checks, steps))
+            transitions.append(_transition(column, rows[index - 1], row, checks[index - 1], held, steps))
     return transitions
 
 
 def _step(check: Mapping[str, Any], earlier: tuple[Row, Record, Step] | None, record: Record, first: bool) -> Step:
     mark = check_mark(check)
+    listed = sameinputs.samples_of(check)
+    value, samples = short_number(check.get("error")), None if listed is None else len(listed)
     if earlier is None:
-        return Step(check, mark, Change.FIRST if first else Change.NEW, NOT_COMPARABLE, None)
+        return Step(check, mark, Change.FIRST if first else Change.NEW, NOT_COMPARABLE, None, False, value, samples)
     row, earlier_record, earlier_step = earlier
     probe_file = record.inputs.get("probe")
     same_probe = probe_file is not None and earlier_record.inputs.get("probe") == probe_file
@@ -213,7 +219,7 @@ def _step(check: Mapping[str, Any], earlier: tuple[Row, Record, Step] | None, re
     change = Change.NOT_COMPARED
     if comparison.comparable:
         change = Change.CHANGED if comparison.changed else Change.SAME
-    return Step(check, mark, change, comparison, row, mark is not earlier_step.mark)
+    return Step(check, mark, change, comparison, row, mark is not earlier_step.mark, value, samples)
 
 
 def _transition(
@@ -232,16 +238,17 @@ def _transition(
         after=after,
         in_both=len(both),
         compared=sum(step.comparison.comparable for step in compared),
-        samples=sum(step.samples for step in compared),
+        samples=sum(step.weight for step in compared),
         samples_compared=sum(step.comparison.compared for step in compared),
         changed=tuple(name for name, step in zip(both, compared, strict=True) if step.change is Change.CHANGED),
     )
 
 
-def _ordered(names: set[str], steps: Iterable[tuple[tuple[str, Row, Column], Step]]) -> tuple[str, ...]:
+def _ordered(steps: Mapping[tuple[str, Row, Column], Step]) -> tuple[str, ...]:
+    """Every check's name: most changes of value first, then most changes of outcome, then by name."""
     changes: dict[str, int] = {}
     outcome_changes: dict[str, int] = {}
-    for (name, _, _), step in steps:
+    for (name, _, _), step in steps.items():
         changes[name] = changes.get(name, 0) + (step.change is Change.CHANGED)
         outcome_changes[name] = outcome_changes.get(name, 0) + step.outcome_changed
-    return tuple(sorted(names, key=lambda name: (-changes[name], -outcome_changes[name], name.casefold(), name)))
+    return tuple(sorted(changes, key=lambda name: (-changes[name], -outcome_changes[name], name.casefold(), name)))

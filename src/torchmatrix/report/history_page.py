@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from . import sameinputs
 from .escape import html_text as h
 from .history import SHOWN_CHANGES, Change, History, Step
 from .model import Column, Row
@@ -42,12 +41,19 @@ def section(history: History, positions: Mapping[tuple[Row, Column], int]) -> st
         _head(history),
         "<tbody>",
     ]
+    # Escaped once per column and per tooltip, and looked up by the check's name alone, not once per cell by
+    # (name, release, column): the sweep's history has thousands of cells.
+    held: dict[tuple[Row, Column], dict[str, Step]] = {}
+    for (name, row, column), step in history.steps.items():
+        held.setdefault((row, column), {})[name] = step
+    places = [
+        (held.get((row, column), {}), _where(column), positions.get((row, column)))
+        for column in history.columns
+        for row in history.releases[column]
+    ]
+    tips: dict[tuple[object, ...], str] = {}
     for name in history.checks:
-        cells = "".join(
-            _cell(history, name, row, column, positions)
-            for column in history.columns
-            for row in history.releases[column]
-        )
+        cells = "".join(_cell(steps.get(name), where, index, tips) for steps, where, index in places)
         flag = "1" if name in changed else "0"
         lines.append(f'<tr data-check="{h(name)}" data-changed="{flag}"><th scope="row">{h(name)}</th>{cells}</tr>')
     lines += ["</tbody></table></div>", _legend(), "</div>"]
@@ -57,13 +63,14 @@ def section(history: History, positions: Mapping[tuple[Row, Column], int]) -> st
 def _head(history: History) -> str:
     groups, releases, compared = [], [], []
     transitions = {(item.column, item.after): item for item in history.transitions}
+    holding = {(row, column) for _, row, column in history.steps}
     for column in history.columns:
         where = _where(column)
         rows = history.releases[column]
         groups.append(f'<th colspan="{len(rows)}" {where} scope="colgroup">{h(column.label)}</th>')
         for row in rows:
             entry = history.entries.get((row, column))
-            mark = f' class="o-{entry.mark.value}"' if entry and not _holds_checks(history, row, column) else ""
+            mark = f' class="o-{entry.mark.value}"' if entry and (row, column) not in holding else ""
             tip = f' title="{h(entry.record.message, 200)}"' if mark and entry and entry.record else ""
             releases.append(f'<th {where}{mark}{tip} scope="col">{h(row.label)}</th>')
             transition = transitions.get((column, row))
@@ -83,26 +90,25 @@ def _head(history: History) -> str:
     )
 
 
-def _holds_checks(history: History, row: Row, column: Column) -> bool:
-    return any((name, row, column) in history.steps for name in history.checks)
-
-
-def _cell(history: History, name: str, row: Row, column: Column, positions: Mapping[tuple[Row, Column], int]) -> str:
-    where = _where(column)
-    step = history.steps.get((name, row, column))
+def _cell(step: Step | None, where: str, index: int | None, tips: dict[tuple[object, ...], str]) -> str:
+    """One check in one release; ``tips`` keeps each tooltip's escaped text, for the cells that share it."""
     if step is None:
         return f"<td {where}></td>"
     changed = " changed" if step.change is Change.CHANGED else ""
-    index = positions.get((row, column))
     opens = f' data-i="{index}" tabindex="0"' if index is not None else ""
+    # A number as short_number() writes it (digits, '.', 'e', '+', '-', 'inf', 'nan') or our own symbols: no markup.
     text = (step.value or step.mark.symbol) + (f" {step.change.symbol}" if step.change.symbol else "")
-    return f'<td class="cell o-{step.mark.value}{changed}" {where}{opens} title="{h(_tip(step))}">{h(text)}</td>'
+    key = (step.mark, step.change, step.comparison, step.against, step.samples)
+    if key not in tips:
+        tips[key] = h(_tip(step))
+    return f'<td class="cell o-{step.mark.value}{changed}" {where}{opens} title="{tips[key]}">{text}</td>'
 
 
 def _tip(step: Step) -> str:
-    parts = [step.mark.value + (f", error {step.value}" if step.value else "")]
+    """The step's outcome and how it compares (its error is the cell's text)."""
+    parts = [step.mark.value]
     comparison, against = step.comparison, step.against
-    if against is not None and sameinputs.samples_of(step.check) is not None:
+    if against is not None and step.samples is not None:
         parts.append(
             f"{comparison.compared} of {step.samples} samples on the same inputs as {against.label}, "
             f"{comparison.changed} changed"
