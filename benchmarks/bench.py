@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as the noxfile uses it
 
 from torchmatrix import freshness, interpreters, results  # noqa: E402
+from torchmatrix.core import Outcome, Record  # noqa: E402
 from torchmatrix.envside.worker import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
 from torchmatrix.plan import Cell  # noqa: E402
 from torchmatrix.project import Project  # noqa: E402
@@ -344,30 +345,39 @@ def sweep_figures(bench: Bench, versions: Sequence[str]) -> list[Figure]:
     project = bench.project(matrix)
     figures = []
     for cell in project.cells:
-        (wall,) = bench.best(lambda cell=cell: bench.nox(matrix, "-s", cell.session, "--", "--force"))
-        record = next(
-            record
-            for record in results.read(project.result_file(cell)).records
-            if (record.probe, record.device) == ("opsweep", "cpu")
-        )
-        if record.outcome.value != "pass":
-            raise BenchError(f"the operator sweep of torch {cell.torch} did not run: {record.message}")
+        walls, pairs = [], []
+        for _ in range(bench.repeat):
+            walls.append(bench.nox(matrix, "-s", cell.session, "--", "--force").seconds)
+            record = sweep_record(project, cell)
+            pairs.append(record.duration)
         metrics = record.metrics
         figures.append(
             Figure(
                 f"operator sweep of one cell (opsweep on cpu, every operator), torch {cell.torch}",
-                f"{seconds(record.duration)} for {metrics['swept']} operators, {metrics['samples_run']} samples; "
-                f"the cell's whole run {seconds(wall)}",
+                f"{seconds(min(pairs))} for {metrics['swept']} operators, {metrics['samples_run']} samples; "
+                f"the cell's whole run {seconds(min(walls))}",
                 f"<= {SWEEP_TARGET_SECONDS:.0f} s",
-                record.duration <= SWEEP_TARGET_SECONDS,
+                min(pairs) <= SWEEP_TARGET_SECONDS,
                 (
                     "the pair's own seconds, as its record has them: importing op_db, then 3 samples of each "
                     "operator, each run twice in float32 and once in float64; the whole run adds nox, the install "
-                    "check and `import torch`",
+                    "check and `import torch`; each the best of its runs",
                 ),
             )
         )
     return figures
+
+
+def sweep_record(project: Project, cell: Cell) -> Record:
+    """The cell's record of the sweep on the CPU; a sweep that did not run stops the benchmark."""
+    record = next(
+        record
+        for record in results.read(project.result_file(cell)).records
+        if (record.probe, record.device) == ("opsweep", "cpu")
+    )
+    if record.outcome is not Outcome.PASS:
+        raise BenchError(f"the operator sweep of torch {cell.torch} did not run: {record.message}")
+    return record
 
 
 def resolve_only(bench: Bench, project: Project, cell: Cell) -> Run:
