@@ -1,8 +1,10 @@
 """Load ``matrix.yaml`` into a frozen :class:`~torchmatrix.matrix.Matrix`, checked against :mod:`~torchmatrix.schema`.
 
 Besides each key's own checks: the probes named must exist (by name in
-``probes/``, or as a path beside the matrix file), and an expectation must
-name a probe and a device the matrix runs.
+``probes/``, or as a path beside the matrix file); without ``probes:``, every
+probe in ``probes/`` runs but the opt-in ones; ``probe_options`` and an
+expectation must name a probe the matrix runs, and an expectation a device it
+runs on.
 """
 
 from __future__ import annotations

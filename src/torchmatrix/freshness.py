@@ -3,9 +3,10 @@
 Freshness is decided per record. A record stands for a new run of its pair
 when it was made from the same inputs (:data:`torchmatrix.results.RECORD_INPUTS`:
 requirements, interpreter and its exact version, the worker's sha256, the torch
-build, a timeout that would not change its outcome; and the sha256 of its probe
-file). Records of probes or devices the run does not ask for are none of its
-business: two matrices sharing one output folder keep each other's.
+build, a timeout that would not change its outcome; the sha256 of its probe
+file, and the probe's options where the matrix gives it some). Records of
+probes or devices the run does not ask for are none of its business: two
+matrices sharing one output folder keep each other's.
 
 The build is identified without importing torch (which costs seconds): by the
 digest of the ``RECORD`` file of torch's installed ``.dist-info``, which lists
