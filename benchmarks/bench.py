@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as the noxfile uses it
 
 from torchmatrix import freshness, interpreters, results  # noqa: E402
+from torchmatrix.core import Outcome, Record  # noqa: E402
 from torchmatrix.envside.worker import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
 from torchmatrix.plan import Cell  # noqa: E402
 from torchmatrix.project import Project  # noqa: E402
@@ -390,6 +391,51 @@ def parallel_figures(bench: Bench, matrix: Path, project: Project, limits: float
     ]
 
 
+SWEEP_TARGET_SECONDS = 180.0
+"""The operator sweep of one release should take a few minutes at most on a small machine."""
+
+
+def sweep_figures(bench: Bench, versions: Sequence[str]) -> list[Figure]:
+    """The operator sweep (probes/opsweep.py, every operator) of each cell, re-run with its environment kept."""
+    matrix = bench.matrix("sweep", versions, ["opsweep"], "out-sweep")
+    project = bench.project(matrix)
+    figures = []
+    for cell in project.cells:
+        walls, pairs = [], []
+        for _ in range(bench.repeat):
+            walls.append(bench.nox(matrix, "-s", cell.session, "--", "--force").seconds)
+            record = sweep_record(project, cell)
+            pairs.append(record.duration)
+        metrics = record.metrics
+        figures.append(
+            Figure(
+                f"operator sweep of one cell (opsweep on cpu, every operator), torch {cell.torch}",
+                f"{seconds(min(pairs))} for {metrics['swept']} operators, {metrics['samples_run']} samples; "
+                f"the cell's whole run {seconds(min(walls))}",
+                f"<= {SWEEP_TARGET_SECONDS:.0f} s",
+                min(pairs) <= SWEEP_TARGET_SECONDS,
+                (
+                    "the pair's own seconds, as its record has them: importing op_db, then 3 samples of each "
+                    "operator, each run twice in float32 and once in float64; the whole run adds nox, the install "
+                    "check and `import torch`; each the best of its runs",
+                ),
+            )
+        )
+    return figures
+
+
+def sweep_record(project: Project, cell: Cell) -> Record:
+    """The cell's record of the sweep on the CPU; a sweep that did not run stops the benchmark."""
+    record = next(
+        record
+        for record in results.read(project.result_file(cell)).records
+        if (record.probe, record.device) == ("opsweep", "cpu")
+    )
+    if record.outcome is not Outcome.PASS:
+        raise BenchError(f"the operator sweep of torch {cell.torch} did not run: {record.message}")
+    return record
+
+
 def resolve_only(bench: Bench, project: Project, cell: Cell) -> Run:
     """What uv spends resolving the cell's requirements (it queries the index), installing nothing."""
     assert cell.interpreter is not None
@@ -622,6 +668,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cell_rows, limits = cell_figures(bench, matrix, project, options.probes)
         figures = [*cell_rows, isolation_figure(bench, project.cells[0]), *matrix_rows]
         figures += parallel_figures(bench, matrix, project, limits)
+        figures += sweep_figures(bench, versions)
         if options.cold_matrix:
             figures += cold_matrix_figures(bench, options.cold_matrix.resolve())
     except BenchError as error:

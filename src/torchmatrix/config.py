@@ -1,13 +1,17 @@
 """Load ``matrix.yaml`` into a frozen :class:`~torchmatrix.matrix.Matrix`, checked against :mod:`~torchmatrix.schema`.
 
 Besides each key's own checks: the probes named must exist (by name in
-``probes/``, or as a path beside the matrix file), and an expectation must
-name a probe and a device the matrix runs.
+``probes/``, or as a path beside the matrix file); without ``probes:``, every
+probe in ``probes/`` runs but the opt-in ones; ``probe_options`` and an
+expectation must name a probe the matrix runs, and an expectation a device it
+runs on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import Any
 
 from . import scriptmeta, yamldoc
 from .core import DEVICES, Probe
@@ -22,7 +26,13 @@ def _probe(name: str, path: Path) -> Probe:
 
 
 def _available_probes(probes_dir: Path) -> list[str]:
+    """The probes a matrix can name: every ``probes/*.py`` but those whose name starts with ``_`` (helpers)."""
     return sorted(path.stem for path in probes_dir.glob("*.py") if not path.stem.startswith("_"))
+
+
+def _default_probes(probes_dir: Path) -> list[str]:
+    """What a matrix without ``probes:`` runs: the available probes, but those that say they are opt-in."""
+    return [name for name in _available_probes(probes_dir) if not scriptmeta.read(probes_dir / f"{name}.py").opt_in]
 
 
 def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Path) -> tuple[Probe, ...]:
@@ -73,9 +83,10 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
     fields = check_mapping(doc, (), doc.value, MATRIX_KEYS)
     base = file.parent
     if "probes" in fields and not fields["probes"]:
-        raise fail(doc, ("probes",), "lists no probe", "leave the key out to run every probe in probes/")
-    probe_names = fields.get("probes") or _available_probes(probes_dir)
-    probes = _resolve_probes(doc, probe_names, base, probes_dir)
+        hint = "leave the key out to run every probe in probes/ that is not opt-in"
+        raise fail(doc, ("probes",), "lists no probe", hint)
+    probe_names = fields.get("probes") or _default_probes(probes_dir)
+    probes = _with_options(doc, _resolve_probes(doc, probe_names, base, probes_dir), fields.get("probe_options", {}))
     devices = fields.get("devices", DEVICES)
     expect = tuple(fields.get("expect", ()))
     _check_expectations(doc, expect, probes, devices)
@@ -96,6 +107,16 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
         project=_project(doc, base, fields["project"]) if "project" in fields else None,
         requires=tuple(fields.get("requires", ())),
     )
+
+
+def _with_options(doc: Document, probes: tuple[Probe, ...], options: dict[str, dict[str, Any]]) -> tuple[Probe, ...]:
+    """Each probe with its ``probe_options``; options for a probe the matrix does not run are a mistake."""
+    names = [probe.name for probe in probes]
+    for name in options:
+        if name not in names:
+            hint = did_you_mean(name, names, f"this matrix runs {', '.join(names)}")
+            raise fail(doc, ("probe_options", name), f"{name!r} is not a probe of this matrix", hint)
+    return tuple(dataclasses.replace(probe, options=options.get(probe.name, {})) for probe in probes)
 
 
 def _check_expectations(

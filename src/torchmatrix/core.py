@@ -14,6 +14,7 @@ from typing import Any
 __all__ = ["DEVICES", "Outcome", "Pair", "Probe", "Record"]
 
 DEVICES = ("cpu", "cuda", "mps")
+"""Where a probe finds its options (a matrix's ``probe_options``): JSON, an object of options per probe name."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class Probe:
     path: Path
     requires: tuple[str, ...] = ()
     """What it needs installed beside torch: its PEP 723 ``dependencies`` (:mod:`torchmatrix.scriptmeta`)."""
+    options: dict[str, Any] = field(default_factory=dict, hash=False)
+    """What the matrix's ``probe_options`` gives it (plain JSON data; the probe reads it from
+    :data:`torchmatrix.variables.PROBE_OPTIONS`). Its records depend on it: other options, other records."""
 
 
 @dataclass(frozen=True)

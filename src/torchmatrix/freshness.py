@@ -3,9 +3,10 @@
 Freshness is decided per record. A record stands for a new run of its pair
 when it was made from the same inputs (:data:`torchmatrix.results.RECORD_INPUTS`:
 requirements, interpreter and its exact version, the worker's sha256, the torch
-build, a timeout that would not change its outcome; and the sha256 of its probe
-file). Records of probes or devices the run does not ask for are none of its
-business: two matrices sharing one output folder keep each other's.
+build, a timeout that would not change its outcome; the sha256 of its probe
+file, and the probe's options where the matrix gives it some). Records of
+probes or devices the run does not ask for are none of its business: two
+matrices sharing one output folder keep each other's.
 
 The build is identified without importing torch (which costs seconds): by the
 digest of the ``RECORD`` file of torch's installed ``.dist-info``, which lists
@@ -171,7 +172,8 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
     """
     made = record.inputs
     changes = []
-    for key, value in wanted.items():
+    # A probe's options are stored only where it has some: none wanted and none stored is the same.
+    for key, value in {"options": None, **wanted}.items():
         if key == "timeout":
             if not _timeout_keeps(record, made.get(key), value):
                 changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
@@ -199,6 +201,8 @@ def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str 
             continue
         if key == "probe":
             changes.append(f"probe {probe} {'added' if before is None else 'changed'}")
+        elif key == "options":
+            changes.append(f"the options of probe {probe} changed")
         elif key == TORCH_BUILD and before is None:
             changes.append("the torch build was not recorded")
         elif key in (TORCH_BUILD, "worker", "project"):

@@ -161,6 +161,7 @@ class Project:
 
     def inputs(self, cell: Cell) -> dict[str, object]:
         """What the cell's result depends on; a change in any of it makes the stored result stale."""
+        options = {probe.name: probe.options for probe in self.matrix.probes if probe.options}
         return {
             "requirements": list(cell.requirements),
             "interpreter": cell.interpreter.path if cell.interpreter else None,
@@ -170,6 +171,7 @@ class Project:
             "probes": dict(self._probe_hashes),
             "worker": self._worker_hash,
             "project": f"{self.built_library.name} {self.built_library.contents}" if self.built_library else None,
+            **({"probe_options": options} if options else {}),
         }
 
     def up_to_date(

@@ -151,11 +151,15 @@ class CellResult:
 
 
 def record_inputs(run_inputs: dict[str, Any], probe: str) -> dict[str, Any]:
-    """What the records of ``probe`` are made from: the keys of :data:`RECORD_INPUTS` that a run's inputs hold."""
+    """What the records of ``probe`` are made from: the keys of :data:`RECORD_INPUTS` that a run's inputs hold,
+    the sha256 of its file (``probe``) and, if the matrix gives it any, its options (``options``)."""
     probes = run_inputs.get("probes")
+    options = run_inputs.get("probe_options")
+    given = options.get(probe) if isinstance(options, dict) else None
     return {
         **{key: run_inputs[key] for key in RECORD_INPUTS if key in run_inputs},
         "probe": probes.get(probe) if isinstance(probes, dict) else None,
+        **({"options": given} if given else {}),
     }
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from . import variables
 from .core import Outcome, Pair, Record
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
@@ -127,6 +128,7 @@ class _Worker:
         options = ["-X", f"pycache_prefix={pycache_prefix}"] if pycache_prefix else []
         self.process = subprocess.Popen(
             [python, "-I", "-u", *options, str(WORKER)],
+            env=_worker_environment(pairs),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -258,6 +260,16 @@ class _Worker:
         self.stderr.seek(max(0, size - STDERR_TAIL))
         text = self.stderr.read().decode("utf-8", "replace").strip()
         return ("…" + text) if size > STDERR_TAIL else text
+
+
+def _worker_environment(pairs: Sequence[Pair]) -> dict[str, str]:
+    """This process's environment, with the probes' options where they read them.
+
+    Always set, to ``{}`` when no probe has options: options that reached a probe from the user's
+    shell would make records that say nothing of them.
+    """
+    options = {pair.probe.name: pair.probe.options for pair in pairs if pair.probe.options}
+    return {**os.environ, variables.PROBE_OPTIONS.name: json.dumps(options, sort_keys=True)}
 
 
 def _parse(line: bytes) -> dict[str, Any]:

@@ -9,6 +9,7 @@ URL. A key's example is the hint for a value of the wrong kind.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -224,6 +225,33 @@ def _probe_name(doc: Document, path: KeyPath, value: Any) -> str:
     return text
 
 
+def _plain_data(doc: Document, path: KeyPath, value: Any) -> Any:
+    """``value`` as a probe is handed it, in JSON: no infinity, no NaN.
+
+    (The YAML reader gives nothing but text, numbers, booleans, null, lists and mappings with text for keys.)
+    """
+    if isinstance(value, dict):
+        return {key: _plain_data(doc, (*path, key), item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain_data(doc, (*path, index), item) for index, item in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise fail(doc, path, f"{value} is no number JSON can hold", "write a finite number")
+    return value
+
+
+def _probe_options(doc: Document, path: KeyPath, value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise fail(doc, path, f"expected a mapping of probe names to their options, got {_kind(value)}")
+    options = {}
+    for name, given in value.items():
+        if not isinstance(name, str) or not PROBE_NAME.match(name):
+            raise fail(doc, (*path, name), f"{name!r} is not a probe name", "name a probe of this matrix")
+        if not isinstance(given, dict):
+            raise fail(doc, (*path, name), f"expected a mapping of options, got {_kind(given)}", 'e.g. {ops: "add"}')
+        options[name] = _plain_data(doc, (*path, name), given)
+    return options
+
+
 def _torch_entry(doc: Document, path: KeyPath, value: Any) -> TorchEntry:
     if not isinstance(value, dict):
         return TorchEntry(_version(doc, path, value))
@@ -338,4 +366,9 @@ MATRIX_KEYS = {
         "your own project's folder, relative to this file: built once into a wheel, installed in every cell",
     ),
     "requires": Key(list_of(_requirement), '["pytest>=7"]', "requirements installed in every cell, beside torch"),
+    "probe_options": Key(
+        _probe_options,
+        '{opsweep: {ops: "add|mul.*"}}',
+        "options handed to each named probe (as JSON in $TORCHMATRIX_PROBE_OPTIONS); a record depends on its probe's",
+    ),
 }

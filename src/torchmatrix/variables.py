@@ -40,4 +40,10 @@ CACHE_DIR = Variable(
     "/tmp/tm-cache",
 )
 
-ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR)
+PROBE_OPTIONS = Variable(
+    "TORCHMATRIX_PROBE_OPTIONS",
+    "nothing: torchmatrix sets it for every probe, the matrix's `probe_options` as JSON (whatever your shell says)",
+    '{"opsweep": {"ops": "add|mul"}}',
+)
+
+ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR, PROBE_OPTIONS)

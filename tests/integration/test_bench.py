@@ -19,6 +19,7 @@ TARGETS = (
     "2 probes in one cell vs 1 probe, torch 1.9.0",
     "re-run of a finished matrix with no change (1 cells)",
     "disk: 1 cells' env folders (and their bytecode) on top of the shared uv cache",
+    "operator sweep of one cell (opsweep on cpu, every operator), torch 1.9.0",
 )
 
 

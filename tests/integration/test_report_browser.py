@@ -17,7 +17,7 @@ import pytest
 
 from torchmatrix.report import model, publish
 
-from ..unit.report_data import HOSTILE, hostile, scenario
+from ..unit.report_data import HOSTILE, hostile, scenario, sweep_scenario
 
 pytestmark = pytest.mark.integration
 
@@ -94,7 +94,10 @@ def test_the_script_runs_and_shows_cells_legend_filters_and_details(tmp_path: Pa
     dom = chromium(tmp_path, "--dump-dom", f"{html.as_uri()}#hide=device%3Amps&cell={failing}")
 
     assert '<nav id="filters" aria-label="Filters">' in dom  # shown by the script: it ran under the page's policy
-    assert len(re.findall(r'<td class="cell o-', dom)) == len(data["entries"])
+    probe_cell = (
+        r'<td class="cell o-[^"]*" data-machine="[^"]*" data-device="[^"]*" data-i="\d+" tabindex="0" title="torch'
+    )
+    assert len(re.findall(probe_cell, dom)) == len(data["entries"])  # the probes' tables, not their histories
     legend = re.search(r'<section id="legend">(.*?)</section>', dom, re.S).group(1)  # type: ignore[union-attr]
     assert re.findall(r'<span class="cell o-([a-z-]+)">', legend) == [mark.value for mark in report.marks]
     assert "<b>within-tolerance</b>: right within the rounding tolerance, but not bit-identical" in legend
@@ -105,6 +108,24 @@ def test_the_script_runs_and_shows_cells_legend_filters_and_details(tmp_path: Pa
     assert details and "hidden" not in dom[details.start() : details.start() + 40]
     assert "autograd_dot · torch 1.9.0 · macos-arm64 · mps" in details.group(1)
     assert "y = 2 * dot(x, x)" in details.group(1) and "Environment" in details.group(1)
+
+
+@needs_browser
+def test_the_checks_across_releases_filter_by_name_and_by_change(tmp_path: Path) -> None:
+    html = page(tmp_path, [*scenario(), *sweep_scenario()])
+    everything = chromium(tmp_path, "--dump-dom", html.as_uri())
+    sweep = re.search(r'<div class="history" data-probe="opsweep">(.*?)</table>', everything, re.S).group(1)  # type: ignore[union-attr]
+    assert '<div class="history-filters">' in sweep  # shown by the script
+    assert "6 of 6 checks shown" in sweep
+    assert re.findall(r'<tr data-check="([^"]+)"', sweep)[:3] == ["linalg.eig", "mul", "nn.functional.conv2d"]
+    assert re.search(r'<td class="cell o-pass changed"[^>]*>0.01 ●</td>', sweep)
+
+    changed = chromium(tmp_path, "--dump-dom", f"{html.as_uri()}#changed=1&check=^(mul|add)$")
+    sweep = re.search(r'<div class="history" data-probe="opsweep">(.*?)</table>', changed, re.S).group(1)  # type: ignore[union-attr]
+    shown = re.findall(r'<tr data-check="([^"]+)" data-changed="[01]">', sweep)
+    assert shown == ["mul"] and "1 of 6 checks shown" in sweep
+    batched = re.search(r'<div class="history" data-probe="batched_matmul">(.*?)</table>', changed, re.S).group(1)  # type: ignore[union-attr]
+    assert "0 of 2 checks shown" in batched  # one filter for every probe's checks
 
 
 @needs_browser

@@ -6,11 +6,12 @@ golden files in tests/data/report/ are rendered from :func:`scenario`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.results import CellResult
+from torchmatrix.results import CellResult, record_inputs
 
 from ..conftest import DATA
 
@@ -70,6 +71,11 @@ def cell(machine: str, torch: str, python: str | None, records: tuple[Record, ..
         started_at=finished, finished_at=finished,
     )  # fmt: skip
     fields.update(changes)
+    # Each record made from the cell's inputs, as a run stores it.
+    fields["records"] = tuple(
+        dataclasses.replace(record, inputs=record_inputs(fields["inputs"], record.probe))
+        for record in fields["records"]
+    )
     return CellResult(**fields)
 
 
@@ -152,3 +158,53 @@ def assert_golden(name: str, text: str) -> None:
     assert text == expected, (
         f"{name} differs from {path}; if the change is meant, rerun with {UPDATE_GOLDEN}=1 and review"
     )
+
+
+SWEEP_INPUTS = {"devices": ["cpu"], "probes": {"opsweep": "2" * 64}}
+
+
+def operator(name: str, samples: list[tuple[str, str | None]], error: float | None = 0.01, **extra: Any) -> dict:
+    """An operator sweep's check: ``samples`` are (input digest, output digest) pairs."""
+    return {
+        "name": name, "samples": [{"input": given, "output": made} for given, made in samples],
+        "observed": "-".join(made or "none" for _, made in samples), "error": error, "tolerance": 1.0,
+        "expected": "<= 1", "ok": "raised" not in extra and (error is None or error <= 1.0), **extra,
+    }  # fmt: skip
+
+
+def swept(
+    torch: str, python: str, checks: list[dict], outcome: Outcome = Outcome.PASS, message: str = ""
+) -> CellResult:
+    record = Record("opsweep", "cpu", outcome, {"checks": checks} if checks else {}, message, 12.0)
+    return cell("x86-box", torch, python, (record,), inputs=SWEEP_INPUTS)
+
+
+def sweep_scenario() -> list[CellResult]:
+    """Four releases of the sweep on one machine of its own: every kind of change a check can show between them."""
+    add = [("a1", "A1"), ("a2", "A2")]
+    return [
+        swept("1.9.0", "3.9", [
+            operator("add", add),
+            operator("mul", [("m1", "M1"), ("m2", "M2")]),
+            operator("nn.functional.conv2d", [("c1", "C1")]),
+            operator("linalg.eig", [("e1", "E1")], error=3.2e5),
+            operator("empty", [("x1", None)], error=None, nondeterministic=True),
+        ]),
+        swept("1.12.1", "3.10", [
+            operator("add", add),
+            operator("mul", [("m1", "M1*"), ("m2", "M2")]),  # the same inputs, one output changed
+            operator("nn.functional.conv2d", [("c2", "C2")]),  # other inputs: nothing to compare
+            operator("linalg.eig", [("e1", "raised RuntimeError")], error=None, raised="float32: RuntimeError: x"),
+            operator("empty", [("x1", None)], error=None, nondeterministic=True),
+        ]),
+        swept("2.2.0", "3.12", [
+            operator("add", add),
+            operator("mul", [("m1", "M1*"), ("m2", "M2")]),
+            operator("nn.functional.conv2d", [("c2", "C2*")]),
+            operator("linalg.eig", [("e1", "E1")], error=3.2e5),
+            operator("empty", [("x1", None)], error=None, nondeterministic=True),
+            operator("nn.functional.gelu", [("g1", "G1")]),  # new in this release
+        ]),
+        swept("2.13.0", "3.13", [], Outcome.ERROR,
+              "RuntimeError: torch's operator database cannot be imported here: ModuleNotFoundError: numpy"),
+    ]  # fmt: skip

@@ -49,6 +49,17 @@ def test_the_arguments_become_a_request() -> None:
     )
 
 
+def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshold_is_its_value() -> None:
+    def criterion(*words: str) -> Criterion:
+        return parse(["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", *words], MATRIX).criterion
+
+    assert criterion("--check", "nn.functional.conv2d") == Criterion(check="nn.functional.conv2d")
+    assert criterion("--check", "add", "--metric", "error", "--above", "1") == Criterion("error", 1.0, True, "add")
+    by_value = criterion("--check", "add", "--metric", "observed")
+    assert by_value == Criterion("observed", None, False, "add") and by_value.by_value
+    assert by_value.describe() == "by the value of observed of check 'add'"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -60,8 +71,7 @@ def test_the_arguments_become_a_request() -> None:
         (["autograd_dot", "--from", "1.12.1", "--to", "1.12.1"], "--from 1.12.1 must be older than --to 1.12.1"),
         (["autograd_dot", "--from", "1.12.1", "--to", "1.9.0"], "must be older"),
         (["autograd_dot", "--from", "2.1.0rc1", "--to", "2.2.0"], "--from 2.1.0rc1 is a pre-release; add --pre"),
-        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x"], "--metric NAME goes with"),
-        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--above", "1"], "--metric NAME goes with"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--above", "1"], "--above X and --below X go with"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "nan"], "finite"),
         (
             ["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "1", "--below", "2"],
@@ -75,7 +85,7 @@ def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: 
         parse(argv, MATRIX)
     assert message in str(caught.value)
     assert str(caught.value).endswith("usage: nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] "
-                                      "[--metric NAME (--above X | --below X)] [--pre]")  # fmt: skip
+                                      "[--check NAME] [--metric NAME [--above X | --below X]] [--pre]")  # fmt: skip
     assert caught.value.exit_code == 2
 
 

@@ -89,6 +89,30 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
     assert matrix.find_links is None
 
 
+def test_an_opt_in_probe_runs_only_where_a_matrix_names_it(tmp_path: Path, probes_dir: Path) -> None:
+    (probes_dir / "sweep.py").write_text(OPT_IN_PROBE)
+    everything = load_matrix(write(tmp_path, "torch: [1.12.1]\n"), probes_dir)
+    assert [probe.name for probe in everything.probes] == ["autograd_dot", "batched_matmul"]
+    named = load_matrix(write(tmp_path, "torch: [1.12.1]\nprobes: [sweep]\n"), probes_dir)
+    assert [probe.name for probe in named.probes] == ["sweep"]
+
+
+def test_the_shipped_sweep_is_opt_in() -> None:
+    matrix = load_matrix(ROOT / "matrix.yaml", ROOT / "probes")
+    assert (ROOT / "probes" / "opsweep.py").is_file()
+    assert "opsweep" not in [probe.name for probe in matrix.probes]
+
+
+def test_probe_options_reach_their_probe(tmp_path: Path, probes_dir: Path) -> None:
+    text = "torch: [1.12.1]\nprobe_options:\n  autograd_dot: {ops: 'add|mul.*', samples: 2, names: [a, b]}\n"
+    matrix = load_matrix(write(tmp_path, text), probes_dir)
+    options = {probe.name: probe.options for probe in matrix.probes}
+    assert options == {"autograd_dot": {"ops": "add|mul.*", "samples": 2, "names": ["a", "b"]}, "batched_matmul": {}}
+
+
+OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef run(device):\n    return {}\n"
+
+
 @pytest.mark.parametrize(
     ("text", "line", "key", "problem", "hint"),
     [
@@ -114,6 +138,28 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
         ("torch: " + "[" * 3000 + "]" * 3000, 1, "", "nested more than 64 deep", "a few levels"),
         ("torch: [2024-01-15]\n", 1, "torch[0]", "'2024-01-15' is not a PEP 440 version", ""),
         ("torch: [1.9.0]\ntimeout: soon\n", 2, "timeout", "seconds", "e.g. timeout: 300"),
+        (
+            "torch: [1.9.0]\nprobe_options: {autograd_dott: {}}\n",
+            2,
+            "probe_options.autograd_dott",
+            "not a probe",
+            "did you mean 'autograd_dot'?",
+        ),
+        (
+            "torch: [1.9.0]\nprobe_options: {autograd_dot: [add]}\n",
+            2,
+            "probe_options.autograd_dot",
+            "expected a mapping of options",
+            "",
+        ),
+        (
+            "torch: [1.9.0]\nprobe_options: {autograd_dot: {x: .nan}}\n",
+            2,
+            "probe_options.autograd_dot.x",
+            "no number JSON can hold",
+            "",
+        ),
+        ("torch: [1.9.0]\nprobe_options: [autograd_dot]\n", 2, "probe_options", "probe names to their options", ""),
     ],
 )
 def test_each_mistake_names_file_line_key_and_a_hint(

@@ -99,3 +99,38 @@ def test_a_criterion_describes_itself_for_people_and_for_the_summary() -> None:
     assert below.describe() == "by error below 1e-07"
     assert below.to_json() == {"by": "metric", "metric": "error", "below": 1e-7}
     assert below.label("not below 1e-07") == "error not below 1e-07" and Criterion().label("pass") == "pass"
+
+
+SWEEP = {
+    "checks": [
+        {"name": "add", "observed": "4fe52e3dc70dd38f", "error": 0.02, "tolerance": 1.0, "ok": True},
+        {"name": "linalg.eig", "observed": "9266522dbf3d5a3a", "error": 3.2e5, "tolerance": 1.0, "ok": False},
+        {"name": "jiterator_unary", "observed": None, "error": None, "ok": False, "raised": "float32: AssertionError"},
+    ]
+}
+
+
+def test_a_check_is_one_operator_of_the_sweep_by_its_outcome_or_a_metric_of_it() -> None:
+    def seen(criterion: Criterion):
+        return observe(with_record(Outcome.PASS, SWEEP), "batched_matmul", "cpu", criterion)
+
+    assert [seen(Criterion(check=name)).category for name in ("add", "linalg.eig", "jiterator_unary")] == [
+        "pass", "fail", "error",
+    ]  # fmt: skip
+    assert seen(Criterion("error", 1.0, True, "add")).category == "not above 1"  # the record's worst is 3.2e5
+    assert seen(Criterion("error", 1.0, True, "linalg.eig")).category == "above 1"
+    missing = seen(Criterion(check="conv2d"))
+    assert not missing.testable and missing.detail == "pass, no check 'conv2d'"
+
+
+def test_a_metric_without_a_threshold_is_compared_by_its_value() -> None:
+    by_value = Criterion("observed", None, check="add")
+    seen = observe(with_record(Outcome.PASS, SWEEP), "batched_matmul", "cpu", by_value)
+    assert seen.category == '"4fe52e3dc70dd38f"' and seen.detail == 'observed = "4fe52e3dc70dd38f"'
+    assert by_value.to_json() == {"by": "value", "metric": "observed", "check": "add"}
+    assert by_value.label(seen.category) == 'observed = "4fe52e3dc70dd38f"'
+    # No output to compare (the operator raised): untestable, as a record without the metric is.
+    raised = observe(
+        with_record(Outcome.PASS, SWEEP), "batched_matmul", "cpu", Criterion("observed", None, check="jiterator_unary")
+    )
+    assert not raised.testable

@@ -215,3 +215,19 @@ def test_without_an_environment_the_build_is_not_compared() -> None:
     """Bisect and verify ask without installing: inputs without a torch build compare everything else."""
     without_build = {key: value for key, value in INPUTS.items() if key != TORCH_BUILD}
     assert freshness.stands_for(record(), results.record_inputs(without_build, "autograd_dot"))
+
+
+def test_a_record_depends_on_its_probes_options_only_where_the_matrix_gives_some() -> None:
+    with_options = dict(INPUTS, probe_options={"autograd_dot": {"ops": "add"}})
+    made = record("autograd_dot", inputs=with_options)
+    assert made.inputs["options"] == {"ops": "add"}
+    assert freshness.stands_for(made, results.record_inputs(with_options, "autograd_dot"))
+    other = dict(INPUTS, probe_options={"autograd_dot": {"ops": "mul"}})
+    assert freshness.record_changes(made, results.record_inputs(other, "autograd_dot")) == [
+        "the options of probe autograd_dot changed"
+    ]
+    assert not freshness.stands_for(made, results.record_inputs(INPUTS, "autograd_dot"))  # options removed
+    # A probe without options keeps the inputs records had before there were options.
+    plain = record("batched_matmul", inputs=with_options)
+    assert "options" not in plain.inputs
+    assert freshness.stands_for(plain, results.record_inputs(INPUTS, "batched_matmul"))

@@ -8,14 +8,14 @@ import json
 import re
 from html.parser import HTMLParser
 
-from torchmatrix.report import chart, model, page
+from torchmatrix.report import chart, history, model, page
 
-from .report_data import HOSTILE, assert_golden, hostile, scenario
+from .report_data import HOSTILE, assert_golden, hostile, scenario, sweep_scenario
 
 OWN_TAGS = {
-    "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "nav", "fieldset", "legend", "label", "input",
-    "section", "ul", "li", "span", "b", "div", "table", "thead", "tbody", "tr", "th", "td", "sup", "ol", "aside",
-    "button", "script", "figure",
+    "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "nav", "fieldset", "legend", "label",
+    "input", "section", "ul", "li", "span", "b", "div", "table", "thead", "tbody", "tr", "th", "td", "sup", "ol",
+    "aside", "button", "script", "figure",
     "svg", "g", "rect", "text", "line", "polyline", "circle", "polygon",
 }  # fmt: skip
 
@@ -28,13 +28,19 @@ class Parsed(HTMLParser):
         self.tags: list[tuple[str, dict[str, str | None]]] = []
         self.raw: dict[str, list[str]] = {"script": [], "style": []}
         self._inside: str | None = None
+        self.tables: list[str] = []
+        """The class of each table the parser is in, innermost last."""
         self.feed(text)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
+        if tag == "table":
+            self.tables.append(dict(attrs).get("class") or "")
+        self.tags.append((tag, dict(attrs, **({"in-table": self.tables[-1]} if self.tables else {}))))
         self._inside = tag if tag in self.raw else None
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self.tables.pop()
         self._inside = None
 
     def handle_data(self, data: str) -> None:
@@ -44,7 +50,7 @@ class Parsed(HTMLParser):
 
 def render(found: list) -> str:
     report = model.build(found)
-    return page.render(report, chart.charts(report))
+    return page.render(report, chart.charts(report), history.histories(report))
 
 
 def test_the_scenario_renders_as_its_golden_file() -> None:
@@ -69,7 +75,7 @@ def test_the_page_fetches_nothing_and_runs_only_its_own_style_and_script() -> No
 
 def test_cells_are_colour_coded_and_point_at_their_details() -> None:
     parsed = Parsed(render(scenario()))
-    cells = [attrs for tag, attrs in parsed.tags if tag == "td" and "data-i" in attrs]
+    cells = [attrs for tag, attrs in parsed.tags if tag == "td" and "data-i" in attrs and attrs["in-table"] == "matrix"]
     data = json.loads(parsed.raw["script"][0])
     assert [int(attrs["data-i"] or -1) for attrs in cells] == list(range(len(data["entries"])))
     fail = next(attrs for attrs in cells if "o-fail" in (attrs["class"] or ""))
@@ -86,7 +92,9 @@ def test_cells_are_colour_coded_and_point_at_their_details() -> None:
 
 def test_filters_name_every_probe_device_and_machine() -> None:
     parsed = Parsed(render(scenario()))
-    boxes = {(attrs["data-kind"], attrs["value"]) for tag, attrs in parsed.tags if tag == "input"}
+    boxes = {
+        (attrs["data-kind"], attrs["value"]) for tag, attrs in parsed.tags if tag == "input" and "data-kind" in attrs
+    }
     assert boxes == {
         ("probe", "autograd_dot"), ("probe", "batched_matmul"), ("device", "cpu"), ("device", "cuda"),
         ("device", "mps"), ("machine", "H200"), ("machine", "linux-x86_64"), ("machine", "macos-arm64"),
@@ -101,3 +109,19 @@ def test_hostile_text_adds_no_markup_and_cannot_end_the_data_early() -> None:
     data = json.loads(parsed.raw["script"][0])
     assert data["entries"][0]["message"] == HOSTILE  # kept whole for the details panel, which shows it as text
     assert "</script>" not in parsed.raw["script"][0] and re.search(r"<script>alert", text) is None
+
+
+def test_the_checks_across_releases_open_the_record_they_come_from() -> None:
+    parsed = Parsed(render([*scenario(), *sweep_scenario()]))
+    data = json.loads(parsed.raw["script"][0])
+    rows = [attrs for tag, attrs in parsed.tags if tag == "tr" and "data-check" in attrs]
+    assert [attrs["data-check"] for attrs in rows][-6:-3] == ["linalg.eig", "mul", "nn.functional.conv2d"]
+    assert {attrs["data-check"] for attrs in rows if attrs["data-changed"] == "1"} == {
+        "linalg.eig", "mul", "nn.functional.conv2d", "y = 2 * dot(x, x)", "batched vs looped (float32)",
+    }  # fmt: skip
+    changed = [attrs for tag, attrs in parsed.tags if tag == "td" and "changed" in (attrs.get("class") or "")]
+    entry = data["entries"][int(changed[-1]["data-i"] or -1)]
+    assert (entry["probe"], data["cells"][entry["cell"]]["torch"]) == ("opsweep", "2.2.0")
+    # The panel counts a check's samples; their digests stay in the result file.
+    assert entry["metrics"]["checks"][0] == dict(sweep_scenario()[2].records[0].metrics["checks"][0], samples=2)
+    assert "0.01 ●" in render(sweep_scenario())

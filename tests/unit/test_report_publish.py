@@ -12,7 +12,7 @@ from .report_data import scenario
 def test_default_formats_write_the_tables_page_data_and_pictures(tmp_path: Path) -> None:
     files = publish.render(model.build(scenario()))
     assert sorted(files) == [
-        "COMPATIBILITY.md", "compatibility-autograd_dot.svg", "compatibility-batched_matmul.svg",
+        "CHECK-CHANGES.md", "COMPATIBILITY.md", "compatibility-autograd_dot.svg", "compatibility-batched_matmul.svg",
         "compatibility.csv", "compatibility.html", "compatibility.json",
     ]  # fmt: skip
     assert "](compatibility-batched_matmul.svg)" in files["COMPATIBILITY.md"]

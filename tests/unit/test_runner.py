@@ -7,6 +7,7 @@ here); the tests that depend on the way run both.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -104,6 +105,8 @@ PROBES = {
             time.sleep(5)  # the flood is megabytes ahead of the answer
             return {'outcome': 'pass'}
         """,
+    "reads_options": "import json, os\ndef run(device):\n"
+    "    return {'outcome': 'pass', 'metrics': json.loads(os.environ['TORCHMATRIX_PROBE_OPTIONS'])}\n",
 }
 
 
@@ -311,6 +314,17 @@ def test_exceptions_and_malformed_results_are_errors(stub_torch_python: str, pro
     assert cell.records[0].message == "ValueError: bad input"
     assert "malformed result" in cell.records[1].message
     assert "no run(device)" in cell.records[2].message
+
+
+def test_a_probe_reads_the_options_the_matrix_gives_it_and_none_from_the_shell(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCHMATRIX_PROBE_OPTIONS", '{"reads_options": {"from": "the shell"}}')
+    plain, _ = run(stub_torch_python, probes, ["reads_options"])
+    assert plain.records[0].metrics == {}
+    given = dataclasses.replace(probes["reads_options"], options={"ops": "add|mul.*", "samples": 2})
+    cell = run_cell(stub_torch_python, [Pair(given, "cpu")], 30.0)
+    assert cell.records[0].metrics == {"reads_options": {"ops": "add|mul.*", "samples": 2}}
 
 
 def test_megabytes_of_metrics_are_refused(stub_torch_python: str, probes: dict[str, Probe]) -> None:

@@ -43,3 +43,24 @@ def test_a_block_an_installer_could_not_use_names_the_file_and_line(tmp_path: Pa
     with pytest.raises(ConfigError) as raised:
         scriptmeta.dependencies(path)
     assert raised.value.file == str(path) and raised.value.line in (3, 7) and problem in raised.value.problem
+
+
+def test_a_probe_is_opt_in_when_its_block_says_so(tmp_path: Path) -> None:
+    block = '# /// script\n# dependencies = ["expecttest"]\n#\n# [tool.torchmatrix]\n# opt-in = true\n# ///\n'
+    assert scriptmeta.read(probe(tmp_path, block)) == scriptmeta.ScriptMetadata(("expecttest",), opt_in=True)
+    other_tools = "# /// script\n# [tool.other]\n# anything = 1\n# ///\n"
+    assert scriptmeta.read(probe(tmp_path, other_tools)) == scriptmeta.ScriptMetadata((), opt_in=False)
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ("# [tool.torchmatrix]\n# opt_in = true\n", "unknown key 'opt_in' in [tool.torchmatrix]"),
+        ('# [tool.torchmatrix]\n# opt-in = "yes"\n', "opt-in is neither true nor false"),
+        ("# [tool]\n# torchmatrix = 1\n", "tool.torchmatrix is not a table"),
+    ],
+)
+def test_a_torchmatrix_table_it_could_not_read_is_an_error(tmp_path: Path, table: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        scriptmeta.read(probe(tmp_path, "# /// script\n" + table + "# ///\n"))
+    assert problem in raised.value.problem

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import escape
+from . import escape, history_page
 from .escape import html_text as h
+from .history import History
 from .markdown import TITLE
-from .model import Entry, Mark, Report, Table
+from .model import Column, Entry, Mark, Report, Row, Table
 
 STYLE = """
 :root { color-scheme: light; --line: #d0d7de; --muted: #57606a; }
@@ -200,6 +201,43 @@ SCRIPT = r"""
       history.replaceState(null, "", parts.length ? "#" + parts.join("&") : location.pathname + location.search);
     } catch (error) { /* some browsers refuse this for a page opened from a file; the view still works */ }
   }
+  // The checks across releases: rows filtered by name (a regular expression, or plain text where it is none)
+  // and, if asked, to those that changed; one filter for every probe's, kept in the address.
+  function matcher(text) {
+    if (!text) { return function () { return true; }; }
+    try {
+      var pattern = new RegExp(text, "i");
+      return function (name) { return pattern.test(name); };
+    } catch (error) {
+      var wanted = text.toLowerCase();
+      return function (name) { return name.toLowerCase().indexOf(wanted) >= 0; };
+    }
+  }
+  function filterChecks() {
+    var matches = matcher(state.check || ""), changedOnly = state.changed === "1";
+    document.querySelectorAll(".history").forEach(function (history) {
+      var rows = history.querySelectorAll("tbody tr"), shown = 0;
+      rows.forEach(function (row) {
+        var visible = matches(row.dataset.check) && (!changedOnly || row.dataset.changed === "1");
+        row.hidden = !visible;
+        if (visible) { shown += 1; }
+      });
+      history.querySelector(".history-filter").value = state.check || "";
+      history.querySelector(".history-changed").checked = changedOnly;
+      history.querySelector(".history-count").textContent = shown + " of " + rows.length + " checks shown";
+    });
+  }
+  function setCheckFilter(key, value) {
+    if (value) { state[key] = value; } else { delete state[key]; }
+    filterChecks();
+    save();
+  }
+  document.querySelectorAll(".history-filters").forEach(function (filters) {
+    filters.hidden = false;
+    var search = filters.querySelector(".history-filter"), changed = filters.querySelector(".history-changed");
+    search.addEventListener("input", function () { setCheckFilter("check", search.value); });
+    changed.addEventListener("change", function () { setCheckFilter("changed", changed.checked ? "1" : ""); });
+  });
   function load() {
     var wanted = {};
     location.hash.replace(/^#/, "").split("&").forEach(function (part) {
@@ -211,7 +249,9 @@ SCRIPT = r"""
     document.querySelectorAll("#filters input").forEach(function (box) {
       box.checked = !hide[box.dataset.kind + ":" + box.value];
     });
+    ["check", "changed"].forEach(function (key) { if (wanted[key]) { state[key] = wanted[key].join(","); } });
     apply();
+    filterChecks();
     if (wanted.cell) { open(Number(wanted.cell[0])); }
   }
   document.getElementById("filters").hidden = false;
@@ -231,9 +271,11 @@ SCRIPT = r"""
 """
 
 
-def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
-    """compatibility.html. ``charts`` maps a probe to its picture (an ``<svg>`` element), shown under its table."""
+def render(report: Report, charts: Mapping[str, str] | None = None, histories: Sequence[History] = ()) -> str:
+    """compatibility.html. ``charts`` maps a probe to its picture (an ``<svg>`` element), shown under its table;
+    ``histories`` are the probes' checks across releases (:func:`torchmatrix.report.history.histories`), under it."""
     charts = charts or {}
+    history_of = {history.probe: history for history in histories}
     entries: list[dict[str, Any]] = []
     cells: dict[int, int] = {}
     data_cells: list[dict[str, Any]] = []
@@ -246,9 +288,12 @@ def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
     for table in report.tables:
         body.append(f'<section class="probe" data-probe="{h(table.probe)}">')
         body.append(f"<h2>{h(table.probe)}</h2>")
-        body.append(_table(report, table, entries, cells, data_cells))
+        positions: dict[tuple[Row, Column], int] = {}
+        body.append(_table(report, table, entries, cells, data_cells, positions))
         if table.probe in charts:
             body.append(f"<figure>{charts[table.probe]}</figure>")
+        if table.probe in history_of:
+            body.append(history_page.section(history_of[table.probe], positions))
         body.append("</section>")
     if report.notes:
         body.append('<section id="notes"><h2>Notes</h2><ol>')
@@ -258,7 +303,7 @@ def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
     data = {"cells": data_cells, "entries": entries, "notes": list(report.notes), "marks": marks}
     # In a <script> element only `</` (and `<!--`) could end it early; escaped, the JSON means the same.
     payload = escape.json_text(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")
-    style, script = STYLE.strip(), SCRIPT.strip()
+    style, script = (STYLE + history_page.STYLE).strip(), SCRIPT.strip()
     policy = (
         f"default-src 'none'; style-src '{_digest(style)}'; script-src '{_digest(script)}'; "
         "base-uri 'none'; form-action 'none'"
@@ -324,8 +369,14 @@ def _legend(report: Report) -> str:
 
 
 def _table(
-    report: Report, table: Table, entries: list[dict[str, Any]], cells: dict[int, int], data_cells: list[dict[str, Any]]
+    report: Report,
+    table: Table,
+    entries: list[dict[str, Any]],
+    cells: dict[int, int],
+    data_cells: list[dict[str, Any]],
+    positions: dict[tuple[Row, Column], int],
 ) -> str:
+    """The probe's table; each of its cells' index among ``entries`` goes into ``positions``."""
     head = "".join(
         f'<th data-machine="{h(column.machine)}" data-device="{h(column.device)}" scope="col">'
         f"{h(column.machine)}<span>{h(column.device)}</span></th>"
@@ -349,7 +400,7 @@ def _table(
             if entry is None:
                 parts.append(f"<td {where}></td>")
                 continue
-            index = len(entries)
+            index = positions[row, column] = len(entries)
             entries.append(_entry_data(table.probe, column.device, entry, cells, data_cells))
             note = f"<sup>{entry.note}</sup>" if entry.note else ""
             message = entry.record.message if entry.record else entry.result.message
@@ -391,5 +442,22 @@ def _entry_data(
         "note": entry.note,
         "message": record.message if record else result.message,
         "duration": record.duration if record else None,
-        "metrics": record.metrics if record else {},
+        "metrics": _panel_metrics(record.metrics) if record else {},
     }
+
+
+def _panel_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """What the details panel shows of a record's metrics: a check's ``samples`` digests as their number.
+
+    The operator sweep keeps two digests per sample for every operator; they are for comparing releases (the
+    checks across releases show that), and the result file keeps them.
+    """
+    checks = metrics.get("checks")
+    if not isinstance(checks, list) or not any(isinstance(check, dict) and "samples" in check for check in checks):
+        return metrics
+    counted = [
+        dict(check, samples=len(check["samples"])) if isinstance(check, dict) and isinstance(check.get("samples"), list)
+        else check
+        for check in checks
+    ]  # fmt: skip
+    return dict(metrics, checks=counted)

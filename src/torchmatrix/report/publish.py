@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .. import atomicfile
-from . import chart, export, markdown, page, rst
+from . import changes, chart, export, history, markdown, page, rst
 from .model import Report
 
 FILE_NAMES = {
@@ -15,9 +15,10 @@ FILE_NAMES = {
     "html": "compatibility.html",
     "json": "compatibility.json",
     "csv": "compatibility.csv",
+    "changes": "CHECK-CHANGES.md",
 }
 FORMATS = tuple(FILE_NAMES)
-DEFAULT_FORMATS = ("md", "html", "json", "csv")
+DEFAULT_FORMATS = ("md", "html", "json", "csv", "changes")
 
 
 def render(report: Report, formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str, str]:
@@ -29,12 +30,14 @@ def render(report: Report, formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str
     if formats & {"md", "rst"}:
         files.update({pictures[probe]: svg for probe, svg in charts.items()})
     flat = export.rows(report) if formats & {"json", "csv"} else []
+    histories = history.histories(report) if formats & {"html", "changes"} else ()
     renderers = {
         "md": lambda: markdown.render(report, pictures),
         "rst": lambda: rst.render(report, pictures),
-        "html": lambda: page.render(report, charts),
+        "html": lambda: page.render(report, charts, histories),
         "json": lambda: export.to_json(report, flat),
         "csv": lambda: export.to_csv(report, flat),
+        "changes": lambda: changes.render(report, histories),
     }
     files.update({FILE_NAMES[name]: renderers[name]() for name in FORMATS if name in formats})
     return files

@@ -43,7 +43,10 @@ if TYPE_CHECKING:
 
     from ..project import Project
 
-USAGE = "nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] [--metric NAME (--above X | --below X)] [--pre]"
+USAGE = (
+    "nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] [--check NAME] [--metric NAME [--above X | --below X]]"
+    " [--pre]"
+)
 SUMMARY_SCHEMA = 1
 
 
@@ -66,7 +69,15 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     parser.add_argument("--from", dest="old", required=True, metavar="OLD", help="the older release")
     parser.add_argument("--to", dest="new", required=True, metavar="NEW", help="the newer release")
     parser.add_argument("--device", default="cpu", choices=DEVICES)
-    parser.add_argument("--metric", metavar="NAME", help="compare a metric of the record instead of the outcome")
+    parser.add_argument(
+        "--check", metavar="NAME", help="look at the check of this name in metrics.checks (an operator of the sweep)"
+    )
+    parser.add_argument(
+        "--metric",
+        metavar="NAME",
+        help="compare a metric of the record (of the check, with --check) instead of the outcome: "
+        "its side of a threshold, or without one its value",
+    )
     side = parser.add_mutually_exclusive_group()
     side.add_argument("--above", type=float, metavar="X", help="NAME > X or not")
     side.add_argument("--below", type=float, metavar="X", help="NAME < X or not")
@@ -80,8 +91,8 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     if args.device not in matrix.devices:
         parser.error(f"{matrix.file.name} does not run on {args.device} (devices: {', '.join(matrix.devices)})")
     threshold = args.above if args.above is not None else args.below
-    if (args.metric is None) != (threshold is None):
-        parser.error("--metric NAME goes with --above X or --below X, and they only with --metric")
+    if args.metric is None and threshold is not None:
+        parser.error("--above X and --below X go with --metric NAME")
     if threshold is not None and not math.isfinite(threshold):
         parser.error(f"the threshold must be a finite number, not {threshold}")
     old, new = _release(parser, "--from", args.old), _release(parser, "--to", args.new)
@@ -90,7 +101,10 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     for flag, end in (("--from", old), ("--to", new)):
         if end.is_prerelease and not args.pre:
             parser.error(f"{flag} {end} is a pre-release; add --pre to bisect among pre-releases")
-    criterion = Criterion(args.metric, threshold or 0.0, args.above is not None) if args.metric else Criterion()
+    if args.metric is None:
+        criterion = Criterion(check=args.check)
+    else:
+        criterion = Criterion(args.metric, threshold, args.above is not None, args.check)
     return Request(args.probe, old, new, args.device, criterion, args.pre)
 
 
@@ -137,8 +151,9 @@ class _Bisection:
     @property
     def summary_path(self) -> Path:
         request = self.request
-        metric = f"-{results.safe_name(request.criterion.metric)}" if request.criterion.metric else ""
-        return self.folder / f"{request.probe}-{request.device}{metric}-{request.old}-{request.new}.json"
+        criterion = request.criterion
+        narrowed = "".join(f"-{results.safe_name(part)}" for part in (criterion.check, criterion.metric) if part)
+        return self.folder / f"{request.probe}-{request.device}{narrowed}-{request.old}-{request.new}.json"
 
     def known(self) -> dict[Version, Observation]:
         """What is known without building anything: up-to-date stored results, and cells that cannot run."""

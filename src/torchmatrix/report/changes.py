@@ -1,0 +1,84 @@
+"""CHECK-CHANGES.md: for every probe with checks, which checks changed from one release to the next.
+
+For each machine and device: a table of what could be compared between each
+release and the next (checks in both, checks and samples with the same
+inputs, checks that changed), then a table of only the checks that changed,
+a column per release. For the operator sweep these are the operators whose
+float32 output changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import escape
+from .history import SHOWN_CHANGES, Change, History, Step
+from .model import Column, Report
+
+TITLE = "Checks that changed between releases"
+INTRO = (
+    "A check is compared with the same check in the previous release of its machine and device that has it, "
+    "on the same inputs only: a check that records its samples' input and output digests (the operator sweep) "
+    "sample by sample where the input digests are equal; any other check by its observed value, where both "
+    "records come from the same probe file."
+)
+
+
+def render(report: Report, found: Sequence[History]) -> str:
+    """CHECK-CHANGES.md from the report's histories (:func:`torchmatrix.report.history.histories`)."""
+    lines = [f"# {TITLE}", "", INTRO, ""]
+    if not found:
+        lines += ["No stored record holds checks yet: run nox -s probe.", ""]
+    for history in found:
+        for column in history.columns:
+            lines += _section(history, column)
+    if found:
+        lines += ["## Legend", "", "| mark | meaning |", "| :-: | --- |"]
+        lines += [f"| {change.symbol} | {change.meaning} |" for change in SHOWN_CHANGES]
+        lines += ["| – | the release has no such check |", ""]
+        lines += ["In a cell, `● 2/3`: 2 of the 3 samples compared changed.", ""]
+    if report.updated:
+        lines += [f"From the results finished by {escape.markdown(report.updated)}.", ""]
+    return "\n".join(lines)
+
+
+def _section(history: History, column: Column) -> list[str]:
+    title = escape.markdown(f"{history.probe} · {column.label}")
+    lines = [f"## {title}", ""]
+    transitions = [transition for transition in history.transitions if transition.column == column]
+    if not transitions:
+        release = history.releases[column][0].label
+        return [*lines, f"One release only ({escape.markdown(release)}): nothing to compare.", ""]
+    lines += [
+        "| from | to | checks in both | compared (same inputs) | samples compared | changed |",
+        "| :-- | :-- | --: | --: | --: | --: |",
+    ]
+    for transition in transitions:
+        lines.append(
+            f"| {escape.markdown(transition.before.label)} | {escape.markdown(transition.after.label)} "
+            f"| {transition.in_both} | {transition.compared} "
+            f"| {transition.samples_compared} of {transition.samples} | {len(transition.changed)} |"
+        )
+    lines.append("")
+    changed = history.changed_checks(column)
+    if not changed:
+        return [*lines, "No check changed.", ""]
+    later = history.releases[column][1:]
+    lines += [
+        f"{len(changed)} checks changed:" if len(changed) > 1 else "1 check changed:",
+        "",
+        "| check | " + " | ".join(escape.markdown(row.label) for row in later) + " |",
+        "| :-- | " + " | ".join(":-:" for _ in later) + " |",
+    ]
+    for name in changed:
+        cells = [_cell(history.steps.get((name, row, column))) for row in later]
+        lines.append(f"| {escape.markdown(name)} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _cell(step: Step | None) -> str:
+    if step is None:
+        return "–"
+    if step.change is Change.CHANGED:
+        return f"{step.change.symbol} {step.comparison.changed}/{step.comparison.compared}"
+    return step.change.symbol if step.change in SHOWN_CHANGES else ""

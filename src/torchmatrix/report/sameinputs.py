@@ -1,0 +1,78 @@
+"""Same inputs, or no comparison: whether a check's result changed between two records, and on how many samples.
+
+A check is one entry of a record's ``metrics.checks`` (a dict with a ``name``).
+Two forms are compared:
+
+- A check with ``samples``, a list of ``{"input": digest, "output": digest}``
+  (the operator sweep's): sample by sample, only where both records hold a
+  sample of that input digest, and both have its output (an output of None,
+  one that is not reproducible, is no output). Sample generators change
+  between releases: the inputs that did not change are all that can be
+  compared.
+- Any other check: its ``observed`` value, when both records were made from
+  the same probe file (their ``inputs.probe``): such a probe fixes its inputs
+  itself (constants, seeded generators).
+
+Everything here comes from result files, so a value of the wrong type is no
+sample, never an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How one check compares between two records: how many of its samples could be compared, how many changed."""
+
+    compared: int
+    changed: int
+
+    @property
+    def comparable(self) -> bool:
+        return self.compared > 0
+
+
+NOT_COMPARABLE = Comparison(0, 0)
+
+
+def compare(before: Mapping[str, Any], after: Mapping[str, Any], same_probe: bool) -> Comparison:
+    """Compare check ``after`` with check ``before`` (the same check of an earlier record).
+
+    ``same_probe``: whether the two records were made from the same probe file.
+    """
+    earlier, later = samples_of(before), samples_of(after)
+    if earlier is not None and later is not None:
+        return _compare_samples(earlier, later)
+    if earlier is None and later is None and same_probe and "observed" in before and "observed" in after:
+        return Comparison(1, int(before["observed"] != after["observed"]))
+    return NOT_COMPARABLE
+
+
+def samples_of(check: Mapping[str, Any]) -> list[tuple[str, str | None]] | None:
+    """The (input, output) digests of a check's samples; None for a check without ``samples``."""
+    samples = check.get("samples")
+    if not isinstance(samples, list):
+        return None
+    return [
+        (sample["input"], sample.get("output") if isinstance(sample.get("output"), str) else None)
+        for sample in samples
+        if isinstance(sample, dict) and isinstance(sample.get("input"), str)
+    ]
+
+
+def _compare_samples(earlier: list[tuple[str, str | None]], later: list[tuple[str, str | None]]) -> Comparison:
+    outputs: dict[str, str | None] = {}
+    for digest, output in earlier:
+        outputs.setdefault(digest, output)
+    compared = changed = 0
+    for digest, output in later:
+        before = outputs.get(digest)
+        if before is None or output is None:
+            continue
+        compared += 1
+        changed += before != output
+    return Comparison(compared, changed)

@@ -1,0 +1,52 @@
+"""CHECK-CHANGES.md: what could be compared between releases, and a table of only the checks that changed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from torchmatrix.report import changes, history, model
+
+from .report_data import assert_golden, hostile, scenario, sweep_scenario
+from .test_report_markdown import html, tables
+
+
+def render(found: list) -> str:
+    report = model.build(found)
+    return changes.render(report, history.histories(report))
+
+
+def test_the_scenarios_render_as_their_golden_file() -> None:
+    assert_golden("CHECK-CHANGES.md", render([*scenario(), *sweep_scenario()]))
+
+
+def test_only_the_checks_that_changed_are_listed_a_column_per_later_release() -> None:
+    found = tables(html(render(sweep_scenario())))
+    compared, changed, legend = found
+    assert compared[0] == ["from", "to", "checks in both", "compared (same inputs)", "samples compared", "changed"]
+    assert compared[1:] == [
+        ["1.9.0", "1.12.1", "5", "3", "5 of 7", "2"],
+        ["1.12.1", "2.2.0", "5", "4", "6 of 7", "2"],
+        ["2.2.0", "2.13.0", "0", "0", "0 of 0", "0"],
+    ]
+    assert changed == [
+        ["check", "1.12.1", "2.2.0", "2.13.0"],
+        ["linalg.eig", "● 1/1", "● 1/1", "–"],
+        ["mul", "● 1/2", "", "–"],
+        ["nn.functional.conv2d", "◌", "● 1/1", "–"],
+    ]
+    assert ["◌", "not compared: none of its inputs is the same as in the previous release"] in legend
+
+
+def test_without_checks_or_with_one_release_it_says_so() -> None:
+    assert "No stored record holds checks yet" in render([])
+    assert "One release only (2.2.0): nothing to compare." in render([sweep_scenario()[2]])
+    first = sweep_scenario()[0]
+    again = dataclasses.replace(first, torch="1.10.0", cell_id="torch-1.10.0-py3.9")
+    assert "No check changed." in render([first, again])
+
+
+def test_hostile_text_stays_text_and_keeps_the_tables_square() -> None:
+    rendered = html(render(hostile()))
+    assert "<script" not in rendered and "<a " not in rendered
+    for table in tables(rendered):
+        assert len({len(row) for row in table}) == 1, table
