@@ -93,6 +93,7 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
         ),
         pins=tuple(fields.get("pins", ())),
         expect=expect,
+        repeat=fields.get("repeat", 1),
     )
 
 

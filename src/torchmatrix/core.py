@@ -33,7 +33,7 @@ class Pair:
 
 
 class Outcome(str, Enum):
-    """Per (probe, device): the first six. Per cell, before any probe runs: the last three."""
+    """Per (probe, device): the first seven. Per cell, before any probe runs: the last three."""
 
     PASS = "pass"
     FAIL = "fail"
@@ -41,6 +41,8 @@ class Outcome(str, Enum):
     CRASH = "crash"
     TIMEOUT = "timeout"
     UNAVAILABLE = "unavailable"
+    UNSTABLE = "unstable"
+    """Repeated runs of the pair (``repeat``) disagreed: its message counts them (``3 pass, 2 fail``)."""
     NO_INTERPRETER = "no-interpreter"
     NO_WHEEL = "no-wheel"
     INSTALL_ERROR = "install-error"
@@ -67,6 +69,7 @@ _SYMBOLS = {
     Outcome.CRASH: "☠",
     Outcome.TIMEOUT: "⏱",
     Outcome.UNAVAILABLE: "–",
+    Outcome.UNSTABLE: "±",
     Outcome.NO_INTERPRETER: "no-py",
     Outcome.NO_WHEEL: "no-whl",
     Outcome.INSTALL_ERROR: "inst-err",
@@ -79,6 +82,7 @@ _MEANINGS = {
     Outcome.CRASH: "the process died while the probe ran (e.g. a segfault)",
     Outcome.TIMEOUT: "the probe ran past the time limit and was stopped",
     Outcome.UNAVAILABLE: "this torch build or machine has no such device",
+    Outcome.UNSTABLE: "repeated runs of the probe gave different outcomes",
     Outcome.NO_INTERPRETER: "no Python on this machine fits this torch release",
     Outcome.NO_WHEEL: "the index has no wheel of this release for this platform",
     Outcome.INSTALL_ERROR: "installing torch into the cell's environment failed",

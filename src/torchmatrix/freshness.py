@@ -32,7 +32,6 @@ from typing import Any
 
 from . import results
 from .core import Outcome, Pair, Record
-from .errors import UsageError
 from .results import TORCH_BUILD
 
 FORCE = "--force"
@@ -47,7 +46,10 @@ _LABELS = {
     "python_version": "the Python version",
     "worker": "torchmatrix's worker script",
     TORCH_BUILD: "the torch build",
+    "repeat": "the runs per pair",
 }
+# What a record made before an input existed was made from: one run per pair, as every run then had.
+_IMPLIED = {"repeat": 1}
 
 
 @dataclass(frozen=True)
@@ -56,14 +58,6 @@ class Verdict:
 
     up_to_date: bool
     reason: str
-
-
-def wants_force(posargs: Sequence[str]) -> bool:
-    """True for ``nox -s probe -- --force``; any other argument is a mistake (a typo must not skip quietly)."""
-    unknown = [argument for argument in posargs if argument != FORCE]
-    if unknown:
-        raise UsageError(f"unknown argument {unknown[0]!r} for probe sessions; the one they take is {FORCE}")
-    return FORCE in posargs
 
 
 def site_packages(env: Path) -> list[Path]:
@@ -168,7 +162,7 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
     new limit would finish again, one that ran past its limit would run past a
     lower one too.
     """
-    made = record.inputs
+    made = {**_IMPLIED, **record.inputs}
     changes = []
     for key, value in wanted.items():
         if key == "timeout":

@@ -81,3 +81,5 @@ class Matrix:
     """Local wheel folders or pages; None: those pip is configured with."""
     pins: tuple[PinRule, ...]
     expect: tuple[Expectation, ...] = ()
+    repeat: int = 1
+    """How many times each (probe, device) pair runs, each in a fresh process (:mod:`torchmatrix.repeats`)."""

@@ -71,6 +71,10 @@ class Project:
             hint = f"name a folder you can write in (`output:`, or ${variables.OUTPUT.name} for one run)"
             raise ConfigError(str(self.matrix.file), None, "output", problem, hint)
 
+    def with_repeat(self, repeat: int) -> Project:
+        """This project with each (probe, device) pair run ``repeat`` times (``-- --repeat N``)."""
+        return dataclasses.replace(self, matrix=dataclasses.replace(self.matrix, repeat=repeat))
+
     def plan_release(self, version: Version, listing: Listing | None = None) -> Cell:
         """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
         matrix = with_releases(self.matrix, [version])
@@ -152,6 +156,7 @@ class Project:
             "python_version": ".".join(map(str, cell.interpreter.version)) if cell.interpreter else None,
             "devices": list(self.matrix.devices),
             "timeout": self.matrix.timeout,
+            "repeat": self.matrix.repeat,
             "probes": dict(self._probe_hashes),
             "worker": self._worker_hash,
         }

@@ -42,7 +42,7 @@ SCHEMA_VERSION = 2
 """2: each record carries the inputs it was made from. 1: the cell's inputs stood for all its records (read as 2)."""
 TORCH_BUILD = "torch_build"
 """The key of the torch build's digest (:func:`torchmatrix.freshness.torch_build`) among a run's inputs."""
-RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout")
+RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout", "repeat")
 """What every record of one run shares among its inputs; each adds the sha256 of its probe file as ``probe``."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 

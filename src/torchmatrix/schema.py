@@ -24,6 +24,7 @@ from . import yamldoc
 from .core import DEVICES, Outcome
 from .errors import ConfigError, did_you_mean
 from .matrix import Expectation, PinRule, TorchEntry
+from .repeats import MAX_REPEAT
 from .yamldoc import Document, KeyPath
 
 URL_SCHEMES = ("http", "https", "file")
@@ -156,6 +157,12 @@ def _positive_seconds(doc: Document, path: KeyPath, value: Any) -> float:
     return float(value)
 
 
+def _repeat(doc: Document, path: KeyPath, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEAT:
+        raise fail(doc, path, f"expected a number of runs from 1 to {MAX_REPEAT}, got {_kind(value)}")
+    return value
+
+
 def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
     if value == "auto":
         return DEVICES
@@ -278,6 +285,7 @@ MATRIX_KEYS = {
     "probes": Key(list_of(_text), "[autograd_dot, my_probes/check.py]"),
     "devices": Key(_devices, "[cpu, cuda]"),
     "timeout": Key(_positive_seconds, "300"),
+    "repeat": Key(_repeat, "5"),
     "output": Key(_nonempty_text, "reports"),
     "machine": Key(_nonempty_text, "H200"),
     "index_url": Key(_url, "https://download.pytorch.org/whl/cpu"),

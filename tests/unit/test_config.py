@@ -59,6 +59,7 @@ def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, p
             probes: [autograd_dot, mine/check.py]
             devices: [cpu]
             timeout: 12
+            repeat: 5
             output: out
             find_links: [wheels]
             pins:
@@ -78,6 +79,7 @@ def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, p
     ]
     assert matrix.devices == ("cpu",)
     assert matrix.timeout == 12.0
+    assert matrix.repeat == 5
     assert matrix.output == tmp_path / "out"
     assert matrix.find_links == (str(tmp_path / "wheels"),)
     assert matrix.pins[0].applies_to(Version("1.13.1")) and not matrix.pins[0].applies_to(Version("2.0.1"))
@@ -87,6 +89,7 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
     matrix = load_matrix(write(tmp_path, "torch: [1.12.1]\n"), probes_dir)
     assert [probe.name for probe in matrix.probes] == ["autograd_dot", "batched_matmul"]
     assert matrix.find_links is None
+    assert matrix.repeat == 1
 
 
 @pytest.mark.parametrize(
@@ -114,6 +117,9 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
         ("torch: " + "[" * 3000 + "]" * 3000, 1, "", "nested more than 64 deep", "a few levels"),
         ("torch: [2024-01-15]\n", 1, "torch[0]", "'2024-01-15' is not a PEP 440 version", ""),
         ("torch: [1.9.0]\ntimeout: soon\n", 2, "timeout", "seconds", "e.g. timeout: 300"),
+        ("torch: [1.9.0]\nrepeat: 0\n", 2, "repeat", "runs from 1 to 1000", "e.g. repeat: 5"),
+        ("torch: [1.9.0]\nrepeat: 2.5\n", 2, "repeat", "got a number (2.5)", "e.g. repeat: 5"),
+        ("torch: [1.9.0]\nrepeat: true\n", 2, "repeat", "got a boolean", ""),
     ],
 )
 def test_each_mistake_names_file_line_key_and_a_hint(

@@ -54,6 +54,7 @@ table.matrix { border-collapse: collapse; }
 .o-crash { background: #82071e; color: #ffffff; }
 .o-timeout { background: #fff1b3; color: #7d4e00; }
 .o-unavailable { background: #f6f8fa; color: #8c959f; }
+.o-unstable { background: #f3e8ff; color: #6e40c9; }
 .o-no-interpreter, .o-no-wheel { background: #eaeef2; color: #424a53; }
 .o-install-error { background: #ffd8b5; color: #762c00; }
 #legend ul { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(22rem, 1fr));
