@@ -11,12 +11,14 @@ untestable.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from . import repeats
 from .bisection import Observation
-from .core import Outcome
+from .core import Outcome, Record
 from .results import CellResult
 
 
@@ -44,23 +46,44 @@ class Criterion:
 
 
 def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -> Observation:
-    """What ``result`` shows for ``probe`` on ``device`` under ``criterion``."""
+    """What ``result`` shows for ``probe`` on ``device`` under ``criterion``.
+
+    A record of repeated runs (:mod:`torchmatrix.repeats`) shows what all its
+    runs show; where they disagree (``unstable``, or a metric on both sides of
+    the threshold) the release is untestable, and the observation says so.
+    """
     if result.outcome is not None:
         return Observation(None, f"{result.outcome.value}: {_first_line(result.message)}".rstrip(": "))
     record = next((r for r in result.records if r.probe == probe and r.device == device), None)
     if record is None:
         return Observation(None, f"the result holds no record of {probe} on {device}")
+    runs = repeats.runs_of(record)
     if record.outcome is Outcome.UNAVAILABLE:
-        return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "))
+        return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
     if criterion.metric is None:
-        message = _first_line(record.message)
-        return Observation(record.outcome.value, record.outcome.value + (f" ({message})" if message else ""))
-    value = metric_value(record.metrics, criterion.metric)
-    if value is None:
+        return _by_outcome(record, len(runs))
+    values = [metric_value(run.get("metrics") or {}, criterion.metric) for run in runs]
+    if None in values:
         why = f" ({_first_line(record.message)})" if record.message else ""
-        return Observation(None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}")
-    side = _side(value, criterion)
-    return Observation(side, f"{criterion.metric} = {value:g} ({side})")
+        return Observation(None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}", len(runs))
+    return _by_metric([value for value in values if value is not None], criterion)
+
+
+def _by_outcome(record: Record, runs: int) -> Observation:
+    message = _first_line(record.message)
+    if record.outcome is Outcome.UNSTABLE:
+        return Observation(None, f"unstable: {message}", runs, unstable=True)
+    return Observation(record.outcome.value, record.outcome.value + (f" ({message})" if message else ""), runs)
+
+
+def _by_metric(values: list[float], criterion: Criterion) -> Observation:
+    sides = Counter(_side(value, criterion) for value in values)
+    if len(sides) > 1:
+        split = ", ".join(f"{side} in {count}" for side, count in sides.most_common())
+        return Observation(None, f"unstable: {criterion.metric} {split} of {len(values)} runs", len(values), True)
+    (side,) = sides
+    shown = f"{values[0]:g}" if len(set(values)) == 1 else f"{min(values):g} to {max(values):g}"
+    return Observation(side, f"{criterion.metric} = {shown} ({side})", len(values))
 
 
 def metric_value(metrics: dict[str, Any], name: str) -> float | None:
