@@ -7,6 +7,7 @@ from it, and used from the cache when the index cannot be reached.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 import json
@@ -41,8 +42,8 @@ class Wheel:
     source: str
 
     def fits(self, platforms: Collection[str]) -> bool:
-        """Whether this wheel installs on a machine with these platform tags."""
-        return any(tag.platform in platforms for tag in self.tags)
+        """Whether this wheel installs on a machine with these platform tags (a pure-Python wheel on any)."""
+        return any(tag.platform in platforms or tag.platform == "any" for tag in self.tags)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,16 @@ class Listing:
         else:
             suggestion = ""
         return f"the index lists no torch {version}{suggestion}"
+
+
+def dated(version: Version) -> str:
+    """``2.6.0.dev20241001 (2024-10-01)``: a nightly build's version with the date it carries; others as they are."""
+    digits = str(version.dev) if version.dev is not None else ""
+    try:
+        day = datetime.date(int(digits[:4]), int(digits[4:6]), int(digits[6:])) if len(digits) == 8 else None
+    except ValueError:  # eight digits that are no date
+        day = None
+    return f"{version} ({day.isoformat()})" if day else str(version)
 
 
 def listing(

@@ -179,24 +179,41 @@ def _device(doc: Document, path: KeyPath, value: Any) -> str:
     return text
 
 
-def _url(doc: Document, path: KeyPath, value: Any) -> str:
-    text = _nonempty_text(doc, path, value)
+def url_problem(text: str) -> str:
+    """Why ``text`` is no http(s) or file URL an installer can be pointed at; '' when it is one."""
     parts = urlsplit(text)
     if (
         parts.scheme not in URL_SCHEMES
         or not (parts.netloc or parts.scheme == "file")
         or any(c.isspace() for c in text)
     ):
-        raise fail(doc, path, f"{text!r} is not an http(s) or file URL", "e.g. https://download.pytorch.org/whl/cpu")
+        return f"{text!r} is not an http(s) or file URL"
+    return ""
+
+
+def location_problem(text: str) -> str:
+    """Why ``text`` cannot be a find-links entry (a folder of wheels, or a URL); '' when it can."""
+    if text.startswith("-"):
+        return f"{text!r} looks like an installer option"
+    return url_problem(text) if "://" in text else ""
+
+
+_URL_EXAMPLE = "e.g. https://download.pytorch.org/whl/cpu"
+
+
+def _url(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _nonempty_text(doc, path, value)
+    problem = url_problem(text)
+    if problem:
+        raise fail(doc, path, problem, _URL_EXAMPLE)
     return text
 
 
 def _location(doc: Document, path: KeyPath, value: Any) -> str:
     text = _nonempty_text(doc, path, value)
-    if text.startswith("-"):
-        raise fail(doc, path, f"{text!r} looks like an installer option", "name a folder of wheels or a URL")
-    if "://" in text:
-        return _url(doc, path, value)
+    problem = location_problem(text)
+    if problem:
+        raise fail(doc, path, problem, _URL_EXAMPLE if "://" in text else "name a folder of wheels or a URL")
     return text
 
 

@@ -40,4 +40,15 @@ CACHE_DIR = Variable(
     "/tmp/tm-cache",
 )
 
-ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR)
+INDEX_URL = Variable(
+    "TORCHMATRIX_INDEX_URL",
+    "the index torch is listed and installed from, instead of `index_url:`",
+    "https://download.pytorch.org/whl/nightly/cpu",
+)
+FIND_LINKS = Variable(
+    "TORCHMATRIX_FIND_LINKS",
+    "the find-links folders or pages (separated by spaces), instead of `find_links:` and pip's",
+    "/srv/wheels/nightly",
+)
+
+ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS)
