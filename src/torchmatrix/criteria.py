@@ -44,6 +44,19 @@ class Criterion:
             return {"by": "outcome"}
         return {"by": "metric", "metric": self.metric, "above" if self.above else "below": self.threshold}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Criterion:
+        """What :meth:`to_json` wrote; ValueError for anything else."""
+        if data == {"by": "outcome"}:
+            return cls()
+        sides = [side for side in ("above", "below") if side in data]
+        if data.get("by") != "metric" or len(sides) != 1 or set(data) != {"by", "metric", *sides}:
+            raise ValueError(f"'compare' is neither by outcome nor by a metric: {data!r}"[:200])
+        metric, threshold = data["metric"], data[sides[0]]
+        if not isinstance(metric, str) or isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise ValueError("'compare' names no metric, or no number for its threshold")
+        return cls(metric, float(threshold), sides[0] == "above")
+
 
 def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -> Observation:
     """What ``result`` shows for ``probe`` on ``device`` under ``criterion``.

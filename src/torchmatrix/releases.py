@@ -119,9 +119,10 @@ def listing(
     fetch = fetch or http_fetch
     cache = cache or cache_dir() / "index"
     now = time.time() if now is None else now
-    index = _index_listing(index_url, set(wanted), fetch, cache, now)
-    local = [wheel for link in find_links for wheel in _find_links_wheels(link, fetch)]
-    return Listing(wheels=index.wheels + tuple(local), known=index.known, offline=index.offline, notes=index.notes)
+    local = tuple(wheel for link in find_links for wheel in _find_links_wheels(link, fetch))
+    # A release the find-links have is no reason to fetch the index again: it may never list it (a nightly).
+    index = _index_listing(index_url, set(wanted) - set(Listing(local).versions()), fetch, cache, now)
+    return Listing(wheels=index.wheels + local, known=index.known, offline=index.offline, notes=index.notes)
 
 
 def _index_listing(index_url: str, wanted: set[Version], fetch: Fetch, cache: Path, now: float) -> Listing:

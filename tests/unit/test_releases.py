@@ -133,6 +133,9 @@ def test_a_folder_of_pure_python_nightlies_lists_them_in_version_order_for_any_p
     assert [str(v) for v in listing.versions(["musllinux_1_2_riscv64"])] == [
         "2.5.1", "2.6.0.dev20241001", "2.6.0.dev20241002", "2.6.0.dev20241010", "2.6.0rc1", "2.6.0",
     ]  # fmt: skip
+    index = Index('{"files": []}')
+    releases.listing(INDEX, [str(folder)], wanted=[Version("2.6.0.dev20241002")], fetch=index, cache=tmp_path / "cache")
+    assert index.calls == 0, "a release of the find-links is no reason to fetch the index again"
 
 
 def test_a_nightly_shows_its_date_and_any_other_version_shows_itself() -> None:
