@@ -172,6 +172,13 @@ def budget_for(count: int, changes: int = 1) -> int:
     return min(count, 2 + max(changes, 1) * math.ceil(math.log2(count)))
 
 
+def describe_budget(count: int, changes: int = 1) -> str:
+    """How :func:`budget_for` comes to its number, for a person: ``2 ends + 2 × ⌈log₂ 16⌉ = 10``."""
+    changes = max(changes, 1)
+    formula = f"2 ends + {changes} × ⌈log₂ {count}⌉ = {2 + changes * math.ceil(math.log2(count))}"
+    return formula if budget_for(count, changes) < count else f"the {count} candidates; {formula}"
+
+
 def candidates(listing: Listing, platforms: Collection[str], old: Version, new: Version, pre: bool) -> list[Version]:
     """The releases from ``old`` to ``new`` inclusive with a wheel for ``platforms``, oldest first.
 

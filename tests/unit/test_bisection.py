@@ -8,7 +8,7 @@ import math
 import pytest
 from packaging.version import Version
 
-from torchmatrix.bisection import Observation, Status, bisect, budget_for, candidates, search
+from torchmatrix.bisection import Observation, Status, bisect, budget_for, candidates, describe_budget, search
 from torchmatrix.releases import Listing, _wheels
 
 PASS, FAIL = Observation("pass", "pass"), Observation("fail", "fail (wrong: y)")
@@ -319,3 +319,10 @@ def test_candidates_are_this_platforms_final_releases_in_the_range_in_order() ->
     with_pre = candidates(LISTING, linux, Version("1.10"), Version("1.12.1"), pre=True)
     assert with_pre == [Version(v) for v in ("1.10.0", "1.11.0rc1", "1.11.0", "1.12.0", "1.12.1")]
     assert candidates(LISTING, ["macosx_11_0_arm64"], Version("1.9.0"), Version("2.0"), pre=False) == [Version("1.9.1")]
+
+
+def test_the_budget_says_how_it_comes_to_its_number() -> None:
+    assert describe_budget(16, 2) == "2 ends + 2 × ⌈log₂ 16⌉ = 10"
+    assert describe_budget(16, 0) == "2 ends + 1 × ⌈log₂ 16⌉ = 6"
+    assert describe_budget(8, 2) == "the 8 candidates; 2 ends + 2 × ⌈log₂ 8⌉ = 8"
+    assert describe_budget(3) == "the 3 candidates; 2 ends + 1 × ⌈log₂ 3⌉ = 4"
