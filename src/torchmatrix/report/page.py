@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import escape
+from ..summaries import Summary
+from . import changes, escape
 from .escape import html_text as h
 from .markdown import TITLE
 from .model import Entry, Mark, Report, Table
@@ -232,8 +233,11 @@ SCRIPT = r"""
 """
 
 
-def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
-    """compatibility.html. ``charts`` maps a probe to its picture (an ``<svg>`` element), shown under its table."""
+def render(report: Report, charts: Mapping[str, str] | None = None, bisections: Sequence[Summary] = ()) -> str:
+    """compatibility.html. ``charts`` maps a probe to its picture (an ``<svg>`` element), shown under its table.
+
+    ``bisections``: the stored bisections' summaries, shown in a section after the tables.
+    """
     charts = charts or {}
     entries: list[dict[str, Any]] = []
     cells: dict[int, int] = {}
@@ -251,6 +255,8 @@ def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
         if table.probe in charts:
             body.append(f"<figure>{charts[table.probe]}</figure>")
         body.append("</section>")
+    if bisections:
+        body.append(changes.html(bisections))
     if report.notes:
         body.append('<section id="notes"><h2>Notes</h2><ol>')
         body += [f'<li id="note-{number}">{h(note)}</li>' for number, note in enumerate(report.notes, start=1)]
@@ -259,7 +265,7 @@ def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
     data = {"cells": data_cells, "entries": entries, "notes": list(report.notes), "marks": marks}
     # In a <script> element only `</` (and `<!--`) could end it early; escaped, the JSON means the same.
     payload = escape.json_text(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")
-    style, script = STYLE.strip(), SCRIPT.strip()
+    style, script = (STYLE + changes.STYLE if bisections else STYLE).strip(), SCRIPT.strip()
     policy = (
         f"default-src 'none'; style-src '{_digest(style)}'; script-src '{_digest(script)}'; "
         "base-uri 'none'; form-action 'none'"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .. import atomicfile
+from ..summaries import Summary
 from . import chart, export, markdown, page, rst
 from .model import Report
 
@@ -20,8 +21,13 @@ FORMATS = tuple(FILE_NAMES)
 DEFAULT_FORMATS = ("md", "html", "json", "csv")
 
 
-def render(report: Report, formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str, str]:
-    """File name -> content for each format in ``formats``, and the charts the Markdown or RST shows beside it."""
+def render(
+    report: Report, formats: Iterable[str] = DEFAULT_FORMATS, bisections: Sequence[Summary] = ()
+) -> dict[str, str]:
+    """File name -> content for each format in ``formats``, and the charts the Markdown or RST shows beside it.
+
+    ``bisections`` (the stored bisections' summaries) add their "changed in" section to the Markdown and the page.
+    """
     formats = set(formats)
     charts = chart.charts(report)
     pictures = {probe: chart.file_name(probe) for probe in charts}
@@ -30,9 +36,9 @@ def render(report: Report, formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str
         files.update({pictures[probe]: svg for probe, svg in charts.items()})
     flat = export.rows(report) if formats & {"json", "csv"} else []
     renderers = {
-        "md": lambda: markdown.render(report, pictures),
+        "md": lambda: markdown.render(report, pictures, bisections),
         "rst": lambda: rst.render(report, pictures),
-        "html": lambda: page.render(report, charts),
+        "html": lambda: page.render(report, charts, bisections),
         "json": lambda: export.to_json(report, flat),
         "csv": lambda: export.to_csv(report, flat),
     }
