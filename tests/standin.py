@@ -1,0 +1,74 @@
+"""Stand-in torch wheels: a package named torch whose version, git hash and behaviour differ per wheel.
+
+Each wheel is the stand-in of ``tests/data/stub_torch`` (enough of torch for
+the worker's fingerprint, pure Python, no dependencies) with its own
+``__version__``, a ``version.git_version`` made from the version, and
+``torch.behaviour``: what each probe of :data:`PROBE` returns under it
+(``"pass"``, ``"fail"``, or ``"random"``: either, by chance). A folder of them
+is a find-links folder that installs in a second, so that bisections over
+nightlies (``9.1.0.dev20241001``…) run for real without a network.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+STUB = Path(__file__).with_name("data") / "stub_torch" / "torch" / "__init__.py"
+
+PROBE = '''\
+"""Returns what this torch's stand-in says it returns (torch.behaviour), or either at random."""
+import random
+
+import torch
+
+
+def run(device):
+    outcome = torch.behaviour.get(PROBE_NAME, "pass")
+    if outcome == "random":
+        outcome = random.choice(["pass", "fail"])
+    return {"outcome": outcome, "metrics": {}, "message": ""}
+'''
+
+
+def git_hash(version: str) -> str:
+    """The made-up git hash of the stand-in of ``version``."""
+    return hashlib.sha1(version.encode()).hexdigest()
+
+
+def probe(folder: Path, name: str) -> Path:
+    """Write probe ``name``: it returns what ``torch.behaviour[name]`` says."""
+    path = folder / f"{name}.py"
+    path.write_text(PROBE.replace("PROBE_NAME", repr(name)))
+    return path
+
+
+def wheel(folder: Path, version: str, behaviour: Mapping[str, str]) -> Path:
+    """Build ``torch-<version>-py3-none-any.whl`` in ``folder``."""
+    source = STUB.read_text()
+    for old, new in (('__version__ = "0.0.0+stub"', f'__version__ = "{version}"'),
+                     ('git_version = "stub"', f'git_version = "{git_hash(version)}"')):  # fmt: skip
+        assert old in source, f"the stand-in of {STUB} no longer says {old}"
+        source = source.replace(old, new)
+    source += f"\n\nbehaviour = {dict(behaviour)!r}\n"
+    info = f"torch-{version}.dist-info"
+    files = {
+        "torch/__init__.py": source,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: torchmatrix-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [f"{name},sha256={_digest(text)},{len(text.encode())}" for name, text in files.items()]
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"torch-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return path
+
+
+def _digest(text: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
