@@ -12,9 +12,13 @@ nightlies (``9.1.0.dev20241001``…) run for real without a network.
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import hashlib
+import http.server
+import threading
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 STUB = Path(__file__).with_name("data") / "stub_torch" / "torch" / "__init__.py"
@@ -72,3 +76,31 @@ def wheel(folder: Path, version: str, behaviour: Mapping[str, str]) -> Path:
 
 def _digest(text: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+
+
+@contextlib.contextmanager
+def index(wheels: Path) -> Iterator[str]:
+    """A PEP 503 index of the torch wheels in ``wheels``, served on this machine while the block runs: its URL."""
+    root = wheels.parent / f"{wheels.name}-index"
+    page = root / "simple" / "torch" / "index.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    anchors = "".join(
+        f'<a href="/{wheels.name}/{path.name}">{path.name}</a>\n' for path in sorted(wheels.glob("*.whl"))
+    )
+    page.write_text(f"<!DOCTYPE html>\n<html><body>\n{anchors}</body></html>\n")
+    (root / wheels.name).mkdir(exist_ok=True)
+    for path in wheels.glob("*.whl"):
+        (root / wheels.name / path.name).write_bytes(path.read_bytes())
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the name http.server gives it
+        pass

@@ -19,6 +19,8 @@ TARGETS = (
     "2 probes in one cell vs 1 probe, torch 1.9.0",
     "re-run of a finished matrix with no change (1 cells)",
     "disk: 1 cells' env folders (and their bytecode) on top of the shared uv cache",
+    "`--repeat 5` vs one run per pair, torch 1.9.0 (6 pairs)",
+    "`bisect --all` over 16 stand-in nightlies with 2 known changes",
 )
 
 

@@ -152,6 +152,42 @@ def test_pre_releases_are_candidates_in_version_order_only_with_pre(folder: Path
     assert f"--from {NIGHTLIES[0]} is a pre-release; add --pre" in output(refused)
 
 
+INDEX_MATRIX = """
+torch: [9.1.0.dev20241003]
+probes: [alpha.py]
+devices: [cpu]
+timeout: 60
+output: out-index
+find_links: []
+"""
+
+
+def test_any_pep_503_index_serves_the_candidates_and_the_builds(folder: Path) -> None:
+    (folder / "index.yaml").write_text(textwrap.dedent(INDEX_MATRIX))  # no find-links: the index alone
+    with standin.index(folder / "wheels") as url:
+        run = nox(
+            folder, folder / "index.yaml", "-s", "bisect", "--",
+            "alpha", "--pre", "--index-url", url, "--from", NIGHTLIES[2], "--to", NIGHTLIES[6],
+        )  # fmt: skip
+        gone = nox(
+            folder, folder / "index.yaml", "-s", "bisect", "--",
+            "alpha", "--pre", "--index-url", url, "--from", "9.1.0.dev20240901", "--to", NIGHTLIES[6],
+        )  # fmt: skip
+    text = output(run)
+    assert run.returncode == 0, text
+    assert f"5 releases from {NIGHTLIES[2]} (2024-10-03) to {NIGHTLIES[6]} (2024-10-07)" in text
+    assert f"first release with NEW's outcome (fail): torch {NIGHTLIES[4]} (2024-10-05) (1 run)" in text
+    assert built(run) and all(version in NIGHTLIES for version in built(run))
+    logs = (folder / "out-index" / "bisect" / "ci-box" / "logs").glob("*.log")
+    assert all(f"--index-url {url}" in log.read_text() for log in logs), "each build installed from the index"
+    assert gone.returncode == 2
+    assert (
+        "torchmatrix: error: --from 9.1.0.dev20240901: the index lists no torch 9.1.0.dev20240901; the releases "
+        f"around it are 9.0.0 and {NIGHTLIES[0]}; the oldest it has for this platform is 9.0.0, the newest "
+        f"{FLAKY[-1]} (2024-11-05) (an index of nightly builds keeps only the latest)" in gone.stderr
+    )
+
+
 def test_an_end_the_folder_lacks_names_the_oldest_and_newest_it_has(folder: Path) -> None:
     run = nox(
         folder, folder / "matrix.yaml", "-s", "bisect", "--", "--all", "--pre", "--from", "9.1.0.dev20240901",

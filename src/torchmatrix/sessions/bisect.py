@@ -416,9 +416,13 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     job = _Bisection(project, session, noxfile, request, versions, cells)
     known = job.known()
     whole = sum(len(found) == len(request.keys) for found in known.values())
+    per_change = math.ceil(math.log2(len(versions)))
+    most = f"at most {job.budget} cells to build"
+    if request.every:
+        most = f"to build: the 2 ends and at most {per_change} cells per pair that changed"
     session.log(
         f"bisect {request.describe()}: {len(versions)} releases from {dated(request.old)} to {dated(request.new)} "
-        f"({', '.join(map(dated, versions))}); {whole} known already, at most {job.budget} cells to build"
+        f"({', '.join(map(dated, versions))}); {whole} known already, {most}"
     )
     found = bisection.search(versions, job.build, request.keys, known, on_look=job.on_look)
     summary = job.write_summary(found)
