@@ -384,9 +384,9 @@ def test_an_end_an_index_of_nightlies_has_dropped_names_the_oldest_and_newest_it
     with pytest.raises(UsageError) as caught:
         run(here, Session("--all", "--pre", "--from", "2.6.0.dev20240901", "--to", NIGHTLIES[-1]), tmp_path / "n.py")
     assert str(caught.value) == (
-        "--from 2.6.0.dev20240901: the index lists no torch 2.6.0.dev20240901; the oldest is 2.6.0.dev20241001; "
-        "the oldest it has for this platform is 2.6.0.dev20241001 (2024-10-01), the newest 2.6.0.dev20241009 "
-        "(2024-10-09) (an index of nightly builds keeps only the latest)"
+        "--from 2.6.0.dev20240901: the index lists no torch 2.6.0.dev20240901; the oldest it has for this platform "
+        "is 2.6.0.dev20241001 (2024-10-01), the newest 2.6.0.dev20241009 (2024-10-09); an index of nightly builds "
+        "keeps only the latest ones"
     )
 
 

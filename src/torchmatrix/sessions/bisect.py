@@ -278,7 +278,7 @@ class _Bisection:
             "built": "built",
             "stored": f"stored result of {seen.stored_at}",
             "planned": "not built: the plan rules it out",
-        }[seen.how] + (f", {runs} runs per pair" if runs > 1 else "")
+        }[seen.how] + (f", {runs} runs each" if runs > 1 else "")
         self.session.log(
             terminal.escape(
                 f"[{len(self.looks)}] torch {dated(look.version)}  Python {seen.cell.python or '-'}  "
@@ -455,13 +455,20 @@ def _candidates(project: Project, session: nox.Session, request: Request) -> tup
 
 
 def missing_end(listing: Listing, platforms: Sequence[str], end: Version, pre: bool) -> str:
-    """Why an end is no candidate, with the oldest and newest there are: an index of nightlies drops old ones."""
-    why = listing.missing(end, platforms)
+    """Why an end is no candidate: the releases around it, and the oldest and newest there are.
+
+    An index of nightly builds keeps only the latest: an old nightly is gone from it, not mistyped.
+    """
     here = [version for version in listing.versions(platforms) if pre or not version.is_prerelease]
-    if not here:
-        return why
-    nightly = " (an index of nightly builds keeps only the latest)" if any(v.is_devrelease for v in here) else ""
-    return f"{why}; the oldest it has for this platform is {dated(here[0])}, the newest {dated(here[-1])}{nightly}"
+    if not here or end in listing.versions():
+        return listing.missing(end, platforms)
+    below, above = [v for v in here if v < end], [v for v in here if v > end]
+    around = f"; the releases around it are {dated(below[-1])} and {dated(above[0])}" if below and above else ""
+    dropped = "; an index of nightly builds keeps only the latest ones" if end.is_devrelease and not below else ""
+    return (
+        f"the index lists no torch {end}{around}; the oldest it has for this platform is {dated(here[0])}, "
+        f"the newest {dated(here[-1])}{dropped}"
+    )
 
 
 def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:

@@ -64,7 +64,7 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
 
 def _outcome_line(record: core.Record) -> str:
     message = terminal.first_line(record.message)
-    return f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}"
+    return f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}".rstrip()
 
 
 def tally(records: Sequence[core.Record]) -> str:
