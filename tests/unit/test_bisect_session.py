@@ -376,6 +376,14 @@ def test_an_unstable_release_in_the_middle_is_skipped_and_an_unstable_end_refuse
             tmp_path / "noxfile.py")  # fmt: skip
 
 
+def test_all_with_an_end_that_cannot_run_says_why_once(tmp_path: Path, private_cache: Path) -> None:
+    here = nightly_project(tmp_path, private_cache, "alpha", "beta")
+    here = dataclasses.replace(here, interpreters=())  # no Python here: the plan rules every cell out
+    with pytest.raises(SessionError) as caught:
+        run(here, Session("--all", "--pre", "--from", NIGHTLIES[0], "--to", NIGHTLIES[-1]), tmp_path / "noxfile.py")
+    assert str(caught.value).startswith(f"torch {NIGHTLIES[0]} (--from) could not be tested: no-interpreter: ")
+
+
 def test_an_end_an_index_of_nightlies_has_dropped_names_the_oldest_and_newest_it_has(
     tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -484,6 +484,11 @@ def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
 def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
     """The "changed in" table, a line per commit range, the pairs not compared; exit 1 if an end was unstable."""
     request = job.request
+    verdicts = list(found.verdicts.values())
+    for end in ([v.old for v in verdicts], [v.new for v in verdicts]):
+        if _nothing_to_compare(end):  # the end's cell did not install, or no Python fits it: said once
+            dead = next((v for v in verdicts if v.old and v.old.testable), verdicts[0])
+            session.error(terminal.escape(untestable_end(dead, request), keep_newlines=False))
     changes = [job.change(key, found.verdicts[key]) for key in found.changes]
     print(terminal.escape(changed_in_table(request, changes, len(request.keys))), flush=True)
     for key in found.changes:
@@ -534,6 +539,12 @@ def commits_line(key: Key, verdict: Verdict, commits: Commits | None, *, every: 
     if commits is None:
         return f"{where}no commit range: the builds of torch {old} and {new} do not both name a git hash"
     return f"{where}commits from torch {old} ({commits.old}) to {new} ({commits.new}): {commits.url}"
+
+
+def _nothing_to_compare(end: Sequence[Observation | None]) -> bool:
+    """Whether an end was looked at and showed nothing of any pair: neither an outcome nor runs that disagree."""
+    seen = [observation for observation in end if observation is not None]
+    return bool(seen) and not any(observation.testable or observation.unstable for observation in seen)
 
 
 def _one_end_testable(verdict: Verdict) -> bool:
