@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -300,6 +300,7 @@ class _Bisection:
     def write_summary(self, found: Search[Key] | None = None) -> Path:
         """The summary so far (after every step, so an interrupted bisection leaves its steps), or the answer."""
         request = self.request
+        index_url, find_links = sources(request, self.project)
         data: dict[str, Any] = {
             "schema": SUMMARY_SCHEMA,
             "machine": self.project.machine,
@@ -311,18 +312,13 @@ class _Bisection:
             "to": str(request.new),
             "pre": request.pre,
             "repeat": self.project.matrix.repeat,
-            "index_url": request.index_url or self.project.matrix.index_url,
-            "find_links": list(request.find_links if request.find_links is not None else self.project.find_links),
+            "index_url": index_url,
+            "find_links": list(find_links),
             "candidates": [str(version) for version in self.versions],
             "budget": found.budget if found else self.budget,
             "built": sum(look.built for look, _ in self.looks),
             "steps": [_step_json(look, seen) for look, seen in self.looks],
-            "changes": [self.change(key, found.verdicts[key]).to_json() for key in found.changes] if found else [],
-            "unchanged": [
-                _unchanged_json(key, verdict) for key, verdict in found.verdicts.items() if not verdict.status.changed
-            ]
-            if found
-            else [],  # fmt: skip
+            **self._verdicts_json(found),
             "started_at": self.started_at,
             "finished_at": results.now_iso() if found else None,
         }
@@ -331,6 +327,15 @@ class _Bisection:
             data.update(probe=request.probes[0], device=request.devices[0], **_verdict_json(verdict))
         atomicfile.write_json(self.summary_path, data)
         return self.summary_path
+
+    def _verdicts_json(self, found: Search[Key] | None) -> dict[str, Any]:
+        """The changes (what the reports show) and the verdicts of the other pairs; none before the answer."""
+        if found is None:
+            return {"changes": [], "unchanged": []}
+        return {
+            "changes": [self.change(key, found.verdicts[key]).to_json() for key in found.changes],
+            "unchanged": [_unchanged_json(key, v) for key, v in found.verdicts.items() if not v.status.changed],
+        }
 
     def change(self, key: Key, verdict: Verdict) -> Change:
         """A verdict whose ends differ, as the summary stores it and the reports show it."""
@@ -440,9 +445,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
 
 def _candidates(project: Project, session: nox.Session, request: Request) -> tuple[list[Version], Listing]:
     """The releases to bisect over, oldest first, and the listing they come from; both ends among them."""
-    index_url = request.index_url or project.matrix.index_url
-    find_links = request.find_links if request.find_links is not None else project.find_links
-    listing = releases.listing(index_url, find_links, wanted=[request.old, request.new])
+    listing = releases.listing(*sources(request, project), wanted=[request.old, request.new])
     for note in listing.notes:
         session.warn(terminal.escape(note))
     if not listing.known:
@@ -452,6 +455,12 @@ def _candidates(project: Project, session: nox.Session, request: Request) -> tup
         if end not in versions:
             raise UsageError(f"{flag} {end}: {missing_end(listing, project.platforms, end, request.pre)}")
     return versions, listing
+
+
+def sources(request: Request, project: Project) -> tuple[str, tuple[str, ...]]:
+    """The index and find-links the candidates come from and the cells install from: those asked, or the matrix's."""
+    find_links = request.find_links if request.find_links is not None else project.find_links
+    return request.index_url or project.matrix.index_url, find_links
 
 
 def missing_end(listing: Listing, platforms: Sequence[str], end: Version, pre: bool) -> str:
@@ -477,44 +486,58 @@ def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
         lines.append(commits_line(job.request.keys[0], verdict, job.commits(verdict), every=False))
     if verdict.status in (Status.SAME, Status.UNTESTABLE_END):
         session.error(terminal.escape(" ".join(lines), keep_newlines=False))
-    for line in lines:
-        session.log(terminal.escape(line, keep_newlines=False))
+    _log(session, lines)
 
 
 def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
-    """The "changed in" table, a line per commit range, the pairs not compared; exit 1 if an end was unstable."""
+    """The "changed in" table, the commit ranges, the pairs not compared; exit 1 for an unstable end, or no change."""
     request = job.request
-    verdicts = list(found.verdicts.values())
-    for end in ([v.old for v in verdicts], [v.new for v in verdicts]):
-        if _nothing_to_compare(end):  # the end's cell did not install, or no Python fits it: said once
-            dead = next((v for v in verdicts if v.old and v.old.testable), verdicts[0])
-            session.error(terminal.escape(untestable_end(dead, request), keep_newlines=False))
+    _stop_at_a_dead_end(session, request, list(found.verdicts.values()))
     changes = [job.change(key, found.verdicts[key]) for key in found.changes]
     print(terminal.escape(changed_in_table(request, changes, len(request.keys))), flush=True)
     for key in found.changes:
         verdict = found.verdicts[key]
-        lines = [commits_line(key, verdict, job.commits(verdict), every=True)]
-        lines += [f"    {_key_text(key)}: {v} {verdict.why_unresolved(v)}" for v in verdict.between]
-        for line in lines:
-            session.log(terminal.escape(line, keep_newlines=False))
-    ends = {key: verdict for key, verdict in found.verdicts.items() if verdict.status is Status.UNTESTABLE_END}
-    unstable = [key for key, verdict in ends.items() if _unstable_end(verdict)]
-    one_end = [key for key, verdict in ends.items() if key not in unstable and _one_end_testable(verdict)]
-    for key in one_end:
-        line = f"not compared: {_key_text(key)}: {untestable_end(ends[key], request)}"
-        session.log(terminal.escape(line, keep_newlines=False))
-    if len(ends) > len(unstable) + len(one_end):
-        count = len(ends) - len(unstable) - len(one_end)
-        session.log(f"not compared: {count} pairs untestable at both ends (e.g. a device this machine lacks)")
+        _log(session, [commits_line(key, verdict, job.commits(verdict), every=True)])
+        _log(session, [f"    {_key_text(key)}: {v} {verdict.why_unresolved(v)}" for v in verdict.between])
+    unstable = _not_compared(session, request, found.verdicts)
     if unstable:
-        refusals = " ".join(untestable_end(ends[key], request, key) for key in unstable)
-        session.error(terminal.escape(refusals, keep_newlines=False))
+        session.error(terminal.escape(" ".join(unstable), keep_newlines=False))
     if not changes:
         session.error(
             f"no (probe, device) pair changed its outcome between torch {request.old} and {request.new}: "
-            "nothing to bisect; widen the range"
-            + ("" if request.criterion.metric else ", or compare a metric (--metric)")
+            f"nothing to bisect; {_widen(request.criterion)}"
         )
+
+
+def _log(session: nox.Session, lines: Sequence[str]) -> None:
+    for line in lines:
+        session.log(terminal.escape(line, keep_newlines=False))
+
+
+def _stop_at_a_dead_end(session: nox.Session, request: Request, verdicts: Sequence[Verdict]) -> None:
+    """End the session once, with why, when an end's cell gave nothing (it did not install, no Python fits it)."""
+    for end in ([v.old for v in verdicts], [v.new for v in verdicts]):
+        seen = [observation for observation in end if observation is not None]  # NEW is unseen if OLD was dead
+        if seen and not any(observation.testable or observation.unstable for observation in seen):
+            dead = next((v for v in verdicts if v.old and v.old.testable), verdicts[0])
+            session.error(terminal.escape(untestable_end(dead, request), keep_newlines=False))
+
+
+def _not_compared(session: nox.Session, request: Request, verdicts: Mapping[Key, Verdict]) -> list[str]:
+    """Say which pairs an end kept from being compared; the refusals of the unstable ones, for the exit."""
+    ends = {key: verdict for key, verdict in verdicts.items() if verdict.status is Status.UNTESTABLE_END}
+    unstable = [key for key, verdict in ends.items() if _unstable_end(verdict)]
+    one_end = [key for key, verdict in ends.items() if key not in unstable and _one_end_testable(verdict)]
+    _log(session, [f"not compared: {_key_text(key)}: {untestable_end(ends[key], request)}" for key in one_end])
+    both_ends = len(ends) - len(unstable) - len(one_end)
+    if both_ends:
+        session.log(f"not compared: {both_ends} pairs untestable at both ends (e.g. a device this machine lacks)")
+    return [untestable_end(ends[key], request, key) for key in unstable]
+
+
+def _widen(criterion: Criterion) -> str:
+    """What to try when both ends agree."""
+    return "widen the range" + ("" if criterion.metric else ", or compare a metric (--metric)")
 
 
 def changed_in_table(request: Request, changes: Sequence[Change], asked: int) -> str:
@@ -539,12 +562,6 @@ def commits_line(key: Key, verdict: Verdict, commits: Commits | None, *, every: 
     if commits is None:
         return f"{where}no commit range: the builds of torch {old} and {new} do not both name a git hash"
     return f"{where}commits from torch {old} ({commits.old}) to {new} ({commits.new}): {commits.url}"
-
-
-def _nothing_to_compare(end: Sequence[Observation | None]) -> bool:
-    """Whether an end was looked at and showed nothing of any pair: neither an outcome nor runs that disagree."""
-    seen = [observation for observation in end if observation is not None]
-    return bool(seen) and not any(observation.testable or observation.unstable for observation in seen)
 
 
 def _one_end_testable(verdict: Verdict) -> bool:
@@ -577,10 +594,9 @@ def answer(verdict: Verdict, request: Request) -> list[str]:
     assert old is not None and new is not None  # both ends were observed
     label = request.criterion.label
     if verdict.status is Status.SAME:
-        other = "widen the range" + ("" if request.criterion.metric else ", or compare a metric (--metric)")
         return [
             f"torch {request.old} and {request.new} both show {label(old.category)} on {request.devices[0]}: "
-            f"nothing to bisect; {other}"
+            f"nothing to bisect; {_widen(request.criterion)}"
         ]
     assert verdict.last_old is not None and verdict.first_new is not None
     first = f"first release with NEW's outcome ({label(new.category)}): "
