@@ -213,7 +213,7 @@ def _location(doc: Document, path: KeyPath, value: Any) -> str:
     text = _nonempty_text(doc, path, value)
     problem = location_problem(text)
     if problem:
-        raise fail(doc, path, problem, _URL_EXAMPLE if "://" in text else "name a folder of wheels or a URL")
+        raise fail(doc, path, problem, "name a folder of wheels or a URL" if text.startswith("-") else _URL_EXAMPLE)
     return text
 
 

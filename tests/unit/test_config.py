@@ -112,7 +112,7 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
         ("torch:\n  - version: 2.2.0\n    pins: ['numpy @ https://x/numpy.whl']\n", 3, "torch[0].pins[0]", "URL", ""),
         ("torch: [1.9.0]\ndevices: gpu\n", 2, "devices", "unknown device 'gpu'", "did you mean"),
         ("torch: [1.9.0]\nindex_url: --no-index\n", 2, "index_url", "not an http(s) or file URL", "https://"),
-        ("torch: [1.9.0]\nfind_links: ['--index-url=http://evil']\n", 2, "find_links[0]", "installer option", ""),
+        ("torch: [1.9.0]\nfind_links: ['--index-url=http://evil']\n", 2, "find_links[0]", "installer option", "folder"),
         ("torch: [1.9.0]\nmachine: a\x00b\n", 2, "", "character #x0000", "remove it"),
         ("torch: " + "[" * 3000 + "]" * 3000, 1, "", "nested more than 64 deep", "a few levels"),
         ("torch: [2024-01-15]\n", 1, "torch[0]", "'2024-01-15' is not a PEP 440 version", ""),
