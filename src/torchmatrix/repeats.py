@@ -2,8 +2,9 @@
 
 A probe can be nondeterministic (atomics in a GPU reduction, a race, random
 inputs without a seed): one run that passes says little. With ``repeat: N``
-each pair is listed N times in a row to the runner, which runs every listed
-pair in a fresh process, and the N records of a pair become one:
+each pair is listed N times in a row to the runner, which gives every listed
+pair a run and a record of its own (in a fresh process, where the worker
+isolates pairs), and the N records of a pair become one:
 
 - all N outcomes the same: that outcome, with the first run's metrics and
   message;

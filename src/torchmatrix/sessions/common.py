@@ -34,7 +34,7 @@ def run_pairs(
     listener: runner.Listener,
     pycache_prefix: Path | None = None,
 ) -> runner.CellRun:
-    """Run each pair ``repeat`` times, each run in a fresh process; one record per pair (:mod:`torchmatrix.repeats`)."""
+    """Run each pair ``repeat`` times (listed that often to the runner); one record per pair (:mod:`.repeats`)."""
     cell_run = runner.run_cell(python, repeats.listed(pairs, repeat), timeout, listener, pycache_prefix)
     return dataclasses.replace(cell_run, records=tuple(repeats.merged(cell_run.records, repeat)))
 
