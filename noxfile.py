@@ -18,7 +18,8 @@ one of them, `nox -j 2 -s probe report` cells in parallel and then the table,
 `nox -s plan` shows what would run,
 `nox -s probe-installed -- PYTHON` runs the probes in a torch installed already,
 `nox -s report` renders the stored results of every machine (`-- --help` for its options),
-`nox -s bisect -- PROBE --from OLD --to NEW` finds the first release with NEW's outcome,
+`nox -s bisect -- PROBE --from OLD --to NEW` finds the first release with NEW's outcome
+(`-- --all …`: of every probe and device that changed),
 `nox -s verify` checks stored results against the matrix's `expect:` entries,
 `nox -s bench` measures what a matrix costs here, `nox -s tests` tests torchmatrix,
 `nox -s docs` builds its documentation.

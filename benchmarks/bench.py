@@ -11,6 +11,11 @@ shared uv cache (warm: the figures are about re-runs and rebuilds).
 ``--cold-matrix`` adds the cold run of a whole matrix (the default one unless
 a file is given) with an empty uv cache, against downloading its wheels alone.
 It downloads every wheel of the matrix four times: many GB for the default matrix.
+
+Bisect's cost is counted in builds, on stand-in torch wheels (tests/standin.py)
+that install in a second: ``bisect --all`` over nightlies with two known
+changes against its bound and against one bisection per change. Repeats are
+timed on the first cell's real torch: ``--repeat 5`` against one run per pair.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
@@ -42,7 +48,9 @@ from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as the noxfile uses it
+sys.path.insert(1, str(ROOT))  # for the tests' stand-in torch wheels
 
+from tests import standin  # noqa: E402
 from torchmatrix import freshness, interpreters, results  # noqa: E402
 from torchmatrix.core import Outcome, Record  # noqa: E402
 from torchmatrix.envside.worker import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
@@ -436,6 +444,71 @@ def sweep_record(project: Project, cell: Cell) -> Record:
     return record
 
 
+def repeat_figure(bench: Bench, matrix: Path, project: Project, repeat: int = 5) -> Figure:
+    """One cell with each pair run ``repeat`` times against once: the runs should cost probes, not imports."""
+    cell = project.cells[0]
+    once, repeated = bench.best(
+        lambda: bench.nox(matrix, "-s", cell.session, "--", "--force"),
+        lambda: bench.nox(matrix, "-s", cell.session, "--", "--force", "--repeat", str(repeat)),
+    )
+    stored = results.read(project.result_file(cell))  # the last run's: the repeated one
+    extra = (repeat - 1) * len(stored.records)
+    per_run = max(repeated - once, 0.0) / extra
+    probes = sum(run["duration"] for record in stored.records for run in record.metrics["repeats"][1:])
+    imported = float(stored.environment["import_seconds"])
+    return Figure(
+        f"`--repeat {repeat}` vs one run per pair, torch {cell.torch} ({len(stored.records)} pairs)",
+        f"{repeated / once:.2f}x ({seconds(repeated)} vs {seconds(once)}): {per_run * 1000:.0f} ms per extra run "
+        f"of a pair, against {seconds(imported)} for one `import torch`",
+        "an extra run < 1/4 of an `import torch`",
+        per_run < imported / 4,
+        (f"the {extra} extra runs took {seconds(repeated - once)} more in all, of which the probes' own "
+         f"{seconds(probes)} (their records' seconds); `import torch` as the worker measured it in that run",),
+    )  # fmt: skip
+
+
+def bisect_figure(bench: Bench) -> Figure:
+    """``bisect --all`` over stand-in nightlies with two known changes: its builds, its bound, one bisect per change."""
+    folder = bench.folder / "standin"
+    nightlies = [f"9.1.0.dev202410{day:02}" for day in range(1, 17)]
+    changes = {"alpha": nightlies[4], "beta": nightlies[11]}
+    for version in nightlies:
+        broken = {name: "fail" if Version(version) >= Version(first) else "pass" for name, first in changes.items()}
+        standin.wheel(folder / "wheels", version, broken)
+    for name in (*changes, "steady"):
+        standin.probe(folder, name)
+    matrix = folder / "matrix.yaml"
+    matrix.write_text(json.dumps({
+        "torch": [nightlies[0]], "probes": [f"{name}.py" for name in (*changes, "steady")], "devices": ["cpu"],
+        "timeout": 60, "output": "out", "find_links": ["wheels"],
+    }))  # fmt: skip
+
+    def bisect(output: str, *question: str) -> tuple[Run, dict[str, Any]]:
+        environ = dict(bench.environ, TORCHMATRIX_OUTPUT=str(folder / output))
+        span = ["--pre", "--from", nightlies[0], "--to", nightlies[-1]]
+        run = bench.nox(matrix, "-s", "bisect", "--", *question, *span, environ=environ)
+        return run, json.loads(next((folder / output / "bisect").glob("*/*.json")).read_text())
+
+    every, summary = bisect("all", "--all")
+    singles = [bisect(f"only-{name}", name) for name in changes]
+    found = {change["probe"]: change["first_new"] for change in summary["changes"]}
+    built = [step["version"] for step in summary["steps"] if step["how"] == "built"]
+    one_each = [single["built"] for _, single in singles]
+    count, budget = summary["built"], summary["budget"]
+    once = len(built) == len(set(built))
+    return Figure(
+        f"`bisect --all` over {len(nightlies)} stand-in nightlies with {len(changes)} known changes",
+        f"{count} builds, bound {budget}; one bisect per change: {sum(one_each)} builds "
+        f"({' + '.join(map(str, one_each))}); both found at the right nightly: {found == changes}; "
+        f"each release built once: {once}",
+        "<= the bound, each release once, fewer builds than one bisect per change",
+        found == changes and once and count <= budget and count < sum(one_each),
+        (f"{seconds(every.seconds)} for --all, {seconds(sum(run.seconds for run, _ in singles))} for the "
+         f"{len(changes)} bisects (each from an empty results folder); a stand-in installs in a second, "
+         "a real torch release in tens of seconds, so builds are the cost",),
+    )  # fmt: skip
+
+
 def resolve_only(bench: Bench, project: Project, cell: Cell) -> Run:
     """What uv spends resolving the cell's requirements (it queries the index), installing nothing."""
     assert cell.interpreter is not None
@@ -668,7 +741,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cell_rows, limits = cell_figures(bench, matrix, project, options.probes)
         figures = [*cell_rows, isolation_figure(bench, project.cells[0]), *matrix_rows]
         figures += parallel_figures(bench, matrix, project, limits)
-        figures += sweep_figures(bench, versions)
+        figures += [repeat_figure(bench, matrix, project), bisect_figure(bench), *sweep_figures(bench, versions)]
         if options.cold_matrix:
             figures += cold_matrix_figures(bench, options.cold_matrix.resolve())
     except BenchError as error:

@@ -11,6 +11,7 @@ import argparse
 from typing import NoReturn
 
 from .errors import UsageError
+from .repeats import MAX_REPEAT
 
 
 class Parser(argparse.ArgumentParser):
@@ -23,3 +24,14 @@ class Parser(argparse.ArgumentParser):
 
 def with_usage(message: str, usage: str) -> str:
     return f"{message}\n  usage: {usage}"
+
+
+def repeat_count(text: str) -> int:
+    """``--repeat N``: how many times each (probe, device) pair runs, as the matrix's ``repeat:`` allows."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_REPEAT:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs from 1 to {MAX_REPEAT}")
+    return count

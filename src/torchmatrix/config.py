@@ -106,6 +106,7 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
         expect=expect,
         project=_project(doc, base, fields["project"]) if "project" in fields else None,
         requires=tuple(fields.get("requires", ())),
+        repeat=fields.get("repeat", 1),
     )
 
 

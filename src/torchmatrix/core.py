@@ -39,7 +39,7 @@ class Pair:
 
 
 class Outcome(str, Enum):
-    """Per (probe, device): the first six. Per cell, before any probe runs: the last three."""
+    """Per (probe, device): the first seven. Per cell, before any probe runs: the last three."""
 
     PASS = "pass"
     FAIL = "fail"
@@ -47,6 +47,8 @@ class Outcome(str, Enum):
     CRASH = "crash"
     TIMEOUT = "timeout"
     UNAVAILABLE = "unavailable"
+    UNSTABLE = "unstable"
+    """Repeated runs of the pair (``repeat``) disagreed: its message counts them (``3 pass, 2 fail``)."""
     NO_INTERPRETER = "no-interpreter"
     NO_WHEEL = "no-wheel"
     INSTALL_ERROR = "install-error"
@@ -73,6 +75,7 @@ _SYMBOLS = {
     Outcome.CRASH: "☠",
     Outcome.TIMEOUT: "⏱",
     Outcome.UNAVAILABLE: "–",
+    Outcome.UNSTABLE: "±",
     Outcome.NO_INTERPRETER: "no-py",
     Outcome.NO_WHEEL: "no-whl",
     Outcome.INSTALL_ERROR: "inst-err",
@@ -85,6 +88,7 @@ _MEANINGS = {
     Outcome.CRASH: "the process died while the probe ran (e.g. a segfault)",
     Outcome.TIMEOUT: "the probe ran past the time limit and was stopped",
     Outcome.UNAVAILABLE: "this torch build or machine has no such device",
+    Outcome.UNSTABLE: "repeated runs of the probe gave different outcomes",
     Outcome.NO_INTERPRETER: "no Python on this machine fits this torch release",
     Outcome.NO_WHEEL: "the index has no wheel of this release for this platform",
     Outcome.INSTALL_ERROR: "installing torch into the cell's environment failed",

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import repeats
 from .bisection import Observation
 from .checks import check_outcome, checks_of
-from .core import Outcome
+from .core import Outcome, Record
 from .results import CellResult
 
 VALUE_SHOWN = 40
@@ -64,40 +66,109 @@ class Criterion:
             return {"by": "value", "metric": self.metric, **scope}
         return {"by": "metric", "metric": self.metric, "above" if self.above else "below": self.threshold, **scope}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Criterion:
+        """What :meth:`to_json` wrote; ValueError for anything else."""
+        check = data.get("check")
+        if check is not None and not isinstance(check, str):
+            raise ValueError("'compare' names a check that is no text")
+        rest = {key: value for key, value in data.items() if key != "check"}
+        if rest == {"by": "outcome"}:
+            return cls(check=check)
+        metric = rest.get("metric")
+        if not isinstance(metric, str):
+            raise ValueError(f"'compare' is neither by outcome nor by a metric: {data!r}"[:200])
+        if rest == {"by": "value", "metric": metric}:
+            return cls(metric, None, check=check)
+        sides = [side for side in ("above", "below") if side in rest]
+        if rest.get("by") != "metric" or len(sides) != 1 or set(rest) != {"by", "metric", *sides}:
+            raise ValueError(f"'compare' is neither by outcome nor by a metric: {data!r}"[:200])
+        threshold = rest[sides[0]]
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise ValueError("'compare' names no number for its threshold")
+        return cls(metric, float(threshold), sides[0] == "above", check)
+
 
 def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -> Observation:
-    """What ``result`` shows for ``probe`` on ``device`` under ``criterion``."""
+    """What ``result`` shows for ``probe`` on ``device`` under ``criterion``.
+
+    A record of repeated runs (:mod:`torchmatrix.repeats`) shows what all its
+    runs show; where they disagree (``unstable``, a metric on both sides of the
+    threshold, a check or a value that differs) the release is untestable, and
+    the observation says so.
+    """
     if result.outcome is not None:
         return Observation(None, f"{result.outcome.value}: {_first_line(result.message)}".rstrip(": "))
     record = next((r for r in result.records if r.probe == probe and r.device == device), None)
     if record is None:
         return Observation(None, f"the result holds no record of {probe} on {device}")
+    runs = repeats.runs_of(record)
     if record.outcome is Outcome.UNAVAILABLE:
-        return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "))
+        return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
+    if criterion.metric is None and criterion.check is None:
+        return _by_outcome(record, len(runs))
+    if criterion.check is None and criterion.threshold is not None:
+        values = [metric_value(run.get("metrics") or {}, str(criterion.metric)) for run in runs]
+        if None in values:
+            why = f" ({_first_line(record.message)})" if record.message else ""
+            return Observation(None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}", len(runs))
+        return _by_metric([value for value in values if value is not None], criterion)
+    seen = [_in_run(run.get("metrics") or {}, record, criterion) for run in runs]
+    missing = next((text for category, text in seen if category is None), None)
+    if missing is not None:
+        return Observation(None, missing, len(runs))
+    counts = Counter(category for category, _ in seen)
+    if len(counts) > 1:
+        split = ", ".join(f"{_shortened(str(category))} in {count}" for category, count in counts.most_common())
+        return Observation(None, f"unstable: {split} of {len(runs)} runs", len(runs), True)
+    category, text = seen[0]
+    return Observation(category, text, len(runs))
+
+
+def _by_outcome(record: Record, runs: int) -> Observation:
+    message = _first_line(record.message)
+    if record.outcome is Outcome.UNSTABLE:
+        return Observation(None, f"unstable: {message}", runs, unstable=True)
+    return Observation(record.outcome.value, record.outcome.value + (f" ({message})" if message else ""), runs)
+
+
+def _by_metric(values: list[float], criterion: Criterion) -> Observation:
+    assert criterion.threshold is not None
+    sides = Counter(_side(value, criterion.threshold, criterion.above) for value in values)
+    if len(sides) > 1:
+        split = ", ".join(f"{side} in {count}" for side, count in sides.most_common())
+        return Observation(None, f"unstable: {criterion.metric} {split} of {len(values)} runs", len(values), True)
+    (side,) = sides
+    shown = f"{values[0]:g}" if len(set(values)) == 1 else f"{min(values):g} to {max(values):g}"
+    return Observation(side, f"{criterion.metric} = {shown} ({side})", len(values))
+
+
+def _in_run(metrics: Mapping[str, Any], record: Record, criterion: Criterion) -> tuple[str | None, str]:
+    """(category, what a person reads) of one run's metrics; category None where the run holds nothing to compare."""
     why = f" ({_first_line(record.message)})" if record.message else ""
-    scope: Mapping[str, Any] = record.metrics
+    scope: Mapping[str, Any] = metrics
     if criterion.check is not None:
-        check = checks_of(record).get(criterion.check)
+        check = checks_of(Record(record.probe, record.device, record.outcome, dict(metrics), "", 0.0)).get(
+            criterion.check
+        )
         if check is None:
-            return Observation(None, f"{record.outcome.value}, no check {criterion.check!r}{why}")
+            return None, f"{record.outcome.value}, no check {criterion.check!r}{why}"
         if criterion.metric is None:
             outcome = check_outcome(check).value
-            return Observation(outcome, f"check {criterion.check}: {outcome}")
+            return outcome, f"check {criterion.check}: {outcome}"
         scope = check
-    if criterion.metric is None:
-        message = _first_line(record.message)
-        return Observation(record.outcome.value, record.outcome.value + (f" ({message})" if message else ""))
+    assert criterion.metric is not None
     if criterion.threshold is None:
         found = metric_found(scope, criterion.metric)
         if found is None:
-            return Observation(None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}")
+            return None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}"
         text = json.dumps(found, sort_keys=True)
-        return Observation(text, f"{criterion.metric} = {_shortened(text)}")
+        return text, f"{criterion.metric} = {_shortened(text)}"
     value = metric_value(scope, criterion.metric)
     if value is None:
-        return Observation(None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}")
+        return None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}"
     side = _side(value, criterion.threshold, criterion.above)
-    return Observation(side, f"{criterion.metric} = {value:g} ({side})")
+    return side, f"{criterion.metric} = {value:g} ({side})"
 
 
 def metric_found(metrics: Mapping[str, Any], name: str) -> Any:

@@ -33,7 +33,6 @@ from typing import Any
 
 from . import results
 from .core import Outcome, Pair, Record
-from .errors import UsageError
 from .results import TORCH_BUILD
 
 FORCE = "--force"
@@ -49,7 +48,10 @@ _LABELS = {
     "worker": "torchmatrix's worker script",
     "project": "the sources of the matrix's project",
     TORCH_BUILD: "the torch build",
+    "repeat": "the runs per pair",
 }
+# What a record made before an input existed was made from: one run per pair, as every run then had.
+_IMPLIED = {"repeat": 1}
 
 
 @dataclass(frozen=True)
@@ -58,14 +60,6 @@ class Verdict:
 
     up_to_date: bool
     reason: str
-
-
-def wants_force(posargs: Sequence[str]) -> bool:
-    """True for ``nox -s probe -- --force``; any other argument is a mistake (a typo must not skip quietly)."""
-    unknown = [argument for argument in posargs if argument != FORCE]
-    if unknown:
-        raise UsageError(f"unknown argument {unknown[0]!r} for probe sessions; the one they take is {FORCE}")
-    return FORCE in posargs
 
 
 def site_packages(env: Path) -> list[Path]:
@@ -170,7 +164,7 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
     new limit would finish again, one that ran past its limit would run past a
     lower one too.
     """
-    made = record.inputs
+    made = {**_IMPLIED, **record.inputs}
     changes = []
     # A probe's options are stored only where it has some: none wanted and none stored is the same.
     for key, value in {"options": None, **wanted}.items():

@@ -85,3 +85,5 @@ class Matrix:
     """A local project (the user's library) built into a wheel and installed in every cell."""
     requires: tuple[Requirement, ...] = ()
     """Installed in every cell beside torch and its pins."""
+    repeat: int = 1
+    """How many times each (probe, device) pair runs, each in a fresh process (:mod:`torchmatrix.repeats`)."""

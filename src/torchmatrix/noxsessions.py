@@ -68,7 +68,7 @@ def register(noxfile: str | Path) -> Loaded:
     @nox.session(python=False)
     @exits_on_error
     def bisect(session: nox.Session) -> None:
-        """Find the first torch release whose outcome is NEW's: -- PROBE --from OLD --to NEW [--device cpu] […]."""
+        """Find the first torch release whose outcome is NEW's: -- (PROBE | --all) --from OLD --to NEW […]."""
         from .sessions import bisect as bisect_session
 
         bisect_session.run(loaded.project(), session, noxfile)

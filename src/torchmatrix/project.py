@@ -18,7 +18,7 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import config, core, freshness, interpreters, library, releases, results, runner, terminal, variables
+from . import config, core, freshness, interpreters, library, releases, results, runner, schema, terminal, variables
 from .errors import ConfigError, TorchmatrixError, UsageError
 from .findlinks import pip_find_links
 from .interpreters import Interpreter
@@ -71,6 +71,10 @@ class Project:
         if problem:
             hint = f"name a folder you can write in (`output:`, or ${variables.OUTPUT.name} for one run)"
             raise ConfigError(str(self.matrix.file), None, "output", problem, hint)
+
+    def with_repeat(self, repeat: int) -> Project:
+        """This project with each (probe, device) pair run ``repeat`` times (``-- --repeat N``)."""
+        return dataclasses.replace(self, matrix=dataclasses.replace(self.matrix, repeat=repeat))
 
     def plan_release(self, version: Version, listing: Listing | None = None) -> Cell:
         """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
@@ -168,6 +172,7 @@ class Project:
             "python_version": ".".join(map(str, cell.interpreter.version)) if cell.interpreter else None,
             "devices": list(self.matrix.devices),
             "timeout": self.matrix.timeout,
+            "repeat": self.matrix.repeat,
             "probes": dict(self._probe_hashes),
             "worker": self._worker_hash,
             "project": f"{self.built_library.name} {self.built_library.contents}" if self.built_library else None,
@@ -220,6 +225,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output)
     if variables.TORCH.get(environ):
         matrix = with_releases(matrix, _releases_from(variables.TORCH.get(environ)))
+    matrix = _with_index(matrix, environ)
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
     found = tuple(interpreters.discover(environ))
@@ -234,6 +240,23 @@ def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:
     """``matrix`` with only ``versions`` as its torch releases; a release it lists keeps its Pythons and pins."""
     entries = {entry.version: entry for entry in matrix.torch}
     return dataclasses.replace(matrix, torch=tuple(entries.get(version, TorchEntry(version)) for version in versions))
+
+
+def _with_index(matrix: Matrix, environ: Mapping[str, str]) -> Matrix:
+    """``matrix`` with the index and find-links that :data:`variables.INDEX_URL` and ``FIND_LINKS`` name."""
+    index_url, find_links = variables.INDEX_URL.get(environ), variables.FIND_LINKS.get(environ).split()
+    for variable, problem in [
+        (variables.INDEX_URL, schema.url_problem(index_url) if index_url else ""),
+        *[(variables.FIND_LINKS, schema.location_problem(link)) for link in find_links],
+    ]:
+        if problem:
+            raise UsageError(f"{variable.name}: {problem}")
+    if index_url:
+        matrix = dataclasses.replace(matrix, index_url=index_url.rstrip("/"))
+    if find_links:
+        absolute = tuple(link if "://" in link else str(Path(link).absolute()) for link in find_links)
+        matrix = dataclasses.replace(matrix, find_links=absolute)
+    return matrix
 
 
 def _releases_from(text: str) -> list[Version]:

@@ -7,6 +7,7 @@ from it, and used from the cache when the index cannot be reached.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 import json
@@ -41,8 +42,8 @@ class Wheel:
     source: str
 
     def fits(self, platforms: Collection[str]) -> bool:
-        """Whether this wheel installs on a machine with these platform tags."""
-        return any(tag.platform in platforms for tag in self.tags)
+        """Whether this wheel installs on a machine with these platform tags (a pure-Python wheel on any)."""
+        return any(tag.platform in platforms or tag.platform == "any" for tag in self.tags)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,16 @@ class Listing:
         return f"the index lists no torch {version}{suggestion}"
 
 
+def dated(version: Version) -> str:
+    """``2.6.0.dev20241001 (2024-10-01)``: a nightly build's version with the date it carries; others as they are."""
+    digits = str(version.dev) if version.dev is not None else ""
+    try:
+        day = datetime.date(int(digits[:4]), int(digits[4:6]), int(digits[6:])) if len(digits) == 8 else None
+    except ValueError:  # eight digits that are no date
+        day = None
+    return f"{version} ({day.isoformat()})" if day else str(version)
+
+
 def listing(
     index_url: str,
     find_links: Iterable[str] = (),
@@ -108,9 +119,10 @@ def listing(
     fetch = fetch or http_fetch
     cache = cache or cache_dir() / "index"
     now = time.time() if now is None else now
-    index = _index_listing(index_url, set(wanted), fetch, cache, now)
-    local = [wheel for link in find_links for wheel in _find_links_wheels(link, fetch)]
-    return Listing(wheels=index.wheels + tuple(local), known=index.known, offline=index.offline, notes=index.notes)
+    local = tuple(wheel for link in find_links for wheel in _find_links_wheels(link, fetch))
+    # A release the find-links have is no reason to fetch the index again: it may never list it (a nightly).
+    index = _index_listing(index_url, set(wanted) - set(Listing(local).versions()), fetch, cache, now)
+    return Listing(wheels=index.wheels + local, known=index.known, offline=index.offline, notes=index.notes)
 
 
 def _index_listing(index_url: str, wanted: set[Version], fetch: Fetch, cache: Path, now: float) -> Listing:

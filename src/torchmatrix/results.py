@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from packaging.version import InvalidVersion, Version
 
@@ -44,8 +44,9 @@ SCHEMA_VERSION = 2
 """2: each record carries the inputs it was made from. 1: the cell's inputs stood for all its records (read as 2)."""
 TORCH_BUILD = "torch_build"
 """The key of the torch build's digest (:func:`torchmatrix.freshness.torch_build`) among a run's inputs."""
-RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout", "project")
+RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout", "project", "repeat")
 """What every record of one run shares among its inputs; each adds the sha256 of its probe file as ``probe``."""
+T = TypeVar("T")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
 MAX_FILE_BYTES = 8 << 20
@@ -126,25 +127,25 @@ class CellResult:
                 else f"schema {schema!r} is not {SCHEMA_VERSION}"
             )
         try:
-            outcome = _field(data, "outcome", str, optional=True)
+            outcome = checked(data, "outcome", str, optional=True)
             cell_outcome = Outcome(outcome) if outcome else None
             if cell_outcome is not None and not cell_outcome.is_cell_outcome:
                 raise ValueError(f"outcome {outcome!r} is not a cell outcome")
-            records = _field(data, "records", list)
+            records = checked(data, "records", list)
             return cls(
-                machine=_field(data, "machine", str),
-                cell_id=_field(data, "cell_id", str),
-                torch=_version(data, "torch"),
-                python=_field(data, "python", str, optional=True),
-                python_request=_field(data, "python_request", str, optional=True),
-                session=_field(data, "session", str),
+                machine=checked(data, "machine", str),
+                cell_id=checked(data, "cell_id", str),
+                torch=checked_version(data, "torch"),
+                python=checked(data, "python", str, optional=True),
+                python_request=checked(data, "python_request", str, optional=True),
+                session=checked(data, "session", str),
                 outcome=cell_outcome,
-                message=_field(data, "message", str),
+                message=checked(data, "message", str),
                 records=tuple(_record(item, f"records[{index}]") for index, item in enumerate(records)),
-                environment=_field(data, "environment", dict),
-                inputs=_field(data, "inputs", dict),
-                started_at=_field(data, "started_at", str),
-                finished_at=_time(data, "finished_at"),
+                environment=checked(data, "environment", dict),
+                inputs=checked(data, "inputs", dict),
+                started_at=checked(data, "started_at", str),
+                finished_at=checked_time(data, "finished_at"),
             )
         except ValueError as exc:
             raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
@@ -179,17 +180,17 @@ def _record(item: Any, where: str) -> Record:
     if not isinstance(item, dict):
         raise ValueError(f"{where} is not an object")
     try:
-        outcome = Outcome(_field(item, "outcome", str))
+        outcome = Outcome(checked(item, "outcome", str))
         if outcome.is_cell_outcome:
             raise ValueError(f"outcome {outcome.value!r} is a cell outcome")
         return Record(
-            probe=_field(item, "probe", str),
-            device=_field(item, "device", str),
+            probe=checked(item, "probe", str),
+            device=checked(item, "device", str),
             outcome=outcome,
-            metrics=_field(item, "metrics", dict),
-            message=_field(item, "message", str),
-            duration=float(_field(item, "duration", (int, float))),
-            inputs=_field(item, "inputs", dict),
+            metrics=checked(item, "metrics", dict),
+            message=checked(item, "message", str),
+            duration=float(checked(item, "duration", (int, float))),
+            inputs=checked(item, "inputs", dict),
         )
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
@@ -198,7 +199,7 @@ def _record(item: Any, where: str) -> Record:
 _JSON_TYPES = {str: "a string", list: "a list", dict: "an object", bool: "a boolean", type(None): "null"}
 
 
-def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], optional: bool = False) -> Any:
+def checked(data: dict[str, Any], key: str, kind: type | tuple[type, ...], optional: bool = False) -> Any:
     """``data[key]`` if it is of ``kind`` (numbers never booleans; None when ``optional``), else ValueError."""
     if key not in data:
         raise ValueError(f"no {key!r}")
@@ -211,9 +212,9 @@ def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], option
     return value
 
 
-def _version(data: dict[str, Any], key: str) -> str:
+def checked_version(data: dict[str, Any], key: str) -> str:
     """``data[key]``, a string that is a PEP 440 version (one that is not would sort and match as no release)."""
-    text = _field(data, key, str)
+    text = checked(data, key, str)
     try:
         Version(text)
     except InvalidVersion:
@@ -221,9 +222,9 @@ def _version(data: dict[str, Any], key: str) -> str:
     return text
 
 
-def _time(data: dict[str, Any], key: str) -> str:
+def checked_time(data: dict[str, Any], key: str) -> str:
     """``data[key]``, a string that is an ISO 8601 time with a UTC offset (as :func:`now_iso` writes)."""
-    text = _field(data, key, str)
+    text = checked(data, key, str)
     if _moment(text) is None:
         raise ValueError(f"{key!r} is not an ISO 8601 time with a UTC offset: {text!r}")
     return text
@@ -287,10 +288,20 @@ def read(path: Path) -> CellResult:
 
     The result knows its ``path``. See the module's docstring for what is refused.
     """
-    _check_name(path)
-    result = CellResult.from_json(_parse(_contents(path)))
-    _check_place_and_time(result, path)
+    result = CellResult.from_json(read_json(path))
+    check_origin(result.machine, result.finished_at, path)
     return dataclasses.replace(result, path=path)
+
+
+def read_json(path: Path) -> Any:
+    """The JSON of ``<folder>/<machine>/<name>.json``, read with every limit of a results folder.
+
+    Also for other files kept the same way (bisect's summaries): a regular file inside the folder, its
+    name UTF-8, at most :data:`MAX_FILE_BYTES`, strict JSON nested at most :data:`MAX_DEPTH` deep.
+    Raises OSError or ValueError naming what is wrong.
+    """
+    _check_name(path)
+    return _parse(_contents(path))
 
 
 def _check_name(path: Path) -> None:
@@ -393,22 +404,22 @@ def _too_deep() -> ValueError:
     return ValueError(f"lists and objects nested more than {MAX_DEPTH} deep")
 
 
-def _check_place_and_time(result: CellResult, path: Path) -> None:
-    """Raise unless ``result`` belongs in its machine's folder and has not finished in the future.
+def check_origin(machine: str, finished_at: str, path: Path) -> None:
+    """Raise unless a file naming ``machine`` belongs in its folder and has not finished in the future.
 
     Either would let it quietly stand for a cell's real result: a file in one machine's folder that names
     another machine is read as that machine's, and a result from the future wins over every real re-run.
     """
     folder = path.parent.name
-    if safe_name(result.machine) != folder:
+    if safe_name(machine) != folder:
         raise ValueError(
-            f"it names machine {result.machine!r}, not that of its folder {folder!r}; "
-            f"move it into the folder {safe_name(result.machine)!r} if it is that machine's, or delete it"
+            f"it names machine {machine!r}, not that of its folder {folder!r}; "
+            f"move it into the folder {safe_name(machine)!r} if it is that machine's, or delete it"
         )
     now = datetime.now(timezone.utc)
-    if finished(result) > now + CLOCK_SKEW:
+    if moment(finished_at) > now + CLOCK_SKEW:
         raise ValueError(
-            f"it says it finished at {result.finished_at}, over {CLOCK_SKEW.total_seconds() / 3600:g} h after now "
+            f"it says it finished at {finished_at}, over {CLOCK_SKEW.total_seconds() / 3600:g} h after now "
             f"by this machine's clock ({now.isoformat(timespec='seconds')}); set right whichever clock is wrong "
             "and re-run the cell, or delete the file"
         )
@@ -416,7 +427,12 @@ def _check_place_and_time(result: CellResult, path: Path) -> None:
 
 def finished(result: CellResult) -> datetime:
     """When ``result`` finished; the oldest time there is when it does not say (a file always does)."""
-    return _moment(result.finished_at) or _NEVER
+    return moment(result.finished_at)
+
+
+def moment(text: str) -> datetime:
+    """The ISO 8601 time ``text`` (with its offset) as a time; the oldest there is when it is none."""
+    return _moment(text) or _NEVER
 
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
@@ -430,23 +446,29 @@ class Scan:
 
 def scan(results_dir: Path) -> Scan:
     """Every readable result under ``results_dir`` (all machines); one warning per unreadable file."""
-    results: list[CellResult] = []
+    found, warnings = read_each(results_dir, read)
+    return Scan(tuple(found), tuple(warnings))
+
+
+def read_each(folder: Path, reader: Callable[[Path], T]) -> tuple[list[T], list[str]]:
+    """``reader`` of every ``<folder>/<machine>/<name>.json`` (no hidden file); a warning for each it refuses."""
+    found: list[T] = []
     warnings: list[str] = []
-    for path in sorted(_result_files(results_dir)):
+    for path in sorted(_result_files(folder)):
         try:
-            results.append(read(path))
+            found.append(reader(path))
         except (OSError, ValueError) as exc:
             warnings.append(f"skipping {path}: {exc}")
-    return Scan(tuple(results), tuple(warnings))
+    return found, warnings
 
 
-def warn_skipped(scan: Scan, warn: Callable[[str], object]) -> None:
-    """Hand ``warn`` each of ``scan``'s warnings, as one terminal line.
+def warn_skipped(scan: Scan | Iterable[str], warn: Callable[[str], object]) -> None:
+    """Hand ``warn`` each of ``scan``'s warnings (or each warning given), as one terminal line.
 
     A warning names a path from a results folder, which may hold anything, a newline included: kept, it
     would start a line of its own, one that could pass for nox's.
     """
-    for warning in scan.warnings:
+    for warning in scan.warnings if isinstance(scan, Scan) else scan:
         warn(terminal.escape(warning, keep_newlines=False))
 
 

@@ -25,6 +25,7 @@ from . import yamldoc
 from .core import DEVICES, Outcome
 from .errors import ConfigError, did_you_mean
 from .matrix import Expectation, PinRule, TorchEntry
+from .repeats import MAX_REPEAT
 from .yamldoc import Document, KeyPath
 
 URL_SCHEMES = ("http", "https", "file")
@@ -161,6 +162,12 @@ def _positive_seconds(doc: Document, path: KeyPath, value: Any) -> float:
     return float(value)
 
 
+def _repeat(doc: Document, path: KeyPath, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEAT:
+        raise fail(doc, path, f"expected a number of runs from 1 to {MAX_REPEAT}, got {_kind(value)}")
+    return value
+
+
 def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
     if value == "auto":
         return DEVICES
@@ -177,24 +184,41 @@ def _device(doc: Document, path: KeyPath, value: Any) -> str:
     return text
 
 
-def _url(doc: Document, path: KeyPath, value: Any) -> str:
-    text = _nonempty_text(doc, path, value)
+def url_problem(text: str) -> str:
+    """Why ``text`` is no http(s) or file URL an installer can be pointed at; '' when it is one."""
     parts = urlsplit(text)
     if (
         parts.scheme not in URL_SCHEMES
         or not (parts.netloc or parts.scheme == "file")
         or any(c.isspace() for c in text)
     ):
-        raise fail(doc, path, f"{text!r} is not an http(s) or file URL", "e.g. https://download.pytorch.org/whl/cpu")
+        return f"{text!r} is not an http(s) or file URL"
+    return ""
+
+
+def location_problem(text: str) -> str:
+    """Why ``text`` cannot be a find-links entry (a folder of wheels, or a URL); '' when it can."""
+    if text.startswith("-"):
+        return f"{text!r} looks like an installer option"
+    return url_problem(text) if "://" in text else ""
+
+
+_URL_EXAMPLE = "e.g. https://download.pytorch.org/whl/cpu"
+
+
+def _url(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _nonempty_text(doc, path, value)
+    problem = url_problem(text)
+    if problem:
+        raise fail(doc, path, problem, _URL_EXAMPLE)
     return text
 
 
 def _location(doc: Document, path: KeyPath, value: Any) -> str:
     text = _nonempty_text(doc, path, value)
-    if text.startswith("-"):
-        raise fail(doc, path, f"{text!r} looks like an installer option", "name a folder of wheels or a URL")
-    if "://" in text:
-        return _url(doc, path, value)
+    problem = location_problem(text)
+    if problem:
+        raise fail(doc, path, problem, "name a folder of wheels or a URL" if text.startswith("-") else _URL_EXAMPLE)
     return text
 
 
@@ -335,6 +359,11 @@ MATRIX_KEYS = {
         _positive_seconds,
         "300",
         "seconds one (probe, device) pair may run (importing torch gets at least 300); default: 300",
+    ),
+    "repeat": Key(
+        _repeat,
+        "5",
+        "runs of each (probe, device) pair, each in a fresh process; differing ones are `unstable`; default: 1",
     ),
     "output": Key(
         _nonempty_text, "reports", "the folder results and reports go to, relative to this file; default: reports"

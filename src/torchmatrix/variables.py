@@ -40,10 +40,21 @@ CACHE_DIR = Variable(
     "/tmp/tm-cache",
 )
 
+INDEX_URL = Variable(
+    "TORCHMATRIX_INDEX_URL",
+    "the index torch is listed and installed from, instead of `index_url:`",
+    "https://download.pytorch.org/whl/nightly/cpu",
+)
+FIND_LINKS = Variable(
+    "TORCHMATRIX_FIND_LINKS",
+    "the find-links folders or pages (separated by spaces), instead of `find_links:` and pip's",
+    "/srv/wheels/nightly",
+)
+
 PROBE_OPTIONS = Variable(
     "TORCHMATRIX_PROBE_OPTIONS",
     "nothing: torchmatrix sets it for every probe, the matrix's `probe_options` as JSON (whatever your shell says)",
     '{"opsweep": {"ops": "add|mul"}}',
 )
 
-ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR, PROBE_OPTIONS)
+ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS)

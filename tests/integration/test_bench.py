@@ -20,6 +20,8 @@ TARGETS = (
     "re-run of a finished matrix with no change (1 cells)",
     "disk: 1 cells' env folders (and their bytecode) on top of the shared uv cache",
     "operator sweep of one cell (opsweep on cpu, every operator), torch 1.9.0",
+    "`--repeat 5` vs one run per pair, torch 1.9.0 (6 pairs)",
+    "`bisect --all` over 16 stand-in nightlies with 2 known changes",
 )
 
 

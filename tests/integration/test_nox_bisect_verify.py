@@ -92,19 +92,28 @@ def lines(run) -> list[str]:
 def test_bisect_finds_the_first_release_with_news_outcome(folder: Path, bisected) -> None:
     output = "\n".join(lines(bisected))
     assert bisected.returncode == 0, output
-    assert "3 releases from 1.11.0 to 1.12.1 (1.11.0, 1.12.0, 1.12.1); 0 known already, at most 4 cells" in output
-    assert "first release with NEW's outcome (pass): torch 1.12.0" in output
-    assert "last release with OLD's outcome (fail): torch 1.11.0" in output
+    assert "3 releases from 1.11.0 to 1.12.1 (1.11.0, 1.12.0, 1.12.1); 0 known already, at most 3 cells" in output
+    assert "first release with NEW's outcome (pass): torch 1.12.0 (1 run)" in output
+    assert "last release with OLD's outcome (fail): torch 1.11.0 (1 run)" in output
     steps = [line for line in lines(bisected) if "] torch 1.1" in line and "(built)" in line]
     assert [line.split("] torch ")[1].split()[0] for line in steps] == ["1.11.0", "1.12.1", "1.12.0"]
 
     summary = json.loads((folder / "out" / "bisect" / "ci-box" / "has_mps_backend-cpu-1.11.0-1.12.1.json").read_text())
     assert (summary["status"], summary["first_new"], summary["last_old"]) == ("found", "1.12.0", "1.11.0")
-    assert (summary["built"], summary["budget"]) == (3, 4)
-    assert [step["category"] for step in summary["steps"]] == ["fail", "pass", "pass"]
+    assert (summary["built"], summary["budget"]) == (3, 3)
+    assert [step["observations"][0]["category"] for step in summary["steps"]] == ["fail", "pass", "pass"]
 
     # Each step is a cell like any other: its environment, its result file, and the report shows it.
     stored = {r.torch: r for r in results.scan(folder / "out" / "results").results}
+    old, new = (stored[version].environment["git_version"] for version in ("1.11.0", "1.12.0"))
+    assert len(old) == len(new) == 40 and old != new
+    assert f"commits from torch 1.11.0 ({old}) to 1.12.0 ({new}): " in output
+    assert f"https://github.com/pytorch/pytorch/compare/{old}...{new}" in output
+    assert summary["changes"][0]["commits"] == {
+        "old": old,
+        "new": new,
+        "url": f"https://github.com/pytorch/pytorch/compare/{old}...{new}",
+    }
     assert stored.keys() == {"1.11.0", "1.12.0", "1.12.1"}
     assert stored["1.12.0"].machine == "ci-box" and stored["1.12.0"].environment["torch"].startswith("1.12.0")
     assert stored["1.12.0"].session == "probe(1.12.0)"
@@ -120,7 +129,7 @@ def test_a_second_bisect_by_metric_reuses_every_stored_result(folder: Path, bise
     )  # fmt: skip
     output = "\n".join(lines(run))
     assert run.returncode == 0, output
-    assert "3 known already" in output and "built 0 of at most 4 cells" in output
+    assert "3 known already" in output and "built 0 of at most 3 cells" in output
     assert "first release with NEW's outcome (mps_backend above 0.5): torch 1.12.0" in output
     assert "mps_backend = 0 (not above 0.5)" in output
 
@@ -199,6 +208,7 @@ def test_a_bad_bisect_argument_costs_one_message_and_exit_code_2(folder: Path) -
     )
     assert run.returncode == 2
     assert (
-        "torchmatrix: error: --from 1.12.1 must be older than --to 1.11\n  usage: nox -s bisect -- PROBE" in run.stderr
+        "torchmatrix: error: --from 1.12.1 must be older than --to 1.11\n  usage: nox -s bisect -- (PROBE | --all)"
+        in run.stderr
     )
     assert "Traceback" not in run.stderr

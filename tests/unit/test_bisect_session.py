@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 from packaging.version import Version
 
-from torchmatrix import releases, results
+from torchmatrix import releases, repeats, results, summaries
 from torchmatrix.bisection import Observation, Status, Step, Verdict
 from torchmatrix.core import Outcome, Probe, Record
 from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
-from torchmatrix.sessions.bisect import Request, answer, parse, run
+from torchmatrix.sessions.bisect import USAGE, Request, answer, parse, run
 
 from .test_plan import THIS_MACHINE
 from .test_project import project
@@ -37,16 +38,34 @@ MATRIX = Matrix(
 
 def test_the_arguments_become_a_request() -> None:
     assert parse(["autograd_dot", "--from", "1.9", "--to", "1.12.1"], MATRIX) == Request(
-        "autograd_dot", Version("1.9.0"), Version("1.12.1")
+        ("autograd_dot",), ("cpu",), Version("1.9.0"), Version("1.12.1")
     )
     request = parse(
         ["batched_matmul", "--from=2.1.0rc1", "--to", "2.2.0", "--device", "mps", "--metric", "max_abs_diff",
-         "--below", "1e-6", "--pre"],
+         "--below", "1e-6", "--pre", "--repeat", "5"],
         MATRIX,
     )  # fmt: skip
     assert request == Request(
-        "batched_matmul", Version("2.1.0rc1"), Version("2.2.0"), "mps", Criterion("max_abs_diff", 1e-6, False), True
-    )
+        ("batched_matmul",), ("mps",), Version("2.1.0rc1"), Version("2.2.0"), Criterion("max_abs_diff", 1e-6, False),
+        pre=True, repeat=5,
+    )  # fmt: skip
+
+
+def test_all_asks_of_every_probe_on_every_device_or_those_named_from_any_index() -> None:
+    nightly = "https://download.pytorch.org/whl/nightly/cpu"
+    every = parse(
+        ["--all", "--pre", "--from", "2.6.0.dev20241001", "--to", "2.6.0.dev20241031", "--index-url", nightly + "/",
+         "--find-links", "wheels", "--find-links", "https://example.org/torch.html"],
+        MATRIX,
+    )  # fmt: skip
+    assert (every.probes, every.devices, every.every) == (("autograd_dot", "batched_matmul"), ("cpu", "mps"), True)
+    assert every.keys == [("autograd_dot", "cpu"), ("autograd_dot", "mps"), ("batched_matmul", "cpu"),
+                          ("batched_matmul", "mps")]  # fmt: skip
+    assert every.index_url == nightly
+    assert every.find_links == (str(Path("wheels").absolute()), "https://example.org/torch.html")
+    assert every.describe() == "every probe (autograd_dot, batched_matmul) on cpu, mps by outcome"
+    some = parse(["--all", "--device", "mps", "--from", "1.9.0", "--to", "2.0.0"], MATRIX)
+    assert some.devices == ("mps",) and some.index_url is None and some.find_links is None
 
 
 def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshold_is_its_value() -> None:
@@ -63,7 +82,15 @@ def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshol
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([], "the following arguments are required: PROBE, --from, --to"),
+        ([], "the following arguments are required: --from, --to"),
+        (["--from", "1.9.0", "--to", "1.12.1"], "name one PROBE, or --all for every probe of matrix.yaml, not both"),
+        (["autograd_dot", "--all", "--from", "1.9.0", "--to", "1.12.1"], "name one PROBE, or --all"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "cpu", "--device", "mps"], "--all takes"),
+        (["--all", "--from", "1.9.0", "--to", "1.12.1", "--device", "cuda"], "does not run on cuda"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--repeat", "0"], "'0' is not a number of runs"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--index-url", "--no-index"], "expected one argument"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--index-url", "ftp://x"], "not an http(s) or file URL"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--find-links=-f"], "looks like an installer option"),
         (["autograd_dott", "--from", "1.9.0", "--to", "1.12.1"], "did you mean 'autograd_dot'?"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "cuda"], "does not run on cuda"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "tpu"], "invalid choice: 'tpu'"),
@@ -72,6 +99,7 @@ def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshol
         (["autograd_dot", "--from", "1.12.1", "--to", "1.9.0"], "must be older"),
         (["autograd_dot", "--from", "2.1.0rc1", "--to", "2.2.0"], "--from 2.1.0rc1 is a pre-release; add --pre"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--above", "1"], "--above X and --below X go with"),
+        (["autograd_dot", "--from", "2.1.0", "--to", "2.2.0.dev20231101"], "--to 2.2.0.dev20231101 is a pre-release"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "nan"], "finite"),
         (
             ["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "1", "--below", "2"],
@@ -84,14 +112,17 @@ def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: 
     with pytest.raises(UsageError) as caught:
         parse(argv, MATRIX)
     assert message in str(caught.value)
-    assert str(caught.value).endswith("usage: nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] "
-                                      "[--check NAME] [--metric NAME [--above X | --below X]] [--pre]")  # fmt: skip
+    assert str(caught.value).endswith(f"usage: {USAGE}")
+    assert USAGE == (
+        "nox -s bisect -- (PROBE | --all) --from OLD --to NEW [--device D] [--check NAME] "
+        "[--metric NAME [--above X | --below X]] [--pre] [--repeat N] [--index-url URL] [--find-links DIR]"
+    )
     assert caught.value.exit_code == 2
 
 
 V = [Version(v) for v in ("1.9.0", "1.10.0", "1.10.1", "1.11.0", "1.12.0")]
 OLD, NEW = Observation("fail", "fail (wrong: y)"), Observation("pass", "pass")
-REQUEST = Request("autograd_dot", V[0], V[-1])
+REQUEST = Request(("autograd_dot",), ("cpu",), V[0], V[-1])
 
 
 def verdict(status: Status, steps: list[tuple[int, Observation]], lo: int | None = None, hi: int | None = None):
@@ -108,9 +139,11 @@ def verdict(status: Status, steps: list[tuple[int, Observation]], lo: int | None
 def test_the_answer_names_the_first_release_with_news_outcome_and_the_last_with_olds() -> None:
     found = verdict(Status.FOUND, [(0, OLD), (4, NEW), (2, OLD), (3, NEW)], 2, 3)
     assert answer(found, REQUEST) == [
-        "first release with NEW's outcome (pass): torch 1.11.0",
-        "last release with OLD's outcome (fail): torch 1.10.1",
+        "first release with NEW's outcome (pass): torch 1.11.0 (1 run)",
+        "last release with OLD's outcome (fail): torch 1.10.1 (1 run)",
     ]
+    five = verdict(Status.FOUND, [(0, OLD), (4, NEW), (2, dataclasses.replace(OLD, runs=5)), (3, NEW)], 2, 3)
+    assert answer(five, REQUEST)[1] == "last release with OLD's outcome (fail): torch 1.10.1 (5 runs)"
 
 
 def test_a_range_names_every_release_that_bounds_it_and_why() -> None:
@@ -120,7 +153,7 @@ def test_a_range_names_every_release_that_bounds_it_and_why() -> None:
         "first release with NEW's outcome (pass): one of 1.10.1, 1.11.0: "
         "the answer is bounded by releases that could not be told apart",
         "    1.10.1: could not be tested: no-interpreter: torch 1.10.1 needs Python 3.6–3.9",
-        "last release with OLD's outcome (fail): torch 1.10.0",
+        "last release with OLD's outcome (fail): torch 1.10.0 (1 run)",
     ]
 
 
@@ -130,7 +163,7 @@ def test_same_outcome_at_both_ends_and_an_untestable_end_say_so() -> None:
         "torch 1.9.0 and 1.12.0 both show pass on cpu: nothing to bisect; "
         "widen the range, or compare a metric (--metric)"
     ]
-    by_metric = Request("batched_matmul", V[0], V[-1], criterion=Criterion("max_abs_diff", 1e-6))
+    by_metric = Request(("batched_matmul",), ("cpu",), V[0], V[-1], criterion=Criterion("max_abs_diff", 1e-6))
     below = Observation("not above 1e-06", "max_abs_diff = 0 (not above 1e-06)")
     assert answer(verdict(Status.SAME, [(0, below), (4, below)]), by_metric) == [
         "torch 1.9.0 and 1.12.0 both show max_abs_diff not above 1e-06 on cpu: nothing to bisect; widen the range"
@@ -138,6 +171,12 @@ def test_same_outcome_at_both_ends_and_an_untestable_end_say_so() -> None:
     dead = verdict(Status.UNTESTABLE_END, [(0, OLD), (4, Observation(None, "install-error: no space left"))])
     assert answer(dead, REQUEST) == [
         "torch 1.12.0 (--to) could not be tested: install-error: no space left; choose another --to"
+    ]
+    flaky = Observation(None, "unstable: 3 pass, 2 fail", runs=5, unstable=True)
+    assert answer(verdict(Status.UNTESTABLE_END, [(0, flaky)]), REQUEST) == [
+        "torch 1.9.0 (--from) is unstable: 3 pass, 2 fail over 5 runs; an end must give one answer: raise --repeat "
+        "to see how often each outcome comes, or compare a metric with a threshold its noise stays on one side of "
+        "(--metric NAME --above X)"
     ]
 
 
@@ -171,12 +210,23 @@ def offline_index(cache: Path, *filenames: str) -> releases.Listing:
     )
 
 
-def store(here, version: str, outcome: Outcome) -> None:
+def git(version: str) -> str:
+    """A made-up git hash per release, as a build's fingerprint holds one."""
+    return hashlib.sha1(version.encode()).hexdigest()
+
+
+def store(here, version: str, *outcomes: Outcome | Record, probes: tuple[str, ...] = ("autograd_dot",)) -> None:
+    """A stored result of ``version`` on cpu, up to date: one outcome (or record) per probe."""
     cell = here.plan_release(Version(version))
     inputs = here.inputs(cell)
-    records = (Record("autograd_dot", "cpu", outcome, {}, "", 0.1, results.record_inputs(inputs, "autograd_dot")),)
+    made = [
+        each if isinstance(each, Record) else Record(probe, "cpu", each, {}, "", 0.1)
+        for probe, each in zip(probes, outcomes, strict=True)
+    ]
+    records = tuple(dataclasses.replace(r, inputs=results.record_inputs(inputs, r.probe)) for r in made)
+    environment = {"torch": version, "git_version": git(version)}
     found = result(version, cell_id=cell.id, python=cell.python, machine=here.machine, records=records)
-    results.write(here.results_dir, dataclasses.replace(found, inputs=inputs))
+    results.write(here.results_dir, dataclasses.replace(found, inputs=inputs, environment=environment))
 
 
 def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: Path, private_cache: Path) -> None:
@@ -198,23 +248,164 @@ def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: P
 
     assert session.said[0].startswith("bisect autograd_dot on cpu by outcome: 4 releases from 1.11.0 to 1.12.1")
     assert "4 known already, at most 4 cells to build" in session.said[0]
-    assert session.said[-4:] == [
-        f"built 0 of at most 4 cells; summary: {tmp_path}/reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json",
+    assert session.said[-5:] == [
+        "built 0 of at most 4 cells (the 4 candidates; 2 ends + 1 × ⌈log₂ 4⌉ = 4); "
+        f"summary: {tmp_path}/reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json",
         "first release with NEW's outcome (pass): one of 1.11.1, 1.12.0: "
         "the answer is bounded by releases that could not be told apart",
         "    1.11.1: could not be tested: no-interpreter: torch 1.11.1 needs Python 3.9; found 3.10; "
         "install one, e.g. `uv python install 3.9` or `pyenv install 3.9`",
-        "last release with OLD's outcome (fail): torch 1.11.0",
+        "last release with OLD's outcome (fail): torch 1.11.0 (1 run)",
+        f"commits from torch 1.11.0 ({git('1.11.0')}) to 1.12.0 ({git('1.12.0')}): "
+        f"https://github.com/pytorch/pytorch/compare/{git('1.11.0')}...{git('1.12.0')}",
     ]
     summary = json.loads((tmp_path / "reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json").read_text())
-    assert summary["candidates"] == ["1.11.0", "1.11.1", "1.12.0", "1.12.1"]
+    assert summary["schema"] == 2 and summary["candidates"] == ["1.11.0", "1.11.1", "1.12.0", "1.12.1"]
     assert (summary["status"], summary["last_old"], summary["first_new"]) == ("range", "1.11.0", "1.12.0")
-    assert [(step["version"], step["how"], step["category"]) for step in summary["steps"]] == [
+    assert [(step["version"], step["how"], step["observations"][0]["category"]) for step in summary["steps"]] == [
         ("1.11.0", "stored", "fail"),
         ("1.12.1", "stored", "pass"),
         ("1.11.1", "planned", None),
         ("1.12.0", "stored", "pass"),
     ]
+    (change,) = summary["changes"]
+    assert (change["last_old"], change["first_new"], change["between"]) == ("1.11.0", "1.12.0", ["1.11.1"])
+    assert change["commits"] == {"old": git("1.11.0"), "new": git("1.12.0"), "url": summary_url("1.11.0", "1.12.0")}
+    (read,), _ = summaries.scan(tmp_path / "reports" / "bisect")
+    assert read.changes[0].commits == summaries.Commits(git("1.11.0"), git("1.12.0"))
+
+
+def summary_url(old: str, new: str) -> str:
+    return f"https://github.com/pytorch/pytorch/compare/{git(old)}...{git(new)}"
+
+
+NIGHTLIES = [f"2.6.0.dev202410{day:02}" for day in range(1, 10)]
+
+
+def nightly_project(tmp_path: Path, cache: Path, *probes: str):
+    """A project whose index is nine nightlies for Linux, and whose matrix runs ``probes`` on cpu."""
+    listing = offline_index(cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in NIGHTLIES))
+    here = dataclasses.replace(project(tmp_path), listing=listing)
+    for name in probes:
+        (tmp_path / f"{name}.py").write_text(f"# {name}\ndef run(device):\n    return {{'outcome': 'pass'}}\n")
+    matrix = dataclasses.replace(
+        here.matrix, probes=tuple(Probe(name, tmp_path / f"{name}.py") for name in probes), devices=("cpu",)
+    )
+    return dataclasses.replace(here, matrix=matrix)
+
+
+def test_all_finds_every_change_among_stored_nightlies_and_tells_the_commit_ranges(
+    tmp_path: Path, private_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    here = nightly_project(tmp_path, private_cache, "alpha", "beta", "steady")
+    for index, version in enumerate(NIGHTLIES):  # alpha breaks in the 4th, beta is fixed in the 7th
+        alpha, beta = (Outcome.PASS if index < 3 else Outcome.FAIL), (Outcome.FAIL if index < 6 else Outcome.PASS)
+        store(here, version, alpha, beta, Outcome.PASS, probes=("alpha", "beta", "steady"))
+    session = Session("--all", "--pre", "--from", NIGHTLIES[0], "--to", NIGHTLIES[-1])
+    run(here, session, tmp_path / "noxfile.py")
+
+    assert session.said[0].startswith(
+        "bisect every probe (alpha, beta, steady) on cpu by outcome: 9 releases from 2.6.0.dev20241001 (2024-10-01) "
+        "to 2.6.0.dev20241009 (2024-10-09) (2.6.0.dev20241001 (2024-10-01), 2.6.0.dev20241002 (2024-10-02), "
+    )
+    table = capsys.readouterr().out.splitlines()
+    assert table[0] == (
+        "changed in, torch 2.6.0.dev20241001 (2024-10-01) to 2.6.0.dev20241009 (2024-10-09) by outcome: "
+        "2 of 3 (probe, device) pairs"
+    )
+
+    def row(probe: str, change: str, first: int) -> list[str]:
+        first_new, last_old = (releases.dated(Version(NIGHTLIES[i])).split() for i in (first, first - 1))
+        return [probe, "cpu", *change.split(), *first_new, *last_old, "1"]
+
+    assert table[1].split()[:3] == ["probe", "device", "OLD"]
+    assert [line.split() for line in table[3:]] == [row("alpha", "pass → fail", 3), row("beta", "fail → pass", 6)]
+    assert "[2] torch 2.6.0.dev20241009 (2024-10-09)  Python 3.10  3 pairs: 2 pass, 1 fail  0.0 s" in session.said[2]
+    assert (
+        "[3] torch 2.6.0.dev20241005 (2024-10-05)  Python 3.10  alpha on cpu: fail; beta on cpu: fail"
+        in session.said[3]
+    )
+    assert session.said[-2:] == [
+        f"alpha on cpu: commits from torch 2.6.0.dev20241003 ({git(NIGHTLIES[2])}) to 2.6.0.dev20241004 "
+        f"({git(NIGHTLIES[3])}): {summary_url(NIGHTLIES[2], NIGHTLIES[3])}",
+        f"beta on cpu: commits from torch 2.6.0.dev20241006 ({git(NIGHTLIES[5])}) to 2.6.0.dev20241007 "
+        f"({git(NIGHTLIES[6])}): {summary_url(NIGHTLIES[5], NIGHTLIES[6])}",
+    ]
+    summary = json.loads(
+        (tmp_path / "reports/bisect/ci-box/all-cpu-2.6.0.dev20241001-2.6.0.dev20241009.json").read_text()
+    )
+    assert [(c["probe"], c["first_new"]) for c in summary["changes"]] == [
+        ("alpha", NIGHTLIES[3]),
+        ("beta", NIGHTLIES[6]),
+    ]
+    assert [(u["probe"], u["status"]) for u in summary["unchanged"]] == [("steady", "same")]
+    assert summary["built"] == 0 and summary["budget"] == 9
+
+
+def flaky_record(probe: str, passes: int, fails: int) -> Record:
+    runs = [Record(probe, "cpu", Outcome.PASS, {}, "", 0.1)] * passes + [
+        Record(probe, "cpu", Outcome.FAIL, {}, "", 0.1)
+    ] * fails
+    return repeats.merge(runs)
+
+
+def test_an_unstable_release_in_the_middle_is_skipped_and_an_unstable_end_refused(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    here = nightly_project(tmp_path, private_cache, "flaky").with_repeat(5)
+    for index, version in enumerate(NIGHTLIES):
+        stable = flaky_record("flaky", 5, 0) if index < 4 else flaky_record("flaky", 0, 5)
+        store(here, version, flaky_record("flaky", 3, 2) if index == 4 else stable, probes=("flaky",))
+    session = Session("flaky", "--pre", "--repeat", "5", "--from", NIGHTLIES[0], "--to", NIGHTLIES[-1])
+    run(here, session, tmp_path / "noxfile.py")
+    assert (
+        "[3] torch 2.6.0.dev20241005 (2024-10-05)  Python 3.10  untestable: unstable: 3 pass, 2 fail" in session.said[3]
+    )
+    assert session.said[-4:] == [
+        "first release with NEW's outcome (fail): one of 2.6.0.dev20241005 (2024-10-05), "
+        "2.6.0.dev20241006 (2024-10-06): the answer is bounded by releases that could not be told apart",
+        "    2.6.0.dev20241005: could not be tested: unstable: 3 pass, 2 fail",
+        "last release with OLD's outcome (pass): torch 2.6.0.dev20241004 (2024-10-04) (5 runs)",
+        f"commits from torch 2.6.0.dev20241004 ({git(NIGHTLIES[3])}) to 2.6.0.dev20241006 ({git(NIGHTLIES[5])}): "
+        + summary_url(NIGHTLIES[3], NIGHTLIES[5]),
+    ]
+
+    with pytest.raises(SessionError) as refused:
+        run(
+            here,
+            Session("flaky", "--pre", "--repeat", "5", "--from", NIGHTLIES[4], "--to", NIGHTLIES[-1]),
+            tmp_path / "noxfile.py",
+        )
+    assert str(refused.value) == (
+        "torch 2.6.0.dev20241005 (--from) is unstable: 3 pass, 2 fail over 5 runs; an end must give one answer: "
+        "raise --repeat to see how often each outcome comes, or compare a metric with a threshold its noise stays "
+        "on one side of (--metric NAME --above X)"
+    )
+    with pytest.raises(SessionError, match=r"torch 2.6.0.dev20241005 \(--from\) is unstable for flaky on cpu: 3 pass"):
+        run(here, Session("--all", "--pre", "--repeat", "5", "--from", NIGHTLIES[4], "--to", NIGHTLIES[-1]),
+            tmp_path / "noxfile.py")  # fmt: skip
+
+
+def test_all_with_an_end_that_cannot_run_says_why_once(tmp_path: Path, private_cache: Path) -> None:
+    here = nightly_project(tmp_path, private_cache, "alpha", "beta")
+    here = dataclasses.replace(here, interpreters=())  # no Python here: the plan rules every cell out
+    with pytest.raises(SessionError) as caught:
+        run(here, Session("--all", "--pre", "--from", NIGHTLIES[0], "--to", NIGHTLIES[-1]), tmp_path / "noxfile.py")
+    assert str(caught.value).startswith(f"torch {NIGHTLIES[0]} (--from) could not be tested: no-interpreter: ")
+
+
+def test_an_end_an_index_of_nightlies_has_dropped_names_the_oldest_and_newest_it_has(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = nightly_project(tmp_path, private_cache, "alpha")
+    monkeypatch.setattr(releases, "http_fetch", lambda url: (_ for _ in ()).throw(OSError("unreachable")))
+    with pytest.raises(UsageError) as caught:
+        run(here, Session("--all", "--pre", "--from", "2.6.0.dev20240901", "--to", NIGHTLIES[-1]), tmp_path / "n.py")
+    assert str(caught.value) == (
+        "--from 2.6.0.dev20240901: the index lists no torch 2.6.0.dev20240901; the oldest it has for this platform "
+        "is 2.6.0.dev20241001 (2024-10-01), the newest 2.6.0.dev20241009 (2024-10-09); an index of nightly builds "
+        "keeps only the latest ones"
+    )
 
 
 def test_same_outcome_at_both_ends_ends_the_session_with_an_error(tmp_path: Path, private_cache: Path) -> None:

@@ -8,7 +8,7 @@ import math
 import pytest
 from packaging.version import Version
 
-from torchmatrix.bisection import Observation, Status, bisect, budget_for, candidates
+from torchmatrix.bisection import Observation, Status, bisect, budget_for, candidates, describe_budget, search
 from torchmatrix.releases import Listing, _wheels
 
 PASS, FAIL = Observation("pass", "pass"), Observation("fail", "fail (wrong: y)")
@@ -44,7 +44,7 @@ def test_a_monotone_change_is_found_exactly_within_the_budget(count: int) -> Non
         assert verdict.status is Status.FOUND
         assert (verdict.last_old, verdict.first_new) == (versions[first_new - 1], versions[first_new])
         assert verdict.between == ()
-        assert verdict.built == len(oracle.asked) <= budget_for(count) == math.ceil(math.log2(count)) + 2
+        assert verdict.built == len(oracle.asked) <= budget_for(count) == min(count, math.ceil(math.log2(count)) + 2)
         assert len(set(oracle.asked)) == len(oracle.asked), "a release was built twice"
 
 
@@ -188,6 +188,113 @@ def test_fewer_than_two_or_unordered_versions_are_refused() -> None:
         bisect(releases(3)[::-1], Script(releases(3), [PASS] * 3))
 
 
+class Many:
+    """An oracle for several keys: ``truth[key]`` lists what each release shows of it; it remembers what it built."""
+
+    def __init__(self, versions: list[Version], truth: dict[str, list[Observation]]) -> None:
+        self.versions = versions
+        self.truth = truth
+        self.asked: list[Version] = []
+
+    def __call__(self, version: Version) -> dict[str, Observation]:
+        self.asked.append(version)
+        index = self.versions.index(version)
+        return {key: observations[index] for key, observations in self.truth.items()}
+
+
+@pytest.mark.parametrize("count", [2, 3, 5, 8, 9, 16, 17])
+def test_every_change_is_found_building_each_release_once_and_within_the_bound(count: int) -> None:
+    versions = releases(count)
+    for a, b in itertools.product(range(1, count), repeat=2):
+        truth = {"a": change_at(count, a), "b": [FAIL] * b + [PASS] * (count - b), "same": [PASS] * count}
+        oracle = Many(versions, truth)
+        found = search(versions, oracle, list(truth))
+        assert found.changes == ["a", "b"]
+        assert (found.verdicts["a"].last_old, found.verdicts["a"].first_new) == (versions[a - 1], versions[a])
+        assert (found.verdicts["b"].last_old, found.verdicts["b"].first_new) == (versions[b - 1], versions[b])
+        assert found.verdicts["same"].status is Status.SAME
+        assert len(set(oracle.asked)) == len(oracle.asked) == found.built, "a release was built twice"
+        assert found.built <= found.budget == budget_for(count, 2) <= count
+        assert found.budget == min(count, 2 + 2 * math.ceil(math.log2(count)))
+
+
+@pytest.mark.parametrize("count", range(2, 18))
+def test_when_one_thing_changed_it_builds_what_a_bisection_of_that_one_builds(count: int) -> None:
+    versions = releases(count)
+    for first_new in range(1, count):
+        truth = {"same": [FAIL] * count, "changed": change_at(count, first_new), "gone": [NO_PYTHON] * count}
+        many = Many(versions, truth)
+        found = search(versions, many, list(truth))
+        one = Script(versions, change_at(count, first_new))
+        bisect(versions, one)
+        assert many.asked == one.asked
+        assert found.built <= found.budget == min(count, math.ceil(math.log2(count)) + 2)
+        assert found.verdicts["changed"].status is Status.FOUND
+        assert found.verdicts["gone"].status is Status.UNTESTABLE_END
+
+
+def test_the_next_build_is_the_middle_that_splits_the_most_open_brackets() -> None:
+    versions = releases(9)
+    truth = {"a": change_at(9, 2), "b": change_at(9, 6), "c": change_at(9, 7)}
+    oracle = Many(versions, truth)
+    looks = []
+    found = search(versions, oracle, list(truth), on_look=looks.append)
+    # 4 is every bracket's middle; then a's middle is 2, b's and c's is 6: 6 splits two brackets, 2 one.
+    assert oracle.asked[:4] == [versions[0], versions[8], versions[4], versions[6]]
+    assert [look.splits for look in looks[:4]] == [(), (), ("a", "b", "c"), ("b", "c")]
+    assert [(v.last_old, v.first_new) for v in found.verdicts.values()] == [
+        (versions[1], versions[2]),
+        (versions[5], versions[6]),
+        (versions[6], versions[7]),
+    ]
+    assert found.built == len(oracle.asked) == 8 <= found.budget == 9
+
+
+def test_what_is_known_of_some_keys_costs_nothing_and_a_release_known_in_part_is_built_once() -> None:
+    versions = releases(9)
+    truth = {"a": change_at(9, 3), "b": change_at(9, 5)}
+    known = {versions[0]: {"a": PASS, "b": PASS}, versions[8]: {"a": FAIL, "b": FAIL}, versions[4]: {"a": FAIL}}
+    oracle = Many(versions, truth)
+    found = search(versions, oracle, list(truth), known)
+    assert [(look.version, look.built) for look in found.looks] == [
+        (versions[0], False),
+        (versions[8], False),
+        (versions[4], False),  # known of a: free, first
+        (versions[2], True),
+        (versions[3], True),
+        (versions[5], True),
+        (versions[4], True),  # not known of b: built when b needs it
+    ]
+    assert set(found.looks[-1].observations) == {"b"}, "a look shows only what was not seen there before"
+    assert len(set(oracle.asked)) == len(oracle.asked) == found.built
+    assert [(v.last_old, v.first_new) for v in found.verdicts.values()] == [
+        (versions[2], versions[3]),
+        (versions[4], versions[5]),
+    ]
+
+
+def test_a_key_untestable_at_an_end_gets_no_bracket_and_the_others_go_on() -> None:
+    versions = releases(8)
+    unstable = Observation(None, "unstable: 3 pass, 2 fail", runs=5, unstable=True)
+    truth = {"flaky": [unstable] + [FAIL] * 7, "changed": change_at(8, 5)}
+    found = search(versions, Many(versions, truth), list(truth))
+    assert found.verdicts["flaky"].status is Status.UNTESTABLE_END
+    assert found.verdicts["flaky"].old == unstable
+    assert found.verdicts["changed"].first_new == versions[5]
+    assert found.changes == ["changed"]
+
+
+def test_a_skip_for_one_key_is_a_step_for_another() -> None:
+    versions = releases(9)
+    truth = {"a": change_at(9, 6), "b": change_at(9, 2)}
+    truth["a"][4] = NO_PYTHON  # the shared middle cannot tell a anything, but narrows b
+    oracle = Many(versions, truth)
+    found = search(versions, oracle, list(truth))
+    assert found.verdicts["a"].first_new == versions[6] and found.verdicts["b"].first_new == versions[2]
+    assert found.verdicts["a"].observation(versions[4]) == NO_PYTHON
+    assert len(set(oracle.asked)) == len(oracle.asked) <= found.budget
+
+
 LISTING = Listing(
     _wheels(
         [
@@ -212,3 +319,10 @@ def test_candidates_are_this_platforms_final_releases_in_the_range_in_order() ->
     with_pre = candidates(LISTING, linux, Version("1.10"), Version("1.12.1"), pre=True)
     assert with_pre == [Version(v) for v in ("1.10.0", "1.11.0rc1", "1.11.0", "1.12.0", "1.12.1")]
     assert candidates(LISTING, ["macosx_11_0_arm64"], Version("1.9.0"), Version("2.0"), pre=False) == [Version("1.9.1")]
+
+
+def test_the_budget_says_how_it_comes_to_its_number() -> None:
+    assert describe_budget(16, 2) == "2 ends + 2 × ⌈log₂ 16⌉ = 10"
+    assert describe_budget(16, 0) == "2 ends + 1 × ⌈log₂ 16⌉ = 6"
+    assert describe_budget(8, 2) == "the 8 candidates; 2 ends + 2 × ⌈log₂ 8⌉ = 8"
+    assert describe_budget(3) == "the 3 candidates; 2 ends + 1 × ⌈log₂ 3⌉ = 4"

@@ -19,7 +19,8 @@ NOXFILE = textwrap.dedent(
     def probe(session):
         print("hello from", session.name)
         with open(os.environ["OUT"], "w") as out:
-            json.dump({"torch": os.environ.get("TORCHMATRIX_TORCH"), "cache": str(session.cache_dir)}, out)
+            found = {"torch": os.environ.get("TORCHMATRIX_TORCH"), "cache": str(session.cache_dir)}
+            json.dump(dict(found, posargs=session.posargs), out)
 
     @nox.session(python=False)
     def other(session):
@@ -33,9 +34,13 @@ def test_the_sessions_run_with_the_variables_and_their_output_goes_to_the_log(tm
     noxfile.write_text(NOXFILE)
     out, log = tmp_path / "out.json", tmp_path / "logs" / "probe.log"
     settings = {"OUT": str(out), variables.TORCH.name: "1.12.0"}
-    code = childnox.run(noxfile, tmp_path / "envs", ["probe"], settings, log)
+    code = childnox.run(noxfile, tmp_path / "envs", ["probe"], settings, log, ["--repeat", "5"])
     assert code == 0
-    assert json.loads(out.read_text()) == {"torch": "1.12.0", "cache": str(tmp_path / "envs" / ".cache")}
+    assert json.loads(out.read_text()) == {
+        "torch": "1.12.0",
+        "cache": str(tmp_path / "envs" / ".cache"),
+        "posargs": ["--repeat", "5"],
+    }
     text = log.read_text()
     assert text.startswith(f"$ {sys.executable} -m nox --noxfile {noxfile} --envdir {tmp_path / 'envs'}")
     assert "hello from probe" in text and "must not run" not in text

@@ -59,6 +59,7 @@ def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, p
             probes: [autograd_dot, mine/check.py]
             devices: [cpu]
             timeout: 12
+            repeat: 5
             output: out
             find_links: [wheels]
             pins:
@@ -78,6 +79,7 @@ def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, p
     ]
     assert matrix.devices == ("cpu",)
     assert matrix.timeout == 12.0
+    assert matrix.repeat == 5
     assert matrix.output == tmp_path / "out"
     assert matrix.find_links == (str(tmp_path / "wheels"),)
     assert matrix.pins[0].applies_to(Version("1.13.1")) and not matrix.pins[0].applies_to(Version("2.0.1"))
@@ -87,6 +89,7 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
     matrix = load_matrix(write(tmp_path, "torch: [1.12.1]\n"), probes_dir)
     assert [probe.name for probe in matrix.probes] == ["autograd_dot", "batched_matmul"]
     assert matrix.find_links is None
+    assert matrix.repeat == 1
 
 
 def test_an_opt_in_probe_runs_only_where_a_matrix_names_it(tmp_path: Path, probes_dir: Path) -> None:
@@ -133,7 +136,7 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
         ("torch:\n  - version: 2.2.0\n    pins: ['numpy @ https://x/numpy.whl']\n", 3, "torch[0].pins[0]", "URL", ""),
         ("torch: [1.9.0]\ndevices: gpu\n", 2, "devices", "unknown device 'gpu'", "did you mean"),
         ("torch: [1.9.0]\nindex_url: --no-index\n", 2, "index_url", "not an http(s) or file URL", "https://"),
-        ("torch: [1.9.0]\nfind_links: ['--index-url=http://evil']\n", 2, "find_links[0]", "installer option", ""),
+        ("torch: [1.9.0]\nfind_links: ['--index-url=http://evil']\n", 2, "find_links[0]", "installer option", "folder"),
         ("torch: [1.9.0]\nmachine: a\x00b\n", 2, "", "character #x0000", "remove it"),
         ("torch: " + "[" * 3000 + "]" * 3000, 1, "", "nested more than 64 deep", "a few levels"),
         ("torch: [2024-01-15]\n", 1, "torch[0]", "'2024-01-15' is not a PEP 440 version", ""),
@@ -160,6 +163,9 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
             "",
         ),
         ("torch: [1.9.0]\nprobe_options: [autograd_dot]\n", 2, "probe_options", "probe names to their options", ""),
+        ("torch: [1.9.0]\nrepeat: 0\n", 2, "repeat", "runs from 1 to 1000", "e.g. repeat: 5"),
+        ("torch: [1.9.0]\nrepeat: 2.5\n", 2, "repeat", "got a number (2.5)", "e.g. repeat: 5"),
+        ("torch: [1.9.0]\nrepeat: true\n", 2, "repeat", "got a boolean", ""),
     ],
 )
 def test_each_mistake_names_file_line_key_and_a_hint(

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from torchmatrix import repeats
 from torchmatrix.core import Outcome, Record
 from torchmatrix.criteria import Criterion, metric_value, observe
 
@@ -134,3 +135,29 @@ def test_a_metric_without_a_threshold_is_compared_by_its_value() -> None:
         with_record(Outcome.PASS, SWEEP), "batched_matmul", "cpu", Criterion("observed", None, check="jiterator_unary")
     )
     assert not raised.testable
+
+
+def repeated(*runs: tuple[Outcome, float]) -> Record:
+    """The record of repeated runs of batched_matmul on cpu, each with its outcome and max_abs_diff."""
+    return repeats.merge([Record("batched_matmul", "cpu", o, {"max_abs_diff": v}, "", 0.1) for o, v in runs])
+
+
+def test_repeated_runs_that_agree_are_one_observation_that_counts_them() -> None:
+    stable = result(records=(repeated((Outcome.PASS, 1e-7), (Outcome.PASS, 3e-7), (Outcome.PASS, 2e-7)),))
+    by_outcome = observe(stable, "batched_matmul", "cpu", Criterion())
+    assert (by_outcome.category, by_outcome.runs, by_outcome.unstable) == ("pass", 3, False)
+    by_metric = observe(stable, "batched_matmul", "cpu", Criterion("max_abs_diff", 1e-6))
+    assert (by_metric.category, by_metric.runs) == ("not above 1e-06", 3)
+    assert by_metric.detail == "max_abs_diff = 1e-07 to 3e-07 (not above 1e-06)"
+
+
+def test_an_unstable_pair_is_untestable_by_outcome_but_may_be_steady_by_a_metric() -> None:
+    flaky = result(records=(repeated((Outcome.PASS, 1e-7), (Outcome.FAIL, 2e-6), (Outcome.PASS, 1e-7)),))
+    by_outcome = observe(flaky, "batched_matmul", "cpu", Criterion())
+    assert (by_outcome.category, by_outcome.unstable, by_outcome.runs) == (None, True, 3)
+    assert by_outcome.detail == "unstable: 2 pass, 1 fail"
+    split = observe(flaky, "batched_matmul", "cpu", Criterion("max_abs_diff", 1e-6))
+    assert (split.category, split.unstable) == (None, True)
+    assert split.detail == "unstable: max_abs_diff not above 1e-06 in 2, above 1e-06 in 1 of 3 runs"
+    loose = observe(flaky, "batched_matmul", "cpu", Criterion("max_abs_diff", 1e-5))
+    assert (loose.category, loose.unstable) == ("not above 1e-05", False)

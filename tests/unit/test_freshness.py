@@ -8,7 +8,6 @@ import pytest
 
 from torchmatrix import freshness, results
 from torchmatrix.core import Outcome, Pair, Probe, Record
-from torchmatrix.errors import UsageError
 from torchmatrix.results import TORCH_BUILD, CellResult
 
 TORCH_RECORD = """\
@@ -183,14 +182,15 @@ def test_without_a_stored_result_everything_runs() -> None:
 # --- asking for a re-run -----------------------------------------------------------
 
 
-def test_force_comes_from_the_session_arguments() -> None:
-    assert freshness.wants_force(["--force"])
-    assert not freshness.wants_force([])
-
-
-def test_an_unknown_argument_is_refused_rather_than_ignored() -> None:
-    with pytest.raises(UsageError, match="unknown argument '--froce' for probe sessions; the one they take is --force"):
-        freshness.wants_force(["--froce"])
+def test_a_record_of_one_run_made_before_repeats_stands_for_one_run_only() -> None:
+    made = record("autograd_dot")  # its inputs have no repeat: every run was one run then
+    assert freshness.stands_for(made, results.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
+    assert freshness.record_changes(made, results.record_inputs(dict(INPUTS, repeat=5), "autograd_dot")) == [
+        "the runs per pair changed: 1 → 5"
+    ]
+    five = record("autograd_dot", inputs=dict(INPUTS, repeat=5))
+    assert freshness.stands_for(five, results.record_inputs(dict(INPUTS, repeat=5), "autograd_dot"))
+    assert not freshness.stands_for(five, results.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
 
 
 def test_a_record_stands_while_what_it_depends_on_is_unchanged() -> None:

@@ -121,3 +121,26 @@ def test_a_missing_release_is_named_with_its_neighbours(tmp_path: Path) -> None:
         == "the index lists no torch 1.12.2; the releases around it are 1.12.1 and 1.13.1"
     )
     assert listing.missing(Version("1.9.0"), ["musllinux_1_2_riscv64"]) == "torch 1.9.0 has no wheel for this platform"
+
+
+def test_a_folder_of_pure_python_nightlies_lists_them_in_version_order_for_any_platform(tmp_path: Path) -> None:
+    folder = tmp_path / "nightly"
+    folder.mkdir()
+    names = ["2.6.0", "2.6.0rc1", "2.6.0.dev20241002", "2.5.1", "2.6.0.dev20241001", "2.6.0.dev20241010"]
+    for version in names:
+        (folder / f"torch-{version}-py3-none-any.whl").touch()
+    listing = releases.listing(INDEX, [str(folder)], fetch=Index('{"files": []}'), cache=tmp_path / "cache")
+    assert [str(v) for v in listing.versions(["musllinux_1_2_riscv64"])] == [
+        "2.5.1", "2.6.0.dev20241001", "2.6.0.dev20241002", "2.6.0.dev20241010", "2.6.0rc1", "2.6.0",
+    ]  # fmt: skip
+    index = Index('{"files": []}')
+    releases.listing(INDEX, [str(folder)], wanted=[Version("2.6.0.dev20241002")], fetch=index, cache=tmp_path / "cache")
+    assert index.calls == 0, "a release of the find-links is no reason to fetch the index again"
+
+
+def test_a_nightly_shows_its_date_and_any_other_version_shows_itself() -> None:
+    assert releases.dated(Version("2.6.0.dev20241001")) == "2.6.0.dev20241001 (2024-10-01)"
+    assert releases.dated(Version("2.6.0.dev20241001+cpu")) == "2.6.0.dev20241001+cpu (2024-10-01)"
+    assert releases.dated(Version("2.6.0.dev2")) == "2.6.0.dev2"
+    assert releases.dated(Version("2.6.0.dev20241399")) == "2.6.0.dev20241399"  # eight digits, no date
+    assert releases.dated(Version("2.6.0rc1")) == "2.6.0rc1"

@@ -8,7 +8,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from torchmatrix import results
+from torchmatrix import repeats, results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.report import model
 from torchmatrix.report.model import Column, Mark, Row
@@ -144,3 +144,15 @@ def test_the_newest_finish_is_the_latest_time_whatever_the_offset() -> None:
     east = cell("H200", "2.2.0", "3.11", (autograd("cpu"),), finished="2026-11-20T10:00:00+02:00")  # 08:00 UTC
     utc = cell("laptop", "2.2.0", "3.11", (autograd("cpu"),), finished="2026-11-20T09:00:00+00:00")
     assert model.build([east, utc]).updated == "2026-11-20T09:00:00+00:00"
+
+
+def test_an_unstable_pair_has_its_own_mark_and_a_note_with_its_counts() -> None:
+    runs = [Record("autograd_dot", "cpu", outcome, {"checks": []}, "", 0.1) for outcome in (Outcome.PASS,) * 3]
+    runs += [Record("autograd_dot", "cpu", Outcome.FAIL, {"checks": [{"name": "y", "ok": False}]}, "", 0.1)] * 2
+    unstable = repeats.merge(runs)
+    report = model.build([cell("m", "2.6.0", "3.12", (unstable,))])
+    (entry,) = report.tables[0].entries.values()
+    assert (entry.mark, entry.mark.symbol, entry.text) == (Mark.UNSTABLE, "±", "±¹")
+    assert report.notes == ("unstable: 3 pass, 2 fail",)
+    assert report.marks == (Mark.UNSTABLE,)
+    assert Mark.UNSTABLE.meaning == "repeated runs of the probe gave different outcomes"

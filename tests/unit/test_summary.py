@@ -17,6 +17,7 @@ def test_rows_are_torch_and_probe_columns_are_devices_with_a_legend() -> None:
         Record("autograd_dot", "mps", Outcome.FAIL, {}, "", 0.0),
         Record("batched_matmul", "cpu", Outcome.CRASH, {}, "", 0.0),
         Record("batched_matmul", "mps", Outcome.UNAVAILABLE, {}, "", 0.0),
+        Record("flaky", "cpu", Outcome.UNSTABLE, {}, "3 pass, 2 fail", 0.0),
     )
     text = table(
         [result("1.9.0", records=records), result("2.2.0", outcome=Outcome.NO_WHEEL, records=())], ["cpu", "mps"]
@@ -25,8 +26,9 @@ def test_rows_are_torch_and_probe_columns_are_devices_with_a_legend() -> None:
     assert lines[0].split() == ["torch", "python", "probe", "cpu", "mps"]
     assert lines[2].split() == ["1.9.0", "3.10", "autograd_dot", "✓", "✗"]
     assert lines[3].split() == ["batched_matmul", "☠", "–"]
-    assert lines[4].split() == ["2.2.0", "3.10", "(all)", "no-whl", "no-whl"]
-    assert lines[-1] == "✓ pass  ✗ fail  ☠ crash  – unavailable  no-whl no-wheel"
+    assert lines[4].split() == ["flaky", "±"]
+    assert lines[5].split() == ["2.2.0", "3.10", "(all)", "no-whl", "no-whl"]
+    assert lines[-1] == "✓ pass  ✗ fail  ☠ crash  – unavailable  ± unstable  no-whl no-wheel"
 
 
 def test_no_results_says_what_to_do() -> None:

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from . import escape
+from ..summaries import Summary
+from . import bisected, escape
 from .chart import title as chart_title
 from .model import Report, Table
 
 TITLE = "torch compatibility"
 
 
-def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
-    """COMPATIBILITY.md. ``charts`` maps a probe to the file name of its picture (shown under its table)."""
+def render(report: Report, charts: Mapping[str, str] | None = None, bisections: Sequence[Summary] = ()) -> str:
+    """COMPATIBILITY.md. ``charts`` maps a probe to the file name of its picture (shown under its table).
+
+    ``bisections``: the stored bisections' summaries, shown in a section after the tables.
+    """
     charts = charts or {}
     lines = [f"# {TITLE}", "", escape.markdown(report.describe()), ""]
     for table in report.tables:
         lines += [f"## {escape.markdown(table.probe)}", "", *_table(report, table), ""]
         if table.probe in charts:
             lines += [f"![{escape.markdown(chart_title(table.probe))}]({charts[table.probe]})", ""]
+    lines += bisected.markdown(bisections)
     if report.notes:
         lines += ["## Notes", ""]
         lines += [f"{number}. {escape.markdown(note)}" for number, note in enumerate(report.notes, start=1)]

@@ -40,6 +40,7 @@ class Mark(str, Enum):
     CRASH = "crash"
     TIMEOUT = "timeout"
     UNAVAILABLE = "unavailable"
+    UNSTABLE = "unstable"
     NO_INTERPRETER = "no-interpreter"
     NO_WHEEL = "no-wheel"
     INSTALL_ERROR = "install-error"

@@ -17,7 +17,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import escape, history_page
+from ..summaries import Summary
+from . import bisected, escape, history_page
 from .escape import html_text as h
 from .history import History
 from .markdown import TITLE
@@ -55,6 +56,7 @@ table.matrix { border-collapse: collapse; }
 .o-crash { background: #82071e; color: #ffffff; }
 .o-timeout { background: #fff1b3; color: #7d4e00; }
 .o-unavailable { background: #f6f8fa; color: #8c959f; }
+.o-unstable { background: #f3e8ff; color: #6e40c9; }
 .o-no-interpreter, .o-no-wheel { background: #eaeef2; color: #424a53; }
 .o-install-error { background: #ffd8b5; color: #762c00; }
 #legend ul { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(22rem, 1fr));
@@ -271,9 +273,16 @@ SCRIPT = r"""
 """
 
 
-def render(report: Report, charts: Mapping[str, str] | None = None, histories: Sequence[History] = ()) -> str:
+def render(
+    report: Report,
+    charts: Mapping[str, str] | None = None,
+    histories: Sequence[History] = (),
+    bisections: Sequence[Summary] = (),
+) -> str:
     """compatibility.html. ``charts`` maps a probe to its picture (an ``<svg>`` element), shown under its table;
-    ``histories`` are the probes' checks across releases (:func:`torchmatrix.report.history.histories`), under it."""
+    ``histories`` are the probes' checks across releases (:func:`torchmatrix.report.history.histories`), under it;
+    ``bisections``, the stored bisections' summaries, are shown in a section after the tables.
+    """
     charts = charts or {}
     history_of = {history.probe: history for history in histories}
     entries: list[dict[str, Any]] = []
@@ -295,6 +304,8 @@ def render(report: Report, charts: Mapping[str, str] | None = None, histories: S
         if table.probe in history_of:
             body.append(history_page.section(history_of[table.probe], positions))
         body.append("</section>")
+    if bisections:
+        body.append(bisected.html(bisections))
     if report.notes:
         body.append('<section id="notes"><h2>Notes</h2><ol>')
         body += [f'<li id="note-{number}">{h(note)}</li>' for number, note in enumerate(report.notes, start=1)]
@@ -303,7 +314,8 @@ def render(report: Report, charts: Mapping[str, str] | None = None, histories: S
     data = {"cells": data_cells, "entries": entries, "notes": list(report.notes), "marks": marks}
     # In a <script> element only `</` (and `<!--`) could end it early; escaped, the JSON means the same.
     payload = escape.json_text(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")
-    style, script = (STYLE + history_page.STYLE).strip(), SCRIPT.strip()
+    style = (STYLE + history_page.STYLE + (bisected.STYLE if bisections else "")).strip()
+    script = SCRIPT.strip()
     policy = (
         f"default-src 'none'; style-src '{_digest(style)}'; script-src '{_digest(script)}'; "
         "base-uri 'none'; form-action 'none'"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .. import atomicfile
+from ..summaries import Summary
 from . import changes, chart, export, history, markdown, page, rst
 from .model import Report
 
@@ -21,8 +22,13 @@ FORMATS = tuple(FILE_NAMES)
 DEFAULT_FORMATS = ("md", "html", "json", "csv", "changes")
 
 
-def render(report: Report, formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str, str]:
-    """File name -> content for each format in ``formats``, and the charts the Markdown or RST shows beside it."""
+def render(
+    report: Report, formats: Iterable[str] = DEFAULT_FORMATS, bisections: Sequence[Summary] = ()
+) -> dict[str, str]:
+    """File name -> content for each format in ``formats``, and the charts the Markdown or RST shows beside it.
+
+    ``bisections`` (the stored bisections' summaries) add their "changed in" section to the Markdown and the page.
+    """
     formats = set(formats)
     charts = chart.charts(report)
     pictures = {probe: chart.file_name(probe) for probe in charts}
@@ -32,9 +38,9 @@ def render(report: Report, formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str
     flat = export.rows(report) if formats & {"json", "csv"} else []
     histories = history.histories(report) if formats & {"html", "changes"} else ()
     renderers = {
-        "md": lambda: markdown.render(report, pictures),
+        "md": lambda: markdown.render(report, pictures, bisections),
         "rst": lambda: rst.render(report, pictures),
-        "html": lambda: page.render(report, charts, histories),
+        "html": lambda: page.render(report, charts, histories, bisections),
         "json": lambda: export.to_json(report, flat),
         "csv": lambda: export.to_csv(report, flat),
         "changes": lambda: changes.render(report, histories),

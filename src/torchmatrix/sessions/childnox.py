@@ -24,25 +24,35 @@ if TYPE_CHECKING:
     from ..project import Project
 
 
-def command(noxfile: Path, envdir: Path, sessions: Sequence[str]) -> list[str]:
-    """The nox command line that runs ``sessions`` (e.g. ``probe(1.12.0)``)."""
-    return [sys.executable, "-m", "nox", "--noxfile", str(noxfile), "--envdir", str(envdir), "--sessions", *sessions]
+def command(noxfile: Path, envdir: Path, sessions: Sequence[str], arguments: Sequence[str] = ()) -> list[str]:
+    """The nox command line that runs ``sessions`` (e.g. ``probe(1.12.0)``), with ``arguments`` after ``--``."""
+    argv = [sys.executable, "-m", "nox", "--noxfile", str(noxfile), "--envdir", str(envdir), "--sessions", *sessions]
+    return [*argv, "--", *arguments] if arguments else argv
 
 
 def run_cells(
-    project: Project, session: nox.Session, noxfile: Path, cells: Sequence[Cell], log: Path | None = None
+    project: Project,
+    session: nox.Session,
+    noxfile: Path,
+    cells: Sequence[Cell],
+    log: Path | None = None,
+    *,
+    arguments: Sequence[str] = (),
+    settings: Mapping[str, str] | None = None,
 ) -> int:
     """Run the probe sessions of ``cells`` as the running nox would: same noxfile, envdir, matrix and machine.
 
     A cell's own release goes in ``TORCHMATRIX_TORCH``, so a release the matrix does not list runs too.
+    ``arguments`` go to the probe sessions (``--repeat 5``); ``settings`` are more variables for them.
     """
-    settings = {
+    chosen = {
         variables.MATRIX.name: str(project.matrix.file),
         variables.MACHINE.name: project.machine,
         variables.TORCH.name: ",".join(str(cell.torch) for cell in cells),
+        **(settings or {}),
     }
     envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
-    return run(noxfile, envdir, [cell.session for cell in cells], settings, log)
+    return run(noxfile, envdir, [cell.session for cell in cells], chosen, log, arguments)
 
 
 def run(
@@ -51,6 +61,7 @@ def run(
     sessions: Sequence[str],
     variables: Mapping[str, str],
     log: Path | None = None,
+    arguments: Sequence[str] = (),
 ) -> int:
     """Run ``sessions`` with ``variables`` added to the environment; their output goes to ``log`` (or through).
 
@@ -58,7 +69,7 @@ def run(
     callers read the result file rather than trust the exit code.
     """
     environ = dict(os.environ, **variables)
-    argv = command(noxfile, envdir, sessions)
+    argv = command(noxfile, envdir, sessions, arguments)
     if log is None:
         return subprocess.run(argv, env=environ, stdin=subprocess.DEVNULL, check=False).returncode
     log.parent.mkdir(parents=True, exist_ok=True)

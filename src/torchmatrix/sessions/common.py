@@ -1,12 +1,15 @@
-"""What the sessions that run probes share: the queued report, the progress lines, the tally, a result."""
+"""What the sessions that run probes share: the queued report, the runs, the progress lines, the tally, a result."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import core, results, runner, terminal
+from .. import core, repeats, results, runner, terminal
 from ..results import CellResult
 
 if TYPE_CHECKING:
@@ -23,20 +26,45 @@ def notify_report(session: nox.Session) -> None:
         session.notify("report", posargs=[])  # the table takes none of the cells' arguments (--force)
 
 
-def progress_log(session: nox.Session, total: int) -> runner.Listener:
-    """Log each pair as it starts and its outcome as it ends."""
-    count = 0
+def run_pairs(
+    python: str,
+    pairs: Sequence[core.Pair],
+    timeout: float,
+    repeat: int,
+    listener: runner.Listener,
+    pycache_prefix: Path | None = None,
+) -> runner.CellRun:
+    """Run each pair ``repeat`` times (listed that often to the runner); one record per pair (:mod:`.repeats`)."""
+    cell_run = runner.run_cell(python, repeats.listed(pairs, repeat), timeout, listener, pycache_prefix)
+    return dataclasses.replace(cell_run, records=tuple(repeats.merged(cell_run.records, repeat)))
+
+
+def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Listener:
+    """Log each pair as it starts and its outcome as it ends; with repeats, each run, then what they add up to."""
+    started = 0
+    runs: list[core.Record] = []
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
-        nonlocal count
+        nonlocal started
         if event == "start":
-            count += 1
-            session.log(f"[{count}/{total}] {pair.probe.name} on {pair.device} ...")
+            started += 1
+            which = f" (run {(started - 1) % repeat + 1} of {repeat})" if repeat > 1 else ""
+            session.log(f"[{(started - 1) // repeat + 1}/{total}] {pair.probe.name} on {pair.device}{which} ...")
         elif record is not None:
-            message = terminal.first_line(record.message)
-            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}")
+            session.log(_outcome_line(record))
+            runs.append(record)
+            if repeat > 1 and len(runs) == repeat:
+                merged = repeats.merge(runs).outcome
+                counted = repeats.counts(Counter(run.outcome for run in runs))
+                session.log(f"    {merged.symbol} {merged.value} over {repeat} runs ({counted})")
+                runs.clear()
 
     return listen
+
+
+def _outcome_line(record: core.Record) -> str:
+    message = terminal.first_line(record.message)
+    return f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}".rstrip()
 
 
 def tally(records: Sequence[core.Record]) -> str:

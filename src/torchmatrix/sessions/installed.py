@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from .. import results, runner, terminal
+from .. import results, terminal
 from ..arguments import Parser
 from ..errors import UsageError
 from ..plan import cell_id
-from .common import cell_result, notify_report, progress_log, tally
+from .common import cell_result, notify_report, progress_log, run_pairs, tally
 
 if TYPE_CHECKING:
     import nox
@@ -59,7 +59,8 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     started = results.now_iso()
     pairs = project.pairs()
     session.log(f"{python}: running {len(pairs)} (probe, device) pairs in its installed torch")
-    cell_run = runner.run_cell(python, pairs, project.matrix.timeout, progress_log(session, len(pairs)))
+    repeat = project.matrix.repeat
+    cell_run = run_pairs(python, pairs, project.matrix.timeout, repeat, progress_log(session, len(pairs), repeat))
     if cell_run.import_failure:
         session.error(terminal.escape(f"{python}: torch does not import: {cell_run.import_failure}"))
     environment = cell_run.environment
@@ -78,7 +79,7 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
         session=SESSION,
         records=cell_run.records,
         environment=environment,
-        inputs={"installed_python": python},
+        inputs={"installed_python": python, "repeat": repeat},
     )
     session.log(f"{result.cell_id}: {tally(cell_run.records)}")
     return results.write(project.results_dir, result)

@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,11 +26,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .. import cellenv, core, freshness, releases, results, runner, terminal
+from ..arguments import Parser, repeat_count
 from ..core import Outcome
 from ..plan import Cell
 from ..results import TORCH_BUILD, CellResult
 from ..tee import Tee
-from .common import cell_result, notify_report, progress_log, tally
+from .common import cell_result, notify_report, progress_log, run_pairs, tally
 
 if TYPE_CHECKING:
     import nox
@@ -39,9 +41,33 @@ if TYPE_CHECKING:
 PYCACHE_FOLDER = ".pycache"
 
 
+USAGE = 'nox -s "probe(<release>)" -- [--force] [--repeat N]'
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a probe session's arguments ask."""
+
+    force: bool = False
+    repeat: int | None = None
+    """Runs per (probe, device) pair instead of the matrix's ``repeat:``."""
+
+
+def parse(argv: Sequence[str]) -> Options:
+    """Read the session's arguments; anything else is refused (a typo must not pass for a skip)."""
+    parser = Parser(USAGE, "Run the probes of a cell whose records are out of date.")
+    parser.add_argument("--force", action="store_true", help="re-measure every pair, up to date or not")
+    parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each pair N times")
+    args = parser.parse_args(list(argv))
+    return Options(args.force, args.repeat)
+
+
 def run(project: Project, session: nox.Session, session_id: str) -> None:
     """Install the cell's torch, run the pairs whose records are stale (all with ``--force``), store them."""
-    force = freshness.wants_force(session.posargs)
+    options = parse(session.posargs)
+    force = options.force
+    if options.repeat is not None:
+        project = project.with_repeat(options.repeat)
     notify_report(session)
     cell = project.cell(session_id)
     if cell.interpreter is None and cell.outcome is None:
@@ -130,9 +156,10 @@ def _install_and_run(
         failure = _install(project, session, cell)
         inputs = {**project.inputs(cell), TORCH_BUILD: freshness.torch_build(env)}
         if not failure:
-            progress = _marking_built(env, progress_log(session, len(pairs)))
-            python = _venv_python(session)
-            cell_run = runner.run_cell(python, pairs, project.matrix.timeout, progress, pycache_prefix(env))
+            repeat = project.matrix.repeat
+            progress = _marking_built(env, progress_log(session, len(pairs), repeat))
+            timeout = project.matrix.timeout
+            cell_run = run_pairs(_venv_python(session), pairs, timeout, repeat, progress, pycache_prefix(env))
             if not cell_run.import_failure:
                 return cell_run, inputs
             failure = f"torch does not import: {cell_run.import_failure}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import results, summary, terminal
+from .. import results, summaries, summary, terminal
 from ..report import diff, model, publish
 from ..report import options as report_options
 
@@ -20,8 +20,10 @@ def run(project: Project, session: nox.Session) -> None:
     options = report_options.parse(session.posargs)
     project.require_writable(project.matrix.output)
     merged = _merged(session, project.results_dir)
+    bisections, skipped = summaries.scan(project.matrix.output / "bisect")
+    results.warn_skipped(skipped, session.warn)
     try:
-        written = publish.write(project.matrix.output, publish.render(merged, options.formats))
+        written = publish.write(project.matrix.output, publish.render(merged, options.formats, bisections))
     except OSError as exc:
         session.error(terminal.escape(f"cannot write the reports to {project.matrix.output}: {exc.strerror or exc}"))
     # This machine's table first, then those of the machines whose folders were copied in.

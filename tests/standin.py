@@ -1,0 +1,106 @@
+"""Stand-in torch wheels: a package named torch whose version, git hash and behaviour differ per wheel.
+
+Each wheel is the stand-in of ``tests/data/stub_torch`` (enough of torch for
+the worker's fingerprint, pure Python, no dependencies) with its own
+``__version__``, a ``version.git_version`` made from the version, and
+``torch.behaviour``: what each probe of :data:`PROBE` returns under it
+(``"pass"``, ``"fail"``, or ``"random"``: either, by chance). A folder of them
+is a find-links folder that installs in a second, so that bisections over
+nightlies (``9.1.0.dev20241001``…) run for real without a network.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import hashlib
+import http.server
+import threading
+import zipfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+STUB = Path(__file__).with_name("data") / "stub_torch" / "torch" / "__init__.py"
+
+PROBE = '''\
+"""Returns what this torch's stand-in says it returns (torch.behaviour), or either at random."""
+import random
+
+import torch
+
+
+def run(device):
+    outcome = torch.behaviour.get(PROBE_NAME, "pass")
+    if outcome == "random":
+        outcome = random.choice(["pass", "fail"])
+    return {"outcome": outcome, "metrics": {}, "message": ""}
+'''
+
+
+def git_hash(version: str) -> str:
+    """The made-up git hash of the stand-in of ``version``."""
+    return hashlib.sha1(version.encode()).hexdigest()
+
+
+def probe(folder: Path, name: str) -> Path:
+    """Write probe ``name``: it returns what ``torch.behaviour[name]`` says."""
+    path = folder / f"{name}.py"
+    path.write_text(PROBE.replace("PROBE_NAME", repr(name)))
+    return path
+
+
+def wheel(folder: Path, version: str, behaviour: Mapping[str, str]) -> Path:
+    """Build ``torch-<version>-py3-none-any.whl`` in ``folder``."""
+    source = STUB.read_text()
+    for old, new in (('__version__ = "0.0.0+stub"', f'__version__ = "{version}"'),
+                     ('git_version = "stub"', f'git_version = "{git_hash(version)}"')):  # fmt: skip
+        assert old in source, f"the stand-in of {STUB} no longer says {old}"
+        source = source.replace(old, new)
+    source += f"\n\nbehaviour = {dict(behaviour)!r}\n"
+    info = f"torch-{version}.dist-info"
+    files = {
+        "torch/__init__.py": source,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: torchmatrix-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [f"{name},sha256={_digest(text)},{len(text.encode())}" for name, text in files.items()]
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"torch-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return path
+
+
+def _digest(text: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+
+
+@contextlib.contextmanager
+def index(wheels: Path) -> Iterator[str]:
+    """A PEP 503 index of the torch wheels in ``wheels``, served on this machine while the block runs: its URL."""
+    root = wheels.parent / f"{wheels.name}-index"
+    page = root / "simple" / "torch" / "index.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    anchors = "".join(
+        f'<a href="/{wheels.name}/{path.name}">{path.name}</a>\n' for path in sorted(wheels.glob("*.whl"))
+    )
+    page.write_text(f"<!DOCTYPE html>\n<html><body>\n{anchors}</body></html>\n")
+    (root / wheels.name).mkdir(exist_ok=True)
+    for path in wheels.glob("*.whl"):
+        (root / wheels.name / path.name).write_bytes(path.read_bytes())
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the name http.server gives it
+        pass
