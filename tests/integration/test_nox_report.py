@@ -33,7 +33,7 @@ def test_report_merges_every_machine_folder_and_writes_every_file(tmp_path: Path
     assert run.returncode == 0, run.stdout + run.stderr
     out = tmp_path / "out"
     assert sorted(path.name for path in out.iterdir() if path.is_file()) == [
-        "COMPATIBILITY.md", "compatibility-autograd_dot.svg", "compatibility-batched_matmul.svg",
+        "CHECK-CHANGES.md", "COMPATIBILITY.md", "compatibility-autograd_dot.svg", "compatibility-batched_matmul.svg",
         "compatibility.csv", "compatibility.html", "compatibility.json",
     ]  # fmt: skip
     table = (out / "COMPATIBILITY.md").read_text()
@@ -69,8 +69,7 @@ def test_rst_on_request_and_a_diff_against_another_result_set(tmp_path: Path, ma
 def test_a_bad_option_is_one_message_and_exit_code_2(tmp_path: Path, matrix: Path) -> None:
     run = nox(tmp_path, matrix, "-s", "report", "--", "--format", "pdf")
     assert run.returncode == 2
-    assert "torchmatrix: error: --format: unknown format 'pdf'\n  hint: choose from md, rst, html, json, csv, all" in (
-        run.stderr
-    )
+    hint = "hint: choose from md, rst, html, json, csv, changes, all"
+    assert f"torchmatrix: error: --format: unknown format 'pdf'\n  {hint}" in run.stderr
     assert "Traceback" not in run.stderr
     assert not (tmp_path / "out" / "COMPATIBILITY.md").exists()
