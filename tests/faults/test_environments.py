@@ -32,6 +32,14 @@ def torch_file(env: Path, name: str) -> Path:
     return site / "torch" / name
 
 
+def started_copying(env: Path, seconds: float = 120) -> None:
+    """Wait until the installer has put the first of torch's files into ``env``."""
+    deadline = time.monotonic() + seconds
+    while not cellenv.holds_torch(env):
+        assert time.monotonic() < deadline, f"no torch files appeared in {env}"
+        time.sleep(0.02)
+
+
 @pytest.fixture
 def own_envs(tmp_path: Path, suite_cache: Path, warm: None) -> Workspace:
     """A workspace with an envdir of its own: these tests break and rebuild environments."""
@@ -78,7 +86,7 @@ def test_an_install_stopped_halfway_is_rebuilt_and_never_taken_for_up_to_date(
     nox = own_envs.start("-s", "probe", "--reuse-venv=never", env=own_envs.environ(UV_LINK_MODE="copy"))
     try:
         read_until(nox, "Resolved")
-        time.sleep(1)  # uv copies torch's files for some seconds (it took 4 s for torch 2.13.0+cpu here)
+        started_copying(env)  # uv copies torch's files for some seconds (4 s for torch 2.13.0+cpu here)
         os.killpg(nox.pid, signal.SIGINT)
         nox.wait(timeout=60)
     finally:
