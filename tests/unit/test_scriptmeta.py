@@ -43,3 +43,25 @@ def test_a_block_an_installer_could_not_use_names_the_file_and_line(tmp_path: Pa
     with pytest.raises(ConfigError) as raised:
         scriptmeta.dependencies(path)
     assert raised.value.file == str(path) and raised.value.line in (3, 7) and problem in raised.value.problem
+
+
+def test_a_script_names_its_devices_under_tool_torchmatrix(tmp_path: Path) -> None:
+    block = '# /// script\n# dependencies = ["scipy"]\n#\n# [tool.torchmatrix]\n# devices = ["cuda", "cpu"]\n# ///\n'
+    assert scriptmeta.read(probe(tmp_path, block)) == scriptmeta.ScriptMetadata(("scipy",), ("cuda", "cpu"))
+    other_tool = "# /// script\n# [tool.ruff]\n# line-length = 80\n# ///\n"
+    assert scriptmeta.read(probe(tmp_path, other_tool)).devices is None  # another tool's table is its own
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('# devices = ["gpu"]', "devices must be a list of devices"),
+        ("# devices = []", "devices must be a list of devices"),
+        ('# devics = ["cpu"]', "unknown key 'devics' in [tool.torchmatrix]"),
+    ],
+)
+def test_a_torchmatrix_table_it_cannot_use_is_one_clear_error(tmp_path: Path, table: str, problem: str) -> None:
+    path = probe(tmp_path, f"# /// script\n# [tool.torchmatrix]\n{table}\n# ///\n")
+    with pytest.raises(ConfigError) as raised:
+        scriptmeta.read(path)
+    assert raised.value.line == 3 and problem in raised.value.problem
