@@ -33,6 +33,11 @@ TORCH = Variable(
     "the matrix's torch releases (separated by commas); the rest of the matrix stays",
     "1.12.1,2.2.0",
 )
+PROBES = Variable(
+    "TORCHMATRIX_PROBES",
+    "the matrix's probes (separated by commas): names in `probes/`, or paths, anywhere; the rest of the matrix stays",
+    "repro.py,tests/test_dot.py",
+)
 OUTPUT = Variable("TORCHMATRIX_OUTPUT", "the output folder (results and reports), instead of `output:`", "/tmp/try")
 CACHE_DIR = Variable(
     "TORCHMATRIX_CACHE_DIR",
@@ -40,4 +45,4 @@ CACHE_DIR = Variable(
     "/tmp/tm-cache",
 )
 
-ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR)
+ALL = (MATRIX, MACHINE, TORCH, PROBES, OUTPUT, CACHE_DIR)
