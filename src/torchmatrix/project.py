@@ -18,7 +18,7 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import config, core, freshness, interpreters, library, releases, results, runner, terminal, variables
+from . import config, core, freshness, interpreters, library, probekinds, releases, results, runner, terminal, variables
 from .errors import ConfigError, TorchmatrixError, UsageError
 from .findlinks import pip_find_links
 from .interpreters import Interpreter
@@ -26,6 +26,9 @@ from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry
 from .plan import KNOWN_PINS_FILE, Cell, plan
 from .releases import Listing
 from .results import CellResult
+
+PYTEST = "pytest"
+"""What a cell whose probes are tests installs, unless its requirements name a pytest of their own."""
 
 
 @dataclass(frozen=True)
@@ -134,15 +137,21 @@ class Project:
 
     def install_requirements(self, cell: Cell) -> list[str]:
         """What a cell installs: its requirements (torch and its pins), then each probe's own, once."""
-        extra = [requirement for probe in self.matrix.probes for requirement in probe.requires]
         own = [str(self.built_library.wheel)] if self.built_library else []
-        return list(dict.fromkeys([*cell.requirements, *own, *extra]))
+        return list(dict.fromkeys([*cell.requirements, *own, *self._probes_requirements(cell)]))
 
     def installed_names(self, cell: Cell) -> list[str]:
         """The packages besides torch that a cell installs by name: what its fingerprint lists the versions of."""
-        wanted = [*cell.requirements[1:], *(req for probe in self.matrix.probes for req in probe.requires)]
+        wanted = [*cell.requirements[1:], *self._probes_requirements(cell)]
         own = [self.built_library.name] if self.built_library else []
         return list(dict.fromkeys([*own, *(Requirement(requirement).name for requirement in wanted)]))
+
+    def _probes_requirements(self, cell: Cell) -> list[str]:
+        """Each probe's own requirements, and pytest where tests are among the probes and nothing else names it."""
+        listed = [requirement for probe in self.matrix.probes for requirement in probe.requires]
+        named = {Requirement(requirement).name.lower() for requirement in [*cell.requirements, *listed]}
+        tests = any(probe.kind is core.Kind.PYTEST for probe in self.matrix.probes)
+        return [*listed, *([PYTEST] if tests and PYTEST not in named else [])]
 
     @functools.cached_property
     def built_library(self) -> library.Built | None:
@@ -152,8 +161,17 @@ class Project:
         return library.build(self.matrix.project, leave_out=[self.matrix.output])
 
     def pairs(self) -> list[core.Pair]:
-        """Every (probe, device) pair a cell runs, in the order it runs them."""
-        return [core.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
+        """Every (probe, device) pair a cell runs, in the order it runs them: each probe on the devices it runs on."""
+        return [
+            core.Pair(probe, device)
+            for probe in self.matrix.probes
+            for device in self.matrix.devices
+            if probe.runs_on(device)
+        ]
+
+    def owner(self, record_name: str) -> core.Probe | None:
+        """The probe of the matrix that makes records named ``record_name``: itself, or the tests holding that test."""
+        return next((probe for probe in self.matrix.probes if probe.covers(record_name)), None)
 
     def result_file(self, cell: Cell) -> Path:
         """Where the cell's result on this machine is stored."""
@@ -190,18 +208,24 @@ class Project:
         records = {(record.probe, record.device): record for record in result.records}
         for probe, device in pairs:
             record = records.get((probe, device))
-            if record is None or not freshness.stands_for(record, results.record_inputs(inputs, probe)):
+            owner = self.owner(probe)
+            made_by = owner.name if owner else None
+            if record is None or not freshness.stands_for(record, results.record_inputs(inputs, probe, made_by)):
                 return None
         return result
 
     # Read once per run: bisect and verify ask for many cells' inputs.
     @functools.cached_property
     def _probe_hashes(self) -> dict[str, str]:
-        return {probe.name: _sha256(probe.path) for probe in self.matrix.probes}
+        return {probe.name: probekinds.digest(probe) for probe in self.matrix.probes}
 
     @functools.cached_property
     def _worker_hash(self) -> str:
-        return _sha256(runner.WORKER)
+        """The worker's sha256; with its pytest plugin's where tests run (it makes no other probe's records)."""
+        if not any(probe.kind is core.Kind.PYTEST for probe in self.matrix.probes):
+            return _sha256(runner.WORKER)
+        both = _sha256(runner.WORKER) + _sha256(runner.PYTEST_PLUGIN)
+        return hashlib.sha256(both.encode()).hexdigest()
 
 
 def load(root: Path, environ: dict[str, str] | None = None) -> Project:
@@ -215,7 +239,8 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
         hint = f"{variables.MATRIX.name} names it" if variables.MATRIX.get(environ) else "write one (see README)"
         raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
     output = Path(variables.OUTPUT.get(environ)).absolute() if variables.OUTPUT.get(environ) else None
-    matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output)
+    probes = [entry.strip() for entry in variables.PROBES.get(environ).split(",") if entry.strip()] or None
+    matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output, probes=probes)
     if variables.TORCH.get(environ):
         matrix = with_releases(matrix, _releases_from(variables.TORCH.get(environ)))
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)

@@ -34,7 +34,8 @@ def progress_log(session: nox.Session, total: int) -> runner.Listener:
             session.log(f"[{count}/{total}] {pair.probe.name} on {pair.device} ...")
         elif record is not None:
             message = terminal.first_line(record.message)
-            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}")
+            test = f"{record.probe}: " if record.probe != pair.probe.name else ""  # one of the pair's tests
+            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {test}{message}")
 
     return listen
 
