@@ -1,10 +1,12 @@
-"""How a stored result becomes what bisect compares: the outcome's category, or a metric against a threshold.
+"""How a stored result becomes what bisect compares: the outcome's category, a metric against a threshold, or output.
 
 By outcome, a release shows its probe's outcome (``pass``, ``fail``,
 ``error``…). By metric, it shows which side of the threshold the metric is on
 (``above 1e-06`` or ``not above 1e-06``), so a numeric drift can be bisected
-while every release still passes. A cell that did not run, a device the build
-or machine lacks, and a metric the record does not hold make a release
+while every release still passes. By output, it shows the outcome and what a
+script printed, normalised (:mod:`torchmatrix.printed`), so that a script that
+only prints can be bisected. A cell that did not run, a device the build or
+machine lacks, and a metric or output the record does not hold make a release
 untestable.
 """
 
@@ -15,29 +17,38 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from . import printed
 from .bisection import Observation
-from .core import Outcome
+from .core import Outcome, Record
 from .results import CellResult
 
 
 @dataclass(frozen=True)
 class Criterion:
-    """Compare by outcome (``metric`` None), or by ``metric`` above or below ``threshold``."""
+    """Compare by outcome (``metric`` None), by ``metric`` above or below ``threshold``, or ``by_output``."""
 
     metric: str | None = None
     threshold: float = 0.0
     above: bool = True
+    by_output: bool = False
 
     def describe(self) -> str:
+        if self.by_output:
+            return "by output"
         if self.metric is None:
             return "by outcome"
         return f"by {self.metric} {'above' if self.above else 'below'} {self.threshold:g}"
 
     def label(self, category: str | None) -> str:
-        """A category as a person reads it: ``pass``, or ``max_abs_diff above 1e-06``."""
+        """A category as a person reads it: ``pass``, ``max_abs_diff above 1e-06``, ``pass, prints 'tensor(28.)'``."""
+        if self.by_output and category is not None:
+            outcome, *lines = category.split("\n")
+            return f"{outcome}, {printed.describe(lines)}"
         return str(category) if self.metric is None else f"{self.metric} {category}"
 
     def to_json(self) -> dict[str, Any]:
+        if self.by_output:
+            return {"by": "output"}
         if self.metric is None:
             return {"by": "outcome"}
         return {"by": "metric", "metric": self.metric, "above" if self.above else "below": self.threshold}
@@ -52,6 +63,8 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
         return Observation(None, f"the result holds no record of {probe} on {device}")
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "))
+    if criterion.by_output:
+        return _output_observed(result, record, criterion)
     if criterion.metric is None:
         message = _first_line(record.message)
         return Observation(record.outcome.value, record.outcome.value + (f" ({message})" if message else ""))
@@ -61,6 +74,18 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
         return Observation(None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}")
     side = _side(value, criterion)
     return Observation(side, f"{criterion.metric} = {value:g} ({side})")
+
+
+def _output_observed(result: CellResult, record: Record, criterion: Criterion) -> Observation:
+    """The outcome, with the message where it is not the output's end (an exception), then the lines printed."""
+    lines = record.metrics.get("output")
+    if not isinstance(lines, list):
+        return Observation(None, f"{record.outcome.value}, no output recorded: only scripts' output is kept")
+    versions = [str(result.environment.get("torch") or ""), result.torch]
+    said = "" if record.outcome in (Outcome.PASS, Outcome.FAIL) else _first_line(record.message)
+    outcome = record.outcome.value + (f": {printed.normalised([said], versions)[0]}" if said else "")
+    category = "\n".join([outcome, *printed.normalised([str(line) for line in lines], versions)])
+    return Observation(category, criterion.label(category))
 
 
 def metric_value(metrics: dict[str, Any], name: str) -> float | None:

@@ -45,6 +45,8 @@ class Project:
     known_pins: tuple[PinRule, ...]
     unreachable: set[str] = field(default_factory=set)
     """Index URLs found dead during this run (an install failed and the index did not answer)."""
+    given_probes: tuple[str, ...] = ()
+    """The probes named for this run instead of the matrix's (``$TORCHMATRIX_PROBES``), as a child nox gets them."""
 
     @property
     def offline(self) -> bool:
@@ -79,6 +81,13 @@ class Project:
         """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
         matrix = with_releases(self.matrix, [version])
         return plan(matrix, listing or self.listing, self.interpreters, self.platforms, self.known_pins)[0]
+
+    def running_alone(self, entry: str) -> Project:
+        """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
+        base = self.matrix.file.parent
+        probes = config.given_probes([entry], base, base / "probes", self.matrix.devices)
+        matrix = dataclasses.replace(self.matrix, probes=probes, expect=())
+        return dataclasses.replace(self, matrix=matrix, given_probes=(entry,))
 
     def stored(self, found: Iterable[CellResult]) -> dict[tuple[Version, str | None], CellResult]:
         """This machine's newest result per cell, by (torch release, the Python the matrix asked for)."""
@@ -250,7 +259,10 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
     cells = plan(matrix, listing, found, platforms, known_pins)
     named = variables.MACHINE.get(environ) or matrix.machine or results.default_machine_name()
-    return Project(matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins)
+    return Project(
+        matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,
+        given_probes=tuple(probes or ()),
+    )  # fmt: skip
 
 
 def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:

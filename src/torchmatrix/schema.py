@@ -284,9 +284,7 @@ PIN_RULE_KEYS = {
     "reason": Key(_nonempty_text, "built against NumPy 1.x", "why they are needed"),
 }
 EXPECTATION_KEYS = {
-    "probe": Key(
-        _probe_name, "autograd_dot", "a probe of this matrix, or one of its tests by node id", required=True
-    ),
+    "probe": Key(_probe_name, "autograd_dot", "a probe of this matrix, or one of its tests by node id", required=True),
     "device": Key(_one_device, "mps", "one device of this matrix", required=True),
     "torch": Key(_specifier, '">=1.12"', "the releases it speaks of, a version range; default: every release"),
     "outcome": Key(_outcome, "pass", "the outcome the probe must have there", required=True),

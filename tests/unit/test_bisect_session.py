@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from torchmatrix import releases, results
 from torchmatrix.bisection import Observation, Status, Step, Verdict
-from torchmatrix.core import Outcome, Probe, Record
+from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
@@ -68,6 +68,11 @@ def test_the_arguments_become_a_request() -> None:
             "not allowed with argument",
         ),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--fro", "1"], "unrecognized arguments: --fro"),
+        (
+            ["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "1", "--by-output"],
+            "choose one",
+        ),
+        (["nowhere.py", "--from", "1.9.0", "--to", "1.12.1"], "nor a script here"),
     ],  # fmt: skip
 )
 def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: str) -> None:
@@ -75,7 +80,7 @@ def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: 
         parse(argv, MATRIX)
     assert message in str(caught.value)
     assert str(caught.value).endswith("usage: nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] "
-                                      "[--metric NAME (--above X | --below X)] [--pre]")  # fmt: skip
+                                      "[--metric NAME (--above X | --below X) | --by-output] [--pre]")  # fmt: skip
     assert caught.value.exit_code == 2
 
 
@@ -234,3 +239,29 @@ def test_an_end_the_index_lacks_is_a_usage_error_naming_the_nearest_releases(
         UsageError, match=r"--to 1.12.5: the index lists no torch 1.12.5; the releases around it are 1.12.1 and 1.13.0"
     ):
         run(project(tmp_path), Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.5"), tmp_path / "noxfile.py")
+
+
+def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_node_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where nox runs the session: the noxfile's folder
+    (tmp_path / "repro.py").write_text("import torch\nprint(2 * torch.dot(torch.arange(4.0), torch.arange(4.0)))\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_dot.py").write_text("def test_dot():\n    pass\n")
+    tests = Probe("tests/", tmp_path / "tests", kind=Kind.PYTEST, root=tmp_path)
+    matrix = dataclasses.replace(MATRIX, file=tmp_path / "matrix.yaml", probes=(*MATRIX.probes, tests))
+    script = parse(["repro.py", "--from", "1.9.0", "--to", "1.12.1", "--by-output"], matrix)
+    assert (script.probe, script.alone, script.criterion) == (
+        "repro",
+        str(tmp_path / "repro.py"),
+        Criterion(by_output=True),
+    )
+    test = parse(["tests/test_dot.py::test_dot", "--from", "1.9.0", "--to", "1.12.1"], matrix)
+    assert (test.probe, test.alone) == ("tests/test_dot.py::test_dot", None)  # the matrix runs it
+    with pytest.raises(UsageError, match="repro runs on cpu alone, not on mps"):
+        parse(["repro.py", "--from", "1.9.0", "--to", "1.12.1", "--device", "mps"], matrix)
+    with pytest.raises(UsageError, match="holds tests: name one of them"):
+        parse(
+            ["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"],
+            dataclasses.replace(matrix, probes=MATRIX.probes),
+        )

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from .. import atomicfile, bisection, criteria, releases, results, terminal
+from .. import atomicfile, bisection, config, criteria, releases, results, terminal
 from ..arguments import Parser
 from ..bisection import Observation, Status, Step, Verdict
-from ..core import DEVICES
+from ..core import DEVICES, Kind, Probe
 from ..criteria import Criterion
 from ..errors import TorchmatrixError, UsageError, did_you_mean
 from ..matrix import Matrix
@@ -43,7 +43,10 @@ if TYPE_CHECKING:
 
     from ..project import Project
 
-USAGE = "nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] [--metric NAME (--above X | --below X)] [--pre]"
+USAGE = (
+    "nox -s bisect -- PROBE --from OLD --to NEW [--device cpu] [--metric NAME (--above X | --below X) | --by-output] "
+    "[--pre]"
+)
 SUMMARY_SCHEMA = 1
 
 
@@ -57,12 +60,14 @@ class Request:
     device: str = "cpu"
     criterion: Criterion = Criterion()
     pre: bool = False
+    alone: str | None = None
+    """The script (or test) to run instead of the matrix's probes, for one the matrix does not list."""
 
 
 def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     """Read the session's arguments; a mistake raises :class:`UsageError` naming it."""
     parser = Parser(USAGE, "Find the first torch release in which a probe's outcome is NEW's.")
-    parser.add_argument("probe", metavar="PROBE")
+    parser.add_argument("probe", metavar="PROBE", help="a probe of the matrix, one of its tests, or a script's path")
     parser.add_argument("--from", dest="old", required=True, metavar="OLD", help="the older release")
     parser.add_argument("--to", dest="new", required=True, metavar="NEW", help="the newer release")
     parser.add_argument("--device", default="cpu", choices=DEVICES)
@@ -70,18 +75,20 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     side = parser.add_mutually_exclusive_group()
     side.add_argument("--above", type=float, metavar="X", help="NAME > X or not")
     side.add_argument("--below", type=float, metavar="X", help="NAME < X or not")
+    parser.add_argument("--by-output", action="store_true", help="compare what the script prints, normalised")
     parser.add_argument("--pre", action="store_true", help="include pre-releases")
     args = parser.parse_args(list(argv))
 
-    probes = [probe.name for probe in matrix.probes]
-    if args.probe not in probes:
-        hint = did_you_mean(args.probe, probes, f"it runs: {', '.join(probes)}")
-        parser.error(f"{args.probe!r} is not a probe of {matrix.file.name}; {hint}")
+    name, owner, alone = _what_to_bisect(parser, args.probe, matrix)
     if args.device not in matrix.devices:
         parser.error(f"{matrix.file.name} does not run on {args.device} (devices: {', '.join(matrix.devices)})")
+    if not owner.runs_on(args.device):
+        parser.error(f"{owner.name} runs on {', '.join(owner.devices or ())} alone, not on {args.device}")
     threshold = args.above if args.above is not None else args.below
     if (args.metric is None) != (threshold is None):
         parser.error("--metric NAME goes with --above X or --below X, and they only with --metric")
+    if args.by_output and args.metric:
+        parser.error("--by-output compares what a script prints; --metric a number in its record: choose one")
     if threshold is not None and not math.isfinite(threshold):
         parser.error(f"the threshold must be a finite number, not {threshold}")
     old, new = _release(parser, "--from", args.old), _release(parser, "--to", args.new)
@@ -91,7 +98,38 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
         if end.is_prerelease and not args.pre:
             parser.error(f"{flag} {end} is a pre-release; add --pre to bisect among pre-releases")
     criterion = Criterion(args.metric, threshold or 0.0, args.above is not None) if args.metric else Criterion()
-    return Request(args.probe, old, new, args.device, criterion, args.pre)
+    if args.by_output:
+        criterion = Criterion(by_output=True)
+    return Request(name, old, new, args.device, criterion, args.pre, alone)
+
+
+def _what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Probe, str | None]:
+    """The records' name, the probe that makes them, and what to run alone when the matrix does not list it.
+
+    A probe of the matrix or one of its tests is bisected as the matrix runs it; a path to
+    a script (or a test's node id) it does not list runs alone in each cell, as
+    ``$TORCHMATRIX_PROBES`` would run it.
+    """
+    owner = next((probe for probe in matrix.probes if probe.covers(given)), None)
+    if owner is not None:
+        return given, owner, None
+    target = Path(given.partition("::")[0])
+    if target.suffix == ".py" and target.is_file():
+        listed = next((probe for probe in matrix.probes if probe.path == target.resolve()), None)
+        if listed is not None and listed.kind is not Kind.PYTEST:
+            return listed.name, listed, None
+        _, separator, test = given.partition("::")
+        entry = str(target.resolve()) + separator + test
+        try:
+            (alone,) = config.given_probes([entry], matrix.file.parent, matrix.file.parent, matrix.devices)
+        except UsageError as error:
+            parser.error(str(error))
+        if alone.kind is Kind.PYTEST and "::" not in given:
+            parser.error(f"{given} holds tests: name one of them, e.g. {given}::test_name")
+        return (given if alone.kind is Kind.PYTEST else alone.name), alone, entry
+    probes = [probe.name for probe in matrix.probes]
+    hint = did_you_mean(given, probes, f"it runs: {', '.join(probes)}; or give a script's path")
+    parser.error(f"{given!r} is not a probe of {matrix.file.name}, one of its tests, nor a script here; {hint}")
 
 
 def _release(parser: Parser, flag: str, text: str) -> Version:
@@ -138,7 +176,9 @@ class _Bisection:
     def summary_path(self) -> Path:
         request = self.request
         metric = f"-{results.safe_name(request.criterion.metric)}" if request.criterion.metric else ""
-        return self.folder / f"{request.probe}-{request.device}{metric}-{request.old}-{request.new}.json"
+        by = metric or ("-output" if request.criterion.by_output else "")
+        name = results.safe_name(request.probe)
+        return self.folder / f"{name}-{request.device}{by}-{request.old}-{request.new}.json"
 
     def known(self) -> dict[Version, Observation]:
         """What is known without building anything: up-to-date stored results, and cells that cannot run."""
@@ -258,6 +298,8 @@ def _observation_json(observation: Observation | None) -> dict[str, Any] | None:
 def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     """Bisect as ``session.posargs`` asks; print each step as it goes, the answer, and write the summary."""
     request = parse(session.posargs, project.matrix)
+    if request.alone:
+        project = project.running_alone(request.alone)
     project.require_writable(project.machine_dir)
     matrix = project.matrix
     listing = releases.listing(matrix.index_url, project.find_links, wanted=[request.old, request.new])
@@ -299,7 +341,9 @@ def answer(verdict: Verdict, request: Request) -> list[str]:
     assert old is not None and new is not None  # both ends were observed
     label = request.criterion.label
     if verdict.status is Status.SAME:
-        other = "widen the range" + ("" if request.criterion.metric else ", or compare a metric (--metric)")
+        criterion = request.criterion
+        compared = criterion.metric or criterion.by_output
+        other = "widen the range" + ("" if compared else ", or compare a metric (--metric)")
         return [
             f"torch {request.old} and {request.new} both show {label(old.category)} on {request.device}: "
             f"nothing to bisect; {other}"

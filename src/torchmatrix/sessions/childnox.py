@@ -34,13 +34,16 @@ def run_cells(
 ) -> int:
     """Run the probe sessions of ``cells`` as the running nox would: same noxfile, envdir, matrix and machine.
 
-    A cell's own release goes in ``TORCHMATRIX_TORCH``, so a release the matrix does not list runs too.
+    A cell's own release goes in ``TORCHMATRIX_TORCH``, so a release the matrix does not list runs too;
+    probes given for this run (a script bisect runs alone) go in ``TORCHMATRIX_PROBES``.
     """
     settings = {
         variables.MATRIX.name: str(project.matrix.file),
         variables.MACHINE.name: project.machine,
         variables.TORCH.name: ",".join(str(cell.torch) for cell in cells),
     }
+    if project.given_probes:
+        settings[variables.PROBES.name] = ",".join(project.given_probes)
     envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
     return run(noxfile, envdir, [cell.session for cell in cells], settings, log)
 
