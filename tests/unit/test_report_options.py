@@ -25,7 +25,10 @@ def test_formats_are_chosen_by_name_list_or_all() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--format", "xml"], "--format: unknown format 'xml'\n  hint: choose from md, rst, html, json, csv, all"),
+        (
+            ["--format", "xml"],
+            "--format: unknown format 'xml'\n  hint: choose from md, rst, html, json, csv, supported, all",
+        ),
         (["--format", ","], "--format: no format given"),
         (["--fromat", "md"], "unrecognized arguments: --fromat md\n  usage: nox -s report -- [--format"),
         (["--diff"], "argument --diff: expected one argument"),

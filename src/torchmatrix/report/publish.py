@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .. import atomicfile
-from . import chart, export, markdown, page, rst
+from . import chart, export, markdown, page, rst, supported
 from .model import Report
 
 FILE_NAMES = {
@@ -15,6 +15,7 @@ FILE_NAMES = {
     "html": "compatibility.html",
     "json": "compatibility.json",
     "csv": "compatibility.csv",
+    "supported": "SUPPORTED.md",
 }
 FORMATS = tuple(FILE_NAMES)
 DEFAULT_FORMATS = ("md", "html", "json", "csv")
@@ -35,6 +36,7 @@ def render(report: Report, formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str
         "html": lambda: page.render(report, charts),
         "json": lambda: export.to_json(report, flat),
         "csv": lambda: export.to_csv(report, flat),
+        "supported": lambda: supported.render(report),
     }
     files.update({FILE_NAMES[name]: renderers[name]() for name in FORMATS if name in formats})
     return files
