@@ -34,8 +34,9 @@ def progress_log(session: nox.Session, total: int) -> runner.Listener:
             session.log(f"[{count}/{total}] {pair.probe.name} on {pair.device} ...")
         elif record is not None:
             message = terminal.first_line(record.message)
-            test = f"{record.probe}: " if record.probe != pair.probe.name else ""  # one of the pair's tests
-            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {test}{message}")
+            if record.probe != pair.probe.name:  # one of the pair's tests
+                message = f"{record.probe}: {message}" if message else record.probe
+            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}")
 
     return listen
 
