@@ -182,6 +182,11 @@ class Project:
         """The probe of the matrix that makes records named ``record_name``: itself, or the tests holding that test."""
         return next((probe for probe in self.matrix.probes if probe.covers(record_name)), None)
 
+    def record_inputs(self, run_inputs: dict[str, object], record_name: str) -> dict[str, object]:
+        """What a record named ``record_name`` of a run from ``run_inputs`` is made from, the probe that made it too."""
+        owner = self.owner(record_name)
+        return results.record_inputs(run_inputs, record_name, owner.name if owner else None)
+
     def result_file(self, cell: Cell) -> Path:
         """Where the cell's result on this machine is stored."""
         return results.result_path(self.results_dir, self.machine, cell.id)
@@ -217,9 +222,7 @@ class Project:
         records = {(record.probe, record.device): record for record in result.records}
         for probe, device in pairs:
             record = records.get((probe, device))
-            owner = self.owner(probe)
-            made_by = owner.name if owner else None
-            if record is None or not freshness.stands_for(record, results.record_inputs(inputs, probe, made_by)):
+            if record is None or not freshness.stands_for(record, self.record_inputs(inputs, probe)):
                 return None
         return result
 

@@ -68,17 +68,14 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     problem = mislabelled(cell, cell_run.environment)
     if problem:
         session.error(terminal.escape(f"{cell.id}: {problem}; nothing is stored"))
-    records = [dataclasses.replace(record, inputs=_made_from(project, inputs, record)) for record in cell_run.records]
+    records = [
+        dataclasses.replace(record, inputs=project.record_inputs(inputs, record.probe)) for record in cell_run.records
+    ]
     packages = cellenv.installed_versions(env, project.installed_names(cell))
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
     result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
     path = _write(project, session, result)
     session.log(f"{cell.id}: {tally(records)}; written to {path}")
-
-
-def _made_from(project: Project, inputs: dict[str, object], record: core.Record) -> dict[str, object]:
-    owner = project.owner(record.probe)
-    return results.record_inputs(inputs, record.probe, owner.name if owner else None)
 
 
 def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | None:
