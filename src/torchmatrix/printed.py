@@ -11,6 +11,7 @@ Everything else counts: a digit that changes is a change.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -72,9 +73,24 @@ def normalised(lines: Iterable[str], torch_versions: Sequence[str] = ()) -> list
     return result
 
 
-def describe(lines: Sequence[str], limit: int = 60) -> str:
-    """What was printed, in a few words: ``prints 'tensor(28.)'``, ``prints 3 lines, the last 'x'``."""
+def describe(lines: Sequence[str], limit: int = 100) -> str:
+    """What was printed, in a few words: ``prints 'a' / 'b'`` when it is short, else its length and last line."""
     if not lines:
         return "prints nothing"
-    last = lines[-1] if len(lines[-1]) <= limit else lines[-1][: limit - 1] + "…"
-    return f"prints {last!r}" if len(lines) == 1 else f"prints {len(lines)} lines, the last {last!r}"
+    shown = " / ".join(repr(line) for line in lines)
+    if len(lines) <= 3 and len(shown) <= limit:
+        return f"prints {shown}"
+    last = lines[-1] if len(lines[-1]) <= limit // 2 else lines[-1][: limit // 2 - 1] + "…"
+    return f"prints {len(lines)} lines, the last {last!r}"
+
+
+def first_difference(old: Sequence[str], new: Sequence[str]) -> str:
+    """The first line where two outputs differ: ``line 1: 'tensor(0.)' → 'tensor(28.)'``; '' when none does."""
+    for number, (before, after) in enumerate(itertools.zip_longest(old, new), start=1):
+        if before != after:
+            return f"line {number}: {_shown(before)} → {_shown(after)}"
+    return ""
+
+
+def _shown(line: str | None) -> str:
+    return "nothing" if line is None else repr(line)

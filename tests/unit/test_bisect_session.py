@@ -265,3 +265,20 @@ def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_nod
             ["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"],
             dataclasses.replace(matrix, probes=MATRIX.probes),
         )
+
+
+def test_by_output_the_answer_names_the_first_line_printed_that_changed() -> None:
+    versions = [Version("1.9.1"), Version("1.10.0")]
+    old = Observation("pass\ntensor([0.9609], dtype=torch.bfloat16)\ntensor([0.9643])", "")
+    new = Observation("pass\ntensor([0.9648], dtype=torch.bfloat16)\ntensor([0.9643])", "")
+    steps = (Step(versions[0], old, True), Step(versions[1], new, True))
+    verdict = Verdict(Status.FOUND, tuple(versions), steps, 3, last_old=versions[0], first_new=versions[1])
+    request = Request("sigmoid", versions[0], versions[1], criterion=Criterion(by_output=True))
+    assert answer(verdict, request) == [
+        "first release with NEW's outcome (pass, prints 'tensor([0.9648], dtype=torch.bfloat16)' / "
+        "'tensor([0.9643])'): torch 1.10.0",
+        "last release with OLD's outcome (pass, prints 'tensor([0.9609], dtype=torch.bfloat16)' / "
+        "'tensor([0.9643])'): torch 1.9.1",
+        "what it printed, from OLD to NEW: line 1: 'tensor([0.9609], dtype=torch.bfloat16)' → "
+        "'tensor([0.9648], dtype=torch.bfloat16)'",
+    ]

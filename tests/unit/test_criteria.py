@@ -113,7 +113,7 @@ def test_by_output_the_category_is_the_outcome_and_what_was_printed_normalised()
     by_output = Criterion(by_output=True)
     seen = observe(printing(SEED_OUTPUT), "repro", "cpu", by_output)
     assert seen.category == "pass\ntensor(28., grad_fn=<MulBackward0>)\n<MulBackward0 object at 0x…>"
-    assert seen.detail == "pass, prints 2 lines, the last '<MulBackward0 object at 0x…>'"
+    assert seen.detail == "pass, prints 'tensor(28., grad_fn=<MulBackward0>)' / '<MulBackward0 object at 0x…>'"
     elsewhere = [SEED_OUTPUT[0], "<MulBackward0 object at 0x7f0011223344>"]
     assert observe(printing(elsewhere, torch="1.9.0"), "repro", "cpu", by_output).category == seen.category
     zero = observe(printing(["tensor(0., grad_fn=<MulBackward0>)", SEED_OUTPUT[1]]), "repro", "cpu", by_output)

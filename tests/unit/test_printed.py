@@ -37,5 +37,12 @@ def test_trailing_blank_lines_do_not_count() -> None:
 
 def test_what_was_printed_in_a_few_words() -> None:
     assert printed.describe([]) == "prints nothing"
-    assert printed.describe(["tensor(28.)"]) == "prints 'tensor(28.)'"
-    assert printed.describe(["a", "b" * 100]) == "prints 2 lines, the last '" + "b" * 59 + "…'"
+    assert printed.describe(["tensor(28.)", "done"]) == "prints 'tensor(28.)' / 'done'"
+    assert printed.describe(["a", "b" * 100]) == "prints 2 lines, the last '" + "b" * 49 + "…'"
+    assert printed.describe(["1", "2", "3", "4"]) == "prints 4 lines, the last '4'"
+
+
+def test_the_first_line_that_differs_is_named() -> None:
+    assert printed.first_difference(["tensor(0.)", "x"], ["tensor(28.)", "x"]) == "line 1: 'tensor(0.)' → 'tensor(28.)'"
+    assert printed.first_difference(["a"], ["a", "b"]) == "line 2: nothing → 'b'"
+    assert printed.first_difference(["a"], ["a"]) == ""

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from .. import atomicfile, bisection, config, criteria, releases, results, terminal
+from .. import atomicfile, bisection, config, criteria, printed, releases, results, terminal
 from ..arguments import Parser
 from ..bisection import Observation, Status, Step, Verdict
 from ..core import DEVICES, Kind, Probe
@@ -350,12 +350,22 @@ def answer(verdict: Verdict, request: Request) -> list[str]:
         ]
     first = f"first release with NEW's outcome ({label(new.category)}): "
     last = f"last release with OLD's outcome ({label(old.category)}): torch {verdict.last_old}"
+    changed = _what_changed(old, new) if request.criterion.by_output else []
     if verdict.status is Status.FOUND:
-        return [first + f"torch {verdict.first_new}", last]
+        return [first + f"torch {verdict.first_new}", last, *changed]
     between = verdict.between
     span = ", ".join(map(str, (*between, verdict.first_new)))
     return [
         first + f"one of {span}: the answer is bounded by releases that could not be told apart",
         *[f"    {version}: {verdict.why_unresolved(version)}" for version in between],
         last,
+        *changed,
     ]
+
+
+def _what_changed(old: Observation, new: Observation) -> list[str]:
+    """By output: the first line printed that NEW's output differs in from OLD's (the outcome leads each category)."""
+    _, *before = str(old.category).split("\n")
+    _, *after = str(new.category).split("\n")
+    difference = printed.first_difference(before, after)
+    return [f"what it printed, from OLD to NEW: {difference}"] if difference else []
