@@ -22,7 +22,7 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 from sphinx.cmd.build import build_main
 
-from torchmatrix import config, schema, variables, yamldoc
+from torchmatrix import config, printed, schema, variables, yamldoc
 from torchmatrix.core import Outcome
 from torchmatrix.errors import ConfigError
 from torchmatrix.schema import Key
@@ -163,6 +163,12 @@ def test_every_session_nox_lists_is_in_the_sessions_table(site: Path, nox_sessio
 def test_every_variable_is_in_the_variables_table(site: Path) -> None:
     expected = [[v.name, text(v.overrides), f"{v.name}={v.example}"] for v in variables.ALL]
     for table in tables(site, "variables"):
+        assert table == expected
+
+
+def test_every_normalisation_rule_is_in_its_table(site: Path) -> None:
+    expected = [[rule.what, rule.pattern.pattern, rule.example, rule.apply(rule.example)] for rule in printed.RULES]
+    for table in tables(site, "normalised"):
         assert table == expected
 
 

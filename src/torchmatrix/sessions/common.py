@@ -24,19 +24,33 @@ def notify_report(session: nox.Session) -> None:
 
 
 def progress_log(session: nox.Session, total: int) -> runner.Listener:
-    """Log each pair as it starts and its outcome as it ends."""
+    """Log each pair as it starts and its outcome as it ends; for tests, each test's.
+
+    Tests unavailable for the reason the one before gave (a device this machine lacks) are
+    not listed one by one: how many there were is said before the next pair starts.
+    """
     count = 0
+    unlisted = 0
+    reason: str | None = None
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
-        nonlocal count
+        nonlocal count, unlisted, reason
         if event == "start":
-            count += 1
+            if unlisted:
+                session.log(f"    … and {unlisted} more unavailable for the same reason")
+            count, unlisted, reason = count + 1, 0, None
             session.log(f"[{count}/{total}] {pair.probe.name} on {pair.device} ...")
-        elif record is not None:
-            message = terminal.first_line(record.message)
-            if record.probe != pair.probe.name:  # one of the pair's tests
-                message = f"{record.probe}: {message}" if message else record.probe
-            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}")
+            return
+        if record is None:
+            return
+        message = terminal.first_line(record.message)
+        if record.probe != pair.probe.name:  # one of the pair's tests
+            if record.outcome is core.Outcome.UNAVAILABLE and message == reason:
+                unlisted += 1
+                return
+            reason = message if record.outcome is core.Outcome.UNAVAILABLE else None
+            message = f"{record.probe}: {message}" if message else record.probe
+        session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}")
 
     return listen
 
