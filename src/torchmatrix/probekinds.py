@@ -27,8 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .core import Kind, Probe
+from .variables import DEVICE
 
-DEVICE_VARIABLE = "TORCHMATRIX_DEVICE"
+DEVICE_VARIABLE = DEVICE.name
 DEVICE_FIXTURE = "torchmatrix_device"
 TEST_FILES = ("test_*.py", "*_test.py")
 """pytest's default ``python_files``."""

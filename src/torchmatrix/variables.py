@@ -1,7 +1,8 @@
-"""The environment variables torchmatrix reads, each declared once with what it overrides.
+"""The environment variables torchmatrix reads, each declared once with what it overrides; and the one it sets.
 
 A nox run of the noxfile reads them when it loads (:func:`torchmatrix.project.load`);
 bisect and verify set them for the child nox they start; the docs list them from here.
+The worker sets :data:`DEVICE` for every pair's process.
 """
 
 from __future__ import annotations
@@ -46,3 +47,17 @@ CACHE_DIR = Variable(
 )
 
 ALL = (MATRIX, MACHINE, TORCH, PROBES, OUTPUT, CACHE_DIR)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A variable every pair's process finds set, for its probe to read."""
+
+    name: str
+    means: str
+
+
+DEVICE = Given(
+    "TORCHMATRIX_DEVICE", "the device the pair runs on: `cpu`, `cuda` or `mps` (what scripts and tests read)"
+)
+GIVEN = (DEVICE,)

@@ -166,6 +166,11 @@ def test_every_variable_is_in_the_variables_table(site: Path) -> None:
         assert table == expected
 
 
+def test_every_variable_a_probe_finds_set_is_in_its_table(site: Path) -> None:
+    for table in tables(site, "given"):
+        assert table == [[variable.name, text(variable.means)] for variable in variables.GIVEN]
+
+
 def test_every_normalisation_rule_is_in_its_table(site: Path) -> None:
     expected = [[rule.what, rule.pattern.pattern, rule.example, rule.apply(rule.example)] for rule in printed.RULES]
     for table in tables(site, "normalised"):
@@ -231,7 +236,7 @@ def test_the_pages_show_a_command_for_every_session(nox_sessions: dict[str, str]
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
 def test_no_page_names_a_variable_that_does_not_exist(page: Path) -> None:
     named = set(re.findall(r"\bTORCHMATRIX_[A-Z0-9_]+", page.read_text(encoding="utf-8")))
-    known = {variable.name for variable in variables.ALL}
+    known = {variable.name for variable in (*variables.ALL, *variables.GIVEN)}
     assert named <= known, f"{page.name} names variables that do not exist: {named - known}"
 
 
