@@ -96,16 +96,17 @@ def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: 
 def probe_at(path: Path, base: Path, select: str = "") -> Probe:
     """The probe at ``path`` (a file, or a folder of tests) of a matrix in ``base``; ``select``: ``::test_x``.
 
-    A module or a script is named by its file's stem; tests by their path from ``base`` (a folder's ends in /).
+    A module or a script is named by its file's stem; tests by their path from ``base`` (a folder's ends in /),
+    which pytest runs from (from their own folder, for tests outside it).
     """
     kind = Kind.PYTEST if select or path.is_dir() else probekinds.kind_of_file(path)
     if kind is not Kind.PYTEST:
         meta = scriptmeta.read(path)
         probe = Probe(path.stem, path, meta.dependencies, kind)
         return dataclasses.replace(probe, devices=probekinds.devices_of(kind, [path], meta.devices))
-    relative = path.relative_to(base).as_posix() if base in path.parents else path.name
-    name = relative + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
-    probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=base)
+    root = base if base in path.parents else path.parent  # tests from elsewhere ($TORCHMATRIX_PROBES): their folder
+    name = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
+    probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=root)
     return dataclasses.replace(probe, devices=probekinds.devices_of(kind, probekinds.source_files(probe), None))
 
 

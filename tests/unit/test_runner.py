@@ -687,3 +687,14 @@ def test_the_tests_leave_nothing_in_their_folder(pytest_python: str, tmp_path: P
     cell = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0)
     assert outcomes(cell) == [("tests/test_sample.py::test_fine", Outcome.PASS)]
     assert sorted(path.name for path in tmp_path.rglob("*")) == ["test_sample.py", "tests"]  # no cache, no bytecode
+
+
+def test_a_test_pytest_never_reached_is_said_to_be_so(pytest_python: str, tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -x\n")  # the repository's own options count
+    probe = sample_tests(tmp_path, "def test_first():\n    assert False\n\ndef test_second():\n    pass\n")
+    cell = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0)
+    assert outcomes(cell) == [
+        ("tests/test_sample.py::test_first", Outcome.FAIL),
+        ("tests/test_sample.py::test_second", Outcome.ERROR),
+    ]
+    assert cell.records[1].message == "pytest ended (exit code 1) without running it"

@@ -494,19 +494,21 @@ def test_records(isolation, pair, limit, alive):
     A test that kills or hangs its process gets ``crash`` or ``timeout``, and
     pytest runs again, in a new process, on the tests it had not reached.
     """
-    records, pending = [], None
+    records, expected = [], None
     targets = [pair["path"] + pair.get("select", "")]
     while True:
         alive()
         ending = isolation.run(dict(pair, job="pytest", targets=targets), limit, alive)
         events = TestEvents(ending.sides.get("progress", b""))
         records += events.ended
+        expected = events.collected if events.collected is not None else expected
+        done = set(record["probe"] for record in records)
+        left = [test for test in expected or () if test not in done and test != events.running]
         answer = parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
         if answer is not None:  # pytest returned, or never ran (no such device, no pytest)
-            return records or [dict(tests_ended(answer, ending), probe=pair["name"], duration=0.0)]
-        pending = events.collected if events.collected is not None else pending
-        done = set(record["probe"] for record in records)
-        left = [test for test in pending or () if test not in done and test != events.running]
+            if not records:
+                return [dict(tests_ended(answer, ending), probe=pair["name"], duration=0.0)]
+            return records + [dict(not_reached(answer), probe=test, duration=0.0) for test in left]
         fate = pair_record(ending, events.running or pair["name"], pair["device"], limit)
         if events.running is None and not events.ended:  # it got nowhere: the tests left share its fate
             return records + [dict(fate, probe=test, duration=0.0) for test in left or [pair["name"]]]
@@ -525,6 +527,13 @@ def tests_ended(answer, ending):
     why = "collected no tests" if code == 5 else "exited with code {} before running a test".format(code)
     return {"outcome": "error", "metrics": {"pytest_exit": code},
             "message": "pytest " + why + (":\n" + ending.log_tail if ending.log_tail else "")}  # fmt: skip
+
+
+def not_reached(answer):
+    """The record of a test pytest collected and returned without running (``-x`` in its options, a plugin)."""
+    code = answer.get("pytest_exit")
+    return {"outcome": "error", "metrics": {"pytest_exit": code},
+            "message": "pytest ended (exit code {}) without running it".format(code)}  # fmt: skip
 
 
 class TestEvents(object):
