@@ -185,7 +185,7 @@ def records_of(isolation, pair, absent, limit, tests_found, alive):
         names = tests_found.get(name) or [name]
         return [dict(unavailable(absent[device]), probe=test, duration=0.0) for test in names]
     if pair["kind"] == "pytest":
-        records = test_records(isolation, pair, limit, alive)
+        records = records_of_tests(isolation, pair, limit, alive)
         tests_found[name] = [record["probe"] for record in records]
         return records
     began = time.perf_counter()
@@ -475,20 +475,22 @@ def script_record(ending, pair, limit):
         record = exit_answer(ending.code)
     else:
         record = pair_record(ending, pair["name"], pair["device"], limit)
-    printed = ending.sides.get("output", b"")
-    lines = printed[-MAX_OUTPUT_BYTES:].decode("utf-8", "replace").splitlines()
-    if len(printed) > MAX_OUTPUT_BYTES:
-        lines = lines[1:]  # the first was cut
-    metrics = dict(record["metrics"], output=lines)
-    if len(printed) > MAX_OUTPUT_BYTES:
-        metrics["output_truncated"] = True
+    lines, cut = printed_lines(ending.sides.get("output", b""))
+    metrics = dict(record["metrics"], output=lines, **({"output_truncated": True} if cut else {}))
     message = record["message"] or tail("\n".join(line.rstrip() for line in lines[-MESSAGE_LINES:]).strip())
     if not message and metrics.get("exit_code"):
         message = "exited with code {}".format(metrics["exit_code"])
     return dict(record, metrics=metrics, message=message)
 
 
-def test_records(isolation, pair, limit, alive):
+def printed_lines(printed):
+    """The lines of a script's output that its record keeps (those of its end), and whether any were left out."""
+    cut = len(printed) > MAX_OUTPUT_BYTES
+    lines = printed[-MAX_OUTPUT_BYTES:].decode("utf-8", "replace").splitlines()
+    return (lines[1:] if cut else lines), cut  # the first line kept would be the end of one
+
+
+def records_of_tests(isolation, pair, limit, alive):
     """One record per test of a pytest pair, each test within ``limit`` seconds.
 
     A test that kills or hangs its process gets ``crash`` or ``timeout``, and
@@ -499,7 +501,7 @@ def test_records(isolation, pair, limit, alive):
     while True:
         alive()
         ending = isolation.run(dict(pair, job="pytest", targets=targets), limit, alive)
-        events = TestEvents(ending.sides.get("progress", b""))
+        events = ProgressOfTests(ending.sides.get("progress", b""))
         records += events.ended
         expected = events.collected if events.collected is not None else expected
         done = set(record["probe"] for record in records)
@@ -536,7 +538,7 @@ def not_reached(answer):
             "message": "pytest ended (exit code {}) without running it".format(code)}  # fmt: skip
 
 
-class TestEvents(object):
+class ProgressOfTests(object):
     """What a pytest run's plugin wrote (pytest_plugin.py): the tests collected, those that ended, the one running."""
 
     def __init__(self, data):
@@ -556,7 +558,7 @@ class TestEvents(object):
             elif "start" in event:
                 self.running, self.started_at = str(event["start"]), event.get("at")
             elif "test" in event:
-                self.ended.append(test_record(event))
+                self.ended.append(record_of_test(event))
                 if self.ended[-1]["probe"] == self.running:
                     self.running = None
 
@@ -565,7 +567,7 @@ class TestEvents(object):
         return max(0.0, time.time() - started)
 
 
-def test_record(event):
+def record_of_test(event):
     duration = event.get("duration")
     seconds = float(duration) if isinstance(duration, (int, float)) else 0.0
     return dict(pair_answer(event), probe=str(event["test"]), duration=seconds)
