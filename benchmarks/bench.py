@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as th
 sys.path.insert(1, str(ROOT))  # for the tests' stand-in torch wheels
 
 from tests import standin  # noqa: E402
-from torchmatrix import freshness, interpreters, results  # noqa: E402
+from torchmatrix import core, freshness, interpreters, results, runner  # noqa: E402
 from torchmatrix.core import Outcome, Record  # noqa: E402
 from torchmatrix.envside.worker import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
 from torchmatrix.plan import Cell  # noqa: E402
@@ -369,6 +369,105 @@ def isolation_figure(bench: Bench, cell: Cell, pairs: int = ISOLATION_PAIRS) -> 
          "in-process: the same file loaded and run by the env's Python after `import torch`, as a worker did "
          "before each pair had a process of its own",),
     )  # fmt: skip
+
+
+KIND_PAIRS = 20
+NOOP_SCRIPT = "import torch\n"
+"""A script that does nothing but what every bug report's script does first."""
+NOOP_TEST = "def test_noop():\n    pass\n"
+SPAWNED_SCRIPTS = 5
+
+
+def probe_kinds_figures(bench: Bench, version: str) -> list[Figure]:
+    """What a pair costs by kind of probe: a no-op run() probe, a no-op script, a file of one test; per further test.
+
+    Each pair is timed from its start to its records, as the worker announces them, in one cell's worker.
+    """
+    folder = bench.folder / "kinds"
+    files = {"module": NOOP_PROBE, "script": NOOP_SCRIPT, "test": NOOP_TEST}
+    entries = []
+    for kind, text in files.items():
+        for index in range(KIND_PAIRS):
+            name = f"test_{index:02}.py" if kind == "test" else f"{kind}_{index:02}.py"
+            (folder / kind).mkdir(parents=True, exist_ok=True)
+            (folder / kind / name).write_text(text)
+            entries.append(f"kinds/{kind}/{name}")
+    many = "".join(f"def test_noop_{index:02}():\n    pass\n\n\n" for index in range(KIND_PAIRS))
+    (folder / "many").mkdir()
+    (folder / "many" / "test_many.py").write_text(many)
+    matrix = bench.matrix("kinds", [version], [*entries, "kinds/many/test_many.py"], "out-kinds")
+    project = bench.project(matrix)
+    (cell,) = project.cells
+    bench.nox(matrix, "-s", cell.session, "--", "--force")  # builds the env, with pytest
+    python = env_python(project, cell)
+    prefix = probe_session.pycache_prefix(python.parent.parent)
+    pairs = [pair for pair in project.pairs() if pair.device == "cpu"]
+    rounds = [pair_seconds(python, pairs, prefix) for _ in range(bench.repeat)]
+
+    def best(kind: str) -> float:
+        return min(statistics.median(took[name] for name in took if name.startswith(f"{kind}_")) for took in rounds)
+
+    module, script = best("module"), best("script")
+    test = min(statistics.median(took[name] for name in took if name.startswith("kinds/test/")) for took in rounds)
+    many_tests = min(took["kinds/many/test_many.py"] for took in rounds)
+    per_test = (many_tests - test) / (KIND_PAIRS - 1)
+    spawned = spawned_script_seconds(python, [pair for pair in pairs if pair.probe.name.startswith("script_")], prefix)
+    return [
+        Figure(
+            f"a pair by kind of probe, torch {cell.torch}",
+            f"run() probe {milliseconds(module)}; script {milliseconds(script)} ({milliseconds(script - module)} "
+            f"more); a file of one test {milliseconds(test)} ({milliseconds(test - module)} more); "
+            f"each further test in a file {milliseconds(per_test)}",
+            "(measured, no target)",
+            None,
+            (
+                f"the best of {bench.repeat} runs of the median over {KIND_PAIRS} cpu pairs of each kind, each pair "
+                "timed from the worker's start message to its records: a no-op run(device), a script of "
+                f"`{NOOP_SCRIPT.strip()}`, a test file of one no-op test (pytest starts and collects per pair); "
+                f"further tests: a file of {KIND_PAIRS} no-op tests against the file of one",
+            ),
+        ),  # fmt: skip
+        Figure(
+            f"a script's pair in a new Python (as on macOS and Windows), torch {cell.torch}",
+            f"{milliseconds(spawned)} ({milliseconds(spawned - script)} more than forked: its own `import torch`)",
+            "(measured, no target)",
+            None,
+            (
+                f"median over {SPAWNED_SCRIPTS} cpu pairs of the no-op script with $TORCHMATRIX_WORKER_START=spawn; "
+                "forked from the worker, a script's `import torch` finds torch imported",
+            ),
+        ),  # fmt: skip
+    ]
+
+
+def pair_seconds(python: Path, pairs: Sequence[core.Pair], prefix: Path) -> dict[str, float]:
+    """Seconds from each pair's start to its records, by probe name, in one worker."""
+    started: dict[str, float] = {}
+    took: dict[str, float] = {}
+
+    def listen(event: str, pair: core.Pair, _record: object) -> None:
+        now = time.perf_counter()
+        if event == "start":
+            started[pair.probe.name] = now
+        elif pair.probe.name not in took:  # a pair's records arrive together: the first says it ended
+            took[pair.probe.name] = now - started[pair.probe.name]
+
+    cell = runner.run_cell(str(python), pairs, 600.0, listen, prefix)
+    if cell.import_failure or any(record.outcome is not core.Outcome.PASS for record in cell.records):
+        raise BenchError(f"the no-op probes did not all pass: {cell.import_failure or cell.records}")
+    return took
+
+
+def spawned_script_seconds(python: Path, scripts: Sequence[core.Pair], prefix: Path) -> float:
+    before = os.environ.get("TORCHMATRIX_WORKER_START")
+    os.environ["TORCHMATRIX_WORKER_START"] = "spawn"
+    try:
+        return statistics.median(pair_seconds(python, scripts[:SPAWNED_SCRIPTS], prefix).values())
+    finally:
+        if before is None:
+            del os.environ["TORCHMATRIX_WORKER_START"]
+        else:
+            os.environ["TORCHMATRIX_WORKER_START"] = before
 
 
 def milliseconds(value: float) -> str:
@@ -728,6 +827,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also measure a cold run of FILE (default: matrix.yaml) against downloading its wheels: many GB",
     )  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder, for a look inside")
+    parser.add_argument(
+        "--kinds-only", action="store_true", help="only what a pair costs by kind of probe, on the first of --cells"
+    )
     options = parser.parse_args(argv)
     versions = [version.strip() for version in options.cells.split(",") if version.strip()]
 
@@ -736,12 +838,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = datetime.datetime.now(datetime.timezone.utc)
     try:
         print(f"torchmatrix benchmark, {started:%Y-%m-%d %H:%M} UTC, in {folder}", flush=True)
-        matrix_rows, matrix, project = matrix_figures(bench, versions)
-        header = machine_lines(bench, [f"torch {cell.torch} on Python {cell.python}" for cell in project.cells])
-        cell_rows, limits = cell_figures(bench, matrix, project, options.probes)
-        figures = [*cell_rows, isolation_figure(bench, project.cells[0]), *matrix_rows]
-        figures += parallel_figures(bench, matrix, project, limits)
-        figures += [repeat_figure(bench, matrix, project), bisect_figure(bench), *sweep_figures(bench, versions)]
+        if options.kinds_only:
+            figures = probe_kinds_figures(bench, versions[0])
+            header = machine_lines(bench, [f"torch {versions[0]}"])
+        else:
+            matrix_rows, matrix, project = matrix_figures(bench, versions)
+            header = machine_lines(bench, [f"torch {cell.torch} on Python {cell.python}" for cell in project.cells])
+            cell_rows, limits = cell_figures(bench, matrix, project, options.probes)
+            figures = [*cell_rows, isolation_figure(bench, project.cells[0]), *matrix_rows]
+            figures += probe_kinds_figures(bench, versions[0])
+            figures += parallel_figures(bench, matrix, project, limits)
+            figures += [repeat_figure(bench, matrix, project), bisect_figure(bench), *sweep_figures(bench, versions)]
         if options.cold_matrix:
             figures += cold_matrix_figures(bench, options.cold_matrix.resolve())
     except BenchError as error:

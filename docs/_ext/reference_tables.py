@@ -9,6 +9,8 @@ A page asks for one with ``reference-table`` and the table's name::
 ``outcomes``     every :class:`torchmatrix.core.Outcome`, with its symbol and meaning
 ``sessions``     every session of the noxfile, as nox's own registry holds it
 ``variables``    every ``TORCHMATRIX_*`` variable of :data:`torchmatrix.variables.ALL`
+``given``        every variable a probe finds set: :data:`torchmatrix.variables.GIVEN`
+``normalised``   every rule of :data:`torchmatrix.printed.RULES`, what `bisect --by-output` ignores
 
 Texts from the code (a key's help, a session's docstring) are Markdown: `code` in them shows as code.
 """
@@ -29,7 +31,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from torchmatrix import core, schema, variables
+from torchmatrix import core, printed, schema, variables
 
 ROOT = Path(__file__).resolve().parents[2]
 NOXFILE = ROOT / "noxfile.py"
@@ -69,6 +71,16 @@ def session_rows() -> Iterator[Row]:
 def variable_rows() -> Iterator[Row]:
     for variable in variables.ALL:
         yield code(variable.name), variable.overrides, code(f"{variable.name}={variable.example}")
+
+
+def given_rows() -> Iterator[Row]:
+    for variable in variables.GIVEN:
+        yield code(variable.name), variable.means
+
+
+def normalised_rows() -> Iterator[Row]:
+    for rule in printed.RULES:
+        yield rule.what, code(rule.pattern.pattern), code(rule.example), code(rule.apply(rule.example))
 
 
 def noxfile_sessions(noxfile: Path) -> dict[str, Any]:
@@ -111,6 +123,8 @@ TABLES = {
     "outcomes": Table(("outcome", "symbol", "for", "meaning"), outcome_rows, (SRC / "core.py",)),
     "sessions": Table(("session", "what it does"), session_rows, (NOXFILE,)),
     "variables": Table(("variable", "what it replaces", "example"), variable_rows, (SRC / "variables.py",)),
+    "given": Table(("variable", "what it holds"), given_rows, (SRC / "variables.py",)),
+    "normalised": Table(("what", "pattern", "a line", "compared as"), normalised_rows, (SRC / "printed.py",)),
 }
 
 

@@ -10,19 +10,16 @@ runs on.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import scriptmeta, yamldoc
-from .core import DEVICES, Probe
-from .errors import did_you_mean
+from . import probekinds, scriptmeta, variables, yamldoc
+from .core import DEVICES, Kind, Probe
+from .errors import UsageError, did_you_mean
 from .matrix import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule
 from .schema import MATRIX_KEYS, PROBE_NAME, check_mapping, fail, list_of, pin_rule
 from .yamldoc import Document, KeyPath
-
-
-def _probe(name: str, path: Path) -> Probe:
-    return Probe(name, path, scriptmeta.dependencies(path))
 
 
 def _available_probes(probes_dir: Path) -> list[str]:
@@ -43,6 +40,9 @@ def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Pat
         probe = _resolve_probe(doc, path, name, base, probes_dir, available)
         if any(known.name == probe.name for known in probes):
             raise fail(doc, path, f"a probe named {probe.name!r} is listed twice", "list each probe once")
+        overlap = next((known for known in probes if known.covers(probe.name) or probe.covers(known.name)), None)
+        if overlap:
+            raise fail(doc, path, f"{probe.name!r} and {overlap.name!r} hold the same tests", "list each test once")
         probes.append(probe)
     return tuple(probes)
 
@@ -50,31 +50,82 @@ def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Pat
 def _resolve_probe(
     doc: Document, path: KeyPath, name: str, base: Path, probes_dir: Path, available: list[str]
 ) -> Probe:
-    if PROBE_NAME.match(name):
+    """A probe entry: a name in ``probes_dir``, or a path inside ``base`` (a file, a folder of tests, a node id)."""
+    folder_of_tests = name not in available and (base / name).is_dir()  # `tests`, written for `tests/`
+    if PROBE_NAME.match(name) and not folder_of_tests:
         if name not in available:
             hint = did_you_mean(name, available, f"probes in {probes_dir}: {', '.join(available)}")
             raise fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
-        return _probe(name, probes_dir / f"{name}.py")
-    relative = Path(name)
-    if relative.is_absolute() or ".." in relative.parts or relative.suffix != ".py" or "\\" in name:
+        return probe_at(probes_dir / f"{name}.py", base)
+    target, _, select = name.partition("::")
+    relative = Path(target)
+    if relative.is_absolute() or ".." in relative.parts or "\\" in name or not target:
         raise fail(
             doc,
             path,
-            f"{name!r} is neither a probe name nor a .py path inside {base}",
-            "name a probe in probes/ (e.g. autograd_dot) or give a relative path like my_probes/check.py",
+            f"{name!r} is neither a probe name nor a path inside {base}",
+            "name a probe in probes/ (e.g. autograd_dot) or give a relative path like my_probes/check.py, "
+            "tests/ or tests/test_dot.py::test_grad",
         )
-    if not PROBE_NAME.match(relative.stem):
-        raise fail(doc, path, f"{relative.stem!r} cannot name a probe", "use letters, digits and _")
     resolved = base / relative
-    if not resolved.is_file():
+    if not resolved.exists():
         raise fail(doc, path, f"no file {resolved}", f"a path is relative to the matrix file's folder, {base}")
-    return _probe(relative.stem, resolved)
+    if resolved.is_dir():
+        if select or resolved.resolve() == base.resolve():
+            raise fail(doc, path, f"{name!r} is a folder", "name a folder of tests inside it, e.g. tests/")
+    elif relative.suffix != ".py":
+        raise fail(doc, path, f"{name!r} is not a .py file", "name a probe, a script, or pytest tests")
+    probe = probe_at(resolved, base, select)
+    if probe.kind is not Kind.PYTEST and not PROBE_NAME.match(probe.name):
+        raise fail(doc, path, f"{relative.stem!r} cannot name a probe", "use letters, digits and _")
+    return probe
 
 
-def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Matrix:
+def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: Sequence[str]) -> tuple[Probe, ...]:
+    """The probes ``$TORCHMATRIX_PROBES`` names: names in ``probes_dir``, or paths (absolute, or from ``base``).
+
+    Unlike a matrix file's, they may lie anywhere: they are this user's own words for this run
+    (bisect names a script this way). A mistake is a :class:`UsageError`.
+    """
+    probes: list[Probe] = []
+    for entry in entries:
+        target, _, select = entry.partition("::")
+        path = probes_dir / f"{entry}.py" if PROBE_NAME.match(entry) else base / target
+        if not path.exists():
+            raise UsageError(f"${variables.PROBES.name}: no probe {entry!r} ({path} does not exist)")
+        probe = probe_at(path.resolve(), base, select)
+        if not any(probe.runs_on(device) for device in devices):
+            raise UsageError(f"${variables.PROBES.name}: {_runs_only_on(probe)}\n  hint: {_reads_device_hint(probe)}")
+        if any(known.name == probe.name for known in probes):
+            raise UsageError(f"${variables.PROBES.name}: two probes named {probe.name!r}")
+        probes.append(probe)
+    return tuple(probes)
+
+
+def probe_at(path: Path, base: Path, select: str = "") -> Probe:
+    """The probe at ``path`` (a file, or a folder of tests) of a matrix in ``base``; ``select``: ``::test_x``.
+
+    A module or a script is named by its file's stem; tests by their path from ``base`` (a folder's ends in /),
+    which pytest runs from (from their own folder, for tests outside it).
+    """
+    kind = Kind.PYTEST if select or path.is_dir() else probekinds.kind_of_file(path)
+    if kind is not Kind.PYTEST:
+        meta = scriptmeta.read(path)
+        probe = Probe(path.stem, path, meta.dependencies, kind=kind)
+        return dataclasses.replace(probe, devices=probekinds.devices_of(kind, [path], meta.devices))
+    root = base if base in path.parents else path.parent  # tests from elsewhere ($TORCHMATRIX_PROBES): their folder
+    name = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
+    probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=root)
+    return dataclasses.replace(probe, devices=probekinds.devices_of(kind, probekinds.source_files(probe), None))
+
+
+def load_matrix(
+    file: Path, probes_dir: Path, output: Path | None = None, probes: Sequence[str] | None = None
+) -> Matrix:
     """Read and validate the matrix at ``file``; names in ``probes:`` are looked up in ``probes_dir``.
 
-    ``output``, when given (``$TORCHMATRIX_OUTPUT``), replaces the ``output:`` key.
+    ``output``, when given (``$TORCHMATRIX_OUTPUT``), replaces the ``output:`` key; ``probes``
+    (``$TORCHMATRIX_PROBES``) the ``probes:`` key, and the expectations then kept are those about them.
     """
     file = file.resolve() if file.exists() else file.absolute()
     doc = yamldoc.load(file, display_name=str(file))
@@ -85,15 +136,20 @@ def load_matrix(file: Path, probes_dir: Path, output: Path | None = None) -> Mat
     if "probes" in fields and not fields["probes"]:
         hint = "leave the key out to run every probe in probes/ that is not opt-in"
         raise fail(doc, ("probes",), "lists no probe", hint)
-    probe_names = fields.get("probes") or _default_probes(probes_dir)
-    probes = _with_options(doc, _resolve_probes(doc, probe_names, base, probes_dir), fields.get("probe_options", {}))
     devices = fields.get("devices", DEVICES)
     expect = tuple(fields.get("expect", ()))
-    _check_expectations(doc, expect, probes, devices)
+    if probes is None:
+        chosen = _resolve_probes(doc, fields.get("probes") or _default_probes(probes_dir), base, probes_dir)
+        chosen = _with_options(doc, chosen, fields.get("probe_options", {}))
+        _check_devices(doc, chosen, devices, listed="probes" in fields)
+        _check_expectations(doc, expect, chosen, devices)
+    else:
+        chosen = given_probes(probes, base, probes_dir, devices)
+        expect = tuple(e for e in expect if any(probe.covers(e.probe) for probe in chosen))
     return Matrix(
         file=file,
         torch=fields["torch"],
-        probes=probes,
+        probes=chosen,
         devices=devices,
         timeout=fields.get("timeout", DEFAULT_TIMEOUT),
         output=output or base / fields.get("output", "reports"),
@@ -123,11 +179,14 @@ def _with_options(doc: Document, probes: tuple[Probe, ...], options: dict[str, d
 def _check_expectations(
     doc: Document, expect: tuple[Expectation, ...], probes: tuple[Probe, ...], devices: tuple[str, ...]
 ) -> None:
-    """An expectation must name a probe and a device this matrix runs, or no result could ever answer it."""
+    """An expectation must name a probe (or one of its tests) and a device it runs on, or no result could answer it."""
     names = [probe.name for probe in probes]
     for index, expectation in enumerate(expect):
-        if expectation.probe not in names:
-            hint = did_you_mean(expectation.probe, names, f"this matrix runs {', '.join(names)}")
+        owner = next((probe for probe in probes if probe.covers(expectation.probe)), None)
+        if owner is None:
+            hint = did_you_mean(
+                expectation.probe, names, f"this matrix runs {', '.join(names)}; a test goes by its node id"
+            )
             raise fail(doc, ("expect", index, "probe"), f"{expectation.probe!r} is not a probe of this matrix", hint)
         if expectation.device not in devices:
             raise fail(
@@ -136,6 +195,34 @@ def _check_expectations(
                 f"this matrix does not run on {expectation.device} (devices: {', '.join(devices)})",
                 f"add {expectation.device} to devices:",
             )
+        if not owner.runs_on(expectation.device):
+            raise fail(doc, ("expect", index, "device"), _runs_only_on(owner), _reads_device_hint(owner))
+
+
+def _check_devices(doc: Document, probes: tuple[Probe, ...], devices: tuple[str, ...], listed: bool) -> None:
+    """Every probe must run on one of the matrix's devices at least."""
+    for index, probe in enumerate(probes):
+        if not any(probe.runs_on(device) for device in devices):
+            place = ("probes", index) if listed else ("devices",)
+            raise fail(doc, place, f"{_runs_only_on(probe)}, and this matrix runs on {', '.join(devices)}",
+                       _reads_device_hint(probe))  # fmt: skip
+
+
+def _runs_only_on(probe: Probe) -> str:
+    assert probe.devices is not None
+    return f"{probe.name} runs on {', '.join(probe.devices)} alone"
+
+
+def _reads_device_hint(probe: Probe) -> str:
+    if probe.kind is Kind.PYTEST:
+        return (
+            f"tests run on every device when they read ${probekinds.DEVICE_VARIABLE} "
+            f"or use the {probekinds.DEVICE_FIXTURE} fixture"
+        )
+    return (
+        f"a script runs on every device when it reads ${probekinds.DEVICE_VARIABLE}, "
+        "or on those its PEP 723 block lists under [tool.torchmatrix] devices"
+    )
 
 
 def load_pin_rules(file: Path) -> tuple[PinRule, ...]:

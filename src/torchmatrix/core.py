@@ -17,9 +17,26 @@ DEVICES = ("cpu", "cuda", "mps")
 """Where a probe finds its options (a matrix's ``probe_options``): JSON, an object of options per probe name."""
 
 
+class Kind(str, Enum):
+    """How a probe runs in a pair's process (:mod:`torchmatrix.probekinds` tells them apart)."""
+
+    MODULE = "module"
+    """A file that defines ``run(device)``, which returns the record."""
+    SCRIPT = "script"
+    """Any other file: run as ``python script.py`` would; its exit decides."""
+    PYTEST = "pytest"
+    """pytest tests (a file, folder or node id): a record per test."""
+
+
 @dataclass(frozen=True)
 class Probe:
-    """A probe script: its name (the file stem) and where it lives."""
+    """A probe: its name, where it lives, how it runs and on which devices.
+
+    A module or script is named by its file's stem; pytest tests by the entry as
+    the matrix gives it, relative to ``root`` (``tests/test_dot.py``,
+    ``tests/test_dot.py::test_grad``, ``tests/``), and each of their records by
+    its test's node id from there.
+    """
 
     name: str
     path: Path
@@ -28,6 +45,26 @@ class Probe:
     options: dict[str, Any] = field(default_factory=dict, hash=False)
     """What the matrix's ``probe_options`` gives it (plain JSON data; the probe reads it from
     :data:`torchmatrix.variables.PROBE_OPTIONS`). Its records depend on it: other options, other records."""
+    kind: Kind = Kind.MODULE
+    devices: tuple[str, ...] | None = None
+    """The only devices it runs on (a script or tests that never read the device: cpu); None: the matrix's."""
+    select: str = ""
+    """pytest tests: what follows the file in the node id (``::test_grad``); '' for the whole file or folder."""
+    root: Path | None = None
+    """pytest tests: where pytest runs from (the matrix's folder), which node ids are relative to."""
+
+    def runs_on(self, device: str) -> bool:
+        return self.devices is None or device in self.devices
+
+    def covers(self, record_name: str) -> bool:
+        """Whether a record named ``record_name`` is one this probe makes: its own name, or one of its tests."""
+        if record_name == self.name or self.kind is not Kind.PYTEST:
+            return record_name == self.name
+        if self.name.endswith("/"):  # a folder
+            return record_name.startswith(self.name)
+        below = record_name[len(self.name) :] if record_name.startswith(self.name) else ""
+        # a file's or a class's tests (``::test_grad``), or a test's parametrized cases (``[float32]``)
+        return below.startswith("::") or ("::" in self.name and below.startswith("["))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""How a stored result becomes what bisect compares: an outcome, a metric's side of a threshold, or its value.
+"""How a stored result becomes what bisect compares: an outcome, a metric's side of a threshold, its value, or output.
 
 By outcome, a release shows its probe's outcome (``pass``, ``fail``,
 ``error``…). By metric, it shows which side of the threshold the metric is on
@@ -7,8 +7,10 @@ while every release still passes; or, without a threshold, the metric's value
 itself (an output digest), so that the first release with NEW's value is
 found. A check (``--check NAME``, a ``name`` in ``metrics.checks``, such as one
 operator of the sweep) narrows either to that check: its outcome, or a metric
-inside it. A cell that did not run, a device the build or machine lacks, and a
-check or metric the record does not hold make a release untestable.
+inside it. By output, it shows the outcome and what a script printed,
+normalised (:mod:`torchmatrix.printed`), so that a script that only prints can
+be bisected. A cell that did not run, a device the build or machine lacks, and
+a check, metric or output the record does not hold make a release untestable.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import repeats
+from . import printed, repeats
 from .bisection import Observation
 from .checks import check_outcome, checks_of
 from .core import Outcome, Record
@@ -32,19 +34,22 @@ VALUE_SHOWN = 40
 
 @dataclass(frozen=True)
 class Criterion:
-    """Compare by outcome (``metric`` None), by ``metric`` above or below ``threshold``, or by ``metric``'s value
-    (``threshold`` None); of the record, or of its check named ``check``."""
+    """Compare by outcome (``metric`` None), by ``metric`` above or below ``threshold``, by ``metric``'s value
+    (``threshold`` None), of the record or of its check named ``check``; or ``by_output``."""
 
     metric: str | None = None
     threshold: float | None = 0.0
     above: bool = True
     check: str | None = None
+    by_output: bool = False
 
     @property
     def by_value(self) -> bool:
         return self.metric is not None and self.threshold is None
 
     def describe(self) -> str:
+        if self.by_output:
+            return "by output"
         where = f" of check {self.check!r}" if self.check is not None else ""
         if self.metric is None:
             return f"by the outcome{where}" if where else "by outcome"
@@ -54,11 +59,16 @@ class Criterion:
 
     def label(self, category: str | None) -> str:
         """A category as a person reads it: ``pass``, ``max_abs_diff above 1e-06``, ``observed = "5fd7…"``."""
+        if self.by_output and category is not None:
+            outcome, *lines = category.split("\n")
+            return f"{outcome}, {printed.describe(lines)}"
         if self.metric is None:
             return str(category)
         return f"{self.metric} = {_shortened(str(category))}" if self.by_value else f"{self.metric} {category}"
 
     def to_json(self) -> dict[str, Any]:
+        if self.by_output:
+            return {"by": "output"}
         scope = {"check": self.check} if self.check is not None else {}
         if self.metric is None:
             return {"by": "outcome", **scope}
@@ -73,6 +83,8 @@ class Criterion:
         if check is not None and not isinstance(check, str):
             raise ValueError("'compare' names a check that is no text")
         rest = {key: value for key, value in data.items() if key != "check"}
+        if data == {"by": "output"}:
+            return cls(by_output=True)
         if rest == {"by": "outcome"}:
             return cls(check=check)
         metric = rest.get("metric")
@@ -105,6 +117,8 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
     runs = repeats.runs_of(record)
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
+    if criterion.by_output:
+        return _output_observed(result, record, criterion)
     if criterion.metric is None and criterion.check is None:
         return _by_outcome(record, len(runs))
     if criterion.check is None and criterion.threshold is not None:
@@ -169,6 +183,18 @@ def _in_run(metrics: Mapping[str, Any], record: Record, criterion: Criterion) ->
         return None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}"
     side = _side(value, criterion.threshold, criterion.above)
     return side, f"{criterion.metric} = {value:g} ({side})"
+
+
+def _output_observed(result: CellResult, record: Record, criterion: Criterion) -> Observation:
+    """The outcome, with the message where it is not the output's end (an exception), then the lines printed."""
+    lines = record.metrics.get("output")
+    if not isinstance(lines, list):
+        return Observation(None, f"{record.outcome.value}, no output recorded: only scripts' output is kept")
+    versions = [str(result.environment.get("torch") or ""), result.torch]
+    said = "" if record.outcome in (Outcome.PASS, Outcome.FAIL) else _first_line(record.message)
+    outcome = record.outcome.value + (f": {printed.normalised([said], versions)[0]}" if said else "")
+    category = "\n".join([outcome, *printed.normalised([str(line) for line in lines], versions)])
+    return Observation(category, criterion.label(category))
 
 
 def metric_found(metrics: Mapping[str, Any], name: str) -> Any:

@@ -119,7 +119,8 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     """The ``pairs`` whose record in ``stored`` does not stand for a run from ``inputs`` (with :data:`TORCH_BUILD`).
 
     Decided per (probe, device) record: a record of another probe or device in
-    the file (another matrix's) neither runs nor goes.
+    the file (another matrix's) neither runs nor goes. Tests run as one pair,
+    and do when any of their records does not stand.
     """
     everything = tuple(pairs)
     if stored is None:
@@ -128,19 +129,24 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
         return Stale(everything, f"the last run ended in {stored.outcome.value}")
     if inputs.get(TORCH_BUILD) is None:
         return Stale(everything, "no torch installed in the environment yet (new or rebuilt)")
-    records = {(record.probe, record.device): record for record in stored.records}
+    made: dict[tuple[str, str], list[Record]] = {}
+    for record in stored.records:
+        made.setdefault(results.maker(record), []).append(record)
     missing: dict[str, list[str]] = {}
     changes: list[str] = []
     chosen = []
     for pair in pairs:
-        record = records.get((pair.probe.name, pair.device))
-        if record is None:
+        records = made.get((pair.probe.name, pair.device))
+        if not records:
             missing.setdefault(pair.probe.name, []).append(pair.device)
         else:
-            found = record_changes(record, results.record_inputs(dict(inputs), pair.probe.name))
-            if not found:
+            found = [
+                record_changes(record, results.record_inputs(dict(inputs), record.probe, pair.probe.name))
+                for record in records
+            ]
+            if not any(found):
                 continue
-            changes += found
+            changes += [change for changed in found for change in changed]
         chosen.append(pair)
     if not chosen:
         return Stale((), f"up to date (every record's probe, torch build and interpreter unchanged since "
@@ -172,7 +178,7 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
             if not _timeout_keeps(record, made.get(key), value):
                 changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
         elif made.get(key) != value:
-            changes += describe_changes({key: made.get(key)}, {key: value}, probe=record.probe)
+            changes += describe_changes({key: made.get(key)}, {key: value}, probe=results.maker(record)[0])
     return changes
 
 

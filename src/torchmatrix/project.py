@@ -18,7 +18,20 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from . import config, core, freshness, interpreters, library, releases, results, runner, schema, terminal, variables
+from . import (
+    config,
+    core,
+    freshness,
+    interpreters,
+    library,
+    probekinds,
+    releases,
+    results,
+    runner,
+    schema,
+    terminal,
+    variables,
+)
 from .errors import ConfigError, TorchmatrixError, UsageError
 from .findlinks import pip_find_links
 from .interpreters import Interpreter
@@ -26,6 +39,9 @@ from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry
 from .plan import KNOWN_PINS_FILE, Cell, plan
 from .releases import Listing
 from .results import CellResult
+
+PYTEST = "pytest"
+"""What a cell whose probes are tests installs, unless its requirements name a pytest of their own."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +58,8 @@ class Project:
     known_pins: tuple[PinRule, ...]
     unreachable: set[str] = field(default_factory=set)
     """Index URLs found dead during this run (an install failed and the index did not answer)."""
+    given_probes: tuple[str, ...] = ()
+    """The probes named for this run instead of the matrix's (``$TORCHMATRIX_PROBES``), as a child nox gets them."""
 
     @property
     def offline(self) -> bool:
@@ -80,6 +98,13 @@ class Project:
         """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
         matrix = with_releases(self.matrix, [version])
         return plan(matrix, listing or self.listing, self.interpreters, self.platforms, self.known_pins)[0]
+
+    def running_alone(self, entry: str) -> Project:
+        """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
+        base = self.matrix.file.parent
+        probes = config.given_probes([entry], base, base / "probes", self.matrix.devices)
+        matrix = dataclasses.replace(self.matrix, probes=probes, expect=())
+        return dataclasses.replace(self, matrix=matrix, given_probes=(entry,))
 
     def stored(self, found: Iterable[CellResult]) -> dict[tuple[Version, str | None], CellResult]:
         """This machine's newest result per cell, by (torch release, the Python the matrix asked for)."""
@@ -138,15 +163,21 @@ class Project:
 
     def install_requirements(self, cell: Cell) -> list[str]:
         """What a cell installs: its requirements (torch and its pins), then each probe's own, once."""
-        extra = [requirement for probe in self.matrix.probes for requirement in probe.requires]
         own = [str(self.built_library.wheel)] if self.built_library else []
-        return list(dict.fromkeys([*cell.requirements, *own, *extra]))
+        return list(dict.fromkeys([*cell.requirements, *own, *self._probes_requirements(cell)]))
 
     def installed_names(self, cell: Cell) -> list[str]:
         """The packages besides torch that a cell installs by name: what its fingerprint lists the versions of."""
-        wanted = [*cell.requirements[1:], *(req for probe in self.matrix.probes for req in probe.requires)]
+        wanted = [*cell.requirements[1:], *self._probes_requirements(cell)]
         own = [self.built_library.name] if self.built_library else []
         return list(dict.fromkeys([*own, *(Requirement(requirement).name for requirement in wanted)]))
+
+    def _probes_requirements(self, cell: Cell) -> list[str]:
+        """Each probe's own requirements, and pytest where tests are among the probes and nothing else names it."""
+        listed = [requirement for probe in self.matrix.probes for requirement in probe.requires]
+        named = {Requirement(requirement).name.lower() for requirement in [*cell.requirements, *listed]}
+        tests = any(probe.kind is core.Kind.PYTEST for probe in self.matrix.probes)
+        return [*listed, *([PYTEST] if tests and PYTEST not in named else [])]
 
     @functools.cached_property
     def built_library(self) -> library.Built | None:
@@ -156,8 +187,22 @@ class Project:
         return library.build(self.matrix.project, leave_out=[self.matrix.output])
 
     def pairs(self) -> list[core.Pair]:
-        """Every (probe, device) pair a cell runs, in the order it runs them."""
-        return [core.Pair(probe, device) for probe in self.matrix.probes for device in self.matrix.devices]
+        """Every (probe, device) pair a cell runs, in the order it runs them: each probe on the devices it runs on."""
+        return [
+            core.Pair(probe, device)
+            for probe in self.matrix.probes
+            for device in self.matrix.devices
+            if probe.runs_on(device)
+        ]
+
+    def owner(self, record_name: str) -> core.Probe | None:
+        """The probe of the matrix that makes records named ``record_name``: itself, or the tests holding that test."""
+        return next((probe for probe in self.matrix.probes if probe.covers(record_name)), None)
+
+    def record_inputs(self, run_inputs: dict[str, object], record_name: str) -> dict[str, object]:
+        """What a record named ``record_name`` of a run from ``run_inputs`` is made from, the probe that made it too."""
+        owner = self.owner(record_name)
+        return results.record_inputs(run_inputs, record_name, owner.name if owner else None)
 
     def result_file(self, cell: Cell) -> Path:
         """Where the cell's result on this machine is stored."""
@@ -197,18 +242,22 @@ class Project:
         records = {(record.probe, record.device): record for record in result.records}
         for probe, device in pairs:
             record = records.get((probe, device))
-            if record is None or not freshness.stands_for(record, results.record_inputs(inputs, probe)):
+            if record is None or not freshness.stands_for(record, self.record_inputs(inputs, probe)):
                 return None
         return result
 
     # Read once per run: bisect and verify ask for many cells' inputs.
     @functools.cached_property
     def _probe_hashes(self) -> dict[str, str]:
-        return {probe.name: _sha256(probe.path) for probe in self.matrix.probes}
+        return {probe.name: probekinds.digest(probe) for probe in self.matrix.probes}
 
     @functools.cached_property
     def _worker_hash(self) -> str:
-        return _sha256(runner.WORKER)
+        """The worker's sha256; with its pytest plugin's where tests run (it makes no other probe's records)."""
+        if not any(probe.kind is core.Kind.PYTEST for probe in self.matrix.probes):
+            return _sha256(runner.WORKER)
+        both = _sha256(runner.WORKER) + _sha256(runner.PYTEST_PLUGIN)
+        return hashlib.sha256(both.encode()).hexdigest()
 
 
 def load(root: Path, environ: dict[str, str] | None = None) -> Project:
@@ -222,7 +271,8 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
         hint = f"{variables.MATRIX.name} names it" if variables.MATRIX.get(environ) else "write one (see README)"
         raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
     output = Path(variables.OUTPUT.get(environ)).absolute() if variables.OUTPUT.get(environ) else None
-    matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output)
+    probes = [entry.strip() for entry in variables.PROBES.get(environ).split(",") if entry.strip()] or None
+    matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output, probes=probes)
     if variables.TORCH.get(environ):
         matrix = with_releases(matrix, _releases_from(variables.TORCH.get(environ)))
     matrix = _with_index(matrix, environ)
@@ -233,7 +283,10 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
     cells = plan(matrix, listing, found, platforms, known_pins)
     named = variables.MACHINE.get(environ) or matrix.machine or results.default_machine_name()
-    return Project(matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins)
+    return Project(
+        matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,
+        given_probes=tuple(probes or ()),
+    )  # fmt: skip
 
 
 def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:

@@ -36,10 +36,16 @@ def listed(pairs: Iterable[Pair], repeat: int) -> list[Pair]:
 
 
 def merged(records: Sequence[Record], repeat: int) -> list[Record]:
-    """The runner's records of :func:`listed` pairs (``repeat`` in a row per pair), one merged record per pair."""
+    """The runner's records of :func:`listed` pairs, one merged record per record name and device.
+
+    Grouped by name, not counted off ``repeat`` at a time: a pair of pytest tests makes a record per test.
+    """
     if repeat == 1:
         return list(records)
-    return [merge(records[start : start + repeat]) for start in range(0, len(records), repeat)]
+    runs: dict[tuple[str, str], list[Record]] = {}
+    for record in records:
+        runs.setdefault((record.probe, record.device), []).append(record)
+    return [merge(group) for group in runs.values()]
 
 
 def merge(runs: Sequence[Record]) -> Record:

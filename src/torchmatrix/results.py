@@ -151,17 +151,30 @@ class CellResult:
             raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
 
 
-def record_inputs(run_inputs: dict[str, Any], probe: str) -> dict[str, Any]:
+def record_inputs(run_inputs: dict[str, Any], probe: str, made_by: str | None = None) -> dict[str, Any]:
     """What the records of ``probe`` are made from: the keys of :data:`RECORD_INPUTS` that a run's inputs hold,
-    the sha256 of its file (``probe``) and, if the matrix gives it any, its options (``options``)."""
+    the sha256 of its file (``probe``) and, if the matrix gives it any, its options (``options``).
+
+    ``made_by``: the probe that makes records named otherwise (pytest tests, a record per test): its
+    digest and options are theirs, and its name is kept as their ``entry``, which :func:`maker` reads.
+    """
     probes = run_inputs.get("probes")
     options = run_inputs.get("probe_options")
-    given = options.get(probe) if isinstance(options, dict) else None
+    owner = made_by or probe
+    entry = {"entry": owner} if owner != probe else {}
+    given = options.get(owner) if isinstance(options, dict) else None
     return {
         **{key: run_inputs[key] for key in RECORD_INPUTS if key in run_inputs},
-        "probe": probes.get(probe) if isinstance(probes, dict) else None,
+        "probe": probes.get(owner) if isinstance(probes, dict) else None,
+        **entry,
         **({"options": given} if given else {}),
     }
+
+
+def maker(record: Record) -> tuple[str, str]:
+    """(probe, device) of the pair that made ``record``: its own, or its tests' for a test's record."""
+    entry = record.inputs.get("entry")
+    return (entry if isinstance(entry, str) else record.probe, record.device)
 
 
 def _from_schema_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -270,16 +283,22 @@ def merged(stored: CellResult | None, new: CellResult) -> CellResult:
     """``new`` with every record of ``stored`` that ``new`` did not re-measure, each as it was made.
 
     A run replaces only the records it made: those of other probes or devices
-    (another matrix's, or pairs that were up to date) stay. A cell outcome
-    (install-error, no-wheel, …) never replaces measured records: it says what
-    went wrong on one run, while they say what ran.
+    (another matrix's, or pairs that were up to date) stay. A pair it ran
+    replaces all of that pair's records, so a test that is gone goes too. A
+    cell outcome (install-error, no-wheel, …) never replaces measured records:
+    it says what went wrong on one run, while they say what ran.
     """
     if stored is None or stored.outcome is not None:
         return new
     if new.outcome is not None:
         return stored if stored.records else new
     fresh = {(record.probe, record.device): record for record in new.records}
-    kept = [fresh.pop((record.probe, record.device), record) for record in stored.records]
+    remade = {maker(record) for record in new.records}
+    kept = [
+        fresh.pop((record.probe, record.device), record)
+        for record in stored.records
+        if (record.probe, record.device) in fresh or maker(record) not in remade
+    ]
     return dataclasses.replace(new, records=(*kept, *fresh.values()))
 
 

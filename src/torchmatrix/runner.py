@@ -31,9 +31,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import variables
-from .core import Outcome, Pair, Record
+from .core import Kind, Outcome, Pair, Record
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
+PYTEST_PLUGIN = WORKER.with_name("pytest_plugin.py")
+"""Loaded by the worker into the pytest it runs for tests."""
 STDERR_TAIL = 2000
 STARTUP_SECONDS = 300.0
 """The least time a worker gets to import torch, whatever the per-pair limit: a cold import can take minutes."""
@@ -74,13 +76,15 @@ def run_cell(
     listener = listener or (lambda *_: None)
     records: list[Record] = []
     environment: dict[str, Any] = {}
-    while len(records) < len(pairs):
-        first = len(records)
+    done = 0
+    while done < len(pairs):
+        first = done
         with _Worker(python, pairs, first, timeout, pycache_prefix) as worker:
             session = worker.follow(listener)
         records += session.records
+        done += session.pairs
         environment = environment or session.environment
-        if not session.records:
+        if not session.pairs:
             failure = session.failure or "the worker ended without running any probe"
             if not environment:  # torch never imported: the environment is unusable, no probe can run
                 return CellRun({}, (), import_failure=failure)
@@ -92,6 +96,7 @@ def run_cell(
                 )  # fmt: skip
                 listener("record", pair, record)
                 records.append(record)
+            done = len(pairs)
     return CellRun(environment, tuple(records))
 
 
@@ -101,6 +106,8 @@ class _WorkerSession:
     environment: dict[str, Any]
     failure: str = ""
     failure_outcome: Outcome = Outcome.CRASH
+    pairs: int = 0
+    """How many pairs are done (pytest tests make a record per test)."""
 
 
 class _Worker:
@@ -118,7 +125,7 @@ class _Worker:
         # The pairs' temporary folders go in here, removed in __exit__ even if the worker could not remove them.
         self.scratch = tempfile.mkdtemp(prefix="torchmatrix-worker-")
         request = {
-            "pairs": [[pair.probe.name, str(pair.probe.path), pair.device] for pair in pairs[first:]],
+            "pairs": [_pair_request(pair) for pair in pairs[first:]],
             "first": first,
             "timeout": timeout,
             "startup": self.startup,
@@ -205,16 +212,19 @@ class _Worker:
             event = message.get("event")
             if event == "ready":
                 session.environment = message.get("environment") or {}
-            elif event == "start" and message.get("index") == self.first + len(session.records):
+            elif event == "start" and message.get("index") == self.first + session.pairs:
                 running = message["index"]
                 limit = self.timeout
                 started = time.monotonic()
                 deadline = started + limit + GRACE_SECONDS
                 listener("start", self.pairs[running], None)
-            elif event == "record" and running is not None and message.get("index") == running:
-                record = _record(self.pairs[running], message)
-                session.records.append(record)
-                listener("record", self.pairs[running], record)
+            elif event == "alive" and running is not None and message.get("index") == running:
+                deadline = time.monotonic() + limit + GRACE_SECONDS  # tests: each gets the limit
+            elif event == "records" and running is not None and message.get("index") == running:
+                for record in _records(self.pairs[running], message):
+                    session.records.append(record)
+                    listener("record", self.pairs[running], record)
+                session.pairs += 1
                 running = None
             elif event == "done":
                 return session
@@ -235,6 +245,7 @@ class _Worker:
             duration=time.monotonic() - started,
         )  # fmt: skip
         session.records.append(record)
+        session.pairs += 1
         listener("record", pair, record)
 
     def _died(self, session: _WorkerSession, running: int | None, started: float, listener: Listener) -> None:
@@ -252,6 +263,7 @@ class _Worker:
             message=message, duration=time.monotonic() - started,
         )  # fmt: skip
         session.records.append(record)
+        session.pairs += 1
         listener("record", pair, record)
 
     def _stderr_tail(self) -> str:
@@ -272,6 +284,15 @@ def _worker_environment(pairs: Sequence[Pair]) -> dict[str, str]:
     return {**os.environ, variables.PROBE_OPTIONS.name: json.dumps(options, sort_keys=True)}
 
 
+def _pair_request(pair: Pair) -> dict[str, str]:
+    """A pair as the worker reads it (see its docstring)."""
+    probe = pair.probe
+    request = {"name": probe.name, "path": str(probe.path), "device": pair.device, "kind": probe.kind.value}
+    if probe.kind is Kind.PYTEST:
+        request.update(select=probe.select, root=str(probe.root or probe.path.parent))
+    return request
+
+
 def _parse(line: bytes) -> dict[str, Any]:
     try:
         message = json.loads(line)
@@ -280,14 +301,26 @@ def _parse(line: bytes) -> dict[str, Any]:
     return message if isinstance(message, dict) else {}
 
 
+def _records(pair: Pair, message: dict[str, Any]) -> list[Record]:
+    """The records a "records" message holds; one saying so if it holds none (a pair gets at least one)."""
+    given = message.get("records")
+    records = [_record(pair, item) for item in given if isinstance(item, dict)] if isinstance(given, list) else []
+    if records:
+        return records
+    return [Record(pair.probe.name, pair.device, Outcome.ERROR, {}, "the worker sent no record of this pair", 0.0)]
+
+
 def _record(pair: Pair, message: dict[str, Any]) -> Record:
     try:
         outcome = Outcome(message.get("outcome"))
     except ValueError:
         outcome = Outcome.ERROR
+    if outcome.is_cell_outcome:
+        outcome = Outcome.ERROR
     metrics = message.get("metrics")
+    name = message.get("probe")
     return Record(
-        probe=pair.probe.name,
+        probe=name if isinstance(name, str) and pair.probe.covers(name) else pair.probe.name,
         device=pair.device,
         outcome=outcome,
         metrics=metrics if isinstance(metrics, dict) else {},

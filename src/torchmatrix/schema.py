@@ -30,6 +30,8 @@ from .yamldoc import Document, KeyPath
 
 URL_SCHEMES = ("http", "https", "file")
 PROBE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TEST_ID = re.compile(r"^[^\s:][^\n]*\.py(::[^\n]+)?$|^[^\s:][^\n]*/$")
+"""What pytest tests are called: a file (``tests/test_dot.py``), a node id in it, or a folder (``tests/``)."""
 _PYTHON_VERSION = re.compile(r"^3\.\d{1,2}$")
 
 
@@ -243,9 +245,12 @@ def _one_device(doc: Document, path: KeyPath, value: Any) -> str:
 
 
 def _probe_name(doc: Document, path: KeyPath, value: Any) -> str:
+    """A probe's name, or a test's node id (``tests/test_dot.py::test_grad``): what its records are called."""
     text = _text(doc, path, value)
-    if not PROBE_NAME.match(text):
-        raise fail(doc, path, f"{text!r} is not a probe name", "name a probe of this matrix, e.g. autograd_dot")
+    if not (PROBE_NAME.match(text) or TEST_ID.match(text)):
+        raise fail(
+            doc, path, f"{text!r} is not a probe name", "name a probe of this matrix (e.g. autograd_dot) or a test id"
+        )
     return text
 
 
@@ -331,7 +336,7 @@ PIN_RULE_KEYS = {
     "reason": Key(_nonempty_text, "built against NumPy 1.x", "why they are needed"),
 }
 EXPECTATION_KEYS = {
-    "probe": Key(_probe_name, "autograd_dot", "a probe of this matrix", required=True),
+    "probe": Key(_probe_name, "autograd_dot", "a probe of this matrix, or one of its tests by node id", required=True),
     "device": Key(_one_device, "mps", "one device of this matrix", required=True),
     "torch": Key(_specifier, '">=1.12"', "the releases it speaks of, a version range; default: every release"),
     "outcome": Key(_outcome, "pass", "the outcome the probe must have there", required=True),

@@ -5,6 +5,7 @@
     #
     # [tool.torchmatrix]
     # opt-in = true
+    # devices = ["cpu", "cuda"]
     # ///
 
 Its ``dependencies`` are installed beside torch in every cell that runs the
@@ -14,6 +15,10 @@ probe file, whose sha256 every record of the probe carries.
 ``opt-in = true`` keeps a probe out of a matrix that lists no ``probes:`` (which
 runs every probe in ``probes/``): it runs only where a matrix names it. For
 probes that cost minutes, like the operator sweep.
+
+``devices`` names the devices a script runs on, for a script that chooses its
+device some other way than reading ``TORCHMATRIX_DEVICE``
+(:mod:`torchmatrix.probekinds`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from .core import DEVICES
 from .errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -37,7 +43,7 @@ else:  # pragma: no cover - Python 3.10
 # The reference expression of PEP 723.
 _BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
 _KEYS = ("dependencies", "requires-python", "tool")
-_OWN_KEYS = ("opt-in",)
+_OWN_KEYS = ("opt-in", "devices")
 """What ``[tool.torchmatrix]`` may hold."""
 
 
@@ -46,6 +52,8 @@ class ScriptMetadata:
     dependencies: tuple[str, ...] = ()
     opt_in: bool = False
     """Runs only where a matrix names it, never as one of "every probe in probes/"."""
+    devices: tuple[str, ...] | None = None
+    """The devices it runs on, where it names them; None where it does not."""
 
 
 def dependencies(path: Path) -> tuple[str, ...]:
@@ -80,7 +88,8 @@ def read(path: Path) -> ScriptMetadata:
     unknown = sorted(set(metadata) - set(_KEYS))
     if unknown:
         raise error(f"unknown key {unknown[0]!r}", f"a probe's block may hold {_KEYS[0]}")
-    return ScriptMetadata(_dependencies(metadata, error), _opt_in(metadata, error))
+    own = _own_table(metadata, error)
+    return ScriptMetadata(_dependencies(metadata, error), _opt_in(own, error), _devices(own, error))
 
 
 def _dependencies(metadata: dict[str, Any], error: Callable[[str, str], ConfigError]) -> tuple[str, ...]:
@@ -95,15 +104,29 @@ def _dependencies(metadata: dict[str, Any], error: Callable[[str, str], ConfigEr
     return tuple(listed)
 
 
-def _opt_in(metadata: dict[str, Any], error: Callable[[str, str], ConfigError]) -> bool:
-    """``opt-in`` of ``[tool.torchmatrix]``; other tools' tables under ``[tool]`` are theirs."""
+def _own_table(metadata: dict[str, Any], error: Callable[[str, str], ConfigError]) -> dict[str, Any]:
+    """``[tool.torchmatrix]``; other tools' tables under ``[tool]`` are theirs."""
     tools = metadata.get("tool", {})
     own = tools.get("torchmatrix", {}) if isinstance(tools, dict) else {}
     if not isinstance(own, dict):
-        raise error("tool.torchmatrix is not a table", "write [tool.torchmatrix] and opt-in = true under it")
+        raise error("tool.torchmatrix is not a table", "write [tool.torchmatrix] and its keys under it")
     unknown = sorted(set(own) - set(_OWN_KEYS))
     if unknown:
         raise error(f"unknown key {unknown[0]!r} in [tool.torchmatrix]", f"it may hold {', '.join(_OWN_KEYS)}")
+    return own
+
+
+def _devices(own: dict[str, Any], error: Callable[[str, str], ConfigError]) -> tuple[str, ...] | None:
+    if "devices" not in own:
+        return None
+    listed = own["devices"]
+    hint = f"some of {', '.join(DEVICES)}, e.g. devices = ['cpu', 'cuda']"
+    if not isinstance(listed, list) or not listed or not all(item in DEVICES for item in listed):
+        raise error(f"devices must be a list of devices, not {listed!r}", hint)
+    return tuple(dict.fromkeys(listed))
+
+
+def _opt_in(own: dict[str, Any], error: Callable[[str, str], ConfigError]) -> bool:
     opt_in = own.get("opt-in", False)
     if not isinstance(opt_in, bool):
         raise error("opt-in is neither true nor false", "e.g. opt-in = true")

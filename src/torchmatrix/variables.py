@@ -1,7 +1,8 @@
-"""The environment variables torchmatrix reads, each declared once with what it overrides.
+"""The environment variables torchmatrix reads, each declared once with what it overrides; and the one it sets.
 
 A nox run of the noxfile reads them when it loads (:func:`torchmatrix.project.load`);
 bisect and verify set them for the child nox they start; the docs list them from here.
+The worker sets :data:`DEVICE` for every pair's process.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ TORCH = Variable(
     "the matrix's torch releases (separated by commas); the rest of the matrix stays",
     "1.12.1,2.2.0",
 )
+PROBES = Variable(
+    "TORCHMATRIX_PROBES",
+    "the matrix's probes (separated by commas): names in `probes/`, or paths, anywhere; the rest of the matrix stays",
+    "repro.py,tests/test_dot.py",
+)
 OUTPUT = Variable("TORCHMATRIX_OUTPUT", "the output folder (results and reports), instead of `output:`", "/tmp/try")
 CACHE_DIR = Variable(
     "TORCHMATRIX_CACHE_DIR",
@@ -57,4 +63,18 @@ PROBE_OPTIONS = Variable(
     '{"opsweep": {"ops": "add|mul"}}',
 )
 
-ALL = (MATRIX, MACHINE, TORCH, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS)
+ALL = (MATRIX, MACHINE, TORCH, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A variable every pair's process finds set, for its probe to read."""
+
+    name: str
+    means: str
+
+
+DEVICE = Given(
+    "TORCHMATRIX_DEVICE", "the device the pair runs on: `cpu`, `cuda` or `mps` (what scripts and tests read)"
+)
+GIVEN = (DEVICE,)

@@ -46,6 +46,7 @@ def test_the_benchmark_says_of_every_target_whether_it_is_met_and_exits_1_when_o
     assert {rows[name] for name in TARGETS} <= {"yes", "NO"}
     assert {met for name, met in rows.items() if name not in TARGETS} == {"-"}  # context, no target
     assert "isolation: a pair in a process of its own vs in-process, torch 1.9.0" in rows
+    assert "a pair by kind of probe, torch 1.9.0" in rows
     assert run.returncode == (1 if "NO" in rows.values() else 0), output
     assert any(line.startswith("machine: ") for line in run.stdout.splitlines())
     assert "torch 1.9.0 on Python 3." in run.stdout

@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from torchmatrix import releases, repeats, results, summaries
 from torchmatrix.bisection import Observation, Status, Step, Verdict
-from torchmatrix.core import Outcome, Probe, Record
+from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
@@ -106,6 +106,11 @@ def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshol
             "not allowed with argument",
         ),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--fro", "1"], "unrecognized arguments: --fro"),
+        (
+            ["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "1", "--by-output"],
+            "choose one",
+        ),
+        (["nowhere.py", "--from", "1.9.0", "--to", "1.12.1"], "nor a script here"),
     ],  # fmt: skip
 )
 def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: str) -> None:
@@ -115,7 +120,8 @@ def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: 
     assert str(caught.value).endswith(f"usage: {USAGE}")
     assert USAGE == (
         "nox -s bisect -- (PROBE | --all) --from OLD --to NEW [--device D] [--check NAME] "
-        "[--metric NAME [--above X | --below X]] [--pre] [--repeat N] [--index-url URL] [--find-links DIR]"
+        "[--metric NAME [--above X | --below X] | --by-output] [--pre] [--repeat N] "
+        "[--index-url URL] [--find-links DIR]"
     )
     assert caught.value.exit_code == 2
 
@@ -435,3 +441,46 @@ def test_an_end_the_index_lacks_is_a_usage_error_naming_the_nearest_releases(
         UsageError, match=r"--to 1.12.5: the index lists no torch 1.12.5; the releases around it are 1.12.1 and 1.13.0"
     ):
         run(project(tmp_path), Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.5"), tmp_path / "noxfile.py")
+
+
+def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_node_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where nox runs the session: the noxfile's folder
+    (tmp_path / "repro.py").write_text("import torch\nprint(2 * torch.dot(torch.arange(4.0), torch.arange(4.0)))\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_dot.py").write_text("def test_dot():\n    pass\n")
+    tests = Probe("tests/", tmp_path / "tests", kind=Kind.PYTEST, root=tmp_path)
+    matrix = dataclasses.replace(MATRIX, file=tmp_path / "matrix.yaml", probes=(*MATRIX.probes, tests))
+    script = parse(["repro.py", "--from", "1.9.0", "--to", "1.12.1", "--by-output"], matrix)
+    assert (script.probes[0], script.alone, script.criterion) == (
+        "repro",
+        str(tmp_path / "repro.py"),
+        Criterion(by_output=True),
+    )
+    test = parse(["tests/test_dot.py::test_dot", "--from", "1.9.0", "--to", "1.12.1"], matrix)
+    assert (test.probes[0], test.alone) == ("tests/test_dot.py::test_dot", None)  # the matrix runs it
+    with pytest.raises(UsageError, match="repro runs on cpu alone, not on mps"):
+        parse(["repro.py", "--from", "1.9.0", "--to", "1.12.1", "--device", "mps"], matrix)
+    with pytest.raises(UsageError, match="holds tests: name one of them"):
+        parse(
+            ["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"],
+            dataclasses.replace(matrix, probes=MATRIX.probes),
+        )
+
+
+def test_by_output_the_answer_names_the_first_line_printed_that_changed() -> None:
+    versions = [Version("1.9.1"), Version("1.10.0")]
+    old = Observation("pass\ntensor([0.9609], dtype=torch.bfloat16)\ntensor([0.9643])", "")
+    new = Observation("pass\ntensor([0.9648], dtype=torch.bfloat16)\ntensor([0.9643])", "")
+    steps = (Step(versions[0], old, True), Step(versions[1], new, True))
+    verdict = Verdict(Status.FOUND, tuple(versions), steps, 3, last_old=versions[0], first_new=versions[1])
+    request = Request(("sigmoid",), ("cpu",), versions[0], versions[1], criterion=Criterion(by_output=True))
+    assert answer(verdict, request) == [
+        "first release with NEW's outcome (pass, prints 'tensor([0.9648], dtype=torch.bfloat16)' / "
+        "'tensor([0.9643])'): torch 1.10.0 (1 run)",
+        "last release with OLD's outcome (pass, prints 'tensor([0.9609], dtype=torch.bfloat16)' / "
+        "'tensor([0.9643])'): torch 1.9.1 (1 run)",
+        "what it printed, from OLD to NEW: line 1: 'tensor([0.9609], dtype=torch.bfloat16)' → "
+        "'tensor([0.9648], dtype=torch.bfloat16)'",
+    ]

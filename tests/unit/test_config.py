@@ -9,8 +9,8 @@ import pytest
 from packaging.version import Version
 
 from torchmatrix.config import load_matrix, load_pin_rules
-from torchmatrix.core import DEVICES, Outcome
-from torchmatrix.errors import ConfigError
+from torchmatrix.core import DEVICES, Kind, Outcome
+from torchmatrix.errors import ConfigError, UsageError
 
 from ..conftest import ROOT
 
@@ -236,7 +236,8 @@ def test_expectations_are_read_with_their_place_in_the_file(tmp_path: Path, prob
             "not a probe of",
             "autograd_dot",
         ),
-        ("- {probe: my/x.py, device: cpu, outcome: pass}", 4, "expect[0].probe", "not a probe name", ""),
+        ("- {probe: 'a probe', device: cpu, outcome: pass}", 4, "expect[0].probe", "not a probe name", "test id"),
+        ("- {probe: my/x.py, device: cpu, outcome: pass}", 4, "expect[0].probe", "not a probe of", "node id"),
         (
             "- {probe: autograd_dot, device: cuda, outcome: pass}",
             4,
@@ -258,3 +259,75 @@ def test_each_bad_expectation_names_file_line_key_and_a_hint(
     assert (error.line, error.key) == (line, key)
     assert problem in error.problem
     assert hint in error.hint
+
+
+def test_scripts_and_tests_are_probes_of_their_own_kind(tmp_path: Path, probes_dir: Path) -> None:
+    (tmp_path / "repro.py").write_text(
+        "import os, torch\nprint(torch.ones(1, device=os.environ['TORCHMATRIX_DEVICE']))\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_dot.py").write_text("def test_dot():\n    pass\n\ndef test_grad():\n    pass\n")
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "test_more.py").write_text("def test_more(torchmatrix_device):\n    pass\n")
+    text = "torch: [1.12.1]\nprobes: [autograd_dot, repro.py, tests/test_dot.py::test_grad, more]\n"
+    matrix = load_matrix(write(tmp_path, text), probes_dir)
+    assert [(probe.name, probe.kind, probe.devices) for probe in matrix.probes] == [
+        ("autograd_dot", Kind.MODULE, None),
+        ("repro", Kind.SCRIPT, None),  # it reads TORCHMATRIX_DEVICE
+        ("tests/test_dot.py::test_grad", Kind.PYTEST, ("cpu",)),  # these never ask for the device
+        ("more/", Kind.PYTEST, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "problem", "hint"),
+    [
+        ("torch: [1.9.0]\nprobes: [tests/, tests/test_dot.py]\n", 2, "probes[1]", "hold the same tests", "once"),
+        ("torch: [1.9.0]\nprobes: [repro.py]\ndevices: [cuda]\n", 2, "probes[0]", "runs on cpu alone", "reads"),
+        ("torch: [1.9.0]\nprobes: [tests/nothing.txt]\n", 2, "probes[0]", "no file", ""),
+        ("torch: [1.9.0]\nprobes: [tests/data.txt]\n", 2, "probes[0]", "not a .py file", ""),
+        ("torch: [1.9.0]\nprobes: ['.']\n", 2, "probes[0]", "is a folder", "tests/"),
+        (
+            "torch: [1.9.0]\nprobes: [tests/]\ndevices: [cpu, mps]\nexpect:\n"
+            "  - {probe: tests/test_dot.py::test_dot, device: mps, outcome: pass}\n",
+            5,
+            "expect[0].device",
+            "tests/ runs on cpu alone",
+            "torchmatrix_device",
+        ),
+    ],
+)
+def test_each_mistake_about_scripts_and_tests_is_named(
+    tmp_path: Path, probes_dir: Path, text: str, line: int, key: str, problem: str, hint: str
+) -> None:
+    (tmp_path / "repro.py").write_text("print(1)\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_dot.py").write_text("def test_dot():\n    pass\n")
+    (tmp_path / "tests" / "data.txt").write_text("")
+    error = error_for(tmp_path, probes_dir, text)
+    assert (error.line, error.key) == (line, key)
+    assert problem in error.problem and hint in error.hint
+
+
+def test_an_expectation_may_name_a_test_of_the_matrix_s_tests(tmp_path: Path, probes_dir: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_dot.py").write_text("def test_dot():\n    pass\n")
+    expect = "expect:\n  - {probe: tests/test_dot.py::test_dot, device: cpu, outcome: pass}\n"
+    text = "torch: [1.9.0]\nprobes: [tests/test_dot.py]\n" + expect
+    (expectation,) = load_matrix(write(tmp_path, text), probes_dir).expect
+    assert expectation.probe == "tests/test_dot.py::test_dot"
+
+
+def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_path: Path, probes_dir: Path) -> None:
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-downloads" / "bug.py"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("import torch\nprint(torch.ones(1))\n")
+    matrix_file = write(tmp_path, EXPECT)
+    matrix = load_matrix(matrix_file, probes_dir, probes=[str(elsewhere), "batched_matmul"])
+    assert [(probe.name, probe.kind) for probe in matrix.probes] == [
+        ("bug", Kind.SCRIPT),
+        ("batched_matmul", Kind.MODULE),
+    ]
+    assert [expectation.probe for expectation in matrix.expect] == ["batched_matmul"]  # those of other probes go
+    with pytest.raises(UsageError, match="TORCHMATRIX_PROBES: no probe 'nowhere.py'"):
+        load_matrix(matrix_file, probes_dir, probes=["nowhere.py"])

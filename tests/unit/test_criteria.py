@@ -161,3 +161,32 @@ def test_an_unstable_pair_is_untestable_by_outcome_but_may_be_steady_by_a_metric
     assert split.detail == "unstable: max_abs_diff not above 1e-06 in 2, above 1e-06 in 1 of 3 runs"
     loose = observe(flaky, "batched_matmul", "cpu", Criterion("max_abs_diff", 1e-5))
     assert (loose.category, loose.unstable) == ("not above 1e-05", False)
+
+
+SEED_OUTPUT = ["tensor(28., grad_fn=<MulBackward0>)", "<MulBackward0 object at 0x7f3a2c1d5e80>"]
+
+
+def printing(lines: list[str], outcome: Outcome = Outcome.PASS, message: str = "", torch: str = "1.12.1") -> object:
+    record = Record("repro", "cpu", outcome, {"exit_code": 0, "output": lines}, message, 0.1)
+    return result(torch, records=(record,), environment={"torch": f"{torch}+cu102"})
+
+
+def test_by_output_the_category_is_the_outcome_and_what_was_printed_normalised() -> None:
+    by_output = Criterion(by_output=True)
+    seen = observe(printing(SEED_OUTPUT), "repro", "cpu", by_output)
+    assert seen.category == "pass\ntensor(28., grad_fn=<MulBackward0>)\n<MulBackward0 object at 0x…>"
+    assert seen.detail == "pass, prints 'tensor(28., grad_fn=<MulBackward0>)' / '<MulBackward0 object at 0x…>'"
+    elsewhere = [SEED_OUTPUT[0], "<MulBackward0 object at 0x7f0011223344>"]
+    assert observe(printing(elsewhere, torch="1.9.0"), "repro", "cpu", by_output).category == seen.category
+    zero = observe(printing(["tensor(0., grad_fn=<MulBackward0>)", SEED_OUTPUT[1]]), "repro", "cpu", by_output)
+    assert zero.category != seen.category  # a digit that changes is a change
+    assert by_output.to_json() == {"by": "output"} and by_output.describe() == "by output"
+
+
+def test_by_output_an_exception_counts_and_a_record_without_output_is_untestable() -> None:
+    by_output = Criterion(by_output=True)
+    failed = observe(printing([], Outcome.ERROR, "AttributeError: no attribute 'log_ndtr'"), "repro", "cpu", by_output)
+    assert failed.category == "error: AttributeError: no attribute 'log_ndtr'"
+    assert failed.detail == "error: AttributeError: no attribute 'log_ndtr', prints nothing"
+    module = observe(with_record(Outcome.PASS), "batched_matmul", "cpu", by_output)
+    assert not module.testable and "only scripts' output is kept" in module.detail

@@ -22,7 +22,7 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 from sphinx.cmd.build import build_main
 
-from torchmatrix import config, schema, variables, yamldoc
+from torchmatrix import config, printed, schema, variables, yamldoc
 from torchmatrix.core import Outcome
 from torchmatrix.errors import ConfigError
 from torchmatrix.schema import Key
@@ -166,6 +166,17 @@ def test_every_variable_is_in_the_variables_table(site: Path) -> None:
         assert table == expected
 
 
+def test_every_variable_a_probe_finds_set_is_in_its_table(site: Path) -> None:
+    for table in tables(site, "given"):
+        assert table == [[variable.name, text(variable.means)] for variable in variables.GIVEN]
+
+
+def test_every_normalisation_rule_is_in_its_table(site: Path) -> None:
+    expected = [[rule.what, rule.pattern.pattern, rule.example, rule.apply(rule.example)] for rule in printed.RULES]
+    for table in tables(site, "normalised"):
+        assert table == expected
+
+
 def code_of(page: Path) -> Iterator[tuple[str, str]]:
     """Each code span and code block of ``page``, with the info of a block (``yaml``, ``console``) or ''."""
     for token in MarkdownIt("commonmark").enable("table").parse(page.read_text(encoding="utf-8")):
@@ -225,7 +236,7 @@ def test_the_pages_show_a_command_for_every_session(nox_sessions: dict[str, str]
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
 def test_no_page_names_a_variable_that_does_not_exist(page: Path) -> None:
     named = set(re.findall(r"\bTORCHMATRIX_[A-Z0-9_]+", page.read_text(encoding="utf-8")))
-    known = {variable.name for variable in variables.ALL}
+    known = {variable.name for variable in (*variables.ALL, *variables.GIVEN)}
     assert named <= known, f"{page.name} names variables that do not exist: {named - known}"
 
 

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.core import Outcome, Pair, Probe
+from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.envside import worker
 from torchmatrix.interpreters import discover
-from torchmatrix.runner import WORKER, run_cell
+from torchmatrix.runner import PYTEST_PLUGIN, WORKER, run_cell
 
 from ..conftest import DATA, ROOT, bare_venv
 
 PYTHONS = {python.minor: python for python in discover()}
-ENVSIDE = [WORKER, *sorted((ROOT / "probes").glob("*.py"))]
+ENVSIDE = [WORKER, PYTEST_PLUGIN, *sorted((ROOT / "probes").glob("*.py"))]
 
 
 @pytest.mark.parametrize("minor", sorted(PYTHONS))
@@ -39,9 +39,15 @@ def test_the_worker_protocol_runs_on_python_3_6(tmp_path: Path, start: str, monk
     probe.write_text("def run(device):\n    return {'outcome': 'fail', 'metrics': {'checks': []}, 'message': 'm'}\n")
     hang = tmp_path / "hang.py"
     hang.write_text("import time\ndef run(device):\n    time.sleep(60)\n")
+    script = tmp_path / "script.py"
+    script.write_text("import sys\nprint('printed')\nsys.exit(1)\n")
     pairs = [Pair(Probe("p", probe), "cpu"), Pair(Probe("hang", hang), "cpu"), Pair(Probe("p", probe), "mps")]
+    pairs.append(Pair(Probe("script", script, kind=Kind.SCRIPT), "cpu"))
     cell = run_cell(python, pairs, 2.0)
-    assert [record.outcome for record in cell.records] == [Outcome.FAIL, Outcome.TIMEOUT, Outcome.UNAVAILABLE]
+    assert [record.outcome for record in cell.records] == [
+        Outcome.FAIL, Outcome.TIMEOUT, Outcome.UNAVAILABLE, Outcome.FAIL,
+    ]  # fmt: skip
+    assert cell.records[-1].metrics == {"exit_code": 1, "output": ["printed"]}
     assert cell.environment["python"].startswith(oldest.minor)
 
 

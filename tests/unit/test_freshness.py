@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import freshness, results
-from torchmatrix.core import Outcome, Pair, Probe, Record
+from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
 from torchmatrix.results import TORCH_BUILD, CellResult
 
 TORCH_RECORD = """\
@@ -231,3 +231,21 @@ def test_a_record_depends_on_its_probes_options_only_where_the_matrix_gives_some
     plain = record("batched_matmul", inputs=with_options)
     assert "options" not in plain.inputs
     assert freshness.stands_for(plain, results.record_inputs(INPUTS, "batched_matmul"))
+
+
+def test_tests_run_again_as_one_pair_when_any_of_their_records_does_not_stand() -> None:
+    tests = Probe("tests/test_a.py", Path("tests/test_a.py"), kind=Kind.PYTEST)
+    inputs = {**INPUTS, "probes": {**INPUTS["probes"], tests.name: "e" * 64}}
+
+    def test(name: str, made_from: dict = inputs) -> Record:
+        made = results.record_inputs(made_from, f"tests/test_a.py::{name}", tests.name)
+        return Record(f"tests/test_a.py::{name}", "cpu", Outcome.PASS, {}, "", 0.01, made)
+
+    pairs = [Pair(tests, "cpu"), Pair(tests, "cuda")]
+    fresh = stored(test("test_x"), test("test_y"))
+    assert freshness.stale(fresh, pairs, inputs) == freshness.Stale(
+        (pairs[1],), "1 of 2 pairs: no record of tests/test_a.py on cuda"
+    )
+    edited = {**inputs, "probes": {**inputs["probes"], tests.name: "f" * 64}}
+    changed = freshness.stale(stored(test("test_x"), test("test_y", edited)), pairs[:1], inputs)
+    assert changed == freshness.Stale((pairs[0],), "probe tests/test_a.py changed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix.core import DEVICES, Outcome, Probe
+from torchmatrix.core import DEVICES, Kind, Outcome, Probe
 from torchmatrix.errors import ConfigError, UsageError
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
 from torchmatrix.plan import plan
@@ -113,3 +114,24 @@ def test_an_unwritable_output_folder_is_refused_by_what_writes_not_by_loading(
         loaded.require_writable(loaded.machine_dir)
     elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
     elsewhere.require_writable(elsewhere.machine_dir)
+
+
+def test_each_probe_runs_on_its_own_devices_and_tests_bring_pytest(tmp_path: Path) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    script = Probe("repro", tmp_path / "repro.py", kind=Kind.SCRIPT, devices=("cpu",))
+    tests = Probe("tests/", tmp_path / "tests", kind=Kind.PYTEST, root=tmp_path)
+    (tmp_path / "repro.py").write_text("print(1)\n")
+    (tmp_path / "tests").mkdir()
+    matrix = dataclasses.replace(here.matrix, probes=(script, tests))
+    both = dataclasses.replace(here, matrix=matrix)
+    assert [(pair.probe.name, pair.device) for pair in both.pairs()] == [
+        ("repro", "cpu"), ("tests/", "cpu"), ("tests/", "cuda"), ("tests/", "mps"),
+    ]  # fmt: skip
+    (cell,) = both.cells
+    assert both.install_requirements(cell) == ["torch==1.12.1", "numpy<2", "pytest"]
+    assert both.installed_names(cell) == ["numpy", "pytest"]
+    assert both.owner("tests/test_a.py::test_x") == tests and both.owner("repro") == script
+    assert both.owner("autograd_dot") is None
+    assert "pytest" not in both.install_requirements(
+        dataclasses.replace(cell, requirements=(*cell.requirements, "pytest==8.0.0"))
+    )

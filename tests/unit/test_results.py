@@ -58,6 +58,23 @@ def test_a_run_replaces_only_the_records_it_made_and_leaves_no_temporary(tmp_pat
     assert (merged.message, merged.finished_at) == ("second", "2026-02-01T00:00:00+00:00")
 
 
+def test_a_run_of_tests_replaces_all_their_records_on_its_devices_so_a_test_that_is_gone_goes(tmp_path: Path) -> None:
+    def test(name: str, device: str = "cpu", outcome: Outcome = Outcome.PASS) -> Record:
+        return Record(f"tests/test_a.py::{name}", device, outcome, {}, "", 0.01, {"entry": "tests/test_a.py"})
+
+    results.write(tmp_path, result(records=(test("test_old"), test("test_kept", "cuda"), record("other", "cpu"))))
+    again = (test("test_new"), test("test_kept", outcome=Outcome.FAIL))
+    merged = results.read(results.write(tmp_path, result(records=again, finished="2026-02-01T00:00:00+00:00")))
+    assert [(found.probe, found.device, found.outcome) for found in merged.records] == [
+        ("tests/test_a.py::test_kept", "cuda", Outcome.PASS),  # another device's: not re-measured
+        ("other", "cpu", Outcome.PASS),
+        ("tests/test_a.py::test_new", "cpu", Outcome.PASS),
+        ("tests/test_a.py::test_kept", "cpu", Outcome.FAIL),
+    ]
+    assert results.maker(merged.records[0]) == ("tests/test_a.py", "cuda")
+    assert results.maker(merged.records[1]) == ("other", "cpu")
+
+
 def test_a_cell_outcome_never_replaces_measured_records(tmp_path: Path) -> None:
     path = results.write(tmp_path, result(message="measured"))
     results.write(tmp_path, result(message="uv failed", outcome=Outcome.INSTALL_ERROR, records=()))

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import runner
-from torchmatrix.core import Outcome, Pair, Probe
+from torchmatrix import config, runner
+from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.runner import run_cell
 
+from ..conftest import DATA, bare_venv
 from ..faults.conftest import kill_all, wait_until_dead
 
 FAULT_PROBES = Path(__file__).parents[1] / "faults" / "probes"
@@ -428,3 +429,271 @@ def test_bytecode_goes_to_the_pycache_prefix(stub_torch_python: str, probes: dic
     assert any(name.startswith("good.") for name in compiled)  # the probe, imported from its file
     assert any(name.startswith("__init__.") for name in compiled)  # the (stub) torch package
     assert not (probes["good"].path.parent / "__pycache__").exists()
+
+
+# --- scripts: run as `python script.py` would run them; the exit decides, as with `git bisect run` ---------------
+
+SCRIPTS = {
+    "prints": "import sys, torch\nprint('first')\nprint('second')\nprint('last')\n",
+    "exits_1": "import sys\nprint('wrong answer')\nsys.exit(1)\n",
+    "exits_3": "import sys\nsys.exit(3)\n",
+    "exits_200": "import sys\nsys.exit(200)\n",
+    "exits_message": "import sys\nsys.exit('no good')\n",
+    "skips_125": "import sys\nprint('not for this release')\nsys.exit(125)\n",
+    "leaves_125": "import os\nos._exit(125)\n",
+    "leaves_0": "import os\nprint('done', flush=True)\nos._exit(0)\n",
+    "asserts": "x = 1\nassert x == 2, 'x is not 2'\n",
+    "skip_test": "import unittest\nraise unittest.SkipTest('needs a GPU')\n",
+    "raises": "import json\njson.loads('{')\n",
+    "segfaults": "import ctypes\nprint('before the crash', flush=True)\nctypes.string_at(0)\n",
+    "hangs": "import time\nprint('waiting')\ntime.sleep(3600)\n",
+    "floods": "for n in range(200000):\n    print('line', n)\n",
+    "as_main": """
+        import os, sys
+        import sibling
+        assert __name__ == '__main__' and sys.modules['__main__'].__file__ == __file__
+        assert sys.argv == [__file__] and sys.path[0] == os.path.dirname(__file__)
+        print(sibling.WORD, os.environ['TORCHMATRIX_DEVICE'])
+        """,
+}
+
+
+@pytest.fixture
+def scripts(tmp_path: Path) -> dict[str, Probe]:
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    (folder / "sibling.py").write_text("WORD = 'beside'\n")
+    found = {}
+    for name, source in SCRIPTS.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(source))
+        found[name] = config.probe_at(folder / f"{name}.py", tmp_path)
+        assert found[name].kind is Kind.SCRIPT
+    return found
+
+
+def test_a_script_s_exit_decides_its_outcome_and_its_last_lines_are_the_message(
+    stub_torch_python: str, scripts: dict[str, Probe], start: str
+) -> None:
+    cell, _ = run(
+        stub_torch_python, scripts, ["prints", "exits_1", "exits_3", "exits_200", "exits_message", "leaves_0"]
+    )
+    assert outcomes(cell) == [
+        ("prints", Outcome.PASS), ("exits_1", Outcome.FAIL), ("exits_3", Outcome.FAIL), ("exits_200", Outcome.ERROR),
+        ("exits_message", Outcome.FAIL), ("leaves_0", Outcome.PASS),
+    ]  # fmt: skip
+    printed = cell.records[0]
+    assert printed.message == "first\nsecond\nlast"
+    assert printed.metrics == {"exit_code": 0, "output": ["first", "second", "last"]}
+    assert cell.records[1].message == "wrong answer"
+    assert cell.records[2].message == "exited with code 3" and cell.records[3].metrics["exit_code"] == 200
+    assert cell.records[5].metrics["output"] == ["done"]  # it left by os._exit: its exit code still counts
+
+
+def test_exit_125_and_skiptest_say_the_script_does_not_apply(
+    stub_torch_python: str, scripts: dict[str, Probe], start: str
+) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["skips_125", "leaves_125", "skip_test"])
+    assert outcomes(cell) == [
+        ("skips_125", Outcome.UNAVAILABLE), ("leaves_125", Outcome.UNAVAILABLE), ("skip_test", Outcome.UNAVAILABLE),
+    ]  # fmt: skip
+    assert [record.message for record in cell.records] == [
+        "not for this release",
+        "exited with code 125",
+        "needs a GPU",
+    ]
+
+
+def test_an_assertion_fails_a_script_and_any_other_exception_is_an_error(
+    stub_torch_python: str, scripts: dict[str, Probe], start: str
+) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["asserts", "raises"])
+    assert outcomes(cell) == [("asserts", Outcome.FAIL), ("raises", Outcome.ERROR)]
+    assert cell.records[0].message == "AssertionError: x is not 2"
+    assert cell.records[1].message.startswith("JSONDecodeError: Expecting property name")
+    traceback = cell.records[1].metrics["traceback"]
+    assert traceback.startswith("Traceback (most recent call last):\n  File ") and "raises.py" in traceback
+    assert "runpy" not in traceback and "worker.py" not in traceback  # the script's own story
+
+
+def test_a_script_that_crashes_or_hangs_keeps_what_it_printed(
+    stub_torch_python: str, scripts: dict[str, Probe], start: str
+) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["segfaults", "hangs", "prints"], timeout=1.0)
+    assert outcomes(cell) == [("segfaults", Outcome.CRASH), ("hangs", Outcome.TIMEOUT), ("prints", Outcome.PASS)]
+    assert cell.records[0].message.startswith("the probe's process died with SIGSEGV while running segfaults")
+    assert cell.records[0].metrics["output"] == ["before the crash"]
+    assert cell.records[1].metrics["output"] == ["waiting"] and cell.records[1].message == "stopped after 1 s"
+
+
+def test_a_script_runs_as_its_own_main_beside_its_folder_with_its_device_in_the_environment(
+    stub_torch_python: str, scripts: dict[str, Probe], start: str
+) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["as_main"])
+    assert outcomes(cell) == [("as_main", Outcome.PASS)], cell.records[0].message
+    assert cell.records[0].message == "beside cpu"
+
+
+def test_a_script_s_record_keeps_the_end_of_a_long_output(stub_torch_python: str, scripts: dict[str, Probe]) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["floods"])
+    record = cell.records[0]
+    assert record.outcome is Outcome.PASS and record.metrics["output_truncated"] is True
+    assert record.metrics["output"][-1] == "line 199999" and record.metrics["output"][0].startswith("line ")
+    assert len("\n".join(record.metrics["output"])) <= 64 << 10
+    assert record.message == "line 199997\nline 199998\nline 199999"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
+def test_a_forked_script_finds_torch_imported_already(
+    stub_torch_python: str, scripts: dict[str, Probe], stub_log: Path
+) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["prints", "prints"])
+    assert outcomes(cell) == [("prints", Outcome.PASS)] * 2
+    assert len(logged(stub_log, "import")) == 1  # the worker's: `import torch` in a script costs nothing more
+
+
+# --- pytest tests: a record per test; a test that crashes or hangs loses none of the others ------------------------
+
+TESTS = """
+import ctypes, os, time
+import pytest
+
+def test_passes(torchmatrix_device):
+    assert torchmatrix_device == os.environ["TORCHMATRIX_DEVICE"] == "cpu"
+
+def test_fails():
+    assert 2 + 2 == 5
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("the fixture broke")
+
+def test_errors(broken):
+    pass
+
+def test_skips():
+    pytest.skip("needs a GPU")
+
+@pytest.mark.xfail(reason="known bug")
+def test_known_bug():
+    assert False
+
+def test_crashes():
+    ctypes.string_at(0)
+
+def test_after_the_crash():
+    pass
+
+def test_hangs():
+    time.sleep(3600)
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_after_the_hang(n):
+    assert n == 1
+"""
+
+
+@pytest.fixture(scope="session")
+def pytest_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python with the stand-in torch and this environment's pytest."""
+    python, site_packages = bare_venv(tmp_path_factory.mktemp("pytest-venv"))
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    (site_packages / "pytest.pth").write_text(str(Path(pytest.__file__).parent.parent) + "\n")
+    return python
+
+
+def sample_tests(root: Path, source: str, entry: str = "tests/test_sample.py") -> Probe:
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "test_sample.py").write_text(textwrap.dedent(source))
+    target, _, select = entry.partition("::")
+    return config.probe_at(root / target, root, select)
+
+
+def test_each_test_is_a_record_with_pytest_s_verdict_mapped(pytest_python: str, tmp_path: Path, start: str) -> None:
+    probe = sample_tests(tmp_path, TESTS)
+    cell = run_cell(pytest_python, [Pair(probe, "cpu"), Pair(probe, "mps")], 2.0)
+    got = {record.probe.split("::")[1]: record for record in cell.records if record.device == "cpu"}
+    assert {name: record.outcome for name, record in got.items()} == {
+        "test_passes": Outcome.PASS, "test_fails": Outcome.FAIL, "test_errors": Outcome.ERROR,
+        "test_skips": Outcome.UNAVAILABLE, "test_known_bug": Outcome.FAIL, "test_crashes": Outcome.CRASH,
+        "test_after_the_crash": Outcome.PASS, "test_hangs": Outcome.TIMEOUT,
+        "test_after_the_hang[1]": Outcome.PASS, "test_after_the_hang[2]": Outcome.FAIL,
+    }  # fmt: skip
+    assert cell.records[0].probe == "tests/test_sample.py::test_passes"
+    assert got["test_fails"].message == "assert (2 + 2) == 5"
+    assert got["test_errors"].message == "RuntimeError: the fixture broke"
+    assert got["test_skips"].message == "needs a GPU"
+    assert got["test_known_bug"].message == "xfail: expected to fail: known bug"
+    assert got["test_crashes"].message.startswith(
+        "the probe's process died with SIGSEGV while running tests/test_sample.py::test_crashes on cpu"
+    )
+    assert got["test_hangs"].message == "stopped after 2 s"
+    mps = [record for record in cell.records if record.device == "mps"]  # the same tests, none of them run
+    assert [record.probe for record in mps] == [record.probe for record in cell.records if record.device == "cpu"]
+    assert {record.outcome for record in mps} == {Outcome.UNAVAILABLE}
+
+
+def test_each_test_gets_the_time_limit_of_its_own(
+    pytest_python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "GRACE_SECONDS", 0.5)  # the worker must say it is alive, or this side stops it
+    slow = "import time\n" + "".join(f"def test_{n}():\n    time.sleep(0.7)\n" for n in range(4))
+    cell = run_cell(pytest_python, [Pair(sample_tests(tmp_path, slow), "cpu")], 1.0)
+    assert [record.outcome for record in cell.records] == [Outcome.PASS] * 4
+    assert sum(record.duration for record in cell.records) > 2.0
+
+
+def test_a_node_id_runs_that_test_alone(pytest_python: str, tmp_path: Path) -> None:
+    probe = sample_tests(tmp_path, TESTS, "tests/test_sample.py::test_after_the_hang")
+    cell = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0)
+    assert outcomes(cell) == [
+        ("tests/test_sample.py::test_after_the_hang[1]", Outcome.PASS),
+        ("tests/test_sample.py::test_after_the_hang[2]", Outcome.FAIL),
+    ]
+
+
+def test_a_file_that_cannot_be_collected_is_an_error_of_its_own_and_the_rest_run(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    sample_tests(tmp_path, "def test_fine():\n    pass\n")
+    (tmp_path / "tests" / "test_broken.py").write_text("import no_such_module\n\ndef test_never():\n    pass\n")
+    (tmp_path / "tests" / "test_skipped.py").write_text(
+        "import pytest\npytest.skip('old torch', allow_module_level=True)\n"
+    )
+    cell = run_cell(pytest_python, [Pair(config.probe_at(tmp_path / "tests", tmp_path), "cpu")], 10.0)
+    assert outcomes(cell) == [
+        ("tests/test_broken.py", Outcome.ERROR),
+        ("tests/test_skipped.py", Outcome.UNAVAILABLE),
+        ("tests/test_sample.py::test_fine", Outcome.PASS),
+    ]
+    assert "No module named 'no_such_module'" in cell.records[0].message
+    assert cell.records[1].message == "old torch"
+
+
+def test_tests_without_pytest_or_without_tests_say_so(
+    stub_torch_python: str, pytest_python: str, tmp_path: Path
+) -> None:
+    sample_tests(tmp_path, "def helper():\n    pass\n")
+    probe = config.probe_at(tmp_path / "tests", tmp_path)
+    (missing,) = run_cell(stub_torch_python, [Pair(probe, "cpu")], 10.0).records
+    assert (missing.outcome, missing.probe) == (Outcome.ERROR, "tests/")
+    assert missing.message.startswith("pytest does not import in this cell: No module named 'pytest'")
+    (empty,) = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0).records
+    assert (empty.outcome, empty.message.splitlines()[0]) == (Outcome.ERROR, "pytest collected no tests:")
+
+
+def test_the_tests_leave_nothing_in_their_folder(pytest_python: str, tmp_path: Path) -> None:
+    probe = sample_tests(tmp_path, "def test_fine():\n    assert True\n")
+    cell = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0)
+    assert outcomes(cell) == [("tests/test_sample.py::test_fine", Outcome.PASS)]
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["test_sample.py", "tests"]  # no cache, no bytecode
+
+
+def test_a_test_pytest_never_reached_is_said_to_be_so(pytest_python: str, tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -x\n")  # the repository's own options count
+    probe = sample_tests(tmp_path, "def test_first():\n    assert False\n\ndef test_second():\n    pass\n")
+    cell = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0)
+    assert outcomes(cell) == [
+        ("tests/test_sample.py::test_first", Outcome.FAIL),
+        ("tests/test_sample.py::test_second", Outcome.ERROR),
+    ]
+    assert cell.records[1].message == "pytest ended (exit code 1) without running it"

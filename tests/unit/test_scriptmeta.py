@@ -52,6 +52,13 @@ def test_a_probe_is_opt_in_when_its_block_says_so(tmp_path: Path) -> None:
     assert scriptmeta.read(probe(tmp_path, other_tools)) == scriptmeta.ScriptMetadata((), opt_in=False)
 
 
+def test_a_script_names_its_devices_under_tool_torchmatrix(tmp_path: Path) -> None:
+    block = '# /// script\n# dependencies = ["scipy"]\n#\n# [tool.torchmatrix]\n# devices = ["cuda", "cpu"]\n# ///\n'
+    assert scriptmeta.read(probe(tmp_path, block)) == scriptmeta.ScriptMetadata(("scipy",), devices=("cuda", "cpu"))
+    other_tool = "# /// script\n# [tool.ruff]\n# line-length = 80\n# ///\n"
+    assert scriptmeta.read(probe(tmp_path, other_tool)).devices is None  # another tool's table is its own
+
+
 @pytest.mark.parametrize(
     ("table", "problem"),
     [
@@ -64,3 +71,18 @@ def test_a_torchmatrix_table_it_could_not_read_is_an_error(tmp_path: Path, table
     with pytest.raises(ConfigError) as raised:
         scriptmeta.read(probe(tmp_path, "# /// script\n" + table + "# ///\n"))
     assert problem in raised.value.problem
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('# devices = ["gpu"]', "devices must be a list of devices"),
+        ("# devices = []", "devices must be a list of devices"),
+        ('# devics = ["cpu"]', "unknown key 'devics' in [tool.torchmatrix]"),
+    ],
+)
+def test_a_devices_entry_it_cannot_use_is_one_clear_error(tmp_path: Path, table: str, problem: str) -> None:
+    path = probe(tmp_path, f"# /// script\n# [tool.torchmatrix]\n{table}\n# ///\n")
+    with pytest.raises(ConfigError) as raised:
+        scriptmeta.read(path)
+    assert raised.value.line == 3 and problem in raised.value.problem

@@ -5,7 +5,12 @@ library and torch only; it never imports torchmatrix.
 
 The request arrives as one JSON line on stdin:
 
-    {"pairs": [[name, path, device], ...], "first": index, "timeout": s, "startup": s, "scratch": folder}
+    {"pairs": [pair, ...], "first": index, "timeout": s, "startup": s, "scratch": folder}
+
+where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...}``,
+its kind ``module`` (a file that defines ``run(device)``), ``script`` (run as
+``python script.py`` would run it) or ``pytest`` (tests, with ``"select":
+"::test_x"`` or "", and ``"root"``, where pytest runs from).
 
 The pairs' temporary folders are made in ``scratch``, which the parent removes
 when the worker has ended (and the worker when the parent is gone).
@@ -17,8 +22,15 @@ stdout, which is kept for them alone (whatever probes print goes to logs):
 
     {"event": "ready", "environment": {..., "import_seconds": s}}
     {"event": "start", "index": i}
-    {"event": "record", "index": i, "outcome": ..., "metrics": {...}, "message": ..., "duration": s}
+    {"event": "alive", "index": i}
+    {"event": "records", "index": i, "records": [record, ...]}
     {"event": "done"}
+
+with each record ``{"probe": name, "outcome": ..., "metrics": {...},
+"message": ..., "duration": s}``: one per pair, named as its probe, except
+for pytest tests, which get one per test, named by its node id. Each test may
+run ``timeout`` seconds, so a pair of tests may take longer: "alive" says,
+as each test starts and ends, that the worker is not stuck.
 
 Each pair runs in a new process, so that it starts from the state this worker
 has right after ``import torch`` (threads, default dtype, grad mode, flags,
@@ -50,12 +62,14 @@ chooses this way on Linux too (the tests use it to run it there).
 
 import contextlib
 import faulthandler
+import functools
 import importlib.util
 import json
 import math
 import os
 import platform
 import re
+import runpy
 import select
 import shutil
 import signal
@@ -82,6 +96,8 @@ LOG_TAIL = 2000
 KILL_SECONDS = 5.0
 """How long ending a pair's processes may take; a process stuck in the kernel that long is left behind."""
 TEMP_PREFIX = "torchmatrix-pair-"
+DEVICE_VARIABLE = "TORCHMATRIX_DEVICE"
+"""Where a script and tests learn their device; set for every probe."""
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 WORKER_FILE = os.path.abspath(__file__)
@@ -98,7 +114,7 @@ def main():
     faulthandler.enable(all_threads=False)  # a crash of the worker itself leaves its stack in its log
     timeout = float(request["timeout"])
     startup = float(request.get("startup", timeout))
-    pairs = [(name, os.path.abspath(path), device) for name, path, device in request["pairs"]]
+    pairs = [dict(pair, path=os.path.abspath(pair["path"])) for pair in request["pairs"]]
 
     def send(message):
         try:
@@ -116,22 +132,18 @@ def main():
     isolation = Forking(scratch, 0, channel.fileno()) if forks() else Spawning(scratch, 0, startup)
     try:
         left = started + startup - time.monotonic()  # the fingerprint has what the import left of its allowance
-        devices = sorted(set(device for _, _, device in pairs))
+        devices = sorted(set(pair["device"] for pair in pairs))
         checked = isolation.run({"job": "fingerprint", "devices": devices}, left)
         environment = environment_from(checked, torch)
         environment["import_seconds"] = import_seconds
         absent = absent_devices(checked)
         send({"event": "ready", "environment": environment})
-        for index, (name, path, device) in enumerate(pairs, start=request.get("first", 0)):
+        tests_found = {}  # a pytest probe's tests, as its run on an earlier device found them
+        for index, pair in enumerate(pairs, start=request.get("first", 0)):
             send({"event": "start", "index": index})
-            began = time.perf_counter()
-            if device in absent:  # no process needed to learn it again
-                record = {"outcome": "unavailable", "metrics": {}, "message": absent[device]}
-            else:
-                job = {"job": "pair", "name": name, "path": path, "device": device}
-                record = pair_record(isolation.run(job, timeout), name, device, timeout)
-            record.update({"event": "record", "index": index, "duration": time.perf_counter() - began})
-            send(record)
+            alive = functools.partial(send, {"event": "alive", "index": index})
+            records = records_of(isolation, pair, absent, timeout, tests_found, alive)
+            send({"event": "records", "index": index, "records": records})
         send({"event": "done"})
     except ParentGone:
         isolation.remove_scratch()  # nobody reads on: what the running pair started was ended already
@@ -161,6 +173,32 @@ def protocol_channel():
 
 def forks():
     return sys.platform.startswith("linux") and os.environ.get("TORCHMATRIX_WORKER_START") != "spawn"
+
+
+def records_of(isolation, pair, absent, limit, tests_found, alive):
+    """Every record of one pair: its probe's, or one per test of pytest tests; each with its duration.
+
+    ``alive`` is called as tests make progress.
+    """
+    name, device = pair["name"], pair["device"]
+    if device in absent:  # no process needed to learn it again
+        names = tests_found.get(name) or [name]
+        return [dict(unavailable(absent[device]), probe=test, duration=0.0) for test in names]
+    if pair["kind"] == "pytest":
+        records = records_of_tests(isolation, pair, limit, alive)
+        tests_found[name] = [record["probe"] for record in records]
+        return records
+    began = time.perf_counter()
+    ending = isolation.run(dict(pair, job=pair["kind"]), limit)
+    if pair["kind"] == "script":
+        record = script_record(ending, pair, limit)
+    else:
+        record = pair_record(ending, name, device, limit)
+    return [dict(record, probe=name, duration=time.perf_counter() - began)]
+
+
+def unavailable(reason):
+    return {"outcome": "unavailable", "metrics": {}, "message": reason}
 
 
 # --- what a pair's process does -----------------------------------------------------
@@ -194,6 +232,14 @@ def perform(torch, job):
     if job["job"] == "fingerprint":
         checked = {device: device_available(torch, device) for device in job["devices"]}
         return {"environment": fingerprint(torch), "devices": checked}
+    available, reason = device_available(torch, job["device"])
+    if not available:
+        return unavailable(reason)
+    os.environ[DEVICE_VARIABLE] = job["device"]
+    if job["job"] == "script":
+        return run_script(torch, job)
+    if job["job"] == "pytest":
+        return run_tests(job)
     return run_pair(torch, job["name"], job["path"], job["device"])
 
 
@@ -204,9 +250,6 @@ def write_all(fd, data):
 
 
 def run_pair(torch, name, path, device):
-    available, reason = device_available(torch, device)
-    if not available:
-        return {"outcome": "unavailable", "metrics": {}, "message": reason}
     try:
         result = load_probe(name, path).run(device)
         if device == "cuda":
@@ -217,11 +260,16 @@ def run_pair(torch, name, path, device):
 
 
 def load_probe(name, path):
-    spec = importlib.util.spec_from_file_location("torchmatrix_probe_" + name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_module("torchmatrix_probe_" + name, path)
     if not callable(getattr(module, "run", None)):
         raise TypeError("probe file {} defines no run(device) function".format(path))
+    return module
+
+
+def load_module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     return module
 
 
@@ -277,17 +325,124 @@ def tail(text):
     return text if len(text) <= MAX_MESSAGE else "…" + text[-MAX_MESSAGE:]
 
 
+# --- a script, in its pair's process: run as `python script.py` would run it ---------------------
+
+
+EXIT_SKIP = 125
+"""The exit status that says "this does not apply here", as `git bisect run` reads it."""
+
+
+def run_script(torch, job):
+    """Run the script as its own ``__main__``, its stdout going to ``job["output"]``; how it ended.
+
+    As ``python script.py`` would: its folder first on sys.path, its path as
+    sys.argv[0], its traceback on stderr. What it prints stays out of the
+    answer: the worker reads the output file, even after a crash.
+    """
+    path = job["path"]
+    redirect_stdout(job["output"])
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        runpy.run_path(path, run_name="__main__")
+        if job["device"] == "cuda":
+            torch.cuda.synchronize()
+    except SystemExit as exit:
+        return exit_answer(exit_status(exit))
+    except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
+        return exception_answer(error, path)
+    return exit_answer(0)
+
+
+def redirect_stdout(path):
+    """fd 1 (print's and C's stdout) to the file at ``path``; stderr stays the pair's log."""
+    sys.stdout.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
+    os.dup2(fd, 1)
+    os.close(fd)
+
+
+def exit_status(exit):
+    """The exit status ``python`` gives ``sys.exit(code)``: None 0, a number itself, anything else printed and 1."""
+    if exit.code is None:
+        return 0
+    if isinstance(exit.code, int):
+        return exit.code & 0xFF
+    print(exit.code, file=sys.stderr)
+    return 1
+
+
+def exit_answer(status):
+    return {"outcome": exit_outcome(status), "metrics": {"exit_code": status}, "message": ""}
+
+
+def exit_outcome(status):
+    """An exit status as `git bisect run` reads it: 0 good, 125 skip, 1-127 bad; above 127 it gives no verdict."""
+    if status == 0:
+        return "pass"
+    if status == EXIT_SKIP:
+        return "unavailable"
+    return "fail" if 0 < status < 128 else "error"
+
+
+def exception_answer(error, path):
+    """A script that raised: AssertionError fails, unittest.SkipTest does not apply, anything else is an error."""
+    text = script_traceback(path)
+    sys.stderr.write(text)  # as python would
+    if is_skip(error):
+        return {"outcome": "unavailable", "metrics": {}, "message": tail(str(error))}
+    outcome = "fail" if isinstance(error, AssertionError) else "error"
+    return {"outcome": outcome, "metrics": {"traceback": tail(text)}, "message": describe(error)}
+
+
+def is_skip(error):
+    unittest = sys.modules.get("unittest")  # imported by whatever raised SkipTest
+    return unittest is not None and isinstance(error, unittest.SkipTest)
+
+
+def script_traceback(path):
+    """The traceback of the exception being handled from the script's first frame on, as python prints it."""
+    kind, error, frames = sys.exc_info()
+    while frames is not None and frames.tb_frame.f_code.co_filename != path:
+        frames = frames.tb_next  # runpy's and this worker's frames are no part of the script's story
+    return "".join(traceback.format_exception(kind, error, frames))
+
+
+# --- pytest tests, in their pair's process --------------------------------------------------------
+
+
+PLUGIN_FILE = os.path.join(os.path.dirname(WORKER_FILE), "pytest_plugin.py")
+
+
+def run_tests(job):
+    """Run pytest on ``job["targets"]`` in this process; its plugin writes each test's end to ``job["progress"]``."""
+    try:
+        import pytest
+    except ImportError as error:
+        return {"outcome": "error", "metrics": {}, "message": "pytest does not import in this cell: {}".format(error)}
+    plugin = load_module("torchmatrix_pytest_plugin", PLUGIN_FILE)
+    if getattr(sys, "pycache_prefix", None) is None:
+        sys.dont_write_bytecode = True  # no __pycache__ in the tests' folders (pytest's rewritten asserts included)
+    arguments = ["-p", "no:cacheprovider", "--continue-on-collection-errors", "--rootdir", job["root"]]
+    code = pytest.main(arguments + job["targets"], plugins=[plugin, plugin.Progress(job["progress"])])
+    return {"pytest_exit": int(code)}
+
+
 # --- what the worker makes of a pair's process ----------------------------------------------------
 
 
 class Ending(object):
-    """How a pair's process ended: its exit code (negative: the signal), what it sent, its log's tail."""
+    """How a pair's process ended: its exit code (negative: the signal), what it sent, its log's tail.
 
-    def __init__(self, code, answer, timed_out, log_tail):
+    ``sides``: what it wrote to its side files (a script's output, the tests' progress), by name.
+    """
+
+    def __init__(self, code, answer, timed_out, log_tail, sides=None):
         self.code = code
         self.answer = answer
         self.timed_out = timed_out
         self.log_tail = log_tail
+        self.sides = sides or {}
 
 
 def pair_record(ending, name, device, limit):
@@ -296,20 +451,137 @@ def pair_record(ending, name, device, limit):
     if len(ending.answer) > MAX_ANSWER_BYTES:  # then the worker ended it: its exit code says nothing
         return malformed("the probe's process sent more than {} bytes".format(MAX_ANSWER_BYTES))
     if ending.code != 0 or not ending.answer.strip():
-        how = exit_description(ending.code) + (" before run() returned" if ending.code == 0 else "")
+        how = exit_description(ending.code) + (" before it answered" if ending.code == 0 else "")
         message = "the probe's process {} while running {} on {}".format(how, name, device)
         if ending.log_tail:
             message += ":\n" + ending.log_tail
         return {"outcome": "crash", "metrics": {"exit_code": ending.code}, "message": message}
     answer = parsed(ending.answer)
+    if answer is None:
+        return malformed("the probe's process sent something that is not a record")
+    return pair_answer(answer)
+
+
+MAX_OUTPUT_BYTES = 64 << 10
+"""How much of a script's output its record keeps: the end of it."""
+MESSAGE_LINES = 3
+"""How many of the last lines a script printed make its record's message."""
+
+
+def script_record(ending, pair, limit):
+    """A script's record, from how it ended, with the lines it printed (the end of them) in its metrics."""
+    ended_itself = ending.code is not None and ending.code >= 0 and not ending.timed_out
+    if ended_itself and not ending.answer.strip():  # it left (os._exit) before the worker's code could answer
+        record = exit_answer(ending.code)
+    else:
+        record = pair_record(ending, pair["name"], pair["device"], limit)
+    lines, cut = printed_lines(ending.sides.get("output", b""))
+    metrics = dict(record["metrics"], output=lines, **({"output_truncated": True} if cut else {}))
+    message = record["message"] or tail("\n".join(line.rstrip() for line in lines[-MESSAGE_LINES:]).strip())
+    if not message and metrics.get("exit_code"):
+        message = "exited with code {}".format(metrics["exit_code"])
+    return dict(record, metrics=metrics, message=message)
+
+
+def printed_lines(printed):
+    """The lines of a script's output that its record keeps (those of its end), and whether any were left out."""
+    cut = len(printed) > MAX_OUTPUT_BYTES
+    lines = printed[-MAX_OUTPUT_BYTES:].decode("utf-8", "replace").splitlines()
+    return (lines[1:] if cut else lines), cut  # the first line kept would be the end of one
+
+
+def records_of_tests(isolation, pair, limit, alive):
+    """One record per test of a pytest pair, each test within ``limit`` seconds.
+
+    A test that kills or hangs its process gets ``crash`` or ``timeout``, and
+    pytest runs again, in a new process, on the tests it had not reached.
+    """
+    records, expected = [], None
+    targets = [pair["path"] + pair.get("select", "")]
+    while True:
+        alive()
+        ending = isolation.run(dict(pair, job="pytest", targets=targets), limit, alive)
+        events = ProgressOfTests(ending.sides.get("progress", b""))
+        records += events.ended
+        expected = events.collected if events.collected is not None else expected
+        done = set(record["probe"] for record in records)
+        left = [test for test in expected or () if test not in done and test != events.running]
+        answer = parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
+        if answer is not None:  # pytest returned, or never ran (no such device, no pytest)
+            if not records:
+                return [dict(tests_ended(answer, ending), probe=pair["name"], duration=0.0)]
+            return records + [dict(not_reached(answer), probe=test, duration=0.0) for test in left]
+        fate = pair_record(ending, events.running or pair["name"], pair["device"], limit)
+        if events.running is None and not events.ended:  # it got nowhere: the tests left share its fate
+            return records + [dict(fate, probe=test, duration=0.0) for test in left or [pair["name"]]]
+        if events.running is not None:
+            records.append(dict(fate, probe=events.running, duration=events.running_for()))
+        if not left:
+            return records
+        targets = [os.path.join(pair["root"], test) for test in left]
+
+
+def tests_ended(answer, ending):
+    """The record of a pytest run that ended without a test's record: why it ran none."""
+    if "pytest_exit" not in answer:
+        return pair_answer(answer)
+    code = answer["pytest_exit"]
+    why = "collected no tests" if code == 5 else "exited with code {} before running a test".format(code)
+    return {"outcome": "error", "metrics": {"pytest_exit": code},
+            "message": "pytest " + why + (":\n" + ending.log_tail if ending.log_tail else "")}  # fmt: skip
+
+
+def not_reached(answer):
+    """The record of a test pytest collected and returned without running (``-x`` in its options, a plugin)."""
+    code = answer.get("pytest_exit")
+    return {"outcome": "error", "metrics": {"pytest_exit": code},
+            "message": "pytest ended (exit code {}) without running it".format(code)}  # fmt: skip
+
+
+class ProgressOfTests(object):
+    """What a pytest run's plugin wrote (pytest_plugin.py): the tests collected, those that ended, the one running."""
+
+    def __init__(self, data):
+        self.collected = None
+        self.ended = []
+        self.running = None
+        self.started_at = None
+        for line in data.decode("utf-8", "replace").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by the process's end
+            if not isinstance(event, dict):
+                continue
+            if isinstance(event.get("collected"), list):
+                self.collected = [str(test) for test in event["collected"]]
+            elif "start" in event:
+                self.running, self.started_at = str(event["start"]), event.get("at")
+            elif "test" in event:
+                self.ended.append(record_of_test(event))
+                if self.ended[-1]["probe"] == self.running:
+                    self.running = None
+
+    def running_for(self):
+        started = self.started_at if isinstance(self.started_at, (int, float)) else time.time()
+        return max(0.0, time.time() - started)
+
+
+def record_of_test(event):
+    duration = event.get("duration")
+    seconds = float(duration) if isinstance(duration, (int, float)) else 0.0
+    return dict(pair_answer(event), probe=str(event["test"]), duration=seconds)
+
+
+def pair_answer(answer):
+    """A record as a pair's process sent it, checked: a malformed one is an error saying so."""
     if not (
-        answer is not None
-        and answer.get("outcome") in OUTCOMES_A_CHILD_MAY_SEND
+        answer.get("outcome") in OUTCOMES_A_CHILD_MAY_SEND
         and isinstance(answer.get("metrics"), dict)
         and isinstance(answer.get("message"), str)
     ):
         return malformed("the probe's process sent something that is not a record")
-    return {"outcome": answer["outcome"], "metrics": answer["metrics"], "message": answer["message"]}
+    return {"outcome": answer["outcome"], "metrics": answer["metrics"], "message": tail(answer["message"])}
 
 
 def environment_from(ending, torch):
@@ -375,19 +647,37 @@ class Isolation(object):
         self.pid = os.getpid()
         self.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1)
 
-    def run(self, job, limit):
+    def run(self, job, limit, progressed=None):
         """Do ``job`` in a new process, stopped if it runs longer than ``limit`` seconds; an Ending.
 
+        Tests get ``limit`` seconds each, and ``progressed`` is called as each starts and ends.
         Raises ParentGone if the parent went away meanwhile, after ending the job's processes.
         """
         folder = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.scratch)
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the whole job
+        sides = self.side_files(job)
+        job = dict(job, **sides)
         try:
-            code, answer, timed_out = self.start_and_wait(job, folder, log, limit)
-            return Ending(code, answer, timed_out, keep_log(log, job))
+            deadline = Deadline(limit, sides.get("progress"), progressed)
+            code, answer, timed_out = self.start_and_wait(job, folder, log, deadline)
+            log_tail = keep_log(log, job)
+            written = dict((name, read_side(name, path)) for name, path in sides.items())
+            return Ending(code, answer, timed_out, log_tail, written)
         finally:
             log.close()
             shutil.rmtree(folder, ignore_errors=True)
+            for path in sides.values():
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+    def side_files(self, job):
+        """The file a job of its kind writes besides its answer, by name: beside its folder, which it may empty."""
+        name = SIDE_FILES.get(job["job"])
+        if name is None:
+            return {}
+        fd, path = tempfile.mkstemp(prefix=name + "-", dir=self.scratch)
+        os.close(fd)
+        return {name: path}
 
     def kill_children(self, deadline):
         """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""
@@ -426,22 +716,76 @@ class Isolation(object):
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+SIDE_FILES = {"script": "output", "pytest": "progress"}
+"""The side file of each kind of job: a script's stdout, the tests' progress (pytest_plugin.py)."""
+
+
 def keep_log(log, job):
-    """Append the job's log to the worker's (stderr); the end of it, for a crash's message."""
+    """Append the job's log, and a script's output, to the worker's (stderr); the log's end, for a crash's message."""
+    what = "the fingerprint" if job["job"] == "fingerprint" else "{} on {}".format(job["name"], job["device"])
     size = log.seek(0, os.SEEK_END)
-    if not size:
-        return ""
+    if size:
+        log.seek(0)
+        append_to_log("the output of " + what, log)
+    if job.get("output") and os.path.getsize(job["output"]):
+        with open(job["output"], "rb") as printed:
+            append_to_log("what {} printed".format(what), printed)
     log.seek(max(0, size - LOG_TAIL))
     end = log.read().decode("utf-8", "replace").strip()
-    what = "the fingerprint" if job["job"] == "fingerprint" else "{} on {}".format(job["name"], job["device"])
+    return ("…" + end) if size > LOG_TAIL else end
+
+
+def append_to_log(title, source):
     sys.stderr.flush()
     out = sys.stderr.buffer
-    out.write("--- torchmatrix: the output of {} ---\n".format(what).encode("utf-8"))
-    log.seek(0)
-    shutil.copyfileobj(log, out)
+    out.write("--- torchmatrix: {} ---\n".format(title).encode("utf-8"))
+    shutil.copyfileobj(source, out)
     out.write(b"\n")
     out.flush()
-    return ("…" + end) if size > LOG_TAIL else end
+
+
+def read_side(name, path):
+    """What a job wrote to its side file: of a script's output the end its record keeps; the tests' progress whole."""
+    with open(path, "rb") as side:
+        if name == "output":
+            size = side.seek(0, os.SEEK_END)
+            side.seek(max(0, size - MAX_OUTPUT_BYTES - 1))  # one byte more tells that it was cut
+        return side.read()
+
+
+class Deadline(object):
+    """When a job's time is up: ``limit`` seconds after it starts or, for tests, after their latest start or end.
+
+    Tests share their process, so each gets the limit afresh: the plugin's
+    progress file grows as each starts and ends, and the deadline moves then.
+    """
+
+    POLL_SECONDS = 0.25
+    """How often a progress file is looked at."""
+
+    def __init__(self, limit, progress=None, progressed=None):
+        self.limit = limit
+        self.progress = progress
+        self.progressed = progressed or (lambda: None)
+        self.seen = 0
+        self.start()
+
+    def start(self):
+        self.at = time.monotonic() + self.limit
+
+    def remaining(self):
+        """Seconds until the deadline (none left: at most 0), moved first if the tests made progress."""
+        if self.progress is not None:
+            size = size_of(self.progress)
+            if size != self.seen:
+                self.seen = size
+                self.start()
+                self.progressed()
+        return self.at - time.monotonic()
+
+    def pause(self, remaining):
+        """How long to wait, with ``remaining`` seconds left, before asking again."""
+        return min(remaining, self.POLL_SECONDS) if self.progress is not None else remaining
 
 
 def own_children(pid):
@@ -513,8 +857,8 @@ class Forking(Isolation):
         self.private = [channel_fd, self.wakeup, wakeup_writer]
         """What a child must not keep: the parent's channel, and the worker's own wake-up pipe."""
 
-    def start_and_wait(self, job, folder, log, limit):
-        deadline = time.monotonic() + limit
+    def start_and_wait(self, job, folder, log, deadline):
+        deadline.start()
         reader, writer = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -558,10 +902,10 @@ class Forking(Isolation):
         answer = bytearray()
         watched = [self.parent_fd, self.wakeup, reader]
         while not ended(pid):
-            left = deadline - time.monotonic()
+            left = deadline.remaining()
             if left <= 0:
                 return bytes(answer), True
-            readable = select.select(watched, [], [], left)[0]
+            readable = select.select(watched, [], [], deadline.pause(left))[0]
             if self.parent_fd in readable and not os.read(self.parent_fd, 4096):
                 raise ParentGone()
             if self.wakeup in readable:
@@ -646,7 +990,7 @@ class Spawning(Isolation):
         self.remove_scratch()
         os._exit(70)
 
-    def start_and_wait(self, job, folder, log, limit):
+    def start_and_wait(self, job, folder, log, deadline):
         answer_fd, answer_path = tempfile.mkstemp(prefix="answer-", dir=self.scratch)  # beside the pair's folder
         os.close(answer_fd)
         try:
@@ -654,7 +998,7 @@ class Spawning(Isolation):
                 child_command(dict(job, answer=answer_path)),
                 cwd=folder, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **own_process_group()
             )  # fmt: skip
-            timed_out = not self.imported(self.process, answer_path) or not ended_within(self.process, limit)
+            timed_out = not self.imported(self.process, answer_path) or not ended_within(self.process, deadline)
             self.end(self.process)
             return self.process.returncode, read_answer(answer_path), timed_out
         finally:
@@ -708,12 +1052,18 @@ def read_answer(path):
         return b""
 
 
-def ended_within(process, seconds):
-    try:
-        process.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
+def ended_within(process, deadline):
+    """Whether ``process`` ended before ``deadline``, which starts now (torch is imported)."""
+    deadline.start()
+    while True:
+        left = deadline.remaining()
+        if left <= 0:
+            return False
+        try:
+            process.wait(timeout=deadline.pause(left))
+            return True
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def child_command(job):

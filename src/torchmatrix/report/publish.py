@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import atomicfile
 from ..summaries import Summary
-from . import changes, chart, export, history, markdown, page, rst
+from . import changes, chart, export, history, markdown, page, rst, supported
 from .model import Report
 
 FILE_NAMES = {
@@ -17,6 +17,7 @@ FILE_NAMES = {
     "json": "compatibility.json",
     "csv": "compatibility.csv",
     "changes": "CHECK-CHANGES.md",
+    "supported": "SUPPORTED.md",
 }
 FORMATS = tuple(FILE_NAMES)
 DEFAULT_FORMATS = ("md", "html", "json", "csv", "changes")
@@ -44,6 +45,7 @@ def render(
         "json": lambda: export.to_json(report, flat),
         "csv": lambda: export.to_csv(report, flat),
         "changes": lambda: changes.render(report, histories),
+        "supported": lambda: supported.render(report),
     }
     files.update({FILE_NAMES[name]: renderers[name]() for name in FORMATS if name in formats})
     return files

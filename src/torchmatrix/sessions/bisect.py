@@ -40,10 +40,22 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import InvalidVersion, Version
 from tabulate import tabulate
 
-from .. import atomicfile, bisection, criteria, releases, results, schema, summaries, terminal, variables
+from .. import (
+    atomicfile,
+    bisection,
+    config,
+    criteria,
+    printed,
+    releases,
+    results,
+    schema,
+    summaries,
+    terminal,
+    variables,
+)
 from ..arguments import Parser, repeat_count
 from ..bisection import Look, Observation, Search, Status, Verdict
-from ..core import DEVICES
+from ..core import DEVICES, Kind, Probe
 from ..criteria import Criterion
 from ..errors import TorchmatrixError, UsageError, did_you_mean
 from ..matrix import Matrix
@@ -59,7 +71,8 @@ if TYPE_CHECKING:
 
 USAGE = (
     "nox -s bisect -- (PROBE | --all) --from OLD --to NEW [--device D] [--check NAME] "
-    "[--metric NAME [--above X | --below X]] [--pre] [--repeat N] [--index-url URL] [--find-links DIR]"
+    "[--metric NAME [--above X | --below X] | --by-output] [--pre] [--repeat N] "
+    "[--index-url URL] [--find-links DIR]"
 )
 SUMMARY_SCHEMA = summaries.SCHEMA
 
@@ -93,11 +106,16 @@ class Request:
         probes = f"every probe ({', '.join(self.probes)})" if self.every else ", ".join(self.probes)
         return f"{probes} on {', '.join(self.devices)} {self.criterion.describe()}"
 
+    alone: str | None = None
+    """The script (or test) to run instead of the matrix's probes, for one the matrix does not list."""
+
 
 def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     """Read the session's arguments; a mistake raises :class:`UsageError` naming it."""
     parser = Parser(USAGE, "Find the first torch release in which a probe's outcome is NEW's.")
-    parser.add_argument("probe", metavar="PROBE", nargs="?")
+    parser.add_argument(
+        "probe", metavar="PROBE", nargs="?", help="a probe of the matrix, one of its tests, or a script's path"
+    )
     parser.add_argument("--all", dest="every", action="store_true", help="every probe and device of the matrix")
     parser.add_argument("--from", dest="old", required=True, metavar="OLD", help="the older release")
     parser.add_argument("--to", dest="new", required=True, metavar="NEW", help="the newer release")
@@ -114,6 +132,7 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     side = parser.add_mutually_exclusive_group()
     side.add_argument("--above", type=float, metavar="X", help="NAME > X or not")
     side.add_argument("--below", type=float, metavar="X", help="NAME < X or not")
+    parser.add_argument("--by-output", action="store_true", help="compare what the script prints, normalised")
     parser.add_argument("--pre", action="store_true", help="include pre-releases and nightly builds")
     parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each (probe, device) N times")
     parser.add_argument("--index-url", metavar="URL", help="list and install torch from this index")
@@ -123,18 +142,22 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     names = [probe.name for probe in matrix.probes]
     if (args.probe is None) != args.every:
         parser.error(f"name one PROBE, or --all for every probe of {matrix.file.name}, not both")
-    if args.probe is not None and args.probe not in names:
-        hint = did_you_mean(args.probe, names, f"it runs: {', '.join(names)}")
-        parser.error(f"{args.probe!r} is not a probe of {matrix.file.name}; {hint}")
+    owner, alone = None, None
+    if args.probe is not None:
+        name, owner, alone = _what_to_bisect(parser, args.probe, matrix)
     devices = tuple(dict.fromkeys(args.device or (matrix.devices if args.every else ["cpu"])))
     if not args.every and len(devices) > 1:
         parser.error("one --device for one PROBE; --all takes several")
     for device in devices:
         if device not in matrix.devices:
             parser.error(f"{matrix.file.name} does not run on {device} (devices: {', '.join(matrix.devices)})")
+        if owner is not None and not owner.runs_on(device):
+            parser.error(f"{owner.name} runs on {', '.join(owner.devices or ())} alone, not on {device}")
     threshold = args.above if args.above is not None else args.below
     if args.metric is None and threshold is not None:
         parser.error("--above X and --below X go with --metric NAME")
+    if args.by_output and (args.metric or args.check):
+        parser.error("--by-output compares what a script prints; --metric and --check its record: choose one")
     if threshold is not None and not math.isfinite(threshold):
         parser.error(f"the threshold must be a finite number, not {threshold}")
     old, new = _release(parser, "--from", args.old), _release(parser, "--to", args.new)
@@ -151,12 +174,44 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
         criterion = Criterion(check=args.check)
     else:
         criterion = Criterion(args.metric, threshold, args.above is not None, args.check)
-    probes = tuple(names) if args.every else (args.probe,)
+    if args.by_output:
+        criterion = Criterion(by_output=True)
+    probes = tuple(names) if args.every else (name,)
     return Request(
         probes, devices, old, new, criterion, args.pre, args.every, args.repeat,
         args.index_url.rstrip("/") if args.index_url else None,
         tuple(_absolute(link) for link in args.find_links) if args.find_links else None,
+        alone,
     )  # fmt: skip
+
+
+def _what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Probe, str | None]:
+    """The records' name, the probe that makes them, and what to run alone when the matrix does not list it.
+
+    A probe of the matrix or one of its tests is bisected as the matrix runs it; a path to
+    a script (or a test's node id) it does not list runs alone in each cell, as
+    ``$TORCHMATRIX_PROBES`` would run it.
+    """
+    owner = next((probe for probe in matrix.probes if probe.covers(given)), None)
+    if owner is not None:
+        return given, owner, None
+    target = Path(given.partition("::")[0])
+    if target.suffix == ".py" and target.is_file():
+        listed = next((probe for probe in matrix.probes if probe.path == target.resolve()), None)
+        if listed is not None and listed.kind is not Kind.PYTEST:
+            return listed.name, listed, None
+        _, separator, test = given.partition("::")
+        entry = str(target.resolve()) + separator + test
+        try:
+            (alone,) = config.given_probes([entry], matrix.file.parent, matrix.file.parent, matrix.devices)
+        except UsageError as error:
+            parser.error(str(error))
+        if alone.kind is Kind.PYTEST and "::" not in given:
+            parser.error(f"{given} holds tests: name one of them, e.g. {given}::test_name")
+        return (given if alone.kind is Kind.PYTEST else alone.name), alone, entry
+    probes = [probe.name for probe in matrix.probes]
+    hint = did_you_mean(given, probes, f"it runs: {', '.join(probes)}; or give a script's path")
+    parser.error(f"{given!r} is not a probe of {matrix.file.name}, one of its tests, nor a script here; {hint}")
 
 
 def _release(parser: Parser, flag: str, text: str) -> Version:
@@ -211,8 +266,13 @@ class _Bisection:
     def summary_path(self) -> Path:
         request = self.request
         criterion = request.criterion
-        narrowed = "".join(f"-{results.safe_name(part)}" for part in (criterion.check, criterion.metric) if part)
-        asked = "all-" + "+".join(request.devices) if request.every else f"{request.probes[0]}-{request.devices[0]}"
+        parts = (criterion.check, criterion.metric, "output" if criterion.by_output else None)
+        narrowed = "".join(f"-{results.safe_name(part)}" for part in parts if part)
+        asked = (
+            "all-" + "+".join(request.devices)
+            if request.every
+            else f"{results.safe_name(request.probes[0])}-{request.devices[0]}"
+        )
         return self.folder / f"{asked}{narrowed}-{request.old}-{request.new}.json"
 
     def known(self) -> dict[Version, dict[Key, Observation]]:
@@ -425,6 +485,8 @@ def _verdict_json(verdict: Verdict | None) -> dict[str, Any]:
 def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     """Bisect as ``session.posargs`` asks; print each step as it goes, the answer, and write the summary."""
     request = parse(session.posargs, project.matrix)
+    if request.alone:
+        project = project.running_alone(request.alone)
     if request.repeat is not None:
         project = project.with_repeat(request.repeat)
     project.require_writable(project.machine_dir)
@@ -549,7 +611,8 @@ def _not_compared(session: nox.Session, request: Request, verdicts: Mapping[Key,
 
 def _widen(criterion: Criterion) -> str:
     """What to try when both ends agree."""
-    return "widen the range" + ("" if criterion.metric else ", or compare a metric (--metric)")
+    compared = criterion.metric or criterion.check or criterion.by_output
+    return "widen the range" + ("" if compared else ", or compare a metric (--metric)")
 
 
 def changed_in_table(request: Request, changes: Sequence[Change], asked: int) -> str:
@@ -613,14 +676,16 @@ def answer(verdict: Verdict, request: Request) -> list[str]:
     assert verdict.last_old is not None and verdict.first_new is not None
     first = f"first release with NEW's outcome ({label(new.category)}): "
     last = f"last release with OLD's outcome ({label(old.category)}): torch {_on_runs(verdict, verdict.last_old)}"
+    changed = _what_changed(old, new) if request.criterion.by_output else []
     if verdict.status is Status.FOUND:
-        return [first + f"torch {_on_runs(verdict, verdict.first_new)}", last]
+        return [first + f"torch {_on_runs(verdict, verdict.first_new)}", last, *changed]
     between = verdict.between
     span = ", ".join(map(dated, (*between, verdict.first_new)))
     return [
         first + f"one of {span}: the answer is bounded by releases that could not be told apart",
         *[f"    {version}: {verdict.why_unresolved(version)}" for version in between],
         last,
+        *changed,
     ]
 
 
@@ -629,3 +694,11 @@ def _on_runs(verdict: Verdict, version: Version) -> str:
     seen = verdict.observation(version)
     runs = seen.runs if seen else 1
     return f"{dated(version)} ({runs} run{'s' if runs > 1 else ''})"
+
+
+def _what_changed(old: Observation, new: Observation) -> list[str]:
+    """By output: the first line printed that NEW's output differs in from OLD's (the outcome leads each category)."""
+    _, *before = str(old.category).split("\n")
+    _, *after = str(new.category).split("\n")
+    difference = printed.first_difference(before, after)
+    return [f"what it printed, from OLD to NEW: {difference}"] if difference else []

@@ -42,7 +42,8 @@ def run_cells(
 ) -> int:
     """Run the probe sessions of ``cells`` as the running nox would: same noxfile, envdir, matrix and machine.
 
-    A cell's own release goes in ``TORCHMATRIX_TORCH``, so a release the matrix does not list runs too.
+    A cell's own release goes in ``TORCHMATRIX_TORCH``, so a release the matrix does not list runs too;
+    probes given for this run (a script bisect runs alone) go in ``TORCHMATRIX_PROBES``.
     ``arguments`` go to the probe sessions (``--repeat 5``); ``settings`` are more variables for them.
     """
     chosen = {
@@ -51,6 +52,8 @@ def run_cells(
         variables.TORCH.name: ",".join(str(cell.torch) for cell in cells),
         **(settings or {}),
     }
+    if project.given_probes:
+        chosen[variables.PROBES.name] = ",".join(project.given_probes)
     envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
     return run(noxfile, envdir, [cell.session for cell in cells], chosen, log, arguments)
 

@@ -40,24 +40,44 @@ def run_pairs(
 
 
 def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Listener:
-    """Log each pair as it starts and its outcome as it ends; with repeats, each run, then what they add up to."""
+    """Log each pair as it starts and its outcome as it ends: for tests, each test's; with repeats, each run,
+    then what they add up to.
+
+    Tests unavailable for the reason the one before gave (a device this machine lacks) are
+    not listed one by one: how many there were is said before the next pair starts.
+    """
     started = 0
+    unlisted = 0
+    reason: str | None = None
     runs: list[core.Record] = []
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
-        nonlocal started
+        nonlocal started, unlisted, reason
         if event == "start":
-            started += 1
+            if unlisted:
+                session.log(f"    … and {unlisted} more unavailable for the same reason")
+            started, unlisted, reason = started + 1, 0, None
             which = f" (run {(started - 1) % repeat + 1} of {repeat})" if repeat > 1 else ""
             session.log(f"[{(started - 1) // repeat + 1}/{total}] {pair.probe.name} on {pair.device}{which} ...")
-        elif record is not None:
-            session.log(_outcome_line(record))
-            runs.append(record)
-            if repeat > 1 and len(runs) == repeat:
-                merged = repeats.merge(runs).outcome
-                counted = repeats.counts(Counter(run.outcome for run in runs))
-                session.log(f"    {merged.symbol} {merged.value} over {repeat} runs ({counted})")
-                runs.clear()
+            return
+        if record is None:
+            return
+        if record.probe != pair.probe.name:  # one of the pair's tests
+            message = terminal.first_line(record.message)
+            if record.outcome is core.Outcome.UNAVAILABLE and message == reason:
+                unlisted += 1
+                return
+            reason = message if record.outcome is core.Outcome.UNAVAILABLE else None
+            shown = f"{record.probe}: {message}" if message else record.probe
+            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {shown}")
+            return
+        session.log(_outcome_line(record))
+        runs.append(record)
+        if repeat > 1 and len(runs) == repeat:
+            merged = repeats.merge(runs).outcome
+            counted = repeats.counts(Counter(run.outcome for run in runs))
+            session.log(f"    {merged.symbol} {merged.value} over {repeat} runs ({counted})")
+            runs.clear()
 
     return listen
 

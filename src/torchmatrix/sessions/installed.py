@@ -12,6 +12,7 @@ later run's result is the one kept.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,6 +70,11 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     except InvalidVersion:
         session.error(terminal.escape(f"{python}: its torch reports no release version: {environment.get('torch')}"))
     python_minor = ".".join(str(environment.get("python", "")).split(".")[:2]) or None
+    # No inputs to be up to date with (nothing was installed), but the probe that made each record, so that
+    # a later run of tests replaces all of theirs.
+    records = [
+        dataclasses.replace(record, inputs=project.record_inputs({}, record.probe)) for record in cell_run.records
+    ]
     result = cell_result(
         project,
         started,
@@ -77,9 +83,9 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
         python=python_minor,
         python_request=None,
         session=SESSION,
-        records=cell_run.records,
+        records=tuple(records),
         environment=environment,
         inputs={"installed_python": python, "repeat": repeat},
     )
-    session.log(f"{result.cell_id}: {tally(cell_run.records)}")
+    session.log(f"{result.cell_id}: {tally(records)}")
     return results.write(project.results_dir, result)

@@ -95,7 +95,7 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     if problem:
         session.error(terminal.escape(f"{cell.id}: {problem}; nothing is stored"))
     records = [
-        dataclasses.replace(record, inputs=results.record_inputs(inputs, record.probe)) for record in cell_run.records
+        dataclasses.replace(record, inputs=project.record_inputs(inputs, record.probe)) for record in cell_run.records
     ]
     packages = cellenv.installed_versions(env, project.installed_names(cell))
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment

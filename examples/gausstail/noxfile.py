@@ -1,0 +1,3 @@
+import torchmatrix.noxsessions
+
+torchmatrix.noxsessions.register(__file__)

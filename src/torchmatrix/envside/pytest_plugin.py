@@ -1,0 +1,102 @@
+"""Loaded into pytest by torchmatrix's worker in a pair's process: the torchmatrix_device fixture, a line per event.
+
+Runs on Python 3.6 and newer with pytest 7 and newer; it never imports torchmatrix.
+
+Each event is a line of JSON appended to the progress file, which is opened
+and closed for each line, so that whatever ends the process, the worker finds
+which tests ended, which one was running, and which were not reached:
+
+    {"collected": [nodeid, ...]}
+    {"start": nodeid, "at": time.time()}
+    {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s}
+
+A test's outcome is pytest's own verdict on its phases (setup, call,
+teardown): passed is ``pass``; failed in its call ``fail``; failed in setup or
+teardown ``error``; skipped ``unavailable``, the reason its message. An
+expected failure that fails (xfail) is ``fail``, said so in its message: the
+table says what works where. A file that cannot be collected gets a record
+of its own, ``error`` (``unavailable`` if it skipped itself).
+"""
+
+import json
+import os
+import time
+
+import pytest
+
+TRACEBACK_LIMIT = 2000
+
+
+@pytest.fixture
+def torchmatrix_device():
+    """The device this run of the tests is for: cpu, cuda or mps."""
+    return os.environ.get("TORCHMATRIX_DEVICE", "cpu")
+
+
+class Progress(object):
+    """pytest's hooks that write the progress file."""
+
+    def __init__(self, path):
+        self.path = path
+        self.reports = {}
+
+    def write(self, event):
+        with open(self.path, "a") as progress:
+            progress.write(json.dumps(event) + "\n")
+
+    def pytest_collectreport(self, report):
+        if report.failed or report.skipped:
+            outcome = "error" if report.failed else "unavailable"
+            self.write(dict(verdict(outcome, report), test=report.nodeid, duration=0.0))
+
+    def pytest_collection_finish(self, session):
+        self.write({"collected": [item.nodeid for item in session.items]})
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        self.write({"start": nodeid, "at": time.time()})
+
+    def pytest_runtest_logreport(self, report):
+        self.reports.setdefault(report.nodeid, []).append(report)
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        reports = self.reports.pop(nodeid, [])
+        duration = sum(getattr(report, "duration", 0.0) for report in reports)
+        self.write(dict(outcome_of(reports), test=nodeid, duration=duration))
+
+
+def outcome_of(reports):
+    """One test's phases as one outcome: the first phase that did not pass decides."""
+    for report in reports:
+        if report.failed:
+            return verdict("fail" if report.when == "call" else "error", report)
+        if report.skipped:
+            if hasattr(report, "wasxfail"):
+                return {"outcome": "fail", "metrics": {}, "message": "xfail: expected to fail: " + report.wasxfail}
+            return verdict("unavailable", report)
+    passed_xfail = [report for report in reports if hasattr(report, "wasxfail")]
+    return {"outcome": "pass", "metrics": {}, "message": "xpass: passed, expected to fail" if passed_xfail else ""}
+
+
+def verdict(outcome, report):
+    if outcome == "unavailable":
+        return {"outcome": outcome, "metrics": {}, "message": skip_reason(report)}
+    text = report.longreprtext
+    metrics = {"when": report.when, "traceback": text[-TRACEBACK_LIMIT:]}
+    return {"outcome": outcome, "metrics": metrics, "message": crash_line(report, text)}
+
+
+def skip_reason(report):
+    """A skip's reason: pytest keeps it as (path, line, "Skipped: reason")."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return reason[len("Skipped: ") :] if reason.startswith("Skipped: ") else reason
+
+
+def crash_line(report, text):
+    """What went wrong, in a line: pytest's own (``assert -inf > -1000.0``), else the report's last line."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    if message:
+        return message
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else report.when + " failed"

@@ -1,0 +1,79 @@
+"""SUPPORTED.md: the table a library pastes into its docs, "supported torch versions".
+
+One row per torch release, newest first: the Python its cell ran on, then,
+per device (per machine and device, when results of several machines are
+merged), how its probes went: ``✓ all 4 pass``, or the worst outcome with
+what did not pass (``✗ 3 of 4 pass; fail: test_far_tail``). A matrix whose
+probes are the library's tests gives a row per release that says whether
+the library works there. Names lose the part every probe shares
+(``tests/test_log_cdf.py::``), so that the cells stay short.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from . import escape
+from .model import Column, Entry, Mark, Report, Row
+
+TITLE = "Supported torch versions"
+WORST_FIRST = (Mark.CRASH, Mark.TIMEOUT, Mark.ERROR, Mark.FAIL)
+PASSING = (Mark.PASS, Mark.WITHIN_TOLERANCE)
+
+
+def render(report: Report) -> str:
+    rows = sorted({row for table in report.tables for row in table.rows}, key=Row.sort_key, reverse=True)
+    machines = len(report.machines) > 1
+    labels = [column.label if machines else column.device for column in report.columns]
+    header = ["torch", "Python", *map(escape.markdown, labels)]
+    lines = [f"## {TITLE}", "", _line(header), _line([":--", ":--", *[":--"] * len(report.columns)])]
+    shorten = _shortener([table.probe for table in report.tables if any(e.record for e in table.entries.values())])
+    for row in rows:
+        pythons = ", ".join(report.pythons.get(row, ())) or "-"
+        cells = [_cell(_entries(report, row, column), shorten) for column in report.columns]
+        lines.append(_line([escape.markdown(row.label), escape.markdown(pythons), *cells]))
+    if report.results:
+        lines += ["", escape.markdown(f"Each cell: how the tests went on that device. {_provenance(report)}")]
+    return "\n".join(lines) + "\n"
+
+
+def _entries(report: Report, row: Row, column: Column) -> list[tuple[str, Entry]]:
+    found = ((table.probe, table.entries.get((row, column))) for table in report.tables)
+    return [(probe, entry) for probe, entry in found if entry is not None]
+
+
+def _cell(entries: Sequence[tuple[str, Entry]], shorten: int) -> str:
+    if not entries:
+        return ""
+    if all(entry.record is None for _, entry in entries):  # the cell did not run: its outcome says why
+        return entries[0][1].mark.value
+    ran = [(probe, entry.mark) for probe, entry in entries if entry.mark is not Mark.UNAVAILABLE]
+    if not ran:
+        return f"{Mark.UNAVAILABLE.symbol} unavailable"
+    passed = sum(mark in PASSING for _, mark in ran)
+    if passed == len(ran):
+        return f"{Mark.PASS.symbol} all {len(ran)} pass" if len(ran) > 1 else f"{Mark.PASS.symbol} pass"
+    worst = next(mark for mark in WORST_FIRST if any(seen is mark for _, seen in ran))
+    failures = [
+        f"{mark.value}: " + ", ".join(escape.markdown(probe[shorten:]) for probe, seen in ran if seen is mark)
+        for mark in WORST_FIRST
+        if any(seen is mark for _, seen in ran)
+    ]
+    return f"{worst.symbol} {passed} of {len(ran)} pass; " + "; ".join(failures)
+
+
+def _shortener(names: Sequence[str]) -> int:
+    """How many leading characters every name shares up to its last ``::`` or ``/`` (0 when one name stands alone)."""
+    if len(names) < 2:
+        return 0
+    common = os.path.commonprefix(list(names))
+    return max(common.rfind("::") + 2 if "::" in common else 0, common.rfind("/") + 1)
+
+
+def _provenance(report: Report) -> str:
+    return f"Measured by torchmatrix on {', '.join(report.machines)}; the newest result finished {report.updated}."
+
+
+def _line(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"

@@ -1,0 +1,184 @@
+"""Scripts and pytest tests as probes, run by real nox on real torch: each way they can end gets its outcome."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from torchmatrix.core import Outcome, Record
+from torchmatrix.report import escape
+from torchmatrix.results import CellResult
+
+from .conftest import Run, Torch, Workspace
+
+pytestmark = pytest.mark.integration
+
+TIMEOUT = 5.0
+SEED_REPORT = """\
+import torch
+x = torch.arange(4.0)
+x.requires_grad_(True)
+y = 2 * torch.dot(x, x)
+print(y)
+"""
+SCRIPTS = {
+    "seed_report": (SEED_REPORT, Outcome.PASS),
+    "prints_its_device": ("import os, torch\nprint(torch.ones(1, device=os.environ['TORCHMATRIX_DEVICE']))\n", None),
+    "exits_1": ("import sys, torch\nprint('tensor(0.) on my Mac')\nsys.exit(1)\n", Outcome.FAIL),
+    "asserts": ("import torch\nassert torch.arange(4.0).sum() == 7, 'expected 7'\n", Outcome.FAIL),
+    "exits_125": ("import sys\nprint('needs torch.backends.mps')\nsys.exit(125)\n", Outcome.UNAVAILABLE),
+    "skips": ("import unittest\nraise unittest.SkipTest('no GPU here')\n", Outcome.UNAVAILABLE),
+    "raises": ("import torch\ntorch.ones(2) @ torch.ones(3)\n", Outcome.ERROR),
+    "segfaults": ("import ctypes, torch\nprint('about to crash', flush=True)\nctypes.string_at(0)\n", Outcome.CRASH),
+    "hangs": ("import time, torch\nprint('waiting')\ntime.sleep(3600)\n", Outcome.TIMEOUT),
+}
+TESTS = """
+import ctypes, time
+import pytest
+import torch
+
+def test_passes(torchmatrix_device):
+    assert torch.ones(2, device=torchmatrix_device).sum().item() == 2
+
+def test_fails():
+    assert torch.arange(4.0).sum().item() == 7
+
+@pytest.fixture
+def model():
+    raise RuntimeError("could not build the model")
+
+def test_errors(model):
+    pass
+
+def test_skips():
+    pytest.skip("needs torch.func")
+
+def test_crashes():
+    ctypes.string_at(0)
+
+def test_after_the_crash():
+    assert torch.zeros(1).item() == 0
+
+def test_hangs():
+    time.sleep(3600)
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_after_the_hang(size):
+    assert torch.ones(size).sum().item() == size
+"""
+TEST_OUTCOMES = {
+    "test_passes": Outcome.PASS,
+    "test_fails": Outcome.FAIL,
+    "test_errors": Outcome.ERROR,
+    "test_skips": Outcome.UNAVAILABLE,
+    "test_crashes": Outcome.CRASH,
+    "test_after_the_crash": Outcome.PASS,
+    "test_hangs": Outcome.TIMEOUT,
+    "test_after_the_hang[1]": Outcome.PASS,
+    "test_after_the_hang[3]": Outcome.PASS,
+}
+
+
+@dataclass(frozen=True)
+class Probed:
+    workspace: Workspace
+    run: Run
+    result: CellResult
+
+    def record(self, probe: str, device: str = "cpu") -> Record:
+        (found,) = [r for r in self.result.records if (r.probe, r.device) == (probe, device)]
+        return found
+
+
+def write_probes(folder: Path) -> str:
+    """The scripts and the tests in ``folder``; the matrix's ``probes:`` naming them."""
+    (folder / "scripts").mkdir()
+    for name, (source, _) in SCRIPTS.items():
+        (folder / "scripts" / f"{name}.py").write_text(source)
+    (folder / "tests").mkdir()
+    (folder / "tests" / "test_outcomes.py").write_text(textwrap.dedent(TESTS))
+    return "[" + ", ".join([*(f"scripts/{name}.py" for name in SCRIPTS), "tests/test_outcomes.py"]) + "]"
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory, envdir: Path, suite_cache: Path, torch_here: Torch, warm: None):
+    """One cell running every script and the tests on cpu and cuda (absent here)."""
+    workspace = Workspace(tmp_path_factory.mktemp("scripts"), envdir, suite_cache)
+    probes = write_probes(workspace.folder)
+    workspace.matrix_file.write_text(
+        f"torch:\n  - {torch_here.entry}\nprobes: {probes}\ndevices: [cpu, cuda]\ntimeout: {TIMEOUT}\noutput: out\n"
+    )
+    run = workspace.nox("-s", "probe")
+    (result,) = workspace.scan().results
+    return Probed(workspace, run, result)
+
+
+def test_every_script_gets_the_outcome_its_exit_gives(probed: Probed) -> None:
+    assert probed.run.returncode == 0, probed.run.output
+    scripts = [(record.probe, record.outcome) for record in probed.result.records if "::" not in record.probe]
+    expected = [(name, outcome) for name, (_, outcome) in SCRIPTS.items() if outcome is not None]
+    assert [pair for pair in scripts if pair[0] != "prints_its_device"] == expected
+
+
+def test_the_seed_report_s_script_runs_unedited_and_keeps_what_it_printed(probed: Probed) -> None:
+    record = probed.record("seed_report")
+    assert record.message == "tensor(28., grad_fn=<MulBackward0>)"
+    assert record.metrics == {"exit_code": 0, "output": ["tensor(28., grad_fn=<MulBackward0>)"]}
+
+
+def test_a_script_runs_on_other_devices_only_when_it_reads_its_device(probed: Probed) -> None:
+    devices = {(record.probe, record.device) for record in probed.result.records if "::" not in record.probe}
+    assert ("seed_report", "cuda") not in devices
+    cuda = probed.record("prints_its_device", "cuda")
+    assert cuda.outcome is Outcome.UNAVAILABLE
+    assert probed.record("prints_its_device").message == "tensor([1.])"
+
+
+def test_what_a_failing_crashing_or_hanging_script_said_is_kept(probed: Probed) -> None:
+    assert probed.record("exits_1").message == "tensor(0.) on my Mac"
+    assert probed.record("asserts").message == "AssertionError: expected 7"
+    assert probed.record("exits_125").message == "needs torch.backends.mps"
+    assert probed.record("skips").message == "no GPU here"
+    raised = probed.record("raises")
+    assert raised.message.startswith("RuntimeError:") and "scripts/raises.py" in raised.metrics["traceback"]
+    crashed = probed.record("segfaults")
+    assert crashed.message.startswith("the probe's process died with SIGSEGV while running segfaults on cpu")
+    assert crashed.metrics["output"] == ["about to crash"]
+    hung = probed.record("hangs")
+    assert (hung.message, hung.metrics["output"]) == (f"stopped after {TIMEOUT:g} s", ["waiting"])
+
+
+def test_each_test_is_a_record_and_a_crash_or_hang_loses_none_of_the_others(probed: Probed) -> None:
+    tests = {
+        record.probe.split("::", 1)[1]: record.outcome
+        for record in probed.result.records
+        if record.probe.startswith("tests/test_outcomes.py::") and record.device == "cpu"
+    }
+    assert tests == TEST_OUTCOMES
+    assert probed.record("tests/test_outcomes.py::test_skips").message == "needs torch.func"
+    assert probed.record("tests/test_outcomes.py::test_errors").message == "RuntimeError: could not build the model"
+    assert probed.record("tests/test_outcomes.py::test_hangs").message == f"stopped after {TIMEOUT:g} s"
+    cuda = [record for record in probed.result.records if record.probe.startswith("tests/") and record.device == "cuda"]
+    assert len(cuda) == len(TEST_OUTCOMES) and {record.outcome for record in cuda} == {Outcome.UNAVAILABLE}
+
+
+def test_every_test_is_a_row_of_the_report(probed: Probed) -> None:
+    report = (probed.workspace.folder / "out" / "COMPATIBILITY.md").read_text()
+    for name in TEST_OUTCOMES:
+        assert f"## {escape.markdown('tests/test_outcomes.py::' + name)}\n" in report
+
+
+def test_nothing_changed_runs_nothing_and_an_edited_test_file_runs_the_tests_again(probed: Probed) -> None:
+    again = probed.workspace.nox("-s", "probe")
+    assert again.returncode == 0 and ") skipped: torch-" in again.output, again.output
+    tests = probed.workspace.folder / "tests" / "test_outcomes.py"
+    tests.write_text(tests.read_text().replace("def test_hangs():\n    time.sleep(3600)\n", ""))
+    edited = probed.workspace.nox("-s", "probe")
+    assert "2 of 12 pairs: probe tests/test_outcomes.py changed" in edited.output, edited.output
+    (result,) = probed.workspace.scan().results
+    names = {record.probe for record in result.records}
+    assert "tests/test_outcomes.py::test_hangs" not in names  # a test that is gone leaves the table
+    assert "tests/test_outcomes.py::test_after_the_crash" in names and "seed_report" in names
