@@ -84,9 +84,9 @@ def test_its_tests_make_a_table_of_three_releases(repository: Repository, table:
 
 
 def test_a_bisect_of_one_test_finds_the_release_that_fixed_it(bisected: str) -> None:
-    assert "2 known already" in bisected and "built 1 of at most 4 cells" in bisected
-    assert "first release with NEW's outcome (pass): torch 1.12.0" in bisected
-    assert "last release with OLD's outcome (fail): torch 1.11.0" in bisected
+    assert "2 known already" in bisected and "built 1 of at most 3 cells" in bisected
+    assert "first release with NEW's outcome (pass): torch 1.12.0 (1 run)" in bisected
+    assert "last release with OLD's outcome (fail): torch 1.11.0 (1 run)" in bisected
 
 
 def test_verify_checks_the_expectations_about_that_test(repository: Repository, bisected: str) -> None:
