@@ -76,9 +76,14 @@ class Pair:
 
 
 class Outcome(str, Enum):
-    """Per (probe, device): the first seven. Per cell, before any probe runs: the last three."""
+    """Per (probe, device): the first eight. Per cell, before any probe runs: the last three.
+
+    ``within-tolerance`` is shown, never stored: a table's word for a ``pass`` whose probe records that
+    its numbers were not bit-identical (``metrics.bit_identical`` false).
+    """
 
     PASS = "pass"
+    WITHIN_TOLERANCE = "within-tolerance"
     FAIL = "fail"
     ERROR = "error"
     CRASH = "crash"
@@ -102,11 +107,23 @@ class Outcome(str, Enum):
     def is_cell_outcome(self) -> bool:
         return self in CELL_OUTCOMES
 
+    @property
+    def is_stored(self) -> bool:
+        """Whether a record or a result file may hold it; ``within-tolerance`` is a table's alone."""
+        return self is not Outcome.WITHIN_TOLERANCE
+
+    @property
+    def noted(self) -> bool:
+        """Whether a table cell showing it gets a note saying what happened."""
+        return self not in {Outcome.PASS, Outcome.WITHIN_TOLERANCE, Outcome.UNAVAILABLE}
+
 
 CELL_OUTCOMES = frozenset({Outcome.NO_INTERPRETER, Outcome.NO_WHEEL, Outcome.INSTALL_ERROR})
+STORED_OUTCOMES = tuple(outcome for outcome in Outcome if outcome.is_stored)
 
 _SYMBOLS = {
     Outcome.PASS: "✓",
+    Outcome.WITHIN_TOLERANCE: "≈",
     Outcome.FAIL: "✗",
     Outcome.ERROR: "E",
     Outcome.CRASH: "☠",
@@ -119,7 +136,8 @@ _SYMBOLS = {
 }
 
 _MEANINGS = {
-    Outcome.PASS: "the probe's numbers are right",
+    Outcome.PASS: "the probe's numbers are right (and bit-identical, where the probe records bit-identity)",
+    Outcome.WITHIN_TOLERANCE: "right within the rounding tolerance, but not bit-identical",
     Outcome.FAIL: "the probe ran and its numbers are wrong",
     Outcome.ERROR: "the probe raised an exception",
     Outcome.CRASH: "the process died while the probe ran (e.g. a segfault)",

@@ -194,8 +194,8 @@ def _record(item: Any, where: str) -> Record:
         raise ValueError(f"{where} is not an object")
     try:
         outcome = Outcome(checked(item, "outcome", str))
-        if outcome.is_cell_outcome:
-            raise ValueError(f"outcome {outcome.value!r} is a cell outcome")
+        if outcome.is_cell_outcome or not outcome.is_stored:
+            raise ValueError(f"outcome {outcome.value!r} is {'a cell outcome' if outcome.is_stored else 'shown only'}")
         return Record(
             probe=checked(item, "probe", str),
             device=checked(item, "device", str),

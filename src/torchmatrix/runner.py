@@ -315,7 +315,7 @@ def _record(pair: Pair, message: dict[str, Any]) -> Record:
         outcome = Outcome(message.get("outcome"))
     except ValueError:
         outcome = Outcome.ERROR
-    if outcome.is_cell_outcome:
+    if outcome.is_cell_outcome or not outcome.is_stored:
         outcome = Outcome.ERROR
     metrics = message.get("metrics")
     name = message.get("probe")

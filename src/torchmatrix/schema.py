@@ -22,7 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import yamldoc
-from .core import DEVICES, Outcome
+from .core import DEVICES, STORED_OUTCOMES, Outcome
 from .errors import ConfigError, did_you_mean
 from .matrix import Expectation, PinRule, TorchEntry
 from .repeats import MAX_REPEAT
@@ -232,7 +232,7 @@ def _refuse_duplicates(doc: Document, path: KeyPath, items: list[Any]) -> None:
 
 def _outcome(doc: Document, path: KeyPath, value: Any) -> Outcome:
     text = _text(doc, path, value)
-    names = [outcome.value for outcome in Outcome]
+    names = [outcome.value for outcome in STORED_OUTCOMES]
     if text not in names:
         raise fail(doc, path, f"unknown outcome {text!r}", did_you_mean(text, names, f"one of {', '.join(names)}"))
     return Outcome(text)

@@ -6,7 +6,6 @@ from dataclasses import replace
 
 from torchmatrix.core import Outcome
 from torchmatrix.report import diff, model
-from torchmatrix.report.model import Mark
 
 from .report_data import autograd, batched, cell, everywhere, scenario
 
@@ -25,10 +24,10 @@ def test_lists_changed_added_and_removed_cells_only() -> None:
 
     found = diff.changes(model.build(before), model.build(after))
     summary = [(change.probe, change.row.torch, change.column.label, change.before, change.after) for change in found]
-    assert ("autograd_dot", "1.9.0", "macos-arm64 · mps", Mark.FAIL, Mark.PASS) in summary
-    assert ("batched_matmul", "1.9.0", "macos-arm64 · mps", Mark.PASS, Mark.WITHIN_TOLERANCE) in summary
-    assert ("autograd_dot", "2.13.0", "linux-x86_64 · cpu", None, Mark.PASS) in summary
-    assert ("autograd_dot", "2.99.0", "linux-x86_64 · cpu", Mark.NO_WHEEL, None) in summary
+    assert ("autograd_dot", "1.9.0", "macos-arm64 · mps", Outcome.FAIL, Outcome.PASS) in summary
+    assert ("batched_matmul", "1.9.0", "macos-arm64 · mps", Outcome.PASS, Outcome.WITHIN_TOLERANCE) in summary
+    assert ("autograd_dot", "2.13.0", "linux-x86_64 · cpu", None, Outcome.PASS) in summary
+    assert ("autograd_dot", "2.99.0", "linux-x86_64 · cpu", Outcome.NO_WHEEL, None) in summary
     assert all(change.before != change.after for change in found)
     # 2 changed on macOS; on linux-x86_64 (cpu its only column shown) 2 probes added on 2.13.0, 2 gone on 2.99.0
     assert len(found) == 2 + 2 + 2

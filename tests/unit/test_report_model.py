@@ -11,7 +11,7 @@ from pathlib import Path
 from torchmatrix import repeats, results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.report import model
-from torchmatrix.report.model import Column, Mark, Row
+from torchmatrix.report.model import Column, Row
 
 from .report_data import autograd, batched, cell, everywhere, scenario
 
@@ -65,7 +65,7 @@ def test_columns_unavailable_everywhere_are_left_out_and_named() -> None:
 def test_a_machine_whose_cells_all_failed_to_install_keeps_its_columns() -> None:
     report = model.build([cell("m", "1.9.0", "3.9", outcome=Outcome.INSTALL_ERROR, message="boom")])
     assert [column.device for column in report.columns] == ["cpu", "cuda", "mps"]
-    assert {entry.mark for table in report.tables for entry in table.entries.values()} == {Mark.INSTALL_ERROR}
+    assert {entry.mark for table in report.tables for entry in table.entries.values()} == {Outcome.INSTALL_ERROR}
     assert [table.probe for table in report.tables] == ["autograd_dot", "batched_matmul"]
 
 
@@ -73,7 +73,7 @@ def test_bit_identical_and_within_tolerance_are_told_apart() -> None:
     found = marks(model.build(scenario()), "batched_matmul")
     assert found["2.2.0", "macos-arm64", "mps"] == "within-tolerance"
     assert found["2.2.0", "macos-arm64", "cpu"] == "pass"
-    assert Mark.WITHIN_TOLERANCE.symbol == "≈" and Mark.PASS.symbol == "✓"
+    assert Outcome.WITHIN_TOLERANCE.symbol == "≈" and Outcome.PASS.symbol == "✓"
 
 
 def test_cells_with_the_same_story_share_a_note_numbered_in_table_order() -> None:
@@ -152,7 +152,7 @@ def test_an_unstable_pair_has_its_own_mark_and_a_note_with_its_counts() -> None:
     unstable = repeats.merge(runs)
     report = model.build([cell("m", "2.6.0", "3.12", (unstable,))])
     (entry,) = report.tables[0].entries.values()
-    assert (entry.mark, entry.mark.symbol, entry.text) == (Mark.UNSTABLE, "±", "±¹")
+    assert (entry.mark, entry.mark.symbol, entry.text) == (Outcome.UNSTABLE, "±", "±¹")
     assert report.notes == ("unstable: 3 pass, 2 fail",)
-    assert report.marks == (Mark.UNSTABLE,)
-    assert Mark.UNSTABLE.meaning == "repeated runs of the probe gave different outcomes"
+    assert report.marks == (Outcome.UNSTABLE,)
+    assert Outcome.UNSTABLE.meaning == "repeated runs of the probe gave different outcomes"

@@ -112,6 +112,7 @@ def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
         "torch-number.json": json.dumps(dict(data, torch=1.9)),
         "cell-passes.json": json.dumps(dict(data, outcome="pass")),
         "record-no-wheel.json": json.dumps(dict(data, records=[dict(record, outcome="no-wheel")])),
+        "record-shown.json": json.dumps(dict(data, records=[dict(record, outcome="within-tolerance")])),
         "records-text.json": json.dumps(dict(data, records="pass")),
         "duration-true.json": json.dumps(dict(data, records=[dict(record, duration=True)])),
     }
@@ -134,6 +135,7 @@ def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
     assert "torch-number.json: does not fit schema 2: 'torch' is a number" in messages
     assert "cell-passes.json: does not fit schema 2: outcome 'pass' is not a cell outcome" in messages
     assert "record-no-wheel.json: does not fit schema 2: records[0]: outcome 'no-wheel' is a cell outcome" in messages
+    assert "record-shown.json: does not fit schema 2: records[0]: outcome 'within-tolerance' is shown only" in messages
     assert "records-text.json: does not fit schema 2: 'records' is a string" in messages
     assert "duration-true.json: does not fit schema 2: records[0]: 'duration' is a boolean" in messages
     assert "binary.json: not UTF-8" in messages

@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..core import Outcome
 from ..results import safe_name
 from .escape import html_text
-from .model import Column, Mark, Report, Table
+from .model import Column, Report, Table
 
 # Okabe and Ito's palette, which colour-blind readers tell apart; each series also gets its own marker shape.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#999933")
@@ -57,7 +58,7 @@ def _series(report: Report, table: Table) -> list[Series]:
         for index, row in enumerate(table.rows):
             entry = table.entries.get((row, column))
             if entry and entry.ratio is not None:
-                points.append((index, entry.ratio, entry.mark is Mark.WITHIN_TOLERANCE))
+                points.append((index, entry.ratio, entry.mark is Outcome.WITHIN_TOLERANCE))
         if points:
             found.append(Series(column, tuple(points)))
     return found

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
+from ..core import Outcome
 from . import escape
-from .model import Column, Mark, Report, Row
+from .model import Column, Report, Row
 
 
 @dataclass(frozen=True)
@@ -17,8 +18,8 @@ class Change:
     probe: str
     row: Row
     column: Column
-    before: Mark | None
-    after: Mark | None
+    before: Outcome | None
+    after: Outcome | None
 
 
 def changes(before: Report, after: Report) -> list[Change]:
@@ -36,7 +37,7 @@ def changes(before: Report, after: Report) -> list[Change]:
     return [Change(*key, old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key)]
 
 
-def _marks(report: Report) -> dict[tuple[str, Row, Column], Mark]:
+def _marks(report: Report) -> dict[tuple[str, Row, Column], Outcome]:
     return {
         (table.probe, row, column): entry.mark
         for table in report.tables
@@ -59,5 +60,5 @@ def render(found: list[Change], before: str, after: str) -> str:
     return f"{count} outcome {sides}:\n{table}"
 
 
-def _mark(mark: Mark | None) -> str:
+def _mark(mark: Outcome | None) -> str:
     return f"{mark.symbol} {mark.value}" if mark else "(absent)"

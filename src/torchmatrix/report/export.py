@@ -17,9 +17,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .. import results
+from ..core import Outcome
 from ..results import CellResult
 from . import escape
-from .model import Column, Entry, Mark, Report, Row, failing_checks, note_text
+from .model import Column, Entry, Report, Row, failing_checks, note_text
 
 SCHEMA = 1
 CSV_FIELDS = (
@@ -67,7 +68,7 @@ def _row(probe: str, column: Column, entry: Entry, file: str) -> dict[str, Any]:
             {field: check.get(field) for field in ("name", "observed", "expected", "error", "tolerance")}
             for check in failing_checks(record.metrics)
         ]
-        if record and entry.mark is Mark.FAIL
+        if record and entry.mark is Outcome.FAIL
         else [],
         "torch_build": result.environment.get("torch"),
         "cell_id": result.cell_id,
@@ -94,7 +95,7 @@ def to_json(report: Report, flat: list[dict[str, Any]] | None = None) -> str:
     document = {
         "schema": SCHEMA,
         "updated": report.updated,
-        "legend": {mark.value: {"symbol": mark.symbol, "meaning": mark.meaning} for mark in Mark},
+        "legend": {mark.value: {"symbol": mark.symbol, "meaning": mark.meaning} for mark in Outcome},
         "environments": {result_file(result): result.environment for result in report.results},
         "rows": rows(report) if flat is None else flat,
     }

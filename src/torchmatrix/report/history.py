@@ -20,7 +20,7 @@ from typing import Any
 from ..checks import check_outcome, checks_of
 from ..core import Outcome, Record
 from . import sameinputs
-from .model import Column, Entry, Mark, Report, Row, Table
+from .model import Column, Entry, Report, Row, Table
 from .sameinputs import NOT_COMPARABLE, Comparison
 
 
@@ -62,7 +62,7 @@ class Step:
     """One check in one release of one machine and device."""
 
     check: Mapping[str, Any]
-    mark: Mark
+    mark: Outcome
     change: Change
     comparison: Comparison
     against: Row | None
@@ -156,16 +156,13 @@ def history(table: Table, columns: Iterable[Column]) -> History | None:
     )
 
 
-def check_mark(check: Mapping[str, Any]) -> Mark:
+def check_mark(check: Mapping[str, Any]) -> Outcome:
     """A check's outcome (:func:`torchmatrix.checks.check_outcome`), within tolerance where it passed but was
     not bit-identical."""
     outcome = check_outcome(check)
     if outcome is Outcome.PASS and check.get("bit_identical") is False:
-        return Mark.WITHIN_TOLERANCE
-    return _MARKS[outcome]
-
-
-_MARKS = {outcome: Mark(outcome.value) for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.ERROR)}
+        return Outcome.WITHIN_TOLERANCE
+    return outcome
 
 
 def short_number(value: Any) -> str:
@@ -176,7 +173,7 @@ def short_number(value: Any) -> str:
 
 
 def _measured(entry: Entry | None) -> bool:
-    return entry is not None and entry.record is not None and entry.mark is not Mark.UNAVAILABLE
+    return entry is not None and entry.record is not None and entry.mark is not Outcome.UNAVAILABLE
 
 
 def _record(table: Table, row: Row, column: Column) -> Record:

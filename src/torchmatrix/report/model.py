@@ -13,7 +13,6 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, NamedTuple
 
 from packaging.version import Version
@@ -30,46 +29,11 @@ FAILING_CHECKS_SHOWN = 2
 _DECORATION = re.compile(r"^[\s\u2190-\u21ff\u2500-\u25ff×•]+")
 
 
-class Mark(str, Enum):
-    """What a table cell shows: a probe's outcome, with a passing probe that records bit-identity told apart."""
-
-    PASS = "pass"
-    WITHIN_TOLERANCE = "within-tolerance"
-    FAIL = "fail"
-    ERROR = "error"
-    CRASH = "crash"
-    TIMEOUT = "timeout"
-    UNAVAILABLE = "unavailable"
-    UNSTABLE = "unstable"
-    NO_INTERPRETER = "no-interpreter"
-    NO_WHEEL = "no-wheel"
-    INSTALL_ERROR = "install-error"
-
-    @property
-    def symbol(self) -> str:
-        return _SYMBOLS[self]
-
-    @property
-    def meaning(self) -> str:
-        if self is Mark.PASS:
-            return "the probe's numbers are right (and bit-identical, where the probe records bit-identity)"
-        if self is Mark.WITHIN_TOLERANCE:
-            return "right within the rounding tolerance, but not bit-identical"
-        return Outcome(self.value).meaning
-
-    @property
-    def noted(self) -> bool:
-        """Whether a cell with this mark gets a note saying what happened."""
-        return self not in {Mark.PASS, Mark.WITHIN_TOLERANCE, Mark.UNAVAILABLE}
-
-    @classmethod
-    def of(cls, record: Record) -> Mark:
-        if record.outcome is Outcome.PASS and record.metrics.get("bit_identical") is False:
-            return cls.WITHIN_TOLERANCE
-        return cls(record.outcome.value)
-
-
-_SYMBOLS = {mark: "≈" if mark is Mark.WITHIN_TOLERANCE else Outcome(mark.value).symbol for mark in Mark}
+def shown_outcome(record: Record) -> Outcome:
+    """What a table cell shows for ``record``: its outcome, a pass that records no bit-identity told apart."""
+    if record.outcome is Outcome.PASS and record.metrics.get("bit_identical") is False:
+        return Outcome.WITHIN_TOLERANCE
+    return record.outcome
 
 
 # Rows and columns are named tuples, not dataclasses: they key every cell, and a tuple hashes in C.
@@ -111,7 +75,7 @@ class Column(NamedTuple):
 class Entry:
     """One table cell: its mark, the result and record behind it (no record for a cell outcome), its note number."""
 
-    mark: Mark
+    mark: Outcome
     result: CellResult
     record: Record | None
     note: int | None = None
@@ -151,7 +115,7 @@ class Report:
     """Note ``n`` is ``notes[n - 1]``; cells with the same story share a note."""
     pythons: Mapping[Row, tuple[str, ...]]
     """The Pythons each row's cells ran on, over all machines."""
-    marks: tuple[Mark, ...]
+    marks: tuple[Outcome, ...]
     """The marks the shown cells use, in legend order."""
 
     @property
@@ -198,14 +162,14 @@ def build(found: Iterable[CellResult]) -> Report:
         row = Row(result.torch, result.python_request)
         pythons.setdefault(row, set()).update([result.python] if result.python else [])
         if result.outcome:
-            mark = Mark(result.outcome.value)
+            mark = result.outcome
             for probe in _planned_probes([result]) or probes:
                 for device in devices[result.machine]:
                     entries[probe][row, Column(result.machine, device)] = Entry(mark, result, None)
             continue
         for record in result.records:
             column = Column(result.machine, record.device)
-            entries[record.probe][row, column] = Entry(Mark.of(record), result, record, None, error_ratio(record))
+            entries[record.probe][row, column] = Entry(shown_outcome(record), result, record, None, error_ratio(record))
 
     every_column = sorted({column for table in entries.values() for _, column in table}, key=Column.sort_key)
     shown = _shown_columns(every_column, entries)
@@ -231,10 +195,10 @@ def build(found: Iterable[CellResult]) -> Report:
     )
 
 
-def _marks_used(tables: Iterable[Table], shown: Iterable[Column]) -> tuple[Mark, ...]:
+def _marks_used(tables: Iterable[Table], shown: Iterable[Column]) -> tuple[Outcome, ...]:
     visible = set(shown)
     used = {entry.mark for table in tables for (_, column), entry in table.entries.items() if column in visible}
-    return tuple(mark for mark in Mark if mark in used)
+    return tuple(outcome for outcome in Outcome if outcome in used)
 
 
 def _devices_by_machine(merged: Iterable[CellResult]) -> dict[str, list[str]]:
@@ -268,7 +232,7 @@ def _shown_columns(every: list[Column], entries: Mapping[str, Mapping[tuple[Row,
         column
         for table in entries.values()
         for (_, column), entry in table.items()
-        if entry.record is not None and entry.mark is not Mark.UNAVAILABLE
+        if entry.record is not None and entry.mark is not Outcome.UNAVAILABLE
     }
     machines_shown = {column.machine for column in informative}
     return [column for column in every if column in informative or column.machine not in machines_shown]

@@ -17,12 +17,13 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core import Outcome
 from ..summaries import Summary
 from . import bisected, escape, history_page
 from .escape import html_text as h
 from .history import History
 from .markdown import TITLE
-from .model import Column, Entry, Mark, Report, Row, Table
+from .model import Column, Entry, Report, Row, Table
 
 STYLE = """
 :root { color-scheme: light; --line: #d0d7de; --muted: #57606a; }
@@ -310,7 +311,7 @@ def render(
         body.append('<section id="notes"><h2>Notes</h2><ol>')
         body += [f'<li id="note-{number}">{h(note)}</li>' for number, note in enumerate(report.notes, start=1)]
         body.append("</ol></section>")
-    marks = {mark.value: {"symbol": mark.symbol, "meaning": mark.meaning} for mark in Mark}
+    marks = {mark.value: {"symbol": mark.symbol, "meaning": mark.meaning} for mark in Outcome}
     data = {"cells": data_cells, "entries": entries, "notes": list(report.notes), "marks": marks}
     # In a <script> element only `</` (and `<!--`) could end it early; escaped, the JSON means the same.
     payload = escape.json_text(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")

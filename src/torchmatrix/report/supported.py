@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from ..core import Outcome
 from . import escape
-from .model import Column, Entry, Mark, Report, Row
+from .model import Column, Entry, Report, Row
 
 TITLE = "Supported torch versions"
-WORST_FIRST = (Mark.CRASH, Mark.TIMEOUT, Mark.ERROR, Mark.FAIL)
-PASSING = (Mark.PASS, Mark.WITHIN_TOLERANCE)
+WORST_FIRST = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAIL)
+PASSING = (Outcome.PASS, Outcome.WITHIN_TOLERANCE)
 
 
 def render(report: Report) -> str:
@@ -48,12 +49,12 @@ def _cell(entries: Sequence[tuple[str, Entry]], shorten: int) -> str:
         return ""
     if all(entry.record is None for _, entry in entries):  # the cell did not run: its outcome says why
         return entries[0][1].mark.value
-    ran = [(probe, entry.mark) for probe, entry in entries if entry.mark is not Mark.UNAVAILABLE]
+    ran = [(probe, entry.mark) for probe, entry in entries if entry.mark is not Outcome.UNAVAILABLE]
     if not ran:
-        return f"{Mark.UNAVAILABLE.symbol} unavailable"
+        return f"{Outcome.UNAVAILABLE.symbol} unavailable"
     passed = sum(mark in PASSING for _, mark in ran)
     if passed == len(ran):
-        return f"{Mark.PASS.symbol} all {len(ran)} pass" if len(ran) > 1 else f"{Mark.PASS.symbol} pass"
+        return f"{Outcome.PASS.symbol} all {len(ran)} pass" if len(ran) > 1 else f"{Outcome.PASS.symbol} pass"
     worst = next(mark for mark in WORST_FIRST if any(seen is mark for _, seen in ran))
     failures = [
         f"{mark.value}: " + ", ".join(escape.markdown(probe[shorten:]) for probe, seen in ran if seen is mark)
