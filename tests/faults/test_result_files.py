@@ -64,16 +64,31 @@ def whole_results(folder: Path, versions: set[str]) -> int:
     return len(scan.results)
 
 
+def temporary_files(folder: Path) -> set[str]:
+    return {entry.name for entry in os.scandir(folder) if entry.name.endswith(".tmp")} if folder.is_dir() else set()
+
+
+def wait_inside_a_write(folder: Path) -> None:
+    """Return once a write has a temporary file in ``folder`` that was not there before (or after 5 s)."""
+    before, deadline = temporary_files(folder), time.monotonic() + 5
+    while not temporary_files(folder) - before and time.monotonic() < deadline:
+        pass
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_a_writer_killed_at_any_moment_leaves_the_old_file_or_the_new(tmp_path: Path) -> None:
+    # Half of the kills land at a random moment; the other half once a temporary file is seen, so that some
+    # land inside a write however fast this machine's disk makes one.
     chance = random.Random(20260101)
-    for _ in range(30):
+    for kill in range(30):
         writer = start_writer(tmp_path, "a", "b")
         time.sleep(chance.uniform(0.0, 0.1))
+        if kill % 2:
+            wait_inside_a_write(tmp_path / "m")
         writer.send_signal(signal.SIGKILL)
         writer.wait()
         assert whole_results(tmp_path, {"a", "b"}) <= 1
-    leftovers = [path.name for path in (tmp_path / "m").iterdir() if path.name.endswith(".tmp")]
+    leftovers = temporary_files(tmp_path / "m")
     assert leftovers, "no kill landed inside a write: the test proved nothing"
     assert all(name.startswith(".torch-1.0.0.json.") for name in leftovers)
 
