@@ -63,7 +63,9 @@ def register(noxfile: str | Path) -> Loaded:
     @exits_on_error
     def plan(session: nox.Session) -> None:
         """Show each cell's interpreter, requirements and status, and run nothing."""
-        print(loaded.project().describe_plan())
+        from .sessions import plan as plan_session
+
+        plan_session.run(loaded.project())
 
     @nox.session(python=False)
     @exits_on_error

@@ -11,12 +11,11 @@ import functools
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
-from tabulate import tabulate
 
 from . import (
     config,
@@ -29,7 +28,6 @@ from . import (
     results,
     runner,
     schema,
-    terminal,
     variables,
 )
 from .errors import ConfigError, TorchmatrixError, UsageError
@@ -56,8 +54,6 @@ class Project:
     interpreters: tuple[Interpreter, ...]
     platforms: tuple[str, ...]
     known_pins: tuple[PinRule, ...]
-    unreachable: set[str] = field(default_factory=set)
-    """Index URLs found dead during this run (an install failed and the index did not answer)."""
     given_probes: tuple[str, ...] = ()
     """The probes named for this run instead of the matrix's (``$TORCHMATRIX_PROBES``), as a child nox gets them."""
 
@@ -136,23 +132,6 @@ class Project:
     def cell(self, session_id: str) -> Cell:
         """The cell whose probe session is ``probe(<session_id>)``."""
         return next(cell for cell in self.cells if cell.session_id == session_id)
-
-    def describe_plan(self) -> str:
-        """The resolved plan, a row per cell, for `nox -s plan`."""
-        lines = [f"matrix:  {self.matrix.file}", f"machine: {self.machine}", f"results: {self.results_dir}"]
-        lines += [f"find-links: {link}" for link in self.find_links]
-        lines += [f"note: {terminal.escape(note)}" for note in self.notes]
-        rows = [
-            [
-                cell.session,
-                f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
-                " ".join(self.install_requirements(cell)),
-                f"{cell.outcome.value}: {terminal.escape(cell.hint)}" if cell.outcome else _readiness(cell),
-            ]
-            for cell in self.cells
-        ]
-        table = tabulate(rows, headers=["session", "python", "requirements", "status"], disable_numparse=True)
-        return "\n".join(lines) + "\n\n" + table
 
     def installer_options(self) -> list[str]:
         """Where the installer looks for torch: the matrix's index and the find-links in effect."""
@@ -375,7 +354,3 @@ def _unwritable(folder: Path) -> str:
     if not os.access(existing, os.W_OK):
         return f"results cannot go under {folder}: {existing} is read-only"
     return ""
-
-
-def _readiness(cell: Cell) -> str:
-    return "ready" if cell.interpreter else f"cannot plan: {terminal.escape(cell.hint)}"

@@ -197,6 +197,11 @@ def mislabelled(cell: Cell, environment: dict[str, object]) -> str:
     return "" if matches else f"the worker imported torch {torch}, but the cell is torch {cell.torch}"
 
 
+_dead_indexes: set[str] = set()
+"""Index URLs this nox run found dead (an install failed and the index did not answer): the state of one run,
+not of the project, whose later cells then install from uv's cache at once."""
+
+
 def _install(project: Project, session: nox.Session, cell: Cell) -> str:
     """Install the cell's requirements; '' when done, else why not (a summary, then the installer's words).
 
@@ -205,10 +210,10 @@ def _install(project: Project, session: nox.Session, cell: Cell) -> str:
     """
     uv = session.venv_backend == "uv"
     index = project.matrix.index_url
-    offline = uv and (project.offline or index in project.unreachable)
+    offline = uv and (project.offline or index in _dead_indexes)
     log = _run_installer(project, session, cell, offline)
     if log is not None and uv and not offline and not releases.reachable(index):
-        project.unreachable.add(index)
+        _dead_indexes.add(index)
         session.log(f"cannot reach {index}: installing from uv's cache alone (--offline)")
         offline = True
         log = _run_installer(project, session, cell, offline)

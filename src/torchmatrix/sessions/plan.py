@@ -1,0 +1,41 @@
+"""`nox -s plan`: the resolved plan, a row per cell, and nothing run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tabulate import tabulate
+
+from .. import terminal
+
+if TYPE_CHECKING:
+    from ..plan import Cell
+    from ..project import Project
+
+
+def run(project: Project) -> None:
+    """Print where the plan looked (matrix, machine, results, find-links, notes) and each cell's row."""
+    print(text(project))
+
+
+def text(project: Project) -> str:
+    lines = [f"matrix:  {project.matrix.file}", f"machine: {project.machine}", f"results: {project.results_dir}"]
+    lines += [f"find-links: {link}" for link in project.find_links]
+    lines += [f"note: {terminal.escape(note)}" for note in project.notes]
+    rows = [
+        [
+            cell.session,
+            f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
+            " ".join(project.install_requirements(cell)),
+            _status(cell),
+        ]
+        for cell in project.cells
+    ]
+    table = tabulate(rows, headers=["session", "python", "requirements", "status"], disable_numparse=True)
+    return "\n".join(lines) + "\n\n" + table
+
+
+def _status(cell: Cell) -> str:
+    if cell.outcome:
+        return f"{cell.outcome.value}: {terminal.escape(cell.hint)}"
+    return "ready" if cell.interpreter else f"cannot plan: {terminal.escape(cell.hint)}"
