@@ -22,14 +22,6 @@ INTRO = (
 NONE_CHANGED = "No (probe, device) changed its outcome between these ends."
 HEADER = (*COLUMNS, "commits")
 
-STYLE = """
-#changed-in table { border-collapse: collapse; margin-bottom: 1rem; }
-#changed-in th, #changed-in td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left; }
-#changed-in thead th { background: #f6f8fa; }
-#changed-in h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
-"""
-"""The page's rules for this section (the page adds them to its own)."""
-
 
 def markdown(found: Sequence[Summary]) -> list[str]:
     """The section's lines for COMPATIBILITY.md; none without summaries."""

@@ -16,9 +16,10 @@ from typing import Any
 
 # ESC followed by a CSI sequence, an OSC sequence (ended by BEL or ST) or a single-character sequence.
 _ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
-# C0 and C1 controls, and the invisible characters that reorder or hide text (bidirectional overrides,
-# zero-width characters, line and paragraph separators).
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# C0 and C1 controls but tab and newline, and the invisible characters that reorder or hide text
+# (bidirectional overrides, zero-width characters, line and paragraph separators).
+_INVISIBLE_BUT_LINES = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+_INVISIBLE = re.compile(f"[\t\n{_INVISIBLE_BUT_LINES}]")
 _SPACES = re.compile(r"\s+")
 # What starts a block in Markdown or reStructuredText when it opens a line: an enumerator such as `1.`,
 # `a)` or `(iv)`; any other punctuation that opens a line is escaped by itself.
@@ -44,6 +45,15 @@ def clean(text: object, limit: int = 0) -> str:
     if limit and len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
+
+
+def page_patterns() -> dict[str, str]:
+    """What the HTML page's script removes from a text it shows, as regular expressions for JavaScript.
+
+    The same sequences and characters as :func:`clean`, but that the page keeps tabs and newlines (its
+    details show a probe's message as it was printed): one source for both languages.
+    """
+    return {"escapeSequence": _ESCAPE_SEQUENCE.pattern, "invisible": f"[{_INVISIBLE_BUT_LINES}]"}
 
 
 def markdown(text: object) -> str:

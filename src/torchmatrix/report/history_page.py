@@ -16,16 +16,6 @@ from .escape import html_text as h
 from .history import SHOWN_CHANGES, Change, History, Step
 from .model import Column, Row
 
-STYLE = """
-.history h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
-.history-filters { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; margin: 0 0 .5rem; }
-.history-filters input[type=search] { width: 16rem; }
-.history-count { color: var(--muted); }
-.matrix.history-table .cell { min-width: 3.5rem; font-weight: normal; }
-.matrix.history-table td.changed { box-shadow: inset 0 0 0 2px #8250df; font-weight: 600; }
-.matrix.history-table thead tr.compared th { font-weight: normal; color: var(--muted); }
-"""
-
 
 def section(history: History, positions: Mapping[tuple[Row, Column], int]) -> str:
     """The probe's history as HTML; ``positions`` gives the page's entry index of each (release, column) record."""
