@@ -24,14 +24,14 @@ SCRIPT = ROOT / ".ci" / "gpu-check"
 MACHINE = "test-gpu"
 
 
-def local_torch(python: interpreters.Interpreter) -> str:
-    """torch for ``python``: a wheel of pip's find-links folders that fits it, else a release from the index."""
+def local_torch(python: interpreters.Interpreter) -> list[str]:
+    """torch for ``python``, and its numpy: a wheel of pip's find-links folders that fits it, else from the index."""
     platforms = interpreters.host_platforms()
     for link in map(Path, pip_find_links()):
         for wheel in sorted(link.glob("torch-*.whl")) if link.is_dir() else []:
             if python.tags(platforms) & parse_wheel_filename(wheel.name)[3]:
-                return str(wheel)
-    return "torch==2.0.1"
+                return [str(wheel), "numpy"]
+    return ["torch==2.0.1", "numpy<2"]  # torch 2.2 and older need NumPy 1
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def torch_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     env = tmp_path_factory.mktemp("gpu-image") / "env"
     uv = [sys.executable, "-m", "uv"]
     subprocess.run([*uv, "venv", "-q", "-p", found[0].path, str(env)], check=True)
-    image = [local_torch(found[0]), "numpy<2.5", "pyyaml", "tabulate", "packaging", "setuptools"]
+    image = [*local_torch(found[0]), "pyyaml", "tabulate", "packaging", "setuptools"]
     subprocess.run([*uv, "pip", "install", "-q", "--python", str(env), *image], check=True)
     return str(env / "bin" / "python")
 
