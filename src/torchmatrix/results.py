@@ -410,7 +410,7 @@ def _no_constant(name: str) -> float:
 
 def _check_depth(value: Any) -> None:
     """Raise if lists and objects nest deeper than MAX_DEPTH in ``value``; without recursing, as it may be deep."""
-    pending = [(value, 1)]
+    pending = [(value, 1)] if type(value) in (dict, list) else []
     while pending:
         item, depth = pending.pop()
         if depth > MAX_DEPTH:

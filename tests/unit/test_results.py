@@ -108,6 +108,8 @@ def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
         "schema-true.json": json.dumps(dict(data, schema=True)),
         "wrong.json": json.dumps({"schema": 2, "machine": "x"}),
         "array.json": "[]",
+        "number.json": "5",
+        "null.json": "null",
         "python-number.json": json.dumps(dict(data, python=3.9)),
         "torch-number.json": json.dumps(dict(data, torch=1.9)),
         "cell-passes.json": json.dumps(dict(data, outcome="pass")),
@@ -131,6 +133,7 @@ def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
     assert "schema-true.json: schema True is not 2" in messages
     assert "wrong.json: does not fit schema 2: no 'outcome'" in messages
     assert "array.json: not a JSON object" in messages
+    assert "number.json: not a JSON object" in messages and "null.json: not a JSON object" in messages
     assert "python-number.json: does not fit schema 2: 'python' is a number" in messages
     assert "torch-number.json: does not fit schema 2: 'torch' is a number" in messages
     assert "cell-passes.json: does not fit schema 2: outcome 'pass' is not a cell outcome" in messages
