@@ -6,11 +6,19 @@ place over a fraction of its files, which the next install takes for done.
 So an environment counts as built only when a marker says so: written after
 the install finished and torch imported there, for the build then installed,
 and removed before anything is installed again.
+
+The build is identified without importing torch (which costs seconds): by the
+digest of the ``RECORD`` file of torch's installed ``.dist-info``, which lists
+the sha256 of every file the wheel put in place, so two environments share a
+digest exactly when they hold the same wheel.
 """
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import importlib.metadata
+import io
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,11 +26,14 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from . import atomicfile
-from .freshness import site_packages, torch_build
 from .interpreters import Interpreter
 
 MARKER = ".torchmatrix-built"
 """In the environment's folder: the torch build (:func:`torch_build`) that was installed there and imported."""
+
+# Written by the installer, not taken from the wheel: they differ between
+# installers (and RECORD cannot hold its own hash), so they are left out.
+_INSTALLER_FILES = frozenset({"INSTALLER", "REQUESTED", "RECORD", "direct_url.json"})
 
 
 def interpreter_mismatch(env: Path, interpreter: Interpreter) -> str:
@@ -59,10 +70,9 @@ def half_built(env: Path) -> bool:
 def installed_versions(env: Path, names: Iterable[str]) -> dict[str, str | None]:
     """The version of each of ``names`` installed in ``env`` (None where it is not), read without importing."""
     folders = [str(folder) for folder in site_packages(env)]
-    found = {
-        canonicalize_name(dist.metadata["Name"]): dist.version
-        for dist in importlib.metadata.distributions(path=folders)
-    }
+    # A .dist-info without METADATA (what a stopped install can leave) names nothing.
+    distributions = importlib.metadata.distributions(path=folders)
+    found = {canonicalize_name(dist.name): dist.version for dist in distributions if dist.metadata["Name"]}
     return {name: found.get(canonicalize_name(name)) for name in names}
 
 
@@ -92,3 +102,48 @@ def _pyvenv_cfg(env: Path) -> dict[str, str] | None:
         return None
     pairs = (line.partition("=") for line in text.splitlines() if "=" in line)
     return {key.strip(): value.strip() for key, _, value in pairs}
+
+
+def site_packages(env: Path) -> list[Path]:
+    """The environment's site-packages: ``lib/pythonX.Y/site-packages`` (POSIX), ``Lib/site-packages`` (Windows)."""
+    found = [*sorted(env.glob("lib/python*/site-packages")), env / "Lib" / "site-packages"]
+    unique = {path.resolve(): path for path in found if path.is_dir()}
+    return list(unique.values())
+
+
+def torch_build(env: Path) -> str | None:
+    """``<version> sha256:<digest of torch's RECORD>`` for the torch installed in ``env``, without importing it.
+
+    None when ``env`` holds no torch, or one whose files are not recorded (nothing identifies its build then).
+    """
+    folders = [str(folder) for folder in site_packages(env)]
+    distributions = list(importlib.metadata.distributions(name="torch", path=folders)) if folders else []
+    records = [(dist.version, dist.read_text("RECORD")) for dist in distributions]
+    if not records or any(record is None for _, record in records):
+        return None
+    digest = hashlib.sha256()
+    for _, record in sorted(records, key=lambda item: item[0]):
+        for line in sorted(_wheel_entries(record or "")):
+            digest.update(line.encode("utf-8") + b"\n")
+    return f"{records[0][0]} sha256:{digest.hexdigest()}"
+
+
+def _wheel_entries(record: str) -> list[str]:
+    """``path,hash`` of every file the wheel installed into site-packages.
+
+    Scripts outside it (``../../../bin/torchrun``) are left out: the installer
+    writes their first line with the environment's own path. So is bytecode,
+    which some installers compile and others do not.
+    """
+    entries = []
+    for row in csv.reader(io.StringIO(record)):
+        if len(row) < 2 or not row[1]:
+            continue
+        path = row[0]
+        parts = path.split("/")
+        if path.startswith(("..", "/")) or path.endswith(".pyc"):
+            continue
+        if parts[0].endswith(".dist-info") and parts[-1] in _INSTALLER_FILES:
+            continue
+        entries.append(f"{path},{row[1]}")
+    return entries

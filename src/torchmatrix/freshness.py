@@ -8,11 +8,9 @@ file, and the probe's options where the matrix gives it some). Records of
 probes or devices the run does not ask for are none of its business: two
 matrices sharing one output folder keep each other's.
 
-The build is identified without importing torch (which costs seconds): by the
-digest of the ``RECORD`` file of torch's installed ``.dist-info``, which lists
-the sha256 of every file the wheel put in place, so two environments share a
-digest exactly when they hold the same wheel. It counts only in an environment
-whose install finished and whose torch imported (:mod:`torchmatrix.cellenv`).
+The torch build counts as an input (:func:`torchmatrix.cellenv.torch_build`,
+read without importing torch), and only in an environment whose install
+finished and whose torch imported (:func:`torchmatrix.cellenv.built_torch`).
 
 A cell whose environment holds no such torch (new, rebuilt or half-installed)
 runs every pair: without installing, nothing tells which build the installer
@@ -22,13 +20,8 @@ before the probes ran (e.g. ``install-error``) runs again, so a retry retries.
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import importlib.metadata
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from . import results
@@ -36,10 +29,6 @@ from .core import Outcome, Pair, Record
 from .results import TORCH_BUILD
 
 FORCE = "--force"
-
-# Written by the installer, not taken from the wheel: they differ between
-# installers (and RECORD cannot hold its own hash), so they are left out.
-_INSTALLER_FILES = frozenset({"INSTALLER", "REQUESTED", "RECORD", "direct_url.json"})
 
 _LABELS = {
     "requirements": "the requirements",
@@ -60,51 +49,6 @@ class Verdict:
 
     up_to_date: bool
     reason: str
-
-
-def site_packages(env: Path) -> list[Path]:
-    """The environment's site-packages: ``lib/pythonX.Y/site-packages`` (POSIX), ``Lib/site-packages`` (Windows)."""
-    found = [*sorted(env.glob("lib/python*/site-packages")), env / "Lib" / "site-packages"]
-    unique = {path.resolve(): path for path in found if path.is_dir()}
-    return list(unique.values())
-
-
-def torch_build(env: Path) -> str | None:
-    """``<version> sha256:<digest of torch's RECORD>`` for the torch installed in ``env``, without importing it.
-
-    None when ``env`` holds no torch, or one whose files are not recorded (nothing identifies its build then).
-    """
-    folders = [str(folder) for folder in site_packages(env)]
-    distributions = list(importlib.metadata.distributions(name="torch", path=folders)) if folders else []
-    records = [(dist.version, dist.read_text("RECORD")) for dist in distributions]
-    if not records or any(record is None for _, record in records):
-        return None
-    digest = hashlib.sha256()
-    for _, record in sorted(records, key=lambda item: item[0]):
-        for line in sorted(_wheel_entries(record or "")):
-            digest.update(line.encode("utf-8") + b"\n")
-    return f"{records[0][0]} sha256:{digest.hexdigest()}"
-
-
-def _wheel_entries(record: str) -> list[str]:
-    """``path,hash`` of every file the wheel installed into site-packages.
-
-    Scripts outside it (``../../../bin/torchrun``) are left out: the installer
-    writes their first line with the environment's own path. So is bytecode,
-    which some installers compile and others do not.
-    """
-    entries = []
-    for row in csv.reader(io.StringIO(record)):
-        if len(row) < 2 or not row[1]:
-            continue
-        path = row[0]
-        parts = path.split("/")
-        if path.startswith(("..", "/")) or path.endswith(".pyc"):
-            continue
-        if parts[0].endswith(".dist-info") and parts[-1] in _INSTALLER_FILES:
-            continue
-        entries.append(f"{path},{row[1]}")
-    return entries
 
 
 @dataclass(frozen=True)

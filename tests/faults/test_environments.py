@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import cellenv, freshness
+from torchmatrix import cellenv
 from torchmatrix.core import Outcome
 
 from .conftest import Torch, Workspace, read_until, stop
@@ -28,7 +28,7 @@ def env_of(workspace: Workspace, torch: Torch) -> Path:
 
 
 def torch_file(env: Path, name: str) -> Path:
-    (site,) = freshness.site_packages(env)
+    (site,) = cellenv.site_packages(env)
     return site / "torch" / name
 
 

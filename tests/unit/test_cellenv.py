@@ -11,7 +11,28 @@ from torchmatrix.interpreters import Interpreter
 from torchmatrix.plan import Cell
 from torchmatrix.sessions.probe import mislabelled
 
-from .test_freshness import make_env
+TORCH_RECORD = """\
+torch/__init__.py,sha256=AAAA,100
+torch/_C.so,sha256=BBBB,2000
+"torch/odd,name.py",sha256=CCCC,10
+torch/__pycache__/__init__.cpython-39.pyc,,
+../../../bin/torchrun,sha256=DDDD,300
+torch-1.9.0.dist-info/METADATA,sha256=EEEE,50
+torch-1.9.0.dist-info/INSTALLER,sha256=FFFF,2
+torch-1.9.0.dist-info/RECORD,,
+"""
+
+
+def make_env(folder: Path, record: str | None = TORCH_RECORD, version: str = "1.9.0", windows: bool = False) -> Path:
+    """An environment holding a torch dist-info (no torch itself: nothing here imports it)."""
+    site = folder / ("Lib/site-packages" if windows else "lib/python3.9/site-packages")
+    info = site / f"torch-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n")
+    if record is not None:
+        (info / "RECORD").write_text(record)
+    return folder
+
 
 PYTHON = Interpreter("/usr/bin/python3.9", (3, 9, 18), "", "path")
 
@@ -69,3 +90,45 @@ def test_the_worker_must_report_the_cells_python_and_torch() -> None:
     assert mislabelled(cell, {"python": "3.9.18", "torch": "not a version"}).startswith(
         "the worker imported torch not a"
     )
+
+
+# --- the torch build --------------------------------------------------------------
+
+
+def test_the_build_is_read_from_the_record_without_torch(tmp_path: Path) -> None:
+    build = cellenv.torch_build(make_env(tmp_path / "env"))
+    assert build is not None and build.startswith("1.9.0 sha256:")
+
+
+def test_installer_details_do_not_change_the_build(tmp_path: Path) -> None:
+    """Scripts (their first line names the env), bytecode and installer files differ between equal installs."""
+    other = TORCH_RECORD.replace("DDDD", "XXXX").replace("FFFF", "YYYY")
+    other += "torch/__pycache__/functional.cpython-39.pyc,sha256=ZZZZ,5\ntorch-1.9.0.dist-info/direct_url.json,,\n"
+    build = cellenv.torch_build(make_env(tmp_path / "a"))
+    assert build is not None and build == cellenv.torch_build(make_env(tmp_path / "b", other))
+
+
+def test_a_different_file_is_a_different_build(tmp_path: Path) -> None:
+    rebuilt = TORCH_RECORD.replace("BBBB", "B2B2")
+    assert cellenv.torch_build(make_env(tmp_path / "a")) != cellenv.torch_build(make_env(tmp_path / "b", rebuilt))
+
+
+def test_windows_layout_is_read_too(tmp_path: Path) -> None:
+    posix = cellenv.torch_build(make_env(tmp_path / "a"))
+    assert posix is not None and cellenv.torch_build(make_env(tmp_path / "b", windows=True)) == posix
+
+
+def test_no_build_without_torch_or_without_its_record(tmp_path: Path) -> None:
+    empty = tmp_path / "empty" / "lib" / "python3.9" / "site-packages"
+    empty.mkdir(parents=True)
+    assert cellenv.torch_build(tmp_path / "empty") is None
+    assert cellenv.torch_build(tmp_path / "missing") is None
+    assert cellenv.torch_build(make_env(tmp_path / "unrecorded", record=None)) is None
+
+
+def test_installed_versions_are_read_without_importing_and_a_broken_dist_info_names_nothing(tmp_path: Path) -> None:
+    env = make_env(tmp_path / "env")
+    (cellenv.site_packages(env)[0] / "broken-1.0.dist-info").mkdir()  # no METADATA: a stopped install's leftover
+    assert cellenv.installed_versions(env, ["Torch", "broken", "absent"]) == {
+        "Torch": "1.9.0", "broken": None, "absent": None,
+    }  # fmt: skip

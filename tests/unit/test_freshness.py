@@ -10,29 +10,6 @@ from torchmatrix import freshness, results
 from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
 from torchmatrix.results import TORCH_BUILD, CellResult
 
-TORCH_RECORD = """\
-torch/__init__.py,sha256=AAAA,100
-torch/_C.so,sha256=BBBB,2000
-"torch/odd,name.py",sha256=CCCC,10
-torch/__pycache__/__init__.cpython-39.pyc,,
-../../../bin/torchrun,sha256=DDDD,300
-torch-1.9.0.dist-info/METADATA,sha256=EEEE,50
-torch-1.9.0.dist-info/INSTALLER,sha256=FFFF,2
-torch-1.9.0.dist-info/RECORD,,
-"""
-
-
-def make_env(folder: Path, record: str | None = TORCH_RECORD, version: str = "1.9.0", windows: bool = False) -> Path:
-    """An environment holding a torch dist-info (no torch itself: nothing here imports it)."""
-    site = folder / ("Lib/site-packages" if windows else "lib/python3.9/site-packages")
-    info = site / f"torch-{version}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n")
-    if record is not None:
-        (info / "RECORD").write_text(record)
-    return folder
-
-
 INPUTS = {
     "requirements": ["torch==1.9.0", "numpy<2"],
     "interpreter": "/usr/bin/python3.9",
@@ -59,40 +36,6 @@ def stored(*records: Record, outcome: Outcome | None = None) -> CellResult:
         session="probe(1.9.0)", outcome=outcome, message="", records=() if outcome else made,
         inputs=dict(INPUTS), started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:00:05+00:00",
     )  # fmt: skip
-
-
-# --- the torch build --------------------------------------------------------------
-
-
-def test_the_build_is_read_from_the_record_without_torch(tmp_path: Path) -> None:
-    build = freshness.torch_build(make_env(tmp_path / "env"))
-    assert build is not None and build.startswith("1.9.0 sha256:")
-
-
-def test_installer_details_do_not_change_the_build(tmp_path: Path) -> None:
-    """Scripts (their first line names the env), bytecode and installer files differ between equal installs."""
-    other = TORCH_RECORD.replace("DDDD", "XXXX").replace("FFFF", "YYYY")
-    other += "torch/__pycache__/functional.cpython-39.pyc,sha256=ZZZZ,5\ntorch-1.9.0.dist-info/direct_url.json,,\n"
-    build = freshness.torch_build(make_env(tmp_path / "a"))
-    assert build is not None and build == freshness.torch_build(make_env(tmp_path / "b", other))
-
-
-def test_a_different_file_is_a_different_build(tmp_path: Path) -> None:
-    rebuilt = TORCH_RECORD.replace("BBBB", "B2B2")
-    assert freshness.torch_build(make_env(tmp_path / "a")) != freshness.torch_build(make_env(tmp_path / "b", rebuilt))
-
-
-def test_windows_layout_is_read_too(tmp_path: Path) -> None:
-    posix = freshness.torch_build(make_env(tmp_path / "a"))
-    assert posix is not None and freshness.torch_build(make_env(tmp_path / "b", windows=True)) == posix
-
-
-def test_no_build_without_torch_or_without_its_record(tmp_path: Path) -> None:
-    empty = tmp_path / "empty" / "lib" / "python3.9" / "site-packages"
-    empty.mkdir(parents=True)
-    assert freshness.torch_build(tmp_path / "empty") is None
-    assert freshness.torch_build(tmp_path / "missing") is None
-    assert freshness.torch_build(make_env(tmp_path / "unrecorded", record=None)) is None
 
 
 # --- which pairs are stale -----------------------------------------------------------

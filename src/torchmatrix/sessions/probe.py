@@ -154,7 +154,7 @@ def _install_and_run(
         reused = not rebuilt and cellenv.holds_torch(env)
         cellenv.unmark_built(env)  # the install may stop halfway: until torch imports, nothing vouches for it
         failure = _install(project, session, cell)
-        inputs = {**project.inputs(cell), TORCH_BUILD: freshness.torch_build(env)}
+        inputs = {**project.inputs(cell), TORCH_BUILD: cellenv.torch_build(env)}
         if not failure:
             repeat = project.matrix.repeat
             progress = _marking_built(env, progress_log(session, len(pairs), repeat))
