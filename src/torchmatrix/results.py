@@ -43,7 +43,7 @@ __all__ = ["SCHEMA_VERSION", "CellResult", "Scan", "read", "scan", "latest"]
 SCHEMA_VERSION = 2
 """2: each record carries the inputs it was made from. 1: the cell's inputs stood for all its records (read as 2)."""
 TORCH_BUILD = "torch_build"
-"""The key of the torch build's digest (:func:`torchmatrix.freshness.torch_build`) among a run's inputs."""
+"""The key of the torch build's digest (:func:`torchmatrix.cellenv.torch_build`) among a run's inputs."""
 RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout", "project", "repeat")
 """What every record of one run shares among its inputs; each adds the sha256 of its probe file as ``probe``."""
 T = TypeVar("T")
