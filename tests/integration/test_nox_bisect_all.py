@@ -243,3 +243,42 @@ def test_an_unstable_end_is_refused_with_what_to_do(folder: Path, probed) -> Non
         r"an end must give one answer: raise --repeat .* \(--metric NAME --above X\)",
         output(run),
     )
+
+
+TESTS_MATRIX = """
+torch: [9.1.0.dev20241003]
+probes: [steady.py, tests/]
+devices: [cpu]
+timeout: 60
+output: out-tests
+find_links: [wheels]
+"""
+TESTS = '''\
+import torch
+
+
+def test_alpha():
+    assert torch.behaviour["alpha"] == "pass"
+
+
+def test_beta():
+    assert torch.behaviour["beta"] == "fail"
+'''
+
+
+def test_all_asks_of_each_test_that_the_ends_ran_and_finds_its_change(folder: Path) -> None:
+    (folder / "tests.yaml").write_text(textwrap.dedent(TESTS_MATRIX))
+    (folder / "tests").mkdir(exist_ok=True)
+    (folder / "tests" / "test_behaviour.py").write_text(TESTS)
+    run = nox(
+        folder, folder / "tests.yaml", "-s", "bisect", "--",
+        "--all", "--pre", "--from", NIGHTLIES[2], "--to", NIGHTLIES[6],
+    )  # fmt: skip
+    text = output(run)
+    assert run.returncode == 0, text
+    assert "every probe (steady, tests/test_behaviour.py::test_alpha, tests/test_behaviour.py::test_beta)" in text
+    rows = [line.split()[:7] for line in run.stdout.splitlines() if line.startswith("tests/")]
+    assert rows == [["tests/test_behaviour.py::test_alpha", "cpu", "pass", "→", "fail", NIGHTLIES[4], "(2024-10-05)"]]
+    releases = built(run)
+    assert releases[:2] == [NIGHTLIES[2], NIGHTLIES[6]] and len(releases) == len(set(releases)) <= 5
+    assert f"built {len(releases)} of at most" in text

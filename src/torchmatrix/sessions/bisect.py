@@ -29,6 +29,7 @@ no end to bisect from.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import Counter
@@ -75,6 +76,8 @@ USAGE = (
     "[--index-url URL] [--find-links DIR]"
 )
 SUMMARY_SCHEMA = summaries.SCHEMA
+SHOWN_PROBES = 6
+"""How many of the questions the first line names (``--all`` over tests may ask hundreds)."""
 
 Key = tuple[str, str]
 """A question: (probe, device)."""
@@ -103,7 +106,10 @@ class Request:
 
     def describe(self) -> str:
         """``autograd_dot on cpu by outcome``."""
-        probes = f"every probe ({', '.join(self.probes)})" if self.every else ", ".join(self.probes)
+        shown = ", ".join(self.probes[:SHOWN_PROBES])
+        if len(self.probes) > SHOWN_PROBES:
+            shown += f", … {len(self.probes)} in all"
+        probes = f"every probe ({shown})" if self.every else shown
         return f"{probes} on {', '.join(self.devices)} {self.criterion.describe()}"
 
     alone: str | None = None
@@ -239,6 +245,8 @@ class _Seen:
     stored_at: str = ""
     git: str | None = None
     """The git hash of the build that showed it (``torch.version.git_version``), if it names one."""
+    code: int | None = None
+    """The child nox's exit status, for a release built."""
 
 
 @dataclass
@@ -252,6 +260,8 @@ class _Bisection:
     seen: dict[Version, _Seen] = field(default_factory=dict)
     looks: list[tuple[Look[Key], _Seen]] = field(default_factory=list)
     started_at: str = field(default_factory=results.now_iso)
+    ends_built: dict[Version, results.CellResult | None] = field(default_factory=dict)
+    """Ends built before the search (to learn their tests' names): the search's look at them reads these."""
 
     @property
     def budget(self) -> int:
@@ -282,6 +292,8 @@ class _Bisection:
         stored = self.project.stored(scan.results)
         known: dict[Version, dict[Key, Observation]] = {}
         for version, cell in self.cells.items():
+            if version in self.ends_built:
+                continue
             if cell.outcome:
                 untestable = Observation(None, f"{cell.outcome.value}: {cell.hint}")
                 known[version] = {key: untestable for key in self.request.keys}
@@ -296,8 +308,47 @@ class _Bisection:
                                            git=summaries.git_hash(result.environment.get("git_version")))  # fmt: skip
         return known
 
+    def with_tests_as_questions(self) -> None:
+        """With ``--all``, each test that either end ran becomes a question of its own, in place of its probe.
+
+        A test probe's records are its tests, which only a run of a release names: an end whose stored
+        result holds no standing record of them is built first, and that build is the search's look at it.
+        """
+        tests = {probe.name: probe for probe in self.project.matrix.probes if probe.kind is Kind.PYTEST}
+        if not (self.request.every and tests):
+            return
+        stored = self.project.stored(results.scan(self.project.results_dir).results)
+        found: list[str] = []
+        for end in (self.request.old, self.request.new):
+            if self.cells[end].outcome:
+                continue
+            result = self.project.up_to_date(self.cells[end], stored, [])
+            ran = self._tests_in(result, tests)
+            pairs = [(name, device) for name in ran for device in self.request.devices]
+            if not ran or self.project.up_to_date(self.cells[end], stored, pairs) is None:
+                self.session.log(f"{', '.join(tests)}: a question per test; torch {dated(end)} runs first to name them")
+                result = self.ends_built[end] = self._run_cell(end)
+                ran = self._tests_in(result, tests)
+            found += ran
+        asked = tuple(name for name in self.request.probes if name not in tests)
+        self.request = dataclasses.replace(self.request, probes=(*asked, *dict.fromkeys(found)))
+
+    def _tests_in(self, result: results.CellResult | None, tests: Mapping[str, Probe]) -> list[str]:
+        """The names of the records of ``tests`` that ``result`` holds: one per test."""
+        records = result.records if result else ()
+        return [record.probe for record in records if self.project.owner(record.probe) in tests.values()]
+
     def build(self, version: Version) -> dict[Key, Observation]:
-        """Build and run the release's cell in a child nox, then read the result file it wrote."""
+        """The release's observations: from the result of its cell, built and run in a child nox."""
+        result = self.ends_built.pop(version) if version in self.ends_built else self._run_cell(version)
+        if result is None:
+            seen = self.seen[version]
+            why = f"the probe session stored no result (nox exited with {seen.code}; see {seen.log})"
+            return {key: Observation(None, why) for key in self.request.keys}
+        return {key: self.observe(result, key) for key in self.request.keys}
+
+    def _run_cell(self, version: Version) -> results.CellResult | None:
+        """Build and run the release's cell in a child nox; the result file it wrote, None if it wrote none."""
         cell = self.cells[version]
         log = self.folder / "logs" / f"{cell.id}.log"
         number = sum(seen.how == "built" for seen in self.seen.values()) + 1
@@ -322,11 +373,8 @@ class _Bisection:
             result = None
         fresh = result is not None and result.started_at >= started_at
         git = summaries.git_hash(result.environment.get("git_version")) if result and fresh else None
-        self.seen[version] = _Seen(cell, "built", time.monotonic() - clock, path, log, git=git)
-        if result is None or not fresh:
-            untestable = Observation(None, f"the probe session stored no result (nox exited with {code}; see {log})")
-            return {key: untestable for key in self.request.keys}
-        return {key: self.observe(result, key) for key in self.request.keys}
+        self.seen[version] = _Seen(cell, "built", time.monotonic() - clock, path, log, git=git, code=code)
+        return result if fresh else None
 
     def _arguments(self) -> list[str]:
         return ["--repeat", str(self.request.repeat)] if self.request.repeat else []
@@ -493,6 +541,8 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     versions, listing = _candidates(project, session, request)
     cells = {version: project.plan_release(version, listing) for version in versions}
     job = _Bisection(project, session, noxfile, request, versions, cells)
+    job.with_tests_as_questions()
+    request = job.request
     known = job.known()
     whole = sum(len(found) == len(request.keys) for found in known.values())
     per_change = math.ceil(math.log2(len(versions)))
