@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -63,3 +64,23 @@ def test_a_workers_children_are_found_by_either_way_of_reading_proc() -> None:
         for sleeper in sleepers:
             sleeper.kill()
             sleeper.wait()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_the_workers_own_failure_in_a_pairs_process_is_an_error_that_says_so(tmp_path: Path) -> None:
+    """Not the script's exit: a script's record would read the status 70 of a failed worker as its own failure."""
+    script = tmp_path / "script.py"
+    script.write_text("print('never runs')\n")
+    job = {"job": "script", "device": "cpu", "path": str(script), "output": str(tmp_path / "no-folder" / "output")}
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the pair's process: it ends in child_main, whatever happens
+        sys.path.insert(0, str(DATA / "stub_torch"))
+        worker.child_main(job, writer)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as answer:
+        sent = json.loads(answer.read())
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sent["outcome"] == "error"
+    assert sent["message"].startswith("torchmatrix's worker failed in this pair's process: FileNotFoundError")

@@ -206,9 +206,8 @@ def unavailable(reason):
 
 def child_main(job, answer_fd):
     """Do ``job`` in this new process, write its answer to ``answer_fd`` and end the process; never returns."""
-    status = 70
+    status, own_pid = 70, os.getpid()
     try:
-        own_pid = os.getpid()
         import torch
 
         answer = perform(torch, job)
@@ -216,9 +215,13 @@ def child_main(job, answer_fd):
             write_all(answer_fd, json.dumps(answer, allow_nan=False).encode("utf-8"))
         status = 0
     except SystemExit as exit:  # sys.exit() in a probe ends its process, as os._exit() does
-        status = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
-        if not isinstance(exit.code, int) and exit.code is not None:
-            print(exit.code, file=sys.stderr)
+        status = exit_status(exit)
+    except Exception as error:  # the worker's own code failed here (a probe's exception is its outcome)
+        traceback.print_exc()
+        if os.getpid() == own_pid:
+            message = "torchmatrix's worker failed in this pair's process: " + describe(error)
+            write_all(answer_fd, json.dumps({"outcome": "error", "metrics": {}, "message": message}).encode("utf-8"))
+            status = 0
     except BaseException:
         traceback.print_exc()
     finally:
@@ -862,8 +865,11 @@ class Forking(Isolation):
         reader, writer = os.pipe()
         pid = os.fork()
         if pid == 0:
-            self.enter_child(folder, log.fileno(), [reader] + self.private)
-            child_main(job, writer)
+            try:
+                self.enter_child(folder, log.fileno(), [reader] + self.private)
+                child_main(job, writer)
+            finally:  # never back into the worker's code: its cleanup is the worker's, not this child's
+                os._exit(70)
         os.close(writer)
         os.set_blocking(reader, False)
         try:
@@ -1002,6 +1008,8 @@ class Spawning(Isolation):
             self.end(self.process)
             return self.process.returncode, read_answer(answer_path), timed_out
         finally:
+            if self.process is not None and self.process.returncode is None:  # the parent left while it waited
+                self.end(self.process)
             self.process = None
             with contextlib.suppress(OSError):
                 os.unlink(answer_path)
