@@ -77,6 +77,10 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+class NewerSchema(ValueError):
+    """A result file written by a newer torchmatrix: unreadable here, and never to be replaced from here."""
+
+
 @dataclass(frozen=True)
 class CellResult:
     """Everything one cell produced on one machine."""
@@ -119,13 +123,11 @@ class CellResult:
         if data.get("schema") == 1 and type(data["schema"]) is int:
             data = _from_schema_1(data)
         schema = data.get("schema")
+        if type(schema) is int and schema > SCHEMA_VERSION:
+            newer = f"schema {schema} is newer than this torchmatrix reads ({SCHEMA_VERSION}); upgrade torchmatrix"
+            raise NewerSchema(newer)
         if type(schema) is not int or schema != SCHEMA_VERSION:
-            newer = type(schema) is int and schema > SCHEMA_VERSION
-            raise ValueError(
-                f"schema {schema!r} is newer than this torchmatrix reads ({SCHEMA_VERSION}); upgrade torchmatrix"
-                if newer
-                else f"schema {schema!r} is not {SCHEMA_VERSION}"
-            )
+            raise ValueError(f"schema {schema!r} is not {SCHEMA_VERSION}")
         try:
             outcome = checked(data, "outcome", str, optional=True)
             cell_outcome = Outcome(outcome) if outcome else None
@@ -261,13 +263,16 @@ def write(results_dir: Path, result: CellResult) -> Path:
 
     Read, merged (:func:`merged`) and replaced under the file's lock, so that two
     runs finishing at once (two matrices sharing one output) keep each other's
-    records. Returns the file's path; OSError when it cannot be written, or
-    would be larger than a reader accepts (:data:`MAX_FILE_BYTES`).
+    records. Returns the file's path; OSError when it cannot be written, would
+    be larger than a reader accepts (:data:`MAX_FILE_BYTES`), or holds a result
+    of a newer schema (:class:`NewerSchema`), which it would lose.
     """
     path = result_path(results_dir, result.machine, result.cell_id)
     with atomicfile.locked(path.parent):
         try:
             stored: CellResult | None = read(path)
+        except NewerSchema as exc:  # its records are a newer torchmatrix's, which this one cannot keep
+            raise OSError(errno.EEXIST, f"it holds a result this torchmatrix cannot keep: {exc}") from exc
         except (OSError, ValueError):
             stored = None  # none yet, or one no reader can use: the new result replaces it
         text = atomicfile.json_text(merged(stored, result).to_json())

@@ -253,7 +253,7 @@ timeout: 60
 output: out-tests
 find_links: [wheels]
 """
-TESTS = '''\
+TESTS = """\
 import torch
 
 
@@ -263,7 +263,7 @@ def test_alpha():
 
 def test_beta():
     assert torch.behaviour["beta"] == "fail"
-'''
+"""
 
 
 def test_all_asks_of_each_test_that_the_ends_ran_and_finds_its_change(folder: Path) -> None:

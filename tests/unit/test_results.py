@@ -337,3 +337,16 @@ def test_a_result_larger_than_a_reader_accepts_is_not_written(tmp_path: Path) ->
     with pytest.raises(OSError, match=r"it would be \d+\.\d MiB, over the 8 MiB a result file may be"):
         results.write(tmp_path, result(records=(huge,)))
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_a_result_of_a_newer_schema_is_never_replaced_by_an_older_torchmatrix(tmp_path: Path) -> None:
+    path = results.write(tmp_path, result())
+    newest = results.SCHEMA_VERSION + 1
+    newer = dict(json.loads(path.read_text()), schema=newest, records=[{"of": "the future"}])
+    path.write_text(json.dumps(newer))
+    with pytest.raises(OSError, match=rf"cannot keep: schema {newest} is newer than this torchmatrix reads"):
+        results.write(tmp_path, result())
+    assert json.loads(path.read_text()) == newer
+    broken = results.write(tmp_path, result("2.0.0"))
+    broken.write_text("{")  # unreadable by anyone: replaced
+    assert results.read(results.write(tmp_path, result("2.0.0"))).torch == "2.0.0"

@@ -1,9 +1,11 @@
-"""What the sessions that run probes share: the queued report, the runs, the progress lines, the tally, a result."""
+"""What the sessions that run probes share: the queued report, the runs, the progress lines, the tally, a result
+and its writing."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -101,3 +103,15 @@ def cell_result(project: Project, started: str, **fields: Any) -> CellResult:
     return CellResult(
         machine=project.machine, **{**defaults, **fields}, started_at=started, finished_at=results.now_iso()
     )
+
+
+def write_result(project: Project, session: nox.Session, result: CellResult) -> Path:
+    """Store ``result``; where that fails, one message, and the result printed to the log so it is not lost."""
+    try:
+        return results.write(project.results_dir, result)
+    except OSError as exc:
+        path = results.result_path(project.results_dir, result.machine, result.cell_id)
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True), flush=True)
+        session.error(terminal.escape(
+            f"{result.cell_id}: cannot write {path}: {exc.strerror or exc}; the result is printed above as JSON"
+        ))  # fmt: skip

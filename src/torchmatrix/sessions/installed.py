@@ -24,7 +24,7 @@ from .. import results, terminal
 from ..arguments import Parser
 from ..errors import UsageError
 from ..plan import cell_id
-from .common import cell_result, notify_report, progress_log, run_pairs, tally
+from .common import cell_result, notify_report, progress_log, run_pairs, tally, write_result
 
 if TYPE_CHECKING:
     import nox
@@ -88,4 +88,4 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
         inputs={"installed_python": python, "repeat": repeat},
     )
     session.log(f"{result.cell_id}: {tally(records)}")
-    return results.write(project.results_dir, result)
+    return write_result(project, session, result)

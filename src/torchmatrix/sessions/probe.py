@@ -12,7 +12,6 @@ torch must match the cell's, or nothing is stored.
 from __future__ import annotations
 
 import dataclasses
-import json
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from ..core import Outcome
 from ..plan import Cell
 from ..results import TORCH_BUILD, CellResult
 from ..tee import Tee
-from .common import cell_result, notify_report, progress_log, run_pairs, tally
+from .common import cell_result, notify_report, progress_log, run_pairs, tally, write_result
 
 if TYPE_CHECKING:
     import nox
@@ -100,7 +99,7 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     packages = cellenv.installed_versions(env, project.installed_names(cell))
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
     result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
-    path = _write(project, session, result)
+    path = write_result(project, session, result)
     session.log(f"{cell.id}: {tally(records)}; written to {path}")
 
 
@@ -111,6 +110,8 @@ def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | 
         return None
     try:
         return results.read(path)
+    except results.NewerSchema as exc:
+        session.error(terminal.escape(f"{cell.id}: {path} holds a newer torchmatrix's result ({exc}), kept as it is"))
     except (OSError, ValueError) as exc:
         session.warn(terminal.escape(f"{cell.id}: the stored result cannot be read ({exc}); it will be replaced"))
         return None
@@ -261,7 +262,7 @@ def _store_outcome(
         said += f"\n(the records stored at {stored.finished_at} are kept)"
     else:
         made_from = inputs or project.inputs(cell)
-        _write(
+        write_result(
             project, session, _cell_result(project, cell, started, outcome=outcome, message=message, inputs=made_from)
         )
     if outcome is Outcome.INSTALL_ERROR:
@@ -274,18 +275,6 @@ def _cell_result(project: Project, cell: Cell, started: str, **fields: object) -
     labels = {"cell_id": cell.id, "torch": str(cell.torch), "python": cell.python,
               "python_request": cell.python_request, "session": cell.session}  # fmt: skip
     return cell_result(project, started, **{**labels, "inputs": project.inputs(cell), **fields})
-
-
-def _write(project: Project, session: nox.Session, result: CellResult) -> Path:
-    """Store ``result``; where that fails, one message, and the result printed to the log so it is not lost."""
-    try:
-        return results.write(project.results_dir, result)
-    except OSError as exc:
-        path = results.result_path(project.results_dir, result.machine, result.cell_id)
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True), flush=True)
-        session.error(terminal.escape(
-            f"{result.cell_id}: cannot write {path}: {exc.strerror or exc}; the result is printed above as JSON"
-        ))  # fmt: skip
 
 
 def pycache_prefix(env: Path) -> Path:
