@@ -391,3 +391,21 @@ def test_bisect_names_every_hostile_file_and_goes_on(workspace: Workspace, torch
         assert_named(run, path, case.reason)
     assert len(skipped(run)) == len(HOSTILE)
     assert "torch 1.9.0 (--from) could not be tested: no-" in run.output
+
+
+@pytest.mark.integration
+def test_a_cell_whose_file_a_newer_torchmatrix_wrote_stops_and_keeps_it(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    workspace.matrix([torch_here], ["ok"])
+    cell_id = f"torch-{torch_here.version}-py{torch_here.python}"
+    path = results.write(workspace.results_dir, valid_result(torch_here.version, cell_id=cell_id))
+    newer = dict(json.loads(path.read_text()), schema=results.SCHEMA_VERSION + 1)
+    path.write_text(json.dumps(newer))
+
+    run = workspace.nox("-s", "probe")
+
+    assert run.returncode == 1, run.output
+    assert f"{cell_id}: {path} holds a newer torchmatrix's result (schema 3 is newer than" in run.output
+    assert "Traceback" not in run.output and "running:" not in run.output
+    assert json.loads(path.read_text()) == newer
