@@ -5,6 +5,7 @@ Needs a Chromium (Debian: `apt-get install chromium`); without one the tests ski
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -146,3 +147,17 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(tmp_path: Path) -> None:
     assert details and "&lt;script&gt;alert(1)&lt;/script&gt; | *x*" in details.group(1)
     assert "\x1b" not in dom and "\u202e" not in dom
     assert HOSTILE not in dom
+
+
+@needs_browser
+def test_a_hand_edited_address_and_windows_line_ends_are_shown_as_meant(tmp_path: Path) -> None:
+    found = scenario()
+    record = dataclasses.replace(found[0].records[0], message="first line\r\nsecond line\rthird\x0cfourth")
+    found[0] = dataclasses.replace(found[0], records=(record, *found[0].records[1:]))
+    html = page(tmp_path, found)
+    data = json.loads(re.search(r'id="torchmatrix-data">(.*?)</script>', html.read_text()).group(1))  # type: ignore[union-attr]
+    index = next(i for i, entry in enumerate(data["entries"]) if entry["message"].startswith("first line"))
+    dom = chromium(tmp_path, "--dump-dom", f"{html.as_uri()}#hide=%E0%A4%A&cell={index}")  # `%A`: not an escape
+    details = re.search(r'<aside id="details"[^>]*>(.*?)</aside>', dom, re.S)
+    assert details and "hidden" not in dom[details.start() : details.start() + 40], "the address stopped the script"
+    assert "<pre>first line\nsecond line\nthird\ufffdfourth</pre>" in details.group(1)

@@ -26,7 +26,7 @@ _SPACES = re.compile(r"\s+")
 _ENUMERATOR = re.compile(r"^(\(?)([0-9]+|[A-Za-z]|[ivxlcdmIVXLCDM]+|#)([.)])(?=\s|$)")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~<>&!])")
 _RST_SPECIAL = re.compile(r"([\\`*_\[\]|<>:])")
-_CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_CSV_FORMULA_START = ("=", "+", "-", "@")  # and tab and CR, which clean() has made spaces
 
 
 def clean(text: object, limit: int = 0) -> str:
@@ -50,8 +50,9 @@ def clean(text: object, limit: int = 0) -> str:
 def page_patterns() -> dict[str, str]:
     """What the HTML page's script removes from a text it shows, as regular expressions for JavaScript.
 
-    The same sequences and characters as :func:`clean`, but that the page keeps tabs and newlines (its
-    details show a probe's message as it was printed): one source for both languages.
+    The escape sequences :func:`clean` drops, and the characters it makes U+FFFD. Unlike :func:`clean`,
+    which makes every whitespace a space, the page keeps tabs and line breaks (CR LF and CR as LF: its
+    details show a probe's message as it was printed), and shows other control characters as U+FFFD.
     """
     return {"escapeSequence": _ESCAPE_SEQUENCE.pattern, "invisible": f"[{_INVISIBLE_BUT_LINES}]"}
 

@@ -8,7 +8,7 @@
   var escapeSequence = new RegExp(data.text.escapeSequence, "g");
   var invisible = new RegExp(data.text.invisible, "g");
   function clean(text) {
-    return String(text).replace(escapeSequence, "").replace(invisible, "\ufffd");
+    return String(text).replace(/\r\n?/g, "\n").replace(escapeSequence, "").replace(invisible, "\ufffd");
   }
   function node(tag, text, className) {
     var element = document.createElement(tag);
@@ -105,12 +105,13 @@
       element.toggleAttribute("hidden", off);  // an attribute, not .hidden: SVG elements have no such property
     });
     var names = Object.keys(hidden);
-    if (names.length) { state.hide = names.join(","); } else { delete state.hide; }
+    if (names.length) { state.hide = names; } else { delete state.hide; }
     save();
   }
+  // The address holds each value whole (a name may hold a comma): a list's items joined by commas, each encoded.
   function save() {
     var parts = Object.keys(state).sort().map(function (key) {
-      return key + "=" + state[key].split(",").map(encodeURIComponent).join(",");
+      return key + "=" + [].concat(state[key]).map(encodeURIComponent).join(",");
     });
     try {
       history.replaceState(null, "", parts.length ? "#" + parts.join("&") : location.pathname + location.search);
@@ -153,11 +154,14 @@
     search.addEventListener("input", function () { setCheckFilter("check", search.value); });
     changed.addEventListener("change", function () { setCheckFilter("changed", changed.checked ? "1" : ""); });
   });
+  function decoded(text) {
+    try { return decodeURIComponent(text); } catch (error) { return text; }  // an address edited by hand
+  }
   function load() {
     var wanted = {};
     location.hash.replace(/^#/, "").split("&").forEach(function (part) {
       var at = part.indexOf("=");
-      if (at > 0) { wanted[part.slice(0, at)] = part.slice(at + 1).split(",").map(decodeURIComponent); }
+      if (at > 0) { wanted[part.slice(0, at)] = part.slice(at + 1).split(",").map(decoded); }
     });
     var hide = {};
     (wanted.hide || []).forEach(function (name) { hide[name] = true; });
