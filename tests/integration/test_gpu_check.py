@@ -76,7 +76,7 @@ def test_the_gpu_checks_run_from_wheels_alone_and_leave_results_folders_to_copy(
         ("batched_matmul", "cpu"): Outcome.PASS,
         ("opsweep", "cpu"): Outcome.PASS,
     }
-    assert by_pair(default)[("opsweep", "cuda")] is Outcome.UNAVAILABLE
+    assert by_pair(default)[("opsweep", "cuda")] is Outcome.UNAVAILABLE  # no GPU where the tests run
 
     cpu = {record.probe: record for record in isolation.records if record.device == "cpu"}
     assert cpu["device_assert"].outcome is Outcome.ERROR and "IndexError" in cpu["device_assert"].message

@@ -7,7 +7,9 @@ import torch
 
 
 def run(device):
-    before = torch.cuda.is_initialized()
+    # is_initialized() is False in a child forked from a process that set CUDA up: that child is in a bad fork.
+    bad_fork = getattr(torch.cuda, "_is_in_bad_fork", lambda: False)()
+    before = torch.cuda.is_initialized() or bad_fork
     total = float(torch.ones(1 << 20, device=device).sum())
     metrics = {"cuda_initialised_before": before, "pid": os.getpid(), "sum": total}
     if before:
