@@ -11,10 +11,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEVICES", "Outcome", "Pair", "Probe", "Record"]
+__all__ = ["CELL_OUTCOMES", "DEVICES", "STORED_OUTCOMES", "Kind", "Outcome", "Pair", "Probe", "Record"]
 
 DEVICES = ("cpu", "cuda", "mps")
-"""Where a probe finds its options (a matrix's ``probe_options``): JSON, an object of options per probe name."""
+"""Every device a probe can run on, in the order tables show them (a matrix's ``devices: auto``)."""
 
 
 class Kind(str, Enum):

@@ -130,8 +130,14 @@ class Project:
     # --- cells ---------------------------------------------------------------
 
     def cell(self, session_id: str) -> Cell:
-        """The cell whose probe session is ``probe(<session_id>)``."""
-        return next(cell for cell in self.cells if cell.session_id == session_id)
+        """The cell whose probe session is ``probe(<session_id>)``.
+
+        Under ``nox -j`` each session's nox plans again: a matrix edited in between may have no such cell.
+        """
+        found = next((cell for cell in self.cells if cell.session_id == session_id), None)
+        if found is None:
+            raise TorchmatrixError(f"probe({session_id}) is no longer in the plan of {self.matrix.file}: run nox again")
+        return found
 
     def installer_options(self) -> list[str]:
         """Where the installer looks for torch: the matrix's index and the find-links in effect."""

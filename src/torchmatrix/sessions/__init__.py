@@ -1,6 +1,8 @@
 """The bodies of the noxfile's sessions: each takes the loaded project and a nox session, and does its one job.
 
 ``probe`` runs a cell, ``installed`` the probes in a torch installed already,
-``report`` renders the stored results, ``bisect`` and ``verify`` read them and
-run the cells they lack through a child nox (``childnox``).
+``plan`` prints what the cells would run, ``report`` renders the stored
+results, ``bisect`` and ``verify`` read them and run the cells they lack
+through a child nox (``childnox``); ``common`` holds what the sessions that
+run probes share.
 """
