@@ -391,7 +391,24 @@ def _parse(data: bytes) -> Any:
     except RecursionError:  # nested deeper than the parser can go, which is far deeper than MAX_DEPTH
         raise _too_deep() from None
     _check_depth(value)
+    if "\\ud" in text.lower():
+        _check_text(value)
     return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON reads a pair of surrogate escapes as one character
+
+
+def _check_text(value: Any) -> None:
+    """Raise if a string of ``value`` holds a lone surrogate (an escape such as ``\\ud800``), which is no text."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        strings = [item] if type(item) is str else list(item) if type(item) is dict else []
+        if any(_SURROGATE.search(text) for text in strings):
+            raise ValueError("a string holds a lone UTF-16 surrogate (an escape such as \\ud800): not text")
+        if type(item) in (dict, list):
+            pending.extend(item.values() if type(item) is dict else item)
 
 
 def _integer(text: str) -> int:

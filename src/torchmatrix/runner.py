@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -296,9 +297,25 @@ def _pair_request(pair: Pair) -> dict[str, str]:
 def _parse(line: bytes) -> dict[str, Any]:
     try:
         message = json.loads(line)
-    except ValueError:
+        if b"\\ud" in line.lower():  # an escape of a UTF-16 surrogate: a lone one is no text, and breaks every writer
+            message = _text_only(message)
+    except (ValueError, RecursionError):
         return {}
     return message if isinstance(message, dict) else {}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a pair of them JSON reads as one character: left alone, it is no text
+
+
+def _text_only(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings (a probe's ``"\\ud800"``) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_text_only(item) for item in value]
+    if isinstance(value, dict):
+        return {_text_only(key): _text_only(item) for key, item in value.items()}
+    return value
 
 
 def _records(pair: Pair, message: dict[str, Any]) -> list[Record]:

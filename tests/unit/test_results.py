@@ -109,6 +109,7 @@ def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
         "wrong.json": json.dumps({"schema": 2, "machine": "x"}),
         "array.json": "[]",
         "number.json": "5",
+        "surrogate.json": json.dumps(dict(data, message="\ud800 x")),
         "null.json": "null",
         "python-number.json": json.dumps(dict(data, python=3.9)),
         "torch-number.json": json.dumps(dict(data, torch=1.9)),
@@ -134,6 +135,7 @@ def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
     assert "wrong.json: does not fit schema 2: no 'outcome'" in messages
     assert "array.json: not a JSON object" in messages
     assert "number.json: not a JSON object" in messages and "null.json: not a JSON object" in messages
+    assert "surrogate.json: a string holds a lone UTF-16 surrogate (an escape such as \\ud800): not text" in messages
     assert "python-number.json: does not fit schema 2: 'python' is a number" in messages
     assert "torch-number.json: does not fit schema 2: 'torch' is a number" in messages
     assert "cell-passes.json: does not fit schema 2: outcome 'pass' is not a cell outcome" in messages

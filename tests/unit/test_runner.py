@@ -36,6 +36,8 @@ PROBES = {
     "noisy": "import sys\ndef run(device):\n    print('x' * 2000000)\n    sys.stderr.write('y' * 2000000)\n"
     "    return {'outcome': 'pass'}\n",
     "malformed": "def run(device):\n    return ['not', 'a', 'dict']\n",
+    "surrogates": "def run(device):\n    return {'outcome': 'fail', 'metrics': {'\\udfff': ['\\ud800']},\n"
+    "            'message': '\\ud800 x \\U0001f600'}\n",
     "nan": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'error': float('nan'), 'big': 1e999}}\n",
     "no_run": "x = 1\n",
     "fork_crash": "import ctypes, os, time\ndef run(device):\n    if os.fork() == 0:\n        time.sleep(60)\n"
@@ -326,6 +328,18 @@ def test_a_probe_reads_the_options_the_matrix_gives_it_and_none_from_the_shell(
     given = dataclasses.replace(probes["reads_options"], options={"ops": "add|mul.*", "samples": 2})
     cell = run_cell(stub_torch_python, [Pair(given, "cpu")], 30.0)
     assert cell.records[0].metrics == {"reads_options": {"ops": "add|mul.*", "samples": 2}}
+
+
+def test_a_lone_surrogate_a_probe_returns_becomes_the_replacement_character(
+    stub_torch_python: str, probes: dict[str, Probe]
+) -> None:
+    cell, _ = run(stub_torch_python, probes, ["surrogates"])
+    (record,) = cell.records
+    assert (record.outcome, record.message, record.metrics) == (
+        Outcome.FAIL,
+        "\ufffd x \U0001f600",
+        {"\ufffd": ["\ufffd"]},
+    )
 
 
 def test_megabytes_of_metrics_are_refused(stub_torch_python: str, probes: dict[str, Probe]) -> None:
