@@ -143,7 +143,7 @@ class CellResult:
                 session=checked(data, "session", str),
                 outcome=cell_outcome,
                 message=checked(data, "message", str),
-                records=tuple(_record(item, f"records[{index}]") for index, item in enumerate(records)),
+                records=_unique(tuple(_record(item, f"records[{index}]") for index, item in enumerate(records))),
                 environment=checked(data, "environment", dict),
                 inputs=checked(data, "inputs", dict),
                 started_at=checked(data, "started_at", str),
@@ -151,6 +151,16 @@ class CellResult:
             )
         except ValueError as exc:
             raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
+
+
+def _unique(records: tuple[Record, ...]) -> tuple[Record, ...]:
+    """``records``, unless two are of one (probe, device): which would stand for it cannot be told."""
+    seen: set[tuple[str, str]] = set()
+    for index, record in enumerate(records):
+        if (record.probe, record.device) in seen:
+            raise ValueError(f"records[{index}] repeats {record.probe!r} on {record.device!r}")
+        seen.add((record.probe, record.device))
+    return records
 
 
 def record_inputs(run_inputs: dict[str, Any], probe: str, made_by: str | None = None) -> dict[str, Any]:
@@ -486,8 +496,19 @@ class Scan:
 
 
 def scan(results_dir: Path) -> Scan:
-    """Every readable result under ``results_dir`` (all machines); one warning per unreadable file."""
+    """Every readable result under ``results_dir`` (all machines); one warning per unreadable file, and one
+    per cell whose result more than one file holds (a copy beside the cell's own file)."""
     found, warnings = read_each(results_dir, read)
+    holders: dict[tuple[str, str], list[CellResult]] = {}
+    for result in found:
+        holders.setdefault((result.machine, result.cell_id), []).append(result)
+    for same in (results for results in holders.values() if len(results) > 1):
+        kept = latest(same)[0]
+        names = ", ".join(str(result.path) for result in same)
+        warnings.append(
+            f"{len(same)} files hold cell {kept.cell_id} of {kept.machine} ({names}): the one finished last counts "
+            f"({kept.path}); delete the others"
+        )
     return Scan(tuple(found), tuple(warnings))
 
 

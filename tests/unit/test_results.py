@@ -110,6 +110,7 @@ def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
         "array.json": "[]",
         "number.json": "5",
         "surrogate.json": json.dumps(dict(data, message="\ud800 x")),
+        "repeated.json": json.dumps(dict(data, records=[record, dict(record, outcome="fail")])),
         "null.json": "null",
         "python-number.json": json.dumps(dict(data, python=3.9)),
         "torch-number.json": json.dumps(dict(data, torch=1.9)),
@@ -135,6 +136,7 @@ def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
     assert "wrong.json: does not fit schema 2: no 'outcome'" in messages
     assert "array.json: not a JSON object" in messages
     assert "number.json: not a JSON object" in messages and "null.json: not a JSON object" in messages
+    assert "repeated.json: does not fit schema 2: records[1] repeats 'autograd_dot' on 'cpu'" in messages
     assert "surrogate.json: a string holds a lone UTF-16 surrogate (an escape such as \\ud800): not text" in messages
     assert "python-number.json: does not fit schema 2: 'python' is a number" in messages
     assert "torch-number.json: does not fit schema 2: 'torch' is a number" in messages
@@ -181,7 +183,10 @@ def with_record(data: dict[str, Any], **changes: Any) -> str:
 
 def reasons(scan: results.Scan) -> dict[str, str]:
     """Each skipped file's name, and the reason given."""
-    return {warning.split(": ", 1)[0].rsplit("/", 1)[-1]: warning.split(": ", 1)[1] for warning in scan.warnings}
+    skipped = [
+        warning.removeprefix("skipping ").split(": ", 1) for warning in scan.warnings if warning.startswith("skipping ")
+    ]
+    return {path.rsplit("/", 1)[-1]: reason for path, reason in skipped}
 
 
 def nested(depth: int, innermost: Any = 0) -> Any:
@@ -352,3 +357,15 @@ def test_a_result_of_a_newer_schema_is_never_replaced_by_an_older_torchmatrix(tm
     broken = results.write(tmp_path, result("2.0.0"))
     broken.write_text("{")  # unreadable by anyone: replaced
     assert results.read(results.write(tmp_path, result("2.0.0"))).torch == "2.0.0"
+
+
+def test_a_copy_of_a_cells_file_beside_it_is_named_and_the_newest_counts(tmp_path: Path) -> None:
+    own = results.write(tmp_path, result("1.12.1", "2026-01-01T00:00:00+00:00"))
+    copy = own.parent / "copy.json"
+    copy.write_text(json.dumps(dict(json.loads(own.read_text()), finished_at="2026-02-01T00:00:00+00:00")))
+    scan = results.scan(tmp_path)
+    assert scan.warnings == (
+        f"2 files hold cell torch-1.12.1-py3.10 of linux-x86_64 ({copy}, {own}): the one finished last counts "
+        f"({copy}); delete the others",
+    )
+    assert [found.path for found in results.latest(scan.results)] == [copy]
