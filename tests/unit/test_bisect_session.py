@@ -16,7 +16,7 @@ from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
-from torchmatrix.sessions.bisect import USAGE, Request, answer, parse, run
+from torchmatrix.sessions.bisect import USAGE, Request, _Bisection, answer, parse, run
 
 from .test_plan import THIS_MACHINE
 from .test_project import project
@@ -98,6 +98,8 @@ def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshol
         (["autograd_dot", "--from", "1.12.1", "--to", "1.12.1"], "--from 1.12.1 must be older than --to 1.12.1"),
         (["autograd_dot", "--from", "1.12.1", "--to", "1.9.0"], "must be older"),
         (["autograd_dot", "--from", "2.1.0rc1", "--to", "2.2.0"], "--from 2.1.0rc1 is a pre-release; add --pre"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", ""], "--metric needs a name"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--check", " "], "--check needs a name"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--above", "1"], "--above X and --below X go with"),
         (["autograd_dot", "--from", "2.1.0", "--to", "2.2.0.dev20231101"], "--to 2.2.0.dev20231101 is a pre-release"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "nan"], "finite"),
@@ -484,3 +486,24 @@ def test_by_output_the_answer_names_the_first_line_printed_that_changed() -> Non
         "what it printed, from OLD to NEW: line 1: 'tensor([0.9609], dtype=torch.bfloat16)' → "
         "'tensor([0.9648], dtype=torch.bfloat16)'",
     ]
+
+
+def test_each_question_keeps_a_summary_of_its_own_named_by_the_listed_ends(tmp_path: Path) -> None:
+    here = project(tmp_path)
+    ends = [Version("1.9.0"), Version("1.12.1")]
+
+    def name(*asked: str) -> str:
+        request = parse(["autograd_dot", "--from", "1.9", "--to", "1.12.1", *asked], here.matrix)
+        return _Bisection(here, Session(), tmp_path / "noxfile.py", request, ends, {}).summary_path.name
+
+    assert name() == "autograd_dot-cpu-1.9.0-1.12.1.json"
+    asked = [
+        ("--metric", "i", "--above", "5"), ("--metric", "i", "--above", "12"), ("--metric", "i", "--below", "5"),
+        ("--metric", "i"), ("--check", "i"), ("--metric", "output"), ("--by-output",), ("--metric", "a/b"),
+        ("--metric", "a_b"), ("--check", "mul", "--metric", "error"),
+    ]  # fmt: skip
+    names = [name(*question) for question in asked]
+    assert len(set(names)) == len(asked), names
+    assert names[0].startswith("autograd_dot-cpu-metric-i-") and names[0].endswith("-1.9.0-1.12.1.json")
+    assert names[-1].startswith("autograd_dot-cpu-check-mul-metric-error-")
+    assert name("--by-output").startswith("autograd_dot-cpu-output-")

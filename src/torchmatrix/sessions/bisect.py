@@ -30,6 +30,7 @@ no end to bisect from.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import time
 from collections import Counter
@@ -159,6 +160,9 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
             parser.error(f"{matrix.file.name} does not run on {device} (devices: {', '.join(matrix.devices)})")
         if owner is not None and not owner.runs_on(device):
             parser.error(f"{owner.name} runs on {', '.join(owner.devices or ())} alone, not on {device}")
+    for flag, given in (("--metric", args.metric), ("--check", args.check)):
+        if given is not None and not given.strip():
+            parser.error(f"{flag} needs a name, e.g. {flag} {'max_abs_diff' if flag == '--metric' else 'mul'}")
     threshold = args.above if args.above is not None else args.below
     if args.metric is None and threshold is not None:
         parser.error("--above X and --below X go with --metric NAME")
@@ -274,16 +278,27 @@ class _Bisection:
 
     @property
     def summary_path(self) -> Path:
+        """One file per question: the probe (or all) and device, what is compared, and the ends as listed.
+
+        A criterion other than the outcome adds its parts for a person to read, and a digest of it whole,
+        as names that differ only in a threshold or in what safe_name makes of them are other questions.
+        """
         request = self.request
         criterion = request.criterion
-        parts = (criterion.check, criterion.metric, "output" if criterion.by_output else None)
-        narrowed = "".join(f"-{results.safe_name(part)}" for part in parts if part)
         asked = (
             "all-" + "+".join(request.devices)
             if request.every
             else f"{results.safe_name(request.probes[0])}-{request.devices[0]}"
         )
-        return self.folder / f"{asked}{narrowed}-{request.old}-{request.new}.json"
+        narrowed = ""
+        if criterion != Criterion():
+            parts = [("check", criterion.check), ("metric", criterion.metric), ("output", criterion.by_output or None)]
+            readable = "".join(f"-{kind}" + (f"-{results.safe_name(value)}" if value is not True else "")
+                               for kind, value in parts if value is not None)  # fmt: skip
+            digest = hashlib.sha256(criterion.describe().encode("utf-8")).hexdigest()[:8]
+            narrowed = f"{readable}-{digest}"
+        old, new = self.versions[0], self.versions[-1]  # as the index lists them: --from 1.9 is 1.9.0's
+        return self.folder / f"{asked}{narrowed}-{old}-{new}.json"
 
     def known(self) -> dict[Version, dict[Key, Observation]]:
         """What is known without building anything: up-to-date stored records, and cells that cannot run."""
