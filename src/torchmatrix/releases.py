@@ -144,7 +144,11 @@ def _index_listing(index_url: str, wanted: set[Version], fetch: Fetch, cache: Pa
             return Listing((), known=False, offline=True, notes=(f"{reason}; no cached listing either",))
         age = time.strftime("%Y-%m-%d %H:%M", time.localtime(cached["fetched_at"]))
         return Listing(wheels, offline=True, notes=(f"{reason}; using the listing cached {age}",))
-    atomicfile.write_json(cache_file, {"url": url, "fetched_at": now, "files": files})
+    try:
+        atomicfile.write_json(cache_file, {"url": url, "fetched_at": now, "files": files})
+    except OSError as exc:  # a cache folder that cannot be written only costs the index's next answer
+        note = f"cannot keep the listing in {cache_file} ({exc.strerror or exc}): the index is read again next time"
+        return Listing(_wheels(files, index_url), notes=(note,))
     return Listing(_wheels(files, index_url))
 
 

@@ -174,6 +174,8 @@ def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
     if value == "auto":
         return DEVICES
     devices = list_of(_device)(doc, path, value) if isinstance(value, list) else [_device(doc, path, value)]
+    if not devices:
+        raise fail(doc, path, "no device: a matrix runs on one at least", f"use 'auto' or some of {', '.join(DEVICES)}")
     _refuse_duplicates(doc, path, devices)
     return tuple(devices)
 

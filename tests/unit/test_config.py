@@ -135,6 +135,7 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
         ("", None, "", "empty", ""),
         ("torch:\n  - version: 2.2.0\n    pins: ['numpy @ https://x/numpy.whl']\n", 3, "torch[0].pins[0]", "URL", ""),
         ("torch: [1.9.0]\ndevices: gpu\n", 2, "devices", "unknown device 'gpu'", "did you mean"),
+        ("torch: [1.9.0]\ndevices: []\n", 2, "devices", "no device: a matrix runs on one at least", "use 'auto'"),
         ("torch: [1.9.0]\nindex_url: --no-index\n", 2, "index_url", "not an http(s) or file URL", "https://"),
         ("torch: [1.9.0]\nfind_links: ['--index-url=http://evil']\n", 2, "find_links[0]", "installer option", "folder"),
         ("torch: [1.9.0]\nmachine: a\x00b\n", 2, "", "character #x0000", "remove it"),

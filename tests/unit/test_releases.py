@@ -144,3 +144,11 @@ def test_a_nightly_shows_its_date_and_any_other_version_shows_itself() -> None:
     assert releases.dated(Version("2.6.0.dev2")) == "2.6.0.dev2"
     assert releases.dated(Version("2.6.0.dev20241399")) == "2.6.0.dev20241399"  # eight digits, no date
     assert releases.dated(Version("2.6.0rc1")) == "2.6.0rc1"
+
+
+def test_a_cache_folder_that_cannot_be_written_costs_a_note_not_the_listing(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    listing = releases.listing(INDEX, fetch=Index(), cache=tmp_path / "file")
+    assert Version("1.9.0") in listing.versions()
+    (note,) = listing.notes
+    assert note.startswith(f"cannot keep the listing in {tmp_path / 'file'}/") and "the index is read again" in note
