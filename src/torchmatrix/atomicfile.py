@@ -9,8 +9,10 @@ never look at names starting with a dot.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +63,15 @@ def locked(folder: Path) -> Iterator[None]:
     if fcntl is None:
         yield
         return
-    with open(folder / ".lock", "a") as lock:
+    path = folder / ".lock"
+    # Non-blocking and not through a link: a FIFO put there would keep open() waiting for a writer forever.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        raise OSError(exc.errno, f"its lock {path} cannot be opened ({exc.strerror}): delete it") from exc
+    with os.fdopen(fd, "a") as lock:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EEXIST, f"its lock {path} is not a regular file: delete it")
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process is killed
         yield
