@@ -44,11 +44,10 @@ def test_the_file_gets_the_permissions_of_any_file_the_user_writes(tmp_path: Pat
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, and writers are not locked there")
 def test_a_lock_that_is_no_file_is_one_error_and_never_a_wait(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / ".lock")  # opening it to write would wait for a reader forever
-    with pytest.raises(OSError, match=r"its lock .*/\.lock cannot be opened \(No such device or address\): delete it"):
-        with atomicfile.locked(tmp_path):
-            pass
+    fifo = r"its lock .*/\.lock cannot be opened \(No such device or address\): delete it"
+    with pytest.raises(OSError, match=fifo), atomicfile.locked(tmp_path):
+        pass
     os.unlink(tmp_path / ".lock")
     (tmp_path / ".lock").mkdir()
-    with pytest.raises(OSError, match=r"cannot be opened \(Is a directory\)"):
-        with atomicfile.locked(tmp_path):
-            pass
+    with pytest.raises(OSError, match=r"cannot be opened \(Is a directory\)"), atomicfile.locked(tmp_path):
+        pass
