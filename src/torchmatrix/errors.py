@@ -23,6 +23,8 @@ class TorchmatrixError(Exception):
     """Base of every error that ends a run with a message instead of a traceback."""
 
     exit_code = 1
+    said = False
+    """Whether its message was printed already (:func:`say`): it ends the run without printing it again."""
 
 
 class ConfigError(TorchmatrixError):
@@ -52,9 +54,16 @@ class UsageError(TorchmatrixError):
 
 
 def exit_with(error: TorchmatrixError) -> NoReturn:
-    """Print ``error`` as one message (escaped: it may quote a file's text) and exit with its code."""
-    print(f"torchmatrix: error: {escape(str(error))}", file=sys.stderr, flush=True)
+    """Print ``error`` as one message, unless it was said already, and exit with its code."""
+    if not error.said:
+        say(error)
     raise SystemExit(error.exit_code)
+
+
+def say(error: TorchmatrixError) -> None:
+    """Print ``error`` as one message on stderr (escaped: it may quote a file's text)."""
+    print(f"torchmatrix: error: {escape(str(error))}", file=sys.stderr, flush=True)
+    error.said = True
 
 
 def exits_on_error(function: Callable[P, R]) -> Callable[P, R]:

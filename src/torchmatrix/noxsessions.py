@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nox
 
-from .errors import exits_on_error
+from .errors import exits_on_error, say
 from .project import Loaded
 from .sessions import probe as probe_session  # the others import theirs when they run
 
@@ -33,6 +33,8 @@ def register(noxfile: str | Path) -> Loaded:
     """
     noxfile = Path(noxfile).resolve()
     loaded = Loaded.of(noxfile.parent)  # a broken matrix stops only the sessions that need it
+    if loaded.error is not None:  # said at once, as `nox -l` and `nox -s "probe(1.9.0)"` run no session to say it
+        say(loaded.error)
     nox.options.sessions = ["probe"]
     nox.options.default_venv_backend = "uv|virtualenv"
 

@@ -85,9 +85,14 @@ def test_a_bad_matrix_costs_one_message_and_exit_code_2(tmp_path: Path) -> None:
 def test_a_bad_matrix_stops_only_the_sessions_that_need_it(tmp_path: Path) -> None:
     bad = tmp_path / "matrix.yaml"
     bad.write_text("torch: [1.9.0]\nprobse: [autograd_dot]\n")
+    mistake = f"torchmatrix: error: {bad}:2: probse: unknown key\n  hint: did you mean 'probes'?\n"
     listed = nox(tmp_path, bad, "-l")
     assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.startswith(mistake), "said at once: no session runs to say it"
     sessions = {line.split()[1] for line in listed.stdout.splitlines() if line[:2] in ("* ", "- ")}
     assert {"tests", "probe(matrix-error)", "plan", "report"} <= sessions
     for needs_the_matrix in (["-s", "plan"], ["-s", "report"], ["-s", "probe"]):
-        assert nox(tmp_path, bad, *needs_the_matrix).returncode == 2, needs_the_matrix
+        run = nox(tmp_path, bad, *needs_the_matrix)
+        assert run.returncode == 2 and run.stderr.count(mistake) == 1, (needs_the_matrix, run.stderr)
+    named = nox(tmp_path, bad, "-s", "probe(1.9.0)")  # no such session while the matrix is broken: nox says so
+    assert named.stderr.startswith(mistake) and "Sessions not found: probe(1.9.0)" in named.stderr
