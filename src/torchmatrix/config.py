@@ -93,6 +93,8 @@ def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: 
         path = probes_dir / f"{entry}.py" if PROBE_NAME.match(entry) else base / target
         if not path.exists():
             raise UsageError(f"${variables.PROBES.name}: no probe {entry!r} ({path} does not exist)")
+        if not path.is_dir() and path.suffix != ".py":
+            raise UsageError(f"${variables.PROBES.name}: {entry!r} is not a .py file; name a probe, a script, or tests")
         probe = probe_at(path.resolve(), base, select)
         if not any(probe.runs_on(device) for device in devices):
             raise UsageError(f"${variables.PROBES.name}: {_runs_only_on(probe)}\n  hint: {_reads_device_hint(probe)}")

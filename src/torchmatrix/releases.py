@@ -119,10 +119,13 @@ def listing(
     fetch = fetch or http_fetch
     cache = cache or cache_dir() / "index"
     now = time.time() if now is None else now
-    local = tuple(wheel for link in find_links for wheel in _find_links_wheels(link, fetch))
+    found = [_find_links_wheels(link, fetch) for link in find_links]
+    local = tuple(wheel for wheels, _ in found for wheel in wheels)
+    unread = tuple(note for _, note in found if note)
     # A release the find-links have is no reason to fetch the index again: it may never list it (a nightly).
     index = _index_listing(index_url, set(wanted) - set(Listing(local).versions()), fetch, cache, now)
-    return Listing(wheels=index.wheels + local, known=index.known, offline=index.offline, notes=index.notes)
+    notes = index.notes + unread
+    return Listing(wheels=index.wheels + local, known=index.known, offline=index.offline, notes=notes)
 
 
 def _index_listing(index_url: str, wanted: set[Version], fetch: Fetch, cache: Path, now: float) -> Listing:
@@ -186,15 +189,18 @@ def _parse_index_page(content_type: str, body: str) -> list[str]:
     return _anchor_filenames(body)
 
 
-def _find_links_wheels(link: str, fetch: Fetch) -> list[Wheel]:
+def _find_links_wheels(link: str, fetch: Fetch) -> tuple[list[Wheel], str]:
+    """The torch wheels of a find-links folder or page, and a note if it cannot be read ('' if it can)."""
     if "://" not in link or link.startswith("file://"):
         folder = Path(unquote(urlparse(link).path) if link.startswith("file://") else link)
-        return list(_wheels((path.name for path in folder.glob(f"{PROJECT}-*.whl")), str(folder)))
+        if not folder.is_dir():
+            return [], f"find-links {link}: no such folder, so no wheels from there"
+        return list(_wheels((path.name for path in folder.glob(f"{PROJECT}-*.whl")), str(folder))), ""
     try:
         _content_type, body = fetch(link)
-    except OSError:
-        return []
-    return list(_wheels(_anchor_filenames(body), link))
+    except OSError as exc:
+        return [], f"find-links {link}: cannot be read ({_reason(exc)}), so no wheels from there"
+    return list(_wheels(_anchor_filenames(body), link)), ""
 
 
 def _anchor_filenames(html: str) -> list[str]:

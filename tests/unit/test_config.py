@@ -339,3 +339,5 @@ def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_
     assert [expectation.probe for expectation in matrix.expect] == ["batched_matmul"]  # those of other probes go
     with pytest.raises(UsageError, match="TORCHMATRIX_PROBES: no probe 'nowhere.py'"):
         load_matrix(matrix_file, probes_dir, probes=["nowhere.py"])
+    with pytest.raises(UsageError, match="TORCHMATRIX_PROBES: '/etc/hostname' is not a .py file"):
+        load_matrix(matrix_file, probes_dir, probes=["/etc/hostname"])

@@ -152,3 +152,9 @@ def test_a_cache_folder_that_cannot_be_written_costs_a_note_not_the_listing(tmp_
     assert Version("1.9.0") in listing.versions()
     (note,) = listing.notes
     assert note.startswith(f"cannot keep the listing in {tmp_path / 'file'}/") and "the index is read again" in note
+
+
+def test_a_find_links_folder_that_is_not_there_is_a_note(tmp_path: Path) -> None:
+    listing = releases.listing(INDEX, [str(tmp_path / "nowhere")], fetch=Index(), cache=tmp_path)
+    assert Version("1.9.0") in listing.versions()
+    assert listing.notes == (f"find-links {tmp_path / 'nowhere'}: no such folder, so no wheels from there",)
