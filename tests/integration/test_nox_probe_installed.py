@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -12,6 +13,7 @@ import pytest
 from torchmatrix import interpreters, results
 from torchmatrix.core import Outcome
 
+from ..conftest import ROOT
 from . import nox
 
 pytestmark = pytest.mark.integration
@@ -58,8 +60,25 @@ def test_the_probes_run_in_the_named_python_and_its_result_is_the_cell_of_its_to
     assert "| 1.9.0 | 3.9 | ✓ |" in (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
 
 
-def test_a_python_without_torch_is_one_message(tmp_path: Path, matrix: Path, bare_python: str) -> None:
-    run = nox(tmp_path, matrix, "-s", "probe-installed", "--", bare_python)
+def test_a_python_without_torch_is_one_message_and_the_next_python_still_runs(
+    tmp_path: Path, matrix: Path, bare_python: str, installed_python: str
+) -> None:
+    run = nox(tmp_path, matrix, "-s", "probe-installed", "--", bare_python, installed_python)
+    output = run.stdout + run.stderr
     assert run.returncode == 1
-    assert f"{bare_python}: torch does not import" in run.stdout + run.stderr
-    assert not (tmp_path / "out" / "results").exists()
+    assert output.count(f"{bare_python}: torch does not import") == 1
+    assert f"torchmatrix: error: no result for {bare_python}: see above" in output
+    assert [result.cell_id for result in results.scan(tmp_path / "out" / "results").results] == ["torch-1.9.0-py3.9"]
+
+
+def test_a_python_is_found_on_path_by_its_name(tmp_path: Path, matrix: Path, installed_python: str) -> None:
+    environ = dict(os.environ, PATH=f"{Path(installed_python).parent}{os.pathsep}{os.environ['PATH']}")
+    run = subprocess.run(
+        [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "--envdir", str(tmp_path / ".nox"),
+         "-s", "probe-installed", "--", "python"],
+        env=dict(environ, TORCHMATRIX_MATRIX=str(matrix), TORCHMATRIX_MACHINE="ci-box"),
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    (result,) = results.scan(tmp_path / "out" / "results").results
+    assert result.environment["python_executable"] == installed_python

@@ -692,7 +692,11 @@ def test_tests_without_pytest_or_without_tests_say_so(
     assert (missing.outcome, missing.probe) == (Outcome.ERROR, "tests/")
     assert missing.message.startswith("pytest does not import in this cell: No module named 'pytest'")
     (empty,) = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0).records
-    assert (empty.outcome, empty.message.splitlines()[0]) == (Outcome.ERROR, "pytest collected no tests:")
+    assert (empty.outcome, empty.message.splitlines()[0]) == (
+        Outcome.ERROR,
+        "pytest collected no tests in tests/ (it collects test_*.py files and their test_* functions; "
+        "list run() probes and scripts one by one):",
+    )
 
 
 def test_the_tests_leave_nothing_in_their_folder(pytest_python: str, tmp_path: Path) -> None:

@@ -512,7 +512,7 @@ def records_of_tests(isolation, pair, limit, alive):
         answer = parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
         if answer is not None:  # pytest returned, or never ran (no such device, no pytest)
             if not records:
-                return [dict(tests_ended(answer, ending), probe=pair["name"], duration=0.0)]
+                return [dict(tests_ended(answer, ending, pair["name"]), probe=pair["name"], duration=0.0)]
             return records + [dict(not_reached(answer), probe=test, duration=0.0) for test in left]
         fate = pair_record(ending, events.running or pair["name"], pair["device"], limit)
         if events.running is None and not events.ended:  # it got nowhere: the tests left share its fate
@@ -524,14 +524,19 @@ def records_of_tests(isolation, pair, limit, alive):
         targets = [os.path.join(pair["root"], test) for test in left]
 
 
-def tests_ended(answer, ending):
-    """The record of a pytest run that ended without a test's record: why it ran none."""
+def tests_ended(answer, ending, name):
+    """The record of a pytest run of ``name`` that ended without a test's record: why it ran none."""
     if "pytest_exit" not in answer:
         return pair_answer(answer)
     code = answer["pytest_exit"]
-    why = "collected no tests" if code == 5 else "exited with code {} before running a test".format(code)
+    if code == 5:
+        why = ("collected no tests in {} (it collects test_*.py files and their test_* functions; "
+               "list run() probes and scripts one by one)").format(name)  # fmt: skip
+    else:
+        why = "exited with code {} before running a test".format(code)
+    log = ending.log_tail.strip()
     return {"outcome": "error", "metrics": {"pytest_exit": code},
-            "message": "pytest " + why + (":\n" + ending.log_tail if ending.log_tail else "")}  # fmt: skip
+            "message": "pytest " + why + (":\n" + log if log else "")}  # fmt: skip
 
 
 def not_reached(answer):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +23,7 @@ from packaging.version import InvalidVersion, Version
 
 from .. import results, terminal
 from ..arguments import Parser
-from ..errors import UsageError
+from ..errors import TorchmatrixError, UsageError
 from ..plan import cell_id
 from .common import cell_result, notify_report, progress_log, run_pairs, tally, write_result
 
@@ -40,9 +41,17 @@ def run(project: Project, session: nox.Session) -> None:
     pythons = parse(session.posargs)
     project.require_writable(project.machine_dir)
     notify_report(session)
+    failed = []
     for python in pythons:
-        path = _probe(project, session, python)
+        try:
+            path = _probe(project, session, python)
+        except TorchmatrixError as error:  # one Python's torch says nothing of the next one's
+            session.warn(terminal.escape(str(error)))
+            failed.append(python)
+            continue
         session.log(f"{python}: written to {path}")
+    if failed:
+        raise TorchmatrixError(f"no result for {', '.join(failed)}: see above")
 
 
 def parse(argv: Sequence[str]) -> list[str]:
@@ -50,10 +59,13 @@ def parse(argv: Sequence[str]) -> list[str]:
     parser = Parser(USAGE, "Run the probes in the torch installed in each PYTHON, installing nothing.")
     parser.add_argument("pythons", nargs="+", metavar="PYTHON", help="a Python whose environment has torch")
     pythons = parser.parse_args(list(argv)).pythons
+    found = []
     for python in pythons:
-        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        path = python if os.sep in python else shutil.which(python)  # a bare name is looked up on PATH
+        if path is None or not (os.path.isfile(path) and os.access(path, os.X_OK)):
             raise UsageError(f"{python}: not an executable file; name a Python, e.g. /opt/torch/.venv/bin/python3")
-    return pythons
+        found.append(path)
+    return found
 
 
 def _probe(project: Project, session: nox.Session, python: str) -> Path:
@@ -63,12 +75,12 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     repeat = project.matrix.repeat
     cell_run = run_pairs(python, pairs, project.matrix.timeout, repeat, progress_log(session, len(pairs), repeat))
     if cell_run.import_failure:
-        session.error(terminal.escape(f"{python}: torch does not import: {cell_run.import_failure}"))
+        raise TorchmatrixError(f"{python}: torch does not import: {cell_run.import_failure}")
     environment = cell_run.environment
     try:
         torch = Version(str(environment.get("torch"))).public  # 2.11.0+cu130 is release 2.11.0's row
     except InvalidVersion:
-        session.error(terminal.escape(f"{python}: its torch reports no release version: {environment.get('torch')}"))
+        raise TorchmatrixError(f"{python}: its torch reports no release version: {environment.get('torch')}") from None
     python_minor = ".".join(str(environment.get("python", "")).split(".")[:2]) or None
     # No inputs to be up to date with (nothing was installed), but the probe that made each record, so that
     # a later run of tests replaces all of theirs.
