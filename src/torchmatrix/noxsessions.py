@@ -67,7 +67,7 @@ def register(noxfile: str | Path) -> Loaded:
         """Show each cell's interpreter, requirements and status, and run nothing."""
         from .sessions import plan as plan_session
 
-        plan_session.run(loaded.project())
+        plan_session.run(loaded.project(), session)
 
     @nox.session(python=False)
     @exits_on_error

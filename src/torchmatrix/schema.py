@@ -9,6 +9,7 @@ URL. A key's example is the hint for a value of the wrong kind.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -160,7 +161,11 @@ def _specifier(doc: Document, path: KeyPath, value: Any) -> SpecifierSet:
 
 def _positive_seconds(doc: Document, path: KeyPath, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 86400:
-        raise fail(doc, path, f"expected seconds between 0 and 86400, got {_kind(value)}")
+        hint = ""
+        with contextlib.suppress(ValueError):
+            if isinstance(value, str) and float(value):  # YAML 1.1 reads 1e3 (no dot) as text
+                hint = f"YAML reads {value} as text: write a number such as {float(value):.1f}"
+        raise fail(doc, path, f"expected seconds between 0 and 86400, got {_kind(value)}", hint)
     return float(value)
 
 

@@ -129,6 +129,7 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
         ("torch: [1.9.0]\nprobes: ['../evil.py']\n", 2, "probes[0]", "neither a probe name", ""),
         ("torch: [1.9.0]\ndevices: [gpu]\n", 2, "devices[0]", "unknown device", ""),
         ("torch: [1.9.0]\ntimeout: -1\n", 2, "timeout", "seconds", ""),
+        ("torch: [1.9.0]\ntimeout: 3e2\n", 2, "timeout", "got a string", "YAML reads 3e2 as text: write"),
         ("torch: !!python/object:os.system {}\n", 1, "torch", "not allowed", ""),
         ("torch: [1.9.0]\ntorch: [2.0.1]\n", 2, "torch", "duplicate key", "line 1"),
         ("torch: [1.9.0\n", 2, "", "YAML syntax error", ""),

@@ -7,14 +7,19 @@ from typing import TYPE_CHECKING
 from tabulate import tabulate
 
 from .. import terminal
+from ..errors import UsageError
 
 if TYPE_CHECKING:
+    import nox
+
     from ..plan import Cell
     from ..project import Project
 
 
-def run(project: Project) -> None:
+def run(project: Project, session: nox.Session) -> None:
     """Print where the plan looked (matrix, machine, results, find-links, notes) and each cell's row."""
+    if session.posargs:
+        raise UsageError(f"nox -s plan takes no arguments, not {' '.join(session.posargs)}")
     print(text(project))
 
 
