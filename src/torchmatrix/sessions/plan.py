@@ -31,7 +31,7 @@ def text(project: Project) -> str:
         [
             cell.session,
             f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
-            " ".join(project.install_requirements(cell)),
+            " ".join(project.install_requirements(cell, build=False)),  # the plan builds nothing
             _status(cell),
         ]
         for cell in project.cells
