@@ -173,3 +173,15 @@ def test_a_probes_own_requirements_are_installed_beside_torch(
         ("needs_six", Outcome.PASS),
     ]
     assert result.inputs["requirements"] == [f"torch=={torch_here.version}"]  # a record's inputs: torch and pins
+
+
+def test_a_requirement_no_index_has_names_the_probe_that_asks_for_it(
+    tmp_path: Path, suite_cache: Path, torch_here: Torch, warm: None
+) -> None:
+    workspace = Workspace(tmp_path, tmp_path / ".nox", suite_cache)  # its failed installs break no shared env
+    workspace.matrix([torch_here], ["ok"])
+    script = workspace.folder / "probes" / "asks_for_nothing_real.py"
+    script.write_text('# /// script\n# dependencies = ["torchmatrix-no-such-package==1.0"]\n# ///\nprint("hi")\n')
+    run = workspace.nox("-s", "probe", env=workspace.environ(TORCHMATRIX_PROBES=str(script)))
+    assert run.returncode == 1, run.output
+    assert "note: of these, the probes ask for asks_for_nothing_real (torchmatrix-no-such-package==1.0)" in run.output

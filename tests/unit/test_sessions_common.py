@@ -47,3 +47,14 @@ def test_each_test_is_a_line_and_tests_unavailable_for_one_reason_are_counted() 
         "[3/3] dot on cpu ...",
         "    ✓ pass (0.01 s) fine",
     ]
+
+
+def test_the_count_of_unavailable_tests_of_the_last_pair_is_said_at_the_end() -> None:
+    session = Session()
+    listen = progress_log(session, 1)  # type: ignore[arg-type]
+    tests = Probe("tests/test_a.py", Path("tests/test_a.py"), kind=Kind.PYTEST)
+    listen("start", Pair(tests, "mps"), None)
+    for name in "xyz":
+        listen("record", Pair(tests, "mps"), a_test(name, "mps", Outcome.UNAVAILABLE, "no MPS"))
+    listen("done", Pair(tests, "mps"), None)
+    assert session.lines[-1] == "    … and 2 more unavailable for the same reason"

@@ -36,8 +36,13 @@ def run_pairs(
     listener: runner.Listener,
     pycache_prefix: Path | None = None,
 ) -> runner.CellRun:
-    """Run each pair ``repeat`` times (listed that often to the runner); one record per pair (:mod:`.repeats`)."""
+    """Run each pair ``repeat`` times (listed that often to the runner); one record per pair (:mod:`.repeats`).
+
+    The listener hears ("done", last pair, None) at the end, besides the runner's events.
+    """
     cell_run = runner.run_cell(python, repeats.listed(pairs, repeat), timeout, listener, pycache_prefix)
+    if pairs:
+        listener("done", pairs[-1], None)
     return dataclasses.replace(cell_run, records=tuple(repeats.merged(cell_run.records, repeat)))
 
 
@@ -46,7 +51,7 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
     then what they add up to.
 
     Tests unavailable for the reason the one before gave (a device this machine lacks) are
-    not listed one by one: how many there were is said before the next pair starts.
+    not listed one by one: how many there were is said before the next pair starts, or at the end.
     """
     started = 0
     unlisted = 0
@@ -55,10 +60,13 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal started, unlisted, reason
+        if event in ("start", "done") and unlisted:
+            session.log(f"    … and {unlisted} more unavailable for the same reason")
+            unlisted = 0
+        if event == "done":
+            return
         if event == "start":
-            if unlisted:
-                session.log(f"    … and {unlisted} more unavailable for the same reason")
-            started, unlisted, reason = started + 1, 0, None
+            started, reason = started + 1, None
             which = f" (run {(started - 1) % repeat + 1} of {repeat})" if repeat > 1 else ""
             session.log(f"[{(started - 1) // repeat + 1}/{total}] {pair.probe.name} on {pair.device}{which} ...")
             return

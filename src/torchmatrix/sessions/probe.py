@@ -226,6 +226,9 @@ def _install(project: Project, session: nox.Session, cell: Cell) -> str:
             f"hint: {index} cannot be reached and uv's cache lacks something this cell needs; "
             "run once with a network to fill the cache, or put the wheels in a find_links folder"
         )
+    asking = [f"{probe.name} ({', '.join(probe.requires)})" for probe in project.matrix.probes if probe.requires]
+    if asking:  # a script's PEP 723 block is easy to forget when a requirement cannot be found
+        lines.append(f"note: of these, the probes ask for {'; '.join(asking)}")
     return "\n".join([*lines, _last_lines(log)])
 
 
