@@ -38,8 +38,10 @@ environment variables) whatever the pairs before it changed, in an empty
 temporary folder of its own that is removed afterwards, with stdin from
 /dev/null and its output in a log of its own. Its outcome is ``crash`` if that
 process dies and ``timeout`` if it runs past ``timeout`` seconds; either way
-this worker goes on with the next pair. The duration of a record covers the
-whole of it: starting the process, running the pair, ending and cleaning up.
+this worker goes on with the next pair. The duration of a pair's record
+covers the whole of it: starting the process, running the pair, ending and
+cleaning up (a test's record: the test, as pytest timed it; a device that is
+not there: none).
 
 On Linux a pair's process is forked from this worker, which never runs torch
 code itself: a forked child cannot use a CUDA context its parent created, so
