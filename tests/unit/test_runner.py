@@ -500,6 +500,7 @@ def test_a_script_s_exit_decides_its_outcome_and_its_last_lines_are_the_message(
     assert printed.metrics == {"exit_code": 0, "output": ["first", "second", "last"]}
     assert cell.records[1].message == "wrong answer"
     assert cell.records[2].message == "exited with code 3" and cell.records[3].metrics["exit_code"] == 200
+    assert cell.records[4].message == "no good"  # sys.exit("no good"): what python prints
     assert cell.records[5].metrics["output"] == ["done"]  # it left by os._exit: its exit code still counts
 
 

@@ -353,7 +353,10 @@ def run_script(torch, job):
         if job["device"] == "cuda":
             torch.cuda.synchronize()
     except SystemExit as exit:
-        return exit_answer(exit_status(exit))
+        answer = exit_answer(exit_status(exit))
+        if exit.code is not None and not isinstance(exit.code, int):  # sys.exit("why"): python prints why
+            answer["message"] = tail(str(exit.code))
+        return answer
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
         return exception_answer(error, path)
     return exit_answer(0)
