@@ -178,7 +178,8 @@ def test_same_outcome_at_both_ends_and_an_untestable_end_say_so() -> None:
     ]
     dead = verdict(Status.UNTESTABLE_END, [(0, OLD), (4, Observation(None, "install-error: no space left"))])
     assert answer(dead, REQUEST) == [
-        "torch 1.12.0 (--to) could not be tested: install-error: no space left; choose another --to"
+        "torch 1.12.0 (--to) could not be tested: install-error: no space left; make it install (its log says why), "
+        "or choose another --to"
     ]
     flaky = Observation(None, "unstable: 3 pass, 2 fail", runs=5, unstable=True)
     assert answer(verdict(Status.UNTESTABLE_END, [(0, flaky)]), REQUEST) == [

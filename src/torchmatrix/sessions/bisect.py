@@ -57,7 +57,7 @@ from .. import (
 )
 from ..arguments import Parser, repeat_count
 from ..bisection import Look, Observation, Search, Status, Verdict
-from ..core import DEVICES, Kind, Probe
+from ..core import DEVICES, Kind, Outcome, Probe
 from ..criteria import Criterion
 from ..errors import TorchmatrixError, UsageError, did_you_mean
 from ..matrix import Matrix
@@ -723,7 +723,14 @@ def untestable_end(verdict: Verdict, request: Request, key: Key | None = None) -
             "an end must give one answer: raise --repeat to see how often each outcome comes, or compare a metric "
             "with a threshold its noise stays on one side of (--metric NAME --above X)"
         )
-    return f"torch {end} ({flag}) could not be tested: {seen.detail if seen else ''}; choose another {flag}"
+    detail = seen.detail if seen else ""
+    # An install that failed may fail for every release (a requirement no index has): then no end helps.
+    what = (
+        f"make it install (its log says why), or choose another {flag}"
+        if detail.startswith(Outcome.INSTALL_ERROR.value)
+        else f"choose another {flag}"
+    )
+    return f"torch {end} ({flag}) could not be tested: {detail}; {what}"
 
 
 def answer(verdict: Verdict, request: Request) -> list[str]:
