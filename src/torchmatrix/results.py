@@ -7,36 +7,30 @@ wrong type) is named in a warning and skipped, and a killed writer's temporary
 file is never looked at.
 
 A results folder holds whatever was copied into it, from any machine, so
-:func:`read` trusts nothing it has not checked: it reads only regular files
-that lie in the results folder (a link may point elsewhere in it, not out of
-it), at most :data:`MAX_FILE_BYTES` of them, opened without waiting (a FIFO
-never blocks it); it parses only strict JSON whose integers have at most 20 digits, whose
-floats are finite and whose nesting stays within :data:`MAX_DEPTH`; and it
-refuses a result that claims another machine than its folder's, or a finish
-later than this machine's clock allows (:data:`CLOCK_SKEW`), instead of letting
-it shadow the real one.
+:func:`read` trusts nothing it has not checked: the file is read with every
+limit of :mod:`torchmatrix.storedjson`, each field's type is checked, and a
+result that claims another machine than its folder's, or a finish later than
+this machine's clock allows (:data:`CLOCK_SKEW`), is refused instead of
+shadowing the real one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import errno
-import json
-import math
-import os
 import platform
 import re
-import stat
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile, terminal
+from . import atomicfile, storedjson, terminal
 from .core import Outcome, Record
+from .storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
 
 __all__ = ["SCHEMA_VERSION", "CellResult", "Scan", "read", "scan", "latest"]
 
@@ -46,18 +40,8 @@ TORCH_BUILD = "torch_build"
 """The key of the torch build's digest (:func:`torchmatrix.cellenv.torch_build`) among a run's inputs."""
 RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout", "project", "repeat")
 """What every record of one run shares among its inputs; each adds the sha256 of its probe file as ``probe``."""
-T = TypeVar("T")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
-MAX_FILE_BYTES = 8 << 20
-"""The most a result file may hold. A normal one is a few KB; the worker caps a record's metrics at 1 MiB of
-compact JSON, which the indented file can hold several times over; a file of tens of MB is no result."""
-MAX_DEPTH = 64
-"""How deep lists and objects may nest in a result file. The worker nests metrics at most 21 deep (25 in the
-file); deeper data would only endanger the code that walks it (renderers recurse)."""
-MAX_INT_DIGITS = 20
-"""The most digits an integer in a result file may have: enough for any 64-bit integer (torch has no wider),
-and every such integer converts to a float."""
 CLOCK_SKEW = timedelta(hours=1)
 """How far a result's finish may lie ahead of this machine's clock: machines' clocks disagree a little.
 A result further in the future would win over every real re-run of its cell until then."""
@@ -221,49 +205,6 @@ def _record(item: Any, where: str) -> Record:
         raise ValueError(f"{where}: {exc}") from None
 
 
-_JSON_TYPES = {str: "a string", list: "a list", dict: "an object", bool: "a boolean", type(None): "null"}
-
-
-def checked(data: dict[str, Any], key: str, kind: type | tuple[type, ...], optional: bool = False) -> Any:
-    """``data[key]`` if it is of ``kind`` (numbers never booleans; None when ``optional``), else ValueError."""
-    if key not in data:
-        raise ValueError(f"no {key!r}")
-    value = data[key]
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
-        got = _JSON_TYPES.get(type(value), "a number")
-        raise ValueError(f"{key!r} is {got}")
-    return value
-
-
-def checked_version(data: dict[str, Any], key: str) -> str:
-    """``data[key]``, a string that is a PEP 440 version (one that is not would sort and match as no release)."""
-    text = checked(data, key, str)
-    try:
-        Version(text)
-    except InvalidVersion:
-        raise ValueError(f"{key!r} is not a version: {text!r}") from None
-    return text
-
-
-def checked_time(data: dict[str, Any], key: str) -> str:
-    """``data[key]``, a string that is an ISO 8601 time with a UTC offset (as :func:`now_iso` writes)."""
-    text = checked(data, key, str)
-    if _moment(text) is None:
-        raise ValueError(f"{key!r} is not an ISO 8601 time with a UTC offset: {text!r}")
-    return text
-
-
-def _moment(text: str) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    # A time without an offset cannot be compared with one that has one, nor placed on another machine's clock.
-    return moment if moment.utcoffset() is not None else None
-
-
 def result_path(results_dir: Path, machine: str, cell_id: str) -> Path:
     return results_dir / safe_name(machine) / f"{cell_id}.json"
 
@@ -322,137 +263,9 @@ def read(path: Path) -> CellResult:
 
     The result knows its ``path``. See the module's docstring for what is refused.
     """
-    result = CellResult.from_json(read_json(path))
+    result = CellResult.from_json(storedjson.read(path))
     check_origin(result.machine, result.finished_at, path)
     return dataclasses.replace(result, path=path)
-
-
-def read_json(path: Path) -> Any:
-    """The JSON of ``<folder>/<machine>/<name>.json``, read with every limit of a results folder.
-
-    Also for other files kept the same way (bisect's summaries): a regular file inside the folder, its
-    name UTF-8, at most :data:`MAX_FILE_BYTES`, strict JSON nested at most :data:`MAX_DEPTH` deep.
-    Raises OSError or ValueError naming what is wrong.
-    """
-    _check_name(path)
-    return _parse(_contents(path))
-
-
-def _check_name(path: Path) -> None:
-    """Raise unless the file's name and its folder's are text: reports name the file a result came from."""
-    try:
-        f"{path.parent.name}/{path.name}".encode()
-    except UnicodeEncodeError:  # bytes that are no UTF-8, which Python holds as lone surrogates
-        raise ValueError("its name is not UTF-8 text") from None
-
-
-# Non-blocking: opening a FIFO for reading would wait for a writer forever. The target is resolved already,
-# so a link in its last component can only be one swapped in since: not followed.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-_NOT_REGULAR = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _contents(path: Path) -> bytes:
-    """The bytes of ``path``, if it is a regular file inside its results folder and small enough to be a result."""
-    target = Path(os.path.realpath(path))
-    if not target.is_relative_to(os.path.realpath(path.parent.parent)):
-        # Quoted as Python writes strings, like every text from a file in a reason: one line, whatever it holds.
-        raise ValueError(f"a link to {str(target)!r}, outside the results folder")
-    fd = os.open(target, _OPEN_FLAGS)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "something else")
-            raise ValueError(f"not a regular file but {kind}")
-        if info.st_size > MAX_FILE_BYTES:
-            raise _too_big()
-        with open(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)  # a file may have grown since, or lie about its size
-    finally:
-        os.close(fd)
-    if len(data) > MAX_FILE_BYTES:
-        raise _too_big()
-    return data
-
-
-def _too_big() -> ValueError:
-    return ValueError(
-        f"larger than a result file may be ({MAX_FILE_BYTES >> 20} MiB, where a record's metrics are at most "
-        "1 MiB): no torchmatrix result; move it out of the results folder"
-    )
-
-
-def _parse(data: bytes) -> Any:
-    """``data`` as strict JSON of the shape a result can have (see the module's docstring)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("not UTF-8 text") from None
-    try:
-        value = json.loads(text, parse_int=_integer, parse_float=_finite_float, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
-    except RecursionError:  # nested deeper than the parser can go, which is far deeper than MAX_DEPTH
-        raise _too_deep() from None
-    _check_depth(value)
-    if "\\ud" in text.lower():
-        _check_text(value)
-    return value
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON reads a pair of surrogate escapes as one character
-
-
-def _check_text(value: Any) -> None:
-    """Raise if a string of ``value`` holds a lone surrogate (an escape such as ``\\ud800``), which is no text."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        strings = [item] if type(item) is str else list(item) if type(item) is dict else []
-        if any(_SURROGATE.search(text) for text in strings):
-            raise ValueError("a string holds a lone UTF-16 surrogate (an escape such as \\ud800): not text")
-        if type(item) in (dict, list):
-            pending.extend(item.values() if type(item) is dict else item)
-
-
-def _integer(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
-        raise ValueError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS}, as a 64-bit integer has)")
-    return int(text)
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        shown = text if len(text) <= 30 else text[:20] + "…"
-        raise ValueError(f"the number {shown} is too large for a float")
-    return value
-
-
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} is not JSON (torchmatrix stores non-finite numbers as the strings 'nan', 'inf')")
-
-
-def _check_depth(value: Any) -> None:
-    """Raise if lists and objects nest deeper than MAX_DEPTH in ``value``; without recursing, as it may be deep."""
-    pending = [(value, 1)] if type(value) in (dict, list) else []
-    while pending:
-        item, depth = pending.pop()
-        if depth > MAX_DEPTH:
-            raise _too_deep()
-        children = item.values() if type(item) is dict else item
-        pending.extend((child, depth + 1) for child in children if type(child) in (dict, list))
-
-
-def _too_deep() -> ValueError:
-    return ValueError(f"lists and objects nested more than {MAX_DEPTH} deep")
 
 
 def check_origin(machine: str, finished_at: str, path: Path) -> None:
@@ -481,14 +294,6 @@ def finished(result: CellResult) -> datetime:
     return moment(result.finished_at)
 
 
-def moment(text: str) -> datetime:
-    """The ISO 8601 time ``text`` (with its offset) as a time; the oldest there is when it is none."""
-    return _moment(text) or _NEVER
-
-
-_NEVER = datetime.min.replace(tzinfo=timezone.utc)
-
-
 @dataclass(frozen=True)
 class Scan:
     results: tuple[CellResult, ...]
@@ -498,7 +303,7 @@ class Scan:
 def scan(results_dir: Path) -> Scan:
     """Every readable result under ``results_dir`` (all machines); one warning per unreadable file, and one
     per cell whose result more than one file holds (a copy beside the cell's own file)."""
-    found, warnings = read_each(results_dir, read)
+    found, warnings = storedjson.read_each(results_dir, read)
     holders: dict[tuple[str, str], list[CellResult]] = {}
     for result in found:
         holders.setdefault((result.machine, result.cell_id), []).append(result)
@@ -512,18 +317,6 @@ def scan(results_dir: Path) -> Scan:
     return Scan(tuple(found), tuple(warnings))
 
 
-def read_each(folder: Path, reader: Callable[[Path], T]) -> tuple[list[T], list[str]]:
-    """``reader`` of every ``<folder>/<machine>/<name>.json`` (no hidden file); a warning for each it refuses."""
-    found: list[T] = []
-    warnings: list[str] = []
-    for path in sorted(_result_files(folder)):
-        try:
-            found.append(reader(path))
-        except (OSError, ValueError) as exc:
-            warnings.append(f"skipping {path}: {exc}")
-    return found, warnings
-
-
 def warn_skipped(scan: Scan | Iterable[str], warn: Callable[[str], object]) -> None:
     """Hand ``warn`` each of ``scan``'s warnings (or each warning given), as one terminal line.
 
@@ -532,12 +325,6 @@ def warn_skipped(scan: Scan | Iterable[str], warn: Callable[[str], object]) -> N
     """
     for warning in scan.warnings if isinstance(scan, Scan) else scan:
         warn(terminal.escape(warning, keep_newlines=False))
-
-
-def _result_files(results_dir: Path) -> Iterable[Path]:
-    if not results_dir.is_dir():
-        return []
-    return (path for path in results_dir.glob("*/*.json") if not path.name.startswith("."))
 
 
 def cell_key(result: CellResult) -> tuple[str, str, str | None]:

@@ -11,7 +11,7 @@ between them (:attr:`Commits.url`).
 
 An output folder holds whatever was copied into it, so :func:`scan` reads
 summaries as :mod:`torchmatrix.results` reads results: every limit of
-:func:`results.read_json`, each field's type checked, the machine of its
+:func:`torchmatrix.storedjson.read`, each field's type checked, the machine of its
 folder, no finish in the future; a file it refuses is named in a warning. A
 stored link is never trusted: it is made again from hashes that must be hex.
 Only finished summaries answer; of several on one question (machine, probes,
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import results
+from . import results, storedjson
 from .criteria import Criterion
 from .releases import dated
-from .results import checked, checked_time, checked_version
+from .storedjson import checked, checked_time, checked_version
 
 SCHEMA = 2
 """2: the changes of every (probe, device) asked. 1: one probe on one device (read as 2)."""
@@ -236,7 +236,7 @@ def _from_schema_1(data: dict[str, Any]) -> dict[str, Any]:
 
 def read(path: Path) -> Summary | None:
     """The summary in ``path`` (None if unfinished); raises OSError or ValueError naming what is wrong."""
-    summary = Summary.from_json(results.read_json(path))
+    summary = Summary.from_json(storedjson.read(path))
     if summary is None:
         return None
     results.check_origin(summary.machine, summary.finished_at, path)
@@ -245,7 +245,7 @@ def read(path: Path) -> Summary | None:
 
 def scan(folder: Path) -> tuple[list[Summary], list[str]]:
     """Every finished summary under ``folder`` (``<output>/bisect``), newest per question; a warning per refusal."""
-    found, warnings = results.read_each(folder, read)
+    found, warnings = storedjson.read_each(folder, read)
     return newest(summary for summary in found if summary is not None), warnings
 
 
@@ -254,7 +254,7 @@ def newest(found: Iterable[Summary]) -> list[Summary]:
     chosen: dict[tuple[Any, ...], Summary] = {}
     for summary in found:
         other = chosen.get(summary.question)
-        if other is None or results.moment(summary.finished_at) > results.moment(other.finished_at):
+        if other is None or storedjson.moment(summary.finished_at) > storedjson.moment(other.finished_at):
             chosen[summary.question] = summary
     return sorted(
         chosen.values(),

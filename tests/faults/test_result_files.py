@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import results, terminal
+from torchmatrix import results, storedjson, terminal
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 
@@ -250,7 +250,7 @@ def _directory(good: Path, data: dict[str, Any]) -> Path:
 
 def _tens_of_mb(good: Path, data: dict[str, Any]) -> Path:
     # Valid JSON, a valid result: only its size is wrong.
-    return _beside(good, "big.json", data, message="x" * (results.MAX_FILE_BYTES + 1))
+    return _beside(good, "big.json", data, message="x" * (storedjson.MAX_FILE_BYTES + 1))
 
 
 def _latin_1(good: Path, data: dict[str, Any]) -> Path:
@@ -285,12 +285,12 @@ HOSTILE = [
     Hostile("duration-of-400-digits", "an integer of 400 digits (at most 20, as", _duration_of_400_digits),
     Hostile("check-error-of-400-digits", "an integer of 400 digits", _check_error_of_400_digits),
     Hostile("nan-duration", "NaN is not JSON", _nan_duration),
-    Hostile("lists-200000-deep", f"lists and objects nested more than {results.MAX_DEPTH} deep", _lists_200000_deep),
-    Hostile("lists-600-deep", f"lists and objects nested more than {results.MAX_DEPTH} deep", _lists_600_deep),
+    Hostile("lists-200000-deep", f"lists and objects nested more than {storedjson.MAX_DEPTH} deep", _lists_200000_deep),
+    Hostile("lists-600-deep", f"lists and objects nested more than {storedjson.MAX_DEPTH} deep", _lists_600_deep),
     Hostile("fifo", "not a regular file but a FIFO", _fifo),
     Hostile("link-to-dev-zero", "a link to '/dev/zero', outside the results folder", _link_to_dev_zero),
     Hostile("directory", "not a regular file but a directory", _directory),
-    Hostile("tens-of-mb", f"larger than a result file may be ({results.MAX_FILE_BYTES >> 20} MiB", _tens_of_mb),
+    Hostile("tens-of-mb", f"larger than a result file may be ({storedjson.MAX_FILE_BYTES >> 20} MiB", _tens_of_mb),
     Hostile("not-utf8", "not UTF-8 text", _latin_1),
     Hostile("torch-not-a-version", "'torch' is not a version: 'nightly'", _torch_nightly),
     Hostile("folder-name-with-newline", "not valid JSON", _folder_with_newline),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from torchmatrix.findlinks import pip_find_links
 from torchmatrix.results import CellResult
 
 from ..conftest import ROOT
+from . import environment_with_torch
 
 pytestmark = pytest.mark.integration
 
@@ -37,15 +37,9 @@ def local_torch(python: interpreters.Interpreter) -> list[str]:
 @pytest.fixture(scope="module")
 def torch_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A Python 3.11 environment with torch and what a CUDA image has besides, and no nox, built by uv."""
-    found = [each for each in interpreters.discover() if each.minor == "3.11"]
-    if not found:
-        pytest.skip("no Python 3.11 here; `uv python install 3.11` gives one")
+    image = ["pyyaml", "tabulate", "packaging", "setuptools"]
     env = tmp_path_factory.mktemp("gpu-image") / "env"
-    uv = [sys.executable, "-m", "uv"]
-    subprocess.run([*uv, "venv", "-q", "-p", found[0].path, str(env)], check=True)
-    image = [*local_torch(found[0]), "pyyaml", "tabulate", "packaging", "setuptools"]
-    subprocess.run([*uv, "pip", "install", "-q", "--python", str(env), *image], check=True)
-    return str(env / "bin" / "python")
+    return environment_with_torch(env, "3.11", lambda python: [*local_torch(python), *image])
 
 
 def by_pair(result: CellResult) -> dict[tuple[str, str], Outcome]:

@@ -10,26 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import interpreters, results
+from torchmatrix import results
 from torchmatrix.core import Outcome
 
 from ..conftest import ROOT
-from . import nox
+from . import environment_with_torch, nox
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def installed_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A Python 3.9 environment with torch 1.9.0, built by uv outside of torchmatrix (from its cache when warm)."""
-    found = [each for each in interpreters.discover() if each.minor == "3.9"]
-    if not found:
-        pytest.skip("no Python 3.9 here for torch 1.9.0; `uv python install 3.9` gives one")
+    """A Python 3.9 environment with torch 1.9.0, built by uv outside of torchmatrix."""
     env = tmp_path_factory.mktemp("installed") / "env"
-    uv = [sys.executable, "-m", "uv"]
-    subprocess.run([*uv, "venv", "-q", "-p", found[0].path, str(env)], check=True)
-    subprocess.run([*uv, "pip", "install", "-q", "--python", str(env), "torch==1.9.0", "numpy<2"], check=True)
-    return str(env / "bin" / "python")
+    return environment_with_torch(env, "3.9", lambda _: ["torch==1.9.0", "numpy<2"])
 
 
 @pytest.fixture

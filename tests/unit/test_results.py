@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import atomicfile, results
+from torchmatrix import atomicfile, results, storedjson
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 
@@ -220,11 +220,11 @@ def test_nesting_is_capped_at_reading(tmp_path: Path) -> None:
     good = results.write(tmp_path, result())
     data = json.loads(good.read_text())
     # The metrics object is the 4th level (file, records, record, metrics); the lists fill it up to the cap.
-    beside(good, "at-the-cap.json", with_record(data, metrics={"x": nested(results.MAX_DEPTH - 5, [])}))
-    beside(good, "over-the-cap.json", with_record(data, metrics={"x": nested(results.MAX_DEPTH - 4, [])}))
+    beside(good, "at-the-cap.json", with_record(data, metrics={"x": nested(storedjson.MAX_DEPTH - 5, [])}))
+    beside(good, "over-the-cap.json", with_record(data, metrics={"x": nested(storedjson.MAX_DEPTH - 4, [])}))
     beside(good, "parser-breaking.json", good.read_text().replace('"inputs": {}', '"inputs": ' + "[" * 200_000))
     scan = results.scan(tmp_path)
-    too_deep = f"lists and objects nested more than {results.MAX_DEPTH} deep"
+    too_deep = f"lists and objects nested more than {storedjson.MAX_DEPTH} deep"
     assert reasons(scan) == {"over-the-cap.json": too_deep, "parser-breaking.json": too_deep}
     assert sorted(found.path.name for found in scan.results) == ["at-the-cap.json", good.name]
 
@@ -260,8 +260,8 @@ def written_of_size(folder: Path, torch: str, size: int) -> Path:
 
 
 def test_a_file_larger_than_the_limit_is_refused(tmp_path: Path) -> None:
-    fits = written_of_size(tmp_path, "1.13.0", results.MAX_FILE_BYTES)
-    over = written_of_size(tmp_path, "2.0.0", results.MAX_FILE_BYTES + 1)
+    fits = written_of_size(tmp_path, "1.13.0", storedjson.MAX_FILE_BYTES)
+    over = written_of_size(tmp_path, "2.0.0", storedjson.MAX_FILE_BYTES + 1)
     scan = results.scan(tmp_path)
     assert reasons(scan) == {
         over.name: "larger than a result file may be (8 MiB, where a record's metrics are at most 1 MiB): "
@@ -339,7 +339,7 @@ def test_warnings_reach_the_terminal_one_line_each(tmp_path: Path) -> None:
 
 def test_a_result_larger_than_a_reader_accepts_is_not_written(tmp_path: Path) -> None:
     huge = Record(
-        "autograd_dot", "cpu", Outcome.PASS, {"values": ["x" * 1000] * (results.MAX_FILE_BYTES // 1000)}, "", 0.0
+        "autograd_dot", "cpu", Outcome.PASS, {"values": ["x" * 1000] * (storedjson.MAX_FILE_BYTES // 1000)}, "", 0.0
     )
     with pytest.raises(OSError, match=r"it would be \d+\.\d MiB, over the 8 MiB a result file may be"):
         results.write(tmp_path, result(records=(huge,)))
