@@ -30,6 +30,7 @@ PROBES = {
     "good": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'x': 1.5}, 'message': 'fine'}\n",
     "wrong": "def run(device):\n    return {'outcome': 'fail', 'metrics': {'observed': 0.0, 'expected': 28.0}}\n",
     "raises": "def run(device):\n    raise ValueError('bad input')\n",
+    "interrupts": "def run(device):\n    raise KeyboardInterrupt('from the probe')\n",
     "segfault": "import ctypes\ndef run(device):\n    ctypes.string_at(0)\n",
     "exits": "import os\ndef run(device):\n    os._exit(3)\n",
     "hangs": "import time\ndef run(device):\n    time.sleep(3600)\n",
@@ -317,6 +318,13 @@ def test_exceptions_and_malformed_results_are_errors(stub_torch_python: str, pro
     assert cell.records[0].message == "ValueError: bad input"
     assert "malformed result" in cell.records[1].message
     assert "no run(device)" in cell.records[2].message
+
+
+def test_a_keyboard_interrupt_a_probe_raises_is_its_error(stub_torch_python: str, probes: dict[str, Probe]) -> None:
+    """Not a Ctrl-C: the pair's process has a group of its own, which the terminal's SIGINT does not reach."""
+    cell, _ = run(stub_torch_python, probes, ["interrupts", "good"])
+    assert outcomes(cell) == [("interrupts", Outcome.ERROR), ("good", Outcome.PASS)]
+    assert cell.records[0].message == "KeyboardInterrupt: from the probe"
 
 
 def test_a_probe_reads_the_options_the_matrix_gives_it_and_none_from_the_shell(

@@ -259,7 +259,9 @@ def run_pair(torch, name, path, device):
         result = load_probe(name, path).run(device)
         if device == "cuda":
             torch.cuda.synchronize()
-    except Exception as error:  # a probe's exception is its outcome, not its process's end
+    # A probe's exception is its outcome, not its process's end; KeyboardInterrupt too: the pair's process has a
+    # group of its own, which a Ctrl-C at the terminal never reaches, so only the probe can have raised it.
+    except (Exception, KeyboardInterrupt) as error:
         return {"outcome": "error", "metrics": {"traceback": tail(traceback.format_exc())}, "message": describe(error)}
     return checked(result)
 
