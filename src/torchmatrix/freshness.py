@@ -26,7 +26,7 @@ from typing import Any
 
 from . import results
 from .core import Outcome, Pair, Record
-from .results import TORCH_BUILD
+from .results import INSTALLED_SESSION, TORCH_BUILD
 
 FORCE = "--force"
 
@@ -73,6 +73,8 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
         return Stale(everything, f"the last run ended in {stored.outcome.value}")
     if inputs.get(TORCH_BUILD) is None:
         return Stale(everything, "no torch installed in the environment yet (new or rebuilt)")
+    if stored.session == INSTALLED_SESSION:
+        return Stale(everything, f"the stored result was made by {INSTALLED_SESSION} in a torch installed already")
     made: dict[tuple[str, str], list[Record]] = {}
     for record in stored.records:
         made.setdefault(results.maker(record), []).append(record)

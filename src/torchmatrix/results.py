@@ -36,6 +36,8 @@ __all__ = ["SCHEMA_VERSION", "CellResult", "Scan", "read", "scan", "latest"]
 
 SCHEMA_VERSION = 2
 """2: each record carries the inputs it was made from. 1: the cell's inputs stood for all its records (read as 2)."""
+INSTALLED_SESSION = "probe-installed"
+"""The ``session`` of a result made in a torch installed already (``nox -s probe-installed``), not by a cell."""
 TORCH_BUILD = "torch_build"
 """The key of the torch build's digest (:func:`torchmatrix.cellenv.torch_build`) among a run's inputs."""
 RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout", "project", "repeat")

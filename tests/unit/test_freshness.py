@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,13 @@ def test_same_inputs_and_build_run_nothing() -> None:
     assert stale.pairs == ()
     assert stale.reason.startswith("up to date (every record's probe, torch build and interpreter unchanged since 2026")
     assert "add `-- --force` to re-measure" in stale.reason
+
+
+def test_a_result_of_an_installed_torch_is_re_measured_in_the_cells_environment_and_says_so() -> None:
+    installed = dataclasses.replace(stored(), session=results.INSTALLED_SESSION)
+    stale = freshness.stale(installed, PAIRS, INPUTS)
+    assert stale.pairs == tuple(PAIRS)
+    assert stale.reason == "the stored result was made by probe-installed in a torch installed already"
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ..project import Project
 
-SESSION = "probe-installed"
+SESSION = results.INSTALLED_SESSION
 USAGE = f"nox -s {SESSION} -- PYTHON [PYTHON ...]"
 
 
