@@ -101,6 +101,18 @@ class Criterion:
         return cls(metric, float(threshold), sides[0] == "above", check)
 
 
+def record_of(result: CellResult, name: str, device: str) -> Record | None:
+    """The record of ``name`` on ``device``; for a test that has none, the error of the module or class that
+    holds it, as pytest reports what kept its tests from being collected (an import that now fails)."""
+    records = {record.probe: record for record in result.records if record.device == device}
+    if name in records:
+        return records[name]
+    path, _, _ = name.partition("[")  # a parameter may hold "::" itself
+    parts = path.split("::")
+    holders = ("::".join(parts[:end]) for end in range(len(parts) - 1, 0, -1))
+    return next((records[holder] for holder in holders if holder in records), None)
+
+
 def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -> Observation:
     """What ``result`` shows for ``probe`` on ``device`` under ``criterion``.
 
@@ -111,7 +123,7 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
     """
     if result.outcome is not None:
         return Observation(None, f"{result.outcome.value}: {_first_line(result.message)}".rstrip(": "))
-    record = next((r for r in result.records if r.probe == probe and r.device == device), None)
+    record = record_of(result, probe, device)
     if record is None:
         return Observation(None, f"the result holds no record of {probe} on {device}")
     runs = repeats.runs_of(record)

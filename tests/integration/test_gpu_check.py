@@ -21,7 +21,7 @@ from . import environment_with_torch
 pytestmark = pytest.mark.integration
 
 SCRIPT = ROOT / ".ci" / "gpu-check"
-MACHINE = "test-gpu"
+MACHINE = "test gpu"  # not a file name as it is: its results folder is test_gpu
 
 
 def local_torch(python: interpreters.Interpreter) -> list[str]:
@@ -63,7 +63,8 @@ def test_the_gpu_checks_run_from_wheels_alone_and_leave_results_folders_to_copy(
 
     (default,) = results.scan(out / "default").results
     (isolation,) = results.scan(out / "isolation").results
-    assert {default.machine, isolation.machine} == {MACHINE}
+    assert {default.machine, isolation.machine} == {"test_gpu"}
+    assert [folder.name for folder in (out / "default").iterdir()] == ["test_gpu"]
     assert default.environment["python_executable"] == torch_python
     assert {pair: outcome for pair, outcome in by_pair(default).items() if pair[1] == "cpu"} == {
         ("autograd_dot", "cpu"): Outcome.PASS,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -282,3 +283,45 @@ def test_all_asks_of_each_test_that_the_ends_ran_and_finds_its_change(folder: Pa
     releases = built(run)
     assert releases[:2] == [NIGHTLIES[2], NIGHTLIES[6]] and len(releases) == len(set(releases)) <= 5
     assert f"built {len(releases)} of at most" in text
+
+
+BREAKS = """\
+import torch
+
+if torch.behaviour["alpha"] == "fail":
+    raise ImportError("an API this module needs is gone")
+
+
+def test_one():
+    pass
+"""
+GROWS = """\
+import torch
+
+
+def test_always():
+    pass
+
+
+if torch.behaviour["alpha"] == "fail":
+
+    def test_new():
+        pass
+"""
+
+
+def test_all_bisects_tests_whose_module_stops_importing_and_a_second_run_builds_nothing(folder: Path) -> None:
+    work = folder / "imports"
+    (work / "tests").mkdir(parents=True)
+    shutil.copytree(folder / "wheels", work / "wheels")
+    (work / "tests" / "test_breaks.py").write_text(BREAKS)
+    (work / "tests" / "test_grows.py").write_text(GROWS)
+    (work / "matrix.yaml").write_text(textwrap.dedent(TESTS_MATRIX).replace("steady.py, ", ""))
+    ask = ["-s", "bisect", "--", "--all", "--pre", "--from", NIGHTLIES[2], "--to", NIGHTLIES[6]]
+    first, second = nox(work, work / "matrix.yaml", *ask), nox(work, work / "matrix.yaml", *ask)
+    for run in (first, second):
+        assert run.returncode == 0, output(run)
+        rows = [line.split()[:7] for line in run.stdout.splitlines() if line.startswith("tests/")]
+        assert rows == [["tests/test_breaks.py::test_one", "cpu", "pass", "→", "error", NIGHTLIES[4], "(2024-10-05)"]]
+        assert "tests/test_grows.py::test_new" in output(run)  # at NEW alone: not compared
+    assert built(second) == [], "every release it needs is stored"

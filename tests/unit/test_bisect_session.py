@@ -470,6 +470,8 @@ def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_nod
             ["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"],
             dataclasses.replace(matrix, probes=MATRIX.probes),
         )
+    with pytest.raises(UsageError, match=r"tests/ holds tests, a record each: name one \(e.g. tests/test_x.py::"):
+        parse(["tests/", "--from", "1.9.0", "--to", "1.12.1"], matrix)  # the matrix's probe: its tests have records
 
 
 def test_by_output_the_answer_names_the_first_line_printed_that_changed() -> None:
@@ -508,3 +510,6 @@ def test_each_question_keeps_a_summary_of_its_own_named_by_the_listed_ends(tmp_p
     assert names[0].startswith("autograd_dot-cpu-metric-i-") and names[0].endswith("-1.9.0-1.12.1.json")
     assert names[-1].startswith("autograd_dot-cpu-check-mul-metric-error-")
     assert name("--by-output").startswith("autograd_dot-cpu-output-")
+    tests = [Request((test,), ("cpu",), *ends) for test in ("t.py::test_p[a/b]", "t.py::test_p[a_b]")]
+    paths = {_Bisection(here, Session(), tmp_path / "noxfile.py", asked, ends, {}).summary_path for asked in tests}
+    assert len(paths) == 2 and all(path.name.startswith("t.py_test_p_a_b-") for path in paths)

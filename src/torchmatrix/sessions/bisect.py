@@ -203,6 +203,9 @@ def _what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pr
     ``$TORCHMATRIX_PROBES`` would run it.
     """
     owner = next((probe for probe in matrix.probes if probe.covers(given)), None)
+    if owner is not None and owner.kind is Kind.PYTEST and given == owner.name and not owner.select:
+        example = f"{given}test_x.py::test_name" if given.endswith("/") else f"{given}::test_name"
+        parser.error(f"{given} holds tests, a record each: name one (e.g. {example}), or bisect them all with --all")
     if owner is not None:
         return given, owner, None
     target = Path(given.partition("::")[0])
@@ -281,22 +284,23 @@ class _Bisection:
         """One file per question: the probe (or all) and device, what is compared, and the ends as listed.
 
         A criterion other than the outcome adds its parts for a person to read, and a digest of it whole,
-        as names that differ only in a threshold or in what safe_name makes of them are other questions.
+        as names that differ only in a threshold or in what safe_name makes of them are other questions;
+        so does a probe that safe_name changes (a test's id: ``test_p[a/b]`` and ``test_p[a_b]``).
         """
         request = self.request
         criterion = request.criterion
-        asked = (
-            "all-" + "+".join(request.devices)
-            if request.every
-            else f"{results.safe_name(request.probes[0])}-{request.devices[0]}"
-        )
+        if request.every:
+            asked = "all-" + "+".join(request.devices)
+        else:
+            probe = request.probes[0]
+            named = results.safe_name(probe) + ("" if results.safe_name(probe) == probe else f"-{_digest(probe)}")
+            asked = f"{named}-{request.devices[0]}"
         narrowed = ""
         if criterion != Criterion():
             parts = [("check", criterion.check), ("metric", criterion.metric), ("output", criterion.by_output or None)]
             readable = "".join(f"-{kind}" + (f"-{results.safe_name(value)}" if value is not True else "")
                                for kind, value in parts if value is not None)  # fmt: skip
-            digest = hashlib.sha256(criterion.describe().encode("utf-8")).hexdigest()[:8]
-            narrowed = f"{readable}-{digest}"
+            narrowed = f"{readable}-{_digest(criterion.describe())}"
         old, new = self.versions[0], self.versions[-1]  # as the index lists them: --from 1.9 is 1.9.0's
         return self.folder / f"{asked}{narrowed}-{old}-{new}.json"
 
@@ -315,6 +319,9 @@ class _Bisection:
                 self.seen[version] = _Seen(cell, "planned")
                 continue
             standing = {key: self.project.up_to_date(cell, stored, [key]) for key in self.request.keys}
+            standing.update(
+                {key: self._ran_without(cell, stored, key) for key, result in standing.items() if not result}
+            )
             found = {key: self.observe(result, key) for key, result in standing.items() if result}
             if found:
                 result = next(result for result in standing.values() if result)
@@ -353,12 +360,26 @@ class _Bisection:
         records = result.records if result else ()
         return [record.probe for record in records if self.project.owner(record.probe) in tests.values()]
 
+    def _ran_without(self, cell: Cell, stored: Mapping[Any, results.CellResult], key: Key) -> results.CellResult | None:
+        """The cell's stored result if the test probe of the test ``key`` names ran there as it would now, and
+        holds no record of it: the test did not exist in that release, or its module did not import."""
+        name, device = key
+        owner = self.project.owner(name)
+        if owner is None or owner.kind is not Kind.PYTEST:
+            return None
+        result = self.project.up_to_date(cell, stored, [])
+        tests = {record.probe: record for record in (result.records if result else ()) if record.device == device}
+        ran = [(test, device) for test in tests if self.project.owner(test) == owner]
+        return result if ran and self.project.up_to_date(cell, stored, ran) else None
+
     def build(self, version: Version) -> dict[Key, Observation]:
         """The release's observations: from the result of its cell, built and run in a child nox."""
         result = self.ends_built.pop(version) if version in self.ends_built else self._run_cell(version)
         if result is None:
             seen = self.seen[version]
-            why = f"the probe session stored no result (nox exited with {seen.code}; see {seen.log})"
+            said = childnox.last_error(seen.log) if seen.log else ""
+            code = f"{seen.code}: {said}" if said else str(seen.code)
+            why = f"the probe session stored no result (nox exited with {code}; see {seen.log})"
             return {key: Observation(None, why) for key in self.request.keys}
         return {key: self.observe(result, key) for key in self.request.keys}
 
@@ -386,7 +407,8 @@ class _Bisection:
             result: results.CellResult | None = results.read(path)
         except (OSError, ValueError):
             result = None
-        fresh = result is not None and result.started_at >= started_at
+        # Written by this run, or found up to date by the child (it said so, and exited 0): a result of this cell.
+        fresh = result is not None and (result.started_at >= started_at or code == 0)
         git = summaries.git_hash(result.environment.get("git_version")) if result and fresh else None
         self.seen[version] = _Seen(cell, "built", time.monotonic() - clock, path, log, git=git, code=code)
         return result if fresh else None
@@ -710,6 +732,11 @@ def _one_end_testable(verdict: Verdict) -> bool:
 
 def _unstable_end(verdict: Verdict) -> bool:
     return any(seen is not None and seen.unstable for seen in (verdict.old, verdict.new))
+
+
+def _digest(text: str) -> str:
+    """Eight hex digits that tell ``text`` from another that reads the same in a file name."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
 def untestable_end(verdict: Verdict, request: Request, key: Key | None = None) -> str:

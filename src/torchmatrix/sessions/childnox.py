@@ -82,3 +82,20 @@ def run(
         return subprocess.run(
             argv, env=environ, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT, check=False
         ).returncode
+
+
+ERROR_MARKS = ("torchmatrix: error: ", "nox > Session ")
+"""How the lines that say why a child nox stopped begin: torchmatrix's own message, then nox's verdict."""
+
+
+def last_error(log: Path) -> str:
+    """The first line of ``log`` that says why the child stopped ('' if none): torchmatrix's message, else nox's."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    for mark in ERROR_MARKS:
+        found = next((line for line in lines if line.startswith(mark) and "was successful" not in line), None)
+        if found is not None:
+            return found.removeprefix(mark).strip()
+    return ""

@@ -38,7 +38,7 @@ USAGE = f"nox -s {SESSION} -- PYTHON [PYTHON ...]"
 
 def run(project: Project, session: nox.Session) -> None:
     """Run every (probe, device) pair in each named Python's installed torch and store a result for each."""
-    pythons = parse(session.posargs)
+    pythons = parse(session.posargs, Path(session.invoked_from))
     project.require_writable(project.machine_dir)
     notify_report(session)
     failed = []
@@ -54,16 +54,19 @@ def run(project: Project, session: nox.Session) -> None:
         raise TorchmatrixError(f"no result for {', '.join(failed)}: see above")
 
 
-def parse(argv: Sequence[str]) -> list[str]:
-    """The Pythons named, each an executable file; a UsageError where one is not."""
+def parse(argv: Sequence[str], invoked_from: Path) -> list[str]:
+    """The Pythons named, each an executable file, absolute (a relative path is from ``invoked_from``, where
+    nox was started, and a bare name is looked up on PATH); a UsageError where one is not."""
     parser = Parser(USAGE, "Run the probes in the torch installed in each PYTHON, installing nothing.")
     parser.add_argument("pythons", nargs="+", metavar="PYTHON", help="a Python whose environment has torch")
-    pythons = parser.parse_args(list(argv)).pythons
     found = []
-    for python in pythons:
-        path = python if os.sep in python else shutil.which(python)  # a bare name is looked up on PATH
+    for python in parser.parse_args(list(argv)).pythons:
+        path = str(invoked_from / python) if os.sep in python else shutil.which(python)
         if path is None or not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            raise UsageError(f"{python}: not an executable file; name a Python, e.g. /opt/torch/.venv/bin/python3")
+            looked = f"looked at {path}" if path else "not on PATH"
+            raise UsageError(
+                f"{python}: not an executable file ({looked}); name a Python, e.g. /opt/torch/.venv/bin/python3"
+            )
         found.append(path)
     return found
 
