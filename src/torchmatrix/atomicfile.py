@@ -69,7 +69,8 @@ def locked(folder: Path) -> Iterator[None]:
     try:
         fd = os.open(path, flags, 0o666)
     except OSError as exc:
-        raise OSError(exc.errno, f"its lock {path} cannot be opened ({exc.strerror}): delete it") from exc
+        why = "it is a link" if exc.errno == errno.ELOOP else exc.strerror  # O_NOFOLLOW's word for one
+        raise OSError(exc.errno, f"its lock {path} cannot be opened ({why}): delete it") from exc
     with os.fdopen(fd, "a") as lock:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EEXIST, f"its lock {path} is not a regular file: delete it")

@@ -51,3 +51,7 @@ def test_a_lock_that_is_no_file_is_one_error_and_never_a_wait(tmp_path: Path) ->
     (tmp_path / ".lock").mkdir()
     with pytest.raises(OSError, match=r"cannot be opened \(Is a directory\)"), atomicfile.locked(tmp_path):
         pass
+    (tmp_path / ".lock").rmdir()
+    (tmp_path / ".lock").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(OSError, match=r"cannot be opened \(it is a link\)"), atomicfile.locked(tmp_path):
+        pass
