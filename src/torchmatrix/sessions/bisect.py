@@ -368,8 +368,8 @@ class _Bisection:
         if owner is None or owner.kind is not Kind.PYTEST:
             return None
         result = self.project.up_to_date(cell, stored, [])
-        tests = {record.probe: record for record in (result.records if result else ()) if record.device == device}
-        ran = [(test, device) for test in tests if self.project.owner(test) == owner]
+        records = result.records if result else ()
+        ran = [(r.probe, device) for r in records if r.device == device and self.project.owner(r.probe) == owner]
         return result if ran and self.project.up_to_date(cell, stored, ran) else None
 
     def build(self, version: Version) -> dict[Key, Observation]:
