@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import queue
-import re
 import shutil
 import signal
 import subprocess
@@ -31,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from . import variables
+from . import storedjson, variables
 from .core import Kind, Outcome, Pair, Record
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
@@ -297,25 +296,11 @@ def _pair_request(pair: Pair) -> dict[str, str]:
 def _parse(line: bytes) -> dict[str, Any]:
     try:
         message = json.loads(line)
-        if b"\\ud" in line.lower():  # an escape of a UTF-16 surrogate: a lone one is no text, and breaks every writer
-            message = _text_only(message)
+        if storedjson.SURROGATE_ESCAPE.search(line.decode("latin-1")):  # a lone one would break every writer
+            message = storedjson.text_only(message)
     except (ValueError, RecursionError):
         return {}
     return message if isinstance(message, dict) else {}
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")  # a pair of them JSON reads as one character: left alone, it is no text
-
-
-def _text_only(value: Any) -> Any:
-    """``value`` with each lone surrogate in its strings (a probe's ``"\\ud800"``) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_text_only(item) for item in value]
-    if isinstance(value, dict):
-        return {_text_only(key): _text_only(item) for key, item in value.items()}
-    return value
 
 
 def _records(pair: Pair, message: dict[str, Any]) -> list[Record]:

@@ -118,24 +118,25 @@ def _parse(data: bytes) -> Any:
     except RecursionError:  # nested deeper than the parser can go, which is far deeper than MAX_DEPTH
         raise _too_deep() from None
     _check_depth(value)
-    if "\\ud" in text.lower():
-        _check_text(value)
+    if SURROGATE_ESCAPE.search(text) and text_only(value) != value:  # within MAX_DEPTH: text_only may recurse
+        raise ValueError("a string holds a lone UTF-16 surrogate (an escape such as \\ud800): not text")
     return value
 
 
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""How JSON writes a UTF-16 surrogate: only a text holding one can hold a lone one, which is no text."""
 _SURROGATE = re.compile("[\ud800-\udfff]")  # JSON reads a pair of surrogate escapes as one character
 
 
-def _check_text(value: Any) -> None:
-    """Raise if a string of ``value`` holds a lone surrogate (an escape such as ``\\ud800``), which is no text."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        strings = [item] if type(item) is str else list(item) if type(item) is dict else []
-        if any(_SURROGATE.search(text) for text in strings):
-            raise ValueError("a string holds a lone UTF-16 surrogate (an escape such as \\ud800): not text")
-        if type(item) in (dict, list):
-            pending.extend(item.values() if type(item) is dict else item)
+def text_only(value: Any) -> Any:
+    """``value`` with each lone surrogate of its strings (JSON's ``"\\ud800"``) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [text_only(item) for item in value]
+    if isinstance(value, dict):
+        return {text_only(key): text_only(item) for key, item in value.items()}
+    return value
 
 
 def _integer(text: str) -> int:
