@@ -73,8 +73,6 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
         return Stale(everything, f"the last run ended in {stored.outcome.value}")
     if inputs.get(TORCH_BUILD) is None:
         return Stale(everything, "no torch installed in the environment yet (new or rebuilt)")
-    if stored.session == INSTALLED_SESSION:
-        return Stale(everything, f"the stored result was made by {INSTALLED_SESSION} in a torch installed already")
     made: dict[tuple[str, str], list[Record]] = {}
     for record in stored.records:
         made.setdefault(results.maker(record), []).append(record)
@@ -117,6 +115,8 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
     lower one too.
     """
     made = {**_IMPLIED, **record.inputs}
+    if "requirements" in wanted and "requirements" not in made:  # nothing was installed for it
+        return [f"{results.maker(record)[0]} was measured by {INSTALLED_SESSION}, in a torch installed already"]
     changes = []
     # A probe's options are stored only where it has some: none wanted and none stored is the same.
     for key, value in {"options": None, **wanted}.items():

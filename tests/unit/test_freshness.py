@@ -49,11 +49,17 @@ def test_same_inputs_and_build_run_nothing() -> None:
     assert "add `-- --force` to re-measure" in stale.reason
 
 
-def test_a_result_of_an_installed_torch_is_re_measured_in_the_cells_environment_and_says_so() -> None:
-    installed = dataclasses.replace(stored(), session=results.INSTALLED_SESSION)
-    stale = freshness.stale(installed, PAIRS, INPUTS)
-    assert stale.pairs == tuple(PAIRS)
-    assert stale.reason == "the stored result was made by probe-installed in a torch installed already"
+def test_a_record_measured_in_an_installed_torch_is_re_measured_in_the_cells_environment_and_says_so() -> None:
+    installed, kept = PAIRS[0], PAIRS[1]
+    records = [record(installed.probe.name, installed.device), record(kept.probe.name, kept.device)]
+    records[0] = dataclasses.replace(records[0], inputs=results.record_inputs({}, installed.probe.name))
+    file = dataclasses.replace(stored(*records), session=results.INSTALLED_SESSION)  # its last writer
+    stale = freshness.stale(file, [installed, kept], INPUTS)
+    assert stale.pairs == (installed,), "a record this matrix made stays, whoever wrote the file last"
+    assert (
+        stale.reason
+        == f"1 of 2 pairs: {installed.probe.name} was measured by probe-installed, in a torch installed already"
+    )
 
 
 @pytest.mark.parametrize(
