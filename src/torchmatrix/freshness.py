@@ -24,9 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import results
+from . import identity, results
 from .core import Outcome, Pair, Record
-from .results import INSTALLED_SESSION, TORCH_BUILD
+from .identity import TORCH_BUILD
+from .results import INSTALLED_SESSION
 
 FORCE = "--force"
 
@@ -75,7 +76,7 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
         return Stale(everything, "no torch installed in the environment yet (new or rebuilt)")
     made: dict[tuple[str, str], list[Record]] = {}
     for record in stored.records:
-        made.setdefault(results.maker(record), []).append(record)
+        made.setdefault(identity.maker(record), []).append(record)
     missing: dict[str, list[str]] = {}
     changes: list[str] = []
     chosen = []
@@ -85,7 +86,7 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
             missing.setdefault(pair.probe.name, []).append(pair.device)
         else:
             found = [
-                record_changes(record, results.record_inputs(dict(inputs), record.probe, pair.probe.name))
+                record_changes(record, identity.record_inputs(dict(inputs), record.probe, pair.probe.name))
                 for record in records
             ]
             if not any(found):
@@ -116,7 +117,7 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
     """
     made = {**_IMPLIED, **record.inputs}
     if "requirements" in wanted and "requirements" not in made:  # nothing was installed for it
-        return [f"{results.maker(record)[0]} was measured by {INSTALLED_SESSION}, in a torch installed already"]
+        return [f"{identity.maker(record)[0]} was measured by {INSTALLED_SESSION}, in a torch installed already"]
     changes = []
     # A probe's options are stored only where it has some: none wanted and none stored is the same.
     for key, value in {"options": None, **wanted}.items():
@@ -124,7 +125,7 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
             if not _timeout_keeps(record, made.get(key), value):
                 changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
         elif made.get(key) != value:
-            changes += describe_changes({key: made.get(key)}, {key: value}, probe=results.maker(record)[0])
+            changes += describe_changes({key: made.get(key)}, {key: value}, probe=identity.maker(record)[0])
     return changes
 
 

@@ -21,6 +21,7 @@ from . import (
     config,
     core,
     freshness,
+    identity,
     interpreters,
     library,
     probekinds,
@@ -190,7 +191,7 @@ class Project:
     def record_inputs(self, run_inputs: dict[str, object], record_name: str) -> dict[str, object]:
         """What a record named ``record_name`` of a run from ``run_inputs`` is made from, the probe that made it too."""
         owner = self.owner(record_name)
-        return results.record_inputs(run_inputs, record_name, owner.name if owner else None)
+        return identity.record_inputs(run_inputs, record_name, owner.name if owner else None)
 
     def result_file(self, cell: Cell) -> Path:
         """Where the cell's result on this machine is stored."""
@@ -270,7 +271,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     platforms = tuple(interpreters.host_platforms())
     known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
     cells = plan(matrix, listing, found, platforms, known_pins)
-    named = variables.MACHINE.get(environ) or matrix.machine or results.default_machine_name()
+    named = variables.MACHINE.get(environ) or matrix.machine or identity.default_machine_name()
     return Project(
         matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,
         given_probes=tuple(probes or ()),

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import platform
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -30,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 
 from . import atomicfile, storedjson, terminal
 from .core import Outcome, Record
+from .identity import maker, record_inputs
 from .storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
 
 __all__ = ["SCHEMA_VERSION", "CellResult", "Scan", "read", "scan", "latest"]
@@ -38,20 +38,11 @@ SCHEMA_VERSION = 2
 """2: each record carries the inputs it was made from. 1: the cell's inputs stood for all its records (read as 2)."""
 INSTALLED_SESSION = "probe-installed"
 """The ``session`` of a result made in a torch installed already (``nox -s probe-installed``), not by a cell."""
-TORCH_BUILD = "torch_build"
-"""The key of the torch build's digest (:func:`torchmatrix.cellenv.torch_build`) among a run's inputs."""
-RECORD_INPUTS = ("requirements", "interpreter", "python_version", "worker", TORCH_BUILD, "timeout", "project", "repeat")
-"""What every record of one run shares among its inputs; each adds the sha256 of its probe file as ``probe``."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
 CLOCK_SKEW = timedelta(hours=1)
 """How far a result's finish may lie ahead of this machine's clock: machines' clocks disagree a little.
 A result further in the future would win over every real re-run of its cell until then."""
-
-
-def default_machine_name() -> str:
-    """``linux-x86_64``, ``darwin-arm64``…: what a table column calls this machine unless told otherwise."""
-    return safe_name(f"{platform.system()}-{platform.machine()}".lower())
 
 
 def safe_name(name: str) -> str:
@@ -147,32 +138,6 @@ def _unique(records: tuple[Record, ...]) -> tuple[Record, ...]:
             raise ValueError(f"records[{index}] repeats {record.probe!r} on {record.device!r}")
         seen.add((record.probe, record.device))
     return records
-
-
-def record_inputs(run_inputs: dict[str, Any], probe: str, made_by: str | None = None) -> dict[str, Any]:
-    """What the records of ``probe`` are made from: the keys of :data:`RECORD_INPUTS` that a run's inputs hold,
-    the sha256 of its file (``probe``) and, if the matrix gives it any, its options (``options``).
-
-    ``made_by``: the probe that makes records named otherwise (pytest tests, a record per test): its
-    digest and options are theirs, and its name is kept as their ``entry``, which :func:`maker` reads.
-    """
-    probes = run_inputs.get("probes")
-    options = run_inputs.get("probe_options")
-    owner = made_by or probe
-    entry = {"entry": owner} if owner != probe else {}
-    given = options.get(owner) if isinstance(options, dict) else None
-    return {
-        **{key: run_inputs[key] for key in RECORD_INPUTS if key in run_inputs},
-        "probe": probes.get(owner) if isinstance(probes, dict) else None,
-        **entry,
-        **({"options": given} if given else {}),
-    }
-
-
-def maker(record: Record) -> tuple[str, str]:
-    """(probe, device) of the pair that made ``record``: its own, or its tests' for a test's record."""
-    entry = record.inputs.get("entry")
-    return (entry if isinstance(entry, str) else record.probe, record.device)
 
 
 def _from_schema_1(data: dict[str, Any]) -> dict[str, Any]:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import freshness, results
+from torchmatrix import freshness, identity, results
 from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
-from torchmatrix.results import TORCH_BUILD, CellResult
+from torchmatrix.identity import TORCH_BUILD
+from torchmatrix.results import CellResult
 
 INPUTS = {
     "requirements": ["torch==1.9.0", "numpy<2"],
@@ -26,7 +27,7 @@ PAIRS = [Pair(Probe(name, Path(f"{name}.py")), device) for name in INPUTS["probe
 
 def record(probe: str = "autograd_dot", device: str = "cpu", inputs: dict = INPUTS, **fields) -> Record:
     return Record(**{"probe": probe, "device": device, "outcome": Outcome.PASS, "metrics": {}, "message": "",
-                     "duration": 0.01, "inputs": results.record_inputs(inputs, probe), **fields})  # fmt: skip
+                     "duration": 0.01, "inputs": identity.record_inputs(inputs, probe), **fields})  # fmt: skip
 
 
 def stored(*records: Record, outcome: Outcome | None = None) -> CellResult:
@@ -52,7 +53,7 @@ def test_same_inputs_and_build_run_nothing() -> None:
 def test_a_record_measured_in_an_installed_torch_is_re_measured_in_the_cells_environment_and_says_so() -> None:
     installed, kept = PAIRS[0], PAIRS[1]
     records = [record(installed.probe.name, installed.device), record(kept.probe.name, kept.device)]
-    records[0] = dataclasses.replace(records[0], inputs=results.record_inputs({}, installed.probe.name))
+    records[0] = dataclasses.replace(records[0], inputs=identity.record_inputs({}, installed.probe.name))
     file = dataclasses.replace(stored(*records), session=results.INSTALLED_SESSION)  # its last writer
     stale = freshness.stale(file, [installed, kept], INPUTS)
     assert stale.pairs == (installed,), "a record this matrix made stays, whoever wrote the file last"
@@ -110,7 +111,7 @@ def test_the_timeout_counts_only_where_it_could_change_the_outcome(
     outcome: Outcome, duration: float, made_under: float, limit: float, stands: bool
 ) -> None:
     made = record(outcome=outcome, duration=duration, inputs={**INPUTS, "timeout": made_under})
-    assert freshness.stands_for(made, results.record_inputs({**INPUTS, "timeout": limit}, "autograd_dot")) is stands
+    assert freshness.stands_for(made, identity.record_inputs({**INPUTS, "timeout": limit}, "autograd_dot")) is stands
     if not stands:
         reason = freshness.stale(stored(made), PAIRS[:1], {**INPUTS, "timeout": limit}).reason
         assert reason == f"the timeout changed: {made_under} → {limit}"
@@ -141,22 +142,22 @@ def test_without_a_stored_result_everything_runs() -> None:
 
 def test_a_record_of_one_run_made_before_repeats_stands_for_one_run_only() -> None:
     made = record("autograd_dot")  # its inputs have no repeat: every run was one run then
-    assert freshness.stands_for(made, results.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
-    assert freshness.record_changes(made, results.record_inputs(dict(INPUTS, repeat=5), "autograd_dot")) == [
+    assert freshness.stands_for(made, identity.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
+    assert freshness.record_changes(made, identity.record_inputs(dict(INPUTS, repeat=5), "autograd_dot")) == [
         "the runs per pair changed: 1 → 5"
     ]
     five = record("autograd_dot", inputs=dict(INPUTS, repeat=5))
-    assert freshness.stands_for(five, results.record_inputs(dict(INPUTS, repeat=5), "autograd_dot"))
-    assert not freshness.stands_for(five, results.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
+    assert freshness.stands_for(five, identity.record_inputs(dict(INPUTS, repeat=5), "autograd_dot"))
+    assert not freshness.stands_for(five, identity.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
 
 
 def test_a_record_stands_while_what_it_depends_on_is_unchanged() -> None:
     made = record("autograd_dot")
-    wanted = results.record_inputs(INPUTS, "autograd_dot")
+    wanted = identity.record_inputs(INPUTS, "autograd_dot")
     assert freshness.stands_for(made, wanted)
     # Another probe changed, or the devices did: this probe's records still stand.
     assert freshness.stands_for(
-        made, results.record_inputs(dict(INPUTS, probes={"autograd_dot": "a" * 64}), "autograd_dot")
+        made, identity.record_inputs(dict(INPUTS, probes={"autograd_dot": "a" * 64}), "autograd_dot")
     )
     for key, value in [
         ("requirements", ["torch==1.9.0"]),
@@ -165,29 +166,29 @@ def test_a_record_stands_while_what_it_depends_on_is_unchanged() -> None:
         ("worker", "changed"),
         ("probes", {"autograd_dot": "changed"}),
     ]:
-        assert not freshness.stands_for(made, results.record_inputs(dict(INPUTS, **{key: value}), "autograd_dot")), key
+        assert not freshness.stands_for(made, identity.record_inputs(dict(INPUTS, **{key: value}), "autograd_dot")), key
 
 
 def test_without_an_environment_the_build_is_not_compared() -> None:
     """Bisect and verify ask without installing: inputs without a torch build compare everything else."""
     without_build = {key: value for key, value in INPUTS.items() if key != TORCH_BUILD}
-    assert freshness.stands_for(record(), results.record_inputs(without_build, "autograd_dot"))
+    assert freshness.stands_for(record(), identity.record_inputs(without_build, "autograd_dot"))
 
 
 def test_a_record_depends_on_its_probes_options_only_where_the_matrix_gives_some() -> None:
     with_options = dict(INPUTS, probe_options={"autograd_dot": {"ops": "add"}})
     made = record("autograd_dot", inputs=with_options)
     assert made.inputs["options"] == {"ops": "add"}
-    assert freshness.stands_for(made, results.record_inputs(with_options, "autograd_dot"))
+    assert freshness.stands_for(made, identity.record_inputs(with_options, "autograd_dot"))
     other = dict(INPUTS, probe_options={"autograd_dot": {"ops": "mul"}})
-    assert freshness.record_changes(made, results.record_inputs(other, "autograd_dot")) == [
+    assert freshness.record_changes(made, identity.record_inputs(other, "autograd_dot")) == [
         "the options of probe autograd_dot changed"
     ]
-    assert not freshness.stands_for(made, results.record_inputs(INPUTS, "autograd_dot"))  # options removed
+    assert not freshness.stands_for(made, identity.record_inputs(INPUTS, "autograd_dot"))  # options removed
     # A probe without options keeps the inputs records had before there were options.
     plain = record("batched_matmul", inputs=with_options)
     assert "options" not in plain.inputs
-    assert freshness.stands_for(plain, results.record_inputs(INPUTS, "batched_matmul"))
+    assert freshness.stands_for(plain, identity.record_inputs(INPUTS, "batched_matmul"))
 
 
 def test_tests_run_again_as_one_pair_when_any_of_their_records_does_not_stand() -> None:
@@ -195,7 +196,7 @@ def test_tests_run_again_as_one_pair_when_any_of_their_records_does_not_stand() 
     inputs = {**INPUTS, "probes": {**INPUTS["probes"], tests.name: "e" * 64}}
 
     def test(name: str, made_from: dict = inputs) -> Record:
-        made = results.record_inputs(made_from, f"tests/test_a.py::{name}", tests.name)
+        made = identity.record_inputs(made_from, f"tests/test_a.py::{name}", tests.name)
         return Record(f"tests/test_a.py::{name}", "cpu", Outcome.PASS, {}, "", 0.01, made)
 
     pairs = [Pair(tests, "cpu"), Pair(tests, "cuda")]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import atomicfile, results, storedjson
+from torchmatrix import atomicfile, identity, results, storedjson
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 
@@ -71,8 +71,8 @@ def test_a_run_of_tests_replaces_all_their_records_on_its_devices_so_a_test_that
         ("tests/test_a.py::test_new", "cpu", Outcome.PASS),
         ("tests/test_a.py::test_kept", "cpu", Outcome.FAIL),
     ]
-    assert results.maker(merged.records[0]) == ("tests/test_a.py", "cuda")
-    assert results.maker(merged.records[1]) == ("other", "cpu")
+    assert identity.maker(merged.records[0]) == ("tests/test_a.py", "cuda")
+    assert identity.maker(merged.records[1]) == ("other", "cpu")
 
 
 def test_a_cell_outcome_never_replaces_measured_records(tmp_path: Path) -> None:

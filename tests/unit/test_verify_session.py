@@ -8,7 +8,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix import results
+from torchmatrix import identity
 from torchmatrix.core import Outcome, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, TorchEntry
@@ -36,7 +36,7 @@ def test_run_takes_the_covered_cells_without_an_up_to_date_result_here(tmp_path:
 
     def stored(cell, inputs=None, **changes):
         inputs = inputs or here.inputs(cell)
-        records = [Record(probe, "cpu", Outcome.PASS, {}, "", 0.1, results.record_inputs(inputs, probe))
+        records = [Record(probe, "cpu", Outcome.PASS, {}, "", 0.1, identity.record_inputs(inputs, probe))
                    for probe in ("autograd_dot", "batched_matmul")]  # fmt: skip
         fields = dict(cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs, records=tuple(records))
         return result(str(cell.torch), **dict(fields, **changes))

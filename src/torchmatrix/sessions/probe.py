@@ -27,8 +27,9 @@ from packaging.version import InvalidVersion, Version
 from .. import cellenv, core, freshness, releases, results, runner, terminal
 from ..arguments import Parser, repeat_count
 from ..core import Outcome
+from ..identity import TORCH_BUILD
 from ..plan import Cell
-from ..results import TORCH_BUILD, CellResult
+from ..results import CellResult
 from ..tee import Tee
 from .common import cell_result, notify_report, progress_log, run_pairs, tally, write_result
 
