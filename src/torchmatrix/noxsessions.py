@@ -25,14 +25,17 @@ from .sessions import probe as probe_session  # the others import theirs when th
 __all__ = ["register"]
 
 
-def register(noxfile: str | Path) -> Loaded:
+def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
     """Declare the sessions for the repository of ``noxfile`` (pass ``__file__``); the project they work on.
 
-    Also makes ``probe`` what a bare ``nox`` runs, and uv the backend (virtualenv where uv is missing);
-    a noxfile that wants otherwise sets ``nox.options`` after this call.
+    ``root`` is the folder of ``matrix.yaml`` and ``probes/`` when it is not the noxfile's (the noxfile
+    of the ``torchmatrix`` command lives in the installed package). Also makes ``probe`` what a bare
+    ``nox`` runs, and uv the backend (virtualenv where uv is missing); a noxfile that wants otherwise
+    sets ``nox.options`` after this call.
     """
     noxfile = Path(noxfile).resolve()
-    loaded = Loaded.of(noxfile.parent)  # a broken matrix stops only the sessions that need it
+    # A broken matrix stops only the sessions that need it.
+    loaded = Loaded.of(Path(root).resolve() if root is not None else noxfile.parent)
     if loaded.error is not None:  # said at once, as `nox -l` and `nox -s "probe(1.9.0)"` run no session to say it
         say(loaded.error)
     nox.options.sessions = ["probe"]

@@ -1,0 +1,100 @@
+"""`python -m torchmatrix` in a folder holding a bug report's script alone: no noxfile, no matrix.yaml.
+
+The bisection runs over stand-in wheels (tests/standin.py) that install in a
+second: 9.0.0 to 9.3.0, in which the report's script fails before 9.2.0. A
+second run takes the real torch in pip's find-links (the local CPU wheel,
+:func:`tests.faults.conftest.local_torch`), with a matrix.yaml in the folder
+that pins its Python, as a user narrows the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchmatrix import cli, results
+
+from .. import standin
+from ..faults.conftest import local_torch
+
+pytestmark = pytest.mark.integration
+
+RELEASES = ["9.0.0", "9.0.1", "9.1.0", "9.2.0", "9.3.0"]
+STANDIN_REPRO = """\
+import torch
+
+x = torch.behaviour["dot"]
+print("2 * torch.dot(x, x) =", "tensor(28.)" if x == "pass" else "tensor(0.)")
+assert x == "pass", "2 * torch.dot(x, x) printed tensor(0.)"
+"""
+REPRO = """\
+import torch
+
+x = torch.arange(4.0)
+x.requires_grad_(True)
+y = 2 * torch.dot(x, x)
+print(y)
+assert y.item() == 28.0, "2 * torch.dot(x, x) is %s, not 28" % y.item()
+"""
+
+
+def torchmatrix(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box")
+    for name in ("TORCHMATRIX_MATRIX", "TORCHMATRIX_OUTPUT", "TORCHMATRIX_PROBES", "TORCHMATRIX_TORCH"):
+        environ.pop(name, None)
+    command = [sys.executable, "-m", "torchmatrix", *args]
+    return subprocess.run(command, cwd=folder, env=environ, capture_output=True, text=True, timeout=1200)
+
+
+def test_a_bug_reports_script_alone_in_an_empty_folder_is_bisected_by_one_command(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    for version in RELEASES:
+        standin.wheel(wheels, version, {"dot": "pass" if version >= "9.2" else "fail"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text(STANDIN_REPRO)
+
+    run = torchmatrix(folder, "bisect", "repro.py", "--from", "9.0.0", "--to", "9.3.0", "--find-links", str(wheels))
+    text = run.stdout + run.stderr
+    assert run.returncode == 0, text
+    output = folder / cli.DEFAULT_OUTPUT
+    assert f"torchmatrix: matrix {output / 'matrix.yaml'}; results in {output}" in text
+    assert "first release with NEW's outcome (pass): torch 9.2.0" in text
+    assert "last release with OLD's outcome (fail): torch 9.1.0" in text
+    assert sorted(path.name for path in folder.iterdir()) == ["repro.py", cli.DEFAULT_OUTPUT]
+    (summary,) = (output / "bisect" / "ci-box").glob("repro-cpu-*.json")
+    assert json.loads(summary.read_text())["first_new"] == "9.2.0"
+    stored = {result.torch: result for result in results.scan(output / "results").results}
+    assert {"9.0.0", "9.3.0"} <= set(stored) <= set(RELEASES)
+    assert all(result.records[0].device == "cpu" for result in stored.values())
+
+    # The folder's results answer the next commands: the table, without building again.
+    table = torchmatrix(folder, "report", "--format", "md")
+    assert table.returncode == 0, table.stdout + table.stderr
+    assert "repro" in (output / "COMPATIBILITY.md").read_text()
+
+
+def test_a_matrix_yaml_beside_the_script_narrows_the_defaults_with_a_real_torch(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    torch = local_torch(tmp_path_factory.mktemp("cache"))
+    if torch.python is None:
+        pytest.skip("no torch wheel in pip's find-links fits a Python here")
+    (tmp_path / "repro.py").write_text(REPRO)
+    (tmp_path / "matrix.yaml").write_text(
+        f'torch:\n  - {{version: "{torch.version}", python: ["{torch.python}"]}}\ndevices: [cpu]\noutput: out\n'
+    )
+    run = torchmatrix(tmp_path, "probe", "repro.py")
+    text = run.stdout + run.stderr
+    assert run.returncode == 0, text
+    assert f"torchmatrix: matrix {tmp_path / 'matrix.yaml'}" in text
+    (result,) = results.scan(tmp_path / "out" / "results").results
+    (record,) = result.records
+    assert (record.probe, record.device, record.outcome.value) == ("repro", "cpu", "pass"), record
+    assert "tensor(28., grad_fn=<MulBackward0>)" in record.message
+    assert (tmp_path / ".nox").is_dir() and not (tmp_path / cli.DEFAULT_OUTPUT).exists()
