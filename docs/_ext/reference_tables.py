@@ -11,6 +11,7 @@ A page asks for one with ``reference-table`` and the table's name::
 ``variables``    every ``TORCHMATRIX_*`` variable of :data:`torchmatrix.variables.ALL`
 ``given``        every variable a probe finds set: :data:`torchmatrix.variables.GIVEN`
 ``normalised``   every rule of :data:`torchmatrix.printed.RULES`, what `bisect --by-output` ignores
+``commands``     every session of the ``torchmatrix`` command: :data:`torchmatrix.cli.COMMANDS`
 
 Texts from the code (a key's help, a session's docstring) are Markdown: `code` in them shows as code.
 """
@@ -31,7 +32,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from torchmatrix import core, printed, schema, variables
+from torchmatrix import cli, core, printed, schema, variables
 
 ROOT = Path(__file__).resolve().parents[2]
 NOXFILE = ROOT / "noxfile.py"
@@ -83,6 +84,11 @@ def normalised_rows() -> Iterator[Row]:
         yield rule.what, code(rule.pattern.pattern), code(rule.example), code(rule.apply(rule.example))
 
 
+def command_rows() -> Iterator[Row]:
+    for name, command in cli.COMMANDS.items():
+        yield code(name), code(command.usage), command.does
+
+
 def noxfile_sessions(noxfile: Path) -> dict[str, Any]:
     """The sessions ``noxfile`` declares, by name, as nox's registry holds them once it has run the noxfile.
 
@@ -125,6 +131,7 @@ TABLES = {
     "variables": Table(("variable", "what it replaces", "example"), variable_rows, (SRC / "variables.py",)),
     "given": Table(("variable", "what it holds"), given_rows, (SRC / "variables.py",)),
     "normalised": Table(("what", "pattern", "a line", "compared as"), normalised_rows, (SRC / "printed.py",)),
+    "commands": Table(("session", "usage", "what it does"), command_rows, (SRC / "cli.py",)),
 }
 
 

@@ -22,7 +22,7 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 from sphinx.cmd.build import build_main
 
-from torchmatrix import config, printed, schema, variables, yamldoc
+from torchmatrix import cli, config, printed, schema, variables, yamldoc
 from torchmatrix.core import Outcome
 from torchmatrix.errors import ConfigError
 from torchmatrix.schema import Key
@@ -174,6 +174,12 @@ def test_every_variable_a_probe_finds_set_is_in_its_table(site: Path) -> None:
 def test_every_normalisation_rule_is_in_its_table(site: Path) -> None:
     expected = [[rule.what, rule.pattern.pattern, rule.example, rule.apply(rule.example)] for rule in printed.RULES]
     for table in tables(site, "normalised"):
+        assert table == expected
+
+
+def test_every_session_of_the_torchmatrix_command_is_in_its_table(site: Path) -> None:
+    expected = [[name, command.usage, text(command.does)] for name, command in cli.COMMANDS.items()]
+    for table in tables(site, "commands"):
         assert table == expected
 
 
