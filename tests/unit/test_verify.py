@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
 
+from torchmatrix import results
+from torchmatrix.config import load_matrix
 from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import Expectation
 from torchmatrix.verify import all_hold, check, report, tally
 
+from ..conftest import ROOT
 from .test_results import result
 
 
@@ -90,3 +93,39 @@ def test_machine_narrows_an_expectation_to_that_machines_results() -> None:
 def test_pre_releases_are_in_a_range() -> None:
     (checked,) = check([expect(">=2.2", Outcome.PASS)], [cell("2.3.0rc1", "3.12", mps=Outcome.FAIL)])
     assert [finding.got for finding in checked.violations] == [Outcome.FAIL]
+
+
+def test_an_expectation_of_a_machine_no_result_comes_from_is_out_of_reach_not_failed() -> None:
+    linux = [
+        cell("1.9.0", machine="linux-x86_64", cpu=Outcome.PASS, mps=Outcome.UNAVAILABLE),
+        cell("1.12.1", "3.10", machine="linux-x86_64", cpu=Outcome.PASS, mps=Outcome.UNAVAILABLE),
+    ]
+    apple = expect("<1.12", Outcome.FAIL, device="cpu", machine="darwin-arm64")
+    checks = check([apple, expect(">=1.12", Outcome.PASS, device="cpu")], linux)
+    assert all_hold(checks)
+    assert report(checks)[0] == (
+        "– autograd_dot on cpu, torch <1.12, machine darwin-arm64: fail: no result here can test it: "
+        "no result of machine darwin-arm64 here; run verify there, or copy its results folder in "
+        "(matrix.yaml:9 expect[0])"
+    )
+    assert tally(checks) == (
+        "1 of 2 expectations hold; 0 violated, 0 not tested by any result, 1 out of reach here (no result of "
+        "their machine)"
+    )
+    assert not all_hold(check([apple], linux)), "nothing verified is no pass"
+    # With a result of that machine, it is tested as any other: there, a run could have tested it.
+    mac = [*linux, cell("1.12.1", "3.10", cpu=Outcome.PASS)]
+    assert not check([apple], mac)[0].out_of_reach and not all_hold(check([apple], mac))
+
+
+def test_the_default_matrix_verifies_the_apple_silicon_fix_on_the_committed_results_and_names_what_it_cannot() -> None:
+    """`nox -s verify` on a fresh clone: the fix holds on the committed results; the Mac's bug is out of reach."""
+    matrix = load_matrix(ROOT / "matrix.yaml", ROOT / "probes")
+    checks = check(matrix.expect, results.latest(results.scan(ROOT / "reports" / "results").results))
+    assert all_hold(checks), report(checks)
+    reach = {(item.expectation.device, str(item.expectation.torch)): item.out_of_reach for item in checks}
+    assert reach == {
+        ("cpu", "<1.12"): "no result of machine darwin-arm64 here",
+        ("cpu", ">=1.12"): "",
+        ("mps", ">=1.12"): "no result of machine darwin-arm64 here",
+    }
