@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
+import sys
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import parse_wheel_filename
 
 from . import atomicfile
@@ -56,6 +58,27 @@ def build(project: Path, leave_out: Iterable[Path] = (), cache: Path | None = No
             wheels = [_build_into(project, folder)]
     name = parse_wheel_filename(wheels[0].name)[0]
     return Built(wheels[0], str(name), f"sha256:{_contents_digest(wheels[0])}")
+
+
+def requires_python(project: Path | None) -> SpecifierSet | None:
+    """The Pythons ``project`` installs on: its pyproject.toml's ``requires-python``; None where it says none.
+
+    Read without building, so that the plan can say which cells cannot install it. A project without a
+    pyproject.toml (setup.py alone), or one whose value does not read as a specifier, says nothing here:
+    its build speaks for it.
+    """
+    if project is None:
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    try:
+        text = (project / "pyproject.toml").read_text(encoding="utf-8")
+        value = tomllib.loads(text).get("project", {}).get("requires-python")
+        return SpecifierSet(value) if isinstance(value, str) and value.strip() else None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, InvalidSpecifier, AttributeError):
+        return None
 
 
 def _contents_digest(wheel: Path) -> str:

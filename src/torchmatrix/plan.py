@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -65,17 +66,42 @@ def plan(
     interpreters: Sequence[Interpreter],
     platforms: Sequence[str],
     known_pins: Sequence[PinRule] = (),
+    requires_python: SpecifierSet | None = None,
 ) -> tuple[Cell, ...]:
-    """One cell per (torch entry, pinned Python), or one per entry with the Python chosen."""
+    """One cell per (torch entry, pinned Python), or one per entry with the Python chosen.
+
+    ``requires_python`` is the matrix's project's (:func:`torchmatrix.library.requires_python`): a Python
+    it excludes is never chosen, and a cell left with none cannot install the project.
+    """
     rules = (*known_pins, *matrix.pins)
+    needs = _Needs(matrix.project.name if matrix.project else "the project", requires_python)
     cells: list[Cell] = []
     for entry in matrix.torch:
         requirements = _requirements(entry, rules, matrix.requires)
         requests: Sequence[str | None] = entry.pythons or (None,)
         for request in requests:
             session_id = str(entry.version) + (f"-py{request}" if len(requests) > 1 else "")
-            cells.append(_cell(entry.version, request, session_id, requirements, listing, interpreters, platforms))
+            made = _cell(entry.version, request, session_id, requirements, listing, interpreters, platforms, needs)
+            cells.append(made)
     return tuple(cells)
+
+
+@dataclass(frozen=True)
+class _Needs:
+    """The Pythons the matrix's project installs on (its ``requires-python``); any, without one."""
+
+    project: str
+    specifier: SpecifierSet | None
+
+    def admits(self, version: Sequence[int]) -> bool:
+        return self.specifier is None or self.specifier.contains(".".join(map(str, version)), prereleases=True)
+
+    def admits_minor(self, minor: str) -> bool:
+        """Whether some release of Python ``minor`` (``"3.9"``) is admitted: its first or a late one."""
+        return any(self.admits((*map(int, minor.split(".")), patch)) for patch in (0, 99))
+
+    def refusal(self, python: str) -> str:
+        return f"cannot install: {self.project} needs Python {self.specifier} (its requires-python), not {python}"
 
 
 def _requirements(entry: TorchEntry, rules: Sequence[PinRule], requires: Sequence[Requirement]) -> tuple[str, ...]:
@@ -96,13 +122,20 @@ def _cell(
     listing: Listing,
     interpreters: Sequence[Interpreter],
     platforms: Sequence[str],
+    needs: _Needs = _Needs("the project", None),
 ) -> Cell:
     def cell(interpreter: Interpreter | None, outcome: Outcome | None = None, hint: str = "") -> Cell:
         return Cell(version, request, interpreter, requirements, session_id, outcome, hint)
 
     pool = [python for python in interpreters if request is None or python.minor == request]
+    if request and not needs.admits_minor(request):
+        return cell(pool[0] if pool else None, Outcome.INSTALL_ERROR, needs.refusal(request))
     if request and not pool:
         return cell(None, Outcome.NO_INTERPRETER, f"Python {request} is pinned but not found; {_install_hint(request)}")
+    admitted = [python for python in pool if needs.admits(python.version)]
+    if pool and not admitted:
+        return cell(pool[0], Outcome.INSTALL_ERROR, needs.refusal(", ".join(python.minor for python in pool)))
+    pool = admitted
     if not listing.known:
         if request:  # the matrix chose: nothing to rule out, the installer will speak
             return cell(pool[0])
@@ -118,6 +151,9 @@ def _cell(
     for python in pool:
         if not python.tags(platforms).isdisjoint(installable):
             return cell(python)
+    minors = _python_minors(here)
+    if minors and not any(needs.admits_minor(minor) for minor in minors):
+        return cell(None, Outcome.INSTALL_ERROR, needs.refusal(f"{_pythons_of(here)}, those torch {version} has"))
     pythons = _pythons_of(here)
     if request:
         return cell(None, Outcome.NO_WHEEL, f"torch {version} has no wheel for Python {request} here; it has {pythons}")

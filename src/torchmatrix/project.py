@@ -94,7 +94,8 @@ class Project:
     def plan_release(self, version: Version, listing: Listing | None = None) -> Cell:
         """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
         matrix = with_releases(self.matrix, [version])
-        return plan(matrix, listing or self.listing, self.interpreters, self.platforms, self.known_pins)[0]
+        needs = library.requires_python(matrix.project)
+        return plan(matrix, listing or self.listing, self.interpreters, self.platforms, self.known_pins, needs)[0]
 
     def running_alone(self, entry: str) -> Project:
         """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
@@ -270,7 +271,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     found = tuple(interpreters.discover(environ))
     platforms = tuple(interpreters.host_platforms())
     known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
-    cells = plan(matrix, listing, found, platforms, known_pins)
+    cells = plan(matrix, listing, found, platforms, known_pins, library.requires_python(matrix.project))
     named = variables.MACHINE.get(environ) or matrix.machine or identity.default_machine_name()
     return Project(
         matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,

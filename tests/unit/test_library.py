@@ -28,3 +28,14 @@ def test_a_source_change_changes_the_digest_and_build_output_and_results_do_not(
     assert library.sources_digest(folder, leave_out=[folder / "reports"]) == before
     (folder / "x" / "__init__.py").write_text("A = 2\n")
     assert library.sources_digest(folder, leave_out=[folder / "reports"]) != before
+
+
+def test_requires_python_is_read_from_pyproject_without_building(tmp_path: Path) -> None:
+    assert library.requires_python(None) is None
+    assert library.requires_python(tmp_path) is None  # setup.py alone: its build speaks for it
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mylib"\nrequires-python = ">= 3.9"\n')
+    assert str(library.requires_python(tmp_path)) == ">=3.9"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mylib"\nrequires-python = "three"\n')
+    assert library.requires_python(tmp_path) is None
+    (tmp_path / "pyproject.toml").write_text("[project\n")
+    assert library.requires_python(tmp_path) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -128,3 +129,35 @@ def test_without_any_listing_the_python_is_not_guessed_but_a_pinned_one_is_used(
     )
     pinned = one(TorchEntry(Version("1.9.0"), ("3.9",)), listing=listing)
     assert (pinned.outcome, pinned.interpreter.minor) == (None, "3.9")
+
+
+def with_project(entry: TorchEntry, requires_python: str, pythons=THIS_MACHINE):
+    project = dataclasses.replace(matrix(entry), project=Path("/m/mylib"))
+    (cell,) = plan(project, LISTING, pythons, LINUX, [NUMPY_PIN], SpecifierSet(requires_python))
+    return cell
+
+
+def test_a_python_the_projects_requires_python_excludes_is_never_chosen() -> None:
+    cell = with_project(TorchEntry(Version("2.2.0")), "<3.12")
+    assert cell.outcome is None and cell.interpreter.minor == "3.11"
+
+
+def test_a_cell_left_with_no_python_the_project_admits_cannot_install_before_anything_is_built() -> None:
+    pinned = with_project(TorchEntry(Version("2.2.0"), pythons=("3.8",)), ">=3.9")
+    assert pinned.outcome is Outcome.INSTALL_ERROR
+    assert pinned.hint == "cannot install: mylib needs Python >=3.9 (its requires-python), not 3.8"
+    chosen = with_project(TorchEntry(Version("1.9.0")), ">=3.10")  # its wheels are for 3.6–3.9
+    assert chosen.outcome is Outcome.INSTALL_ERROR
+    assert (
+        chosen.hint
+        == "cannot install: mylib needs Python >=3.10 (its requires-python), not 3.6–3.9, those torch 1.9.0 has"
+    )
+    nothing_here = with_project(TorchEntry(Version("2.2.0")), ">=3.14")
+    assert nothing_here.outcome is Outcome.INSTALL_ERROR and nothing_here.hint.startswith(
+        "cannot install: mylib needs Python >=3.14 (its requires-python), not 3.13, 3.12"
+    )
+
+
+def test_a_python_it_admits_but_not_here_is_still_a_missing_interpreter() -> None:
+    cell = with_project(TorchEntry(Version("1.9.0")), ">=3.8", pythons=THIS_MACHINE[:4])
+    assert cell.outcome is Outcome.NO_INTERPRETER
