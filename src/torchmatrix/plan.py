@@ -6,10 +6,12 @@ found, the platform tags), so it is tested without a network or a Python zoo.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
@@ -22,6 +24,27 @@ from .matrix import Matrix, PinRule, TorchEntry
 from .releases import Listing, Wheel
 
 KNOWN_PINS_FILE = Path(__file__).with_name("known_pins.yaml")
+NEWEST_PYTHON_FILE = Path(__file__).with_name("newest_python.yaml")
+"""The newest Python each torch release is fully supported on, torch.compile included, with its sources."""
+
+
+@dataclass(frozen=True)
+class NewestPython:
+    """Releases in ``torch`` are fully supported up to Python ``python``: the planner's choice where it can."""
+
+    torch: SpecifierSet
+    python: str
+    source: str
+
+    def caps(self, version: Version) -> bool:
+        return self.torch.contains(version, prereleases=True)
+
+
+@functools.cache
+def load_newest_pythons(file: Path = NEWEST_PYTHON_FILE) -> tuple[NewestPython, ...]:
+    """Read the table of :data:`NEWEST_PYTHON_FILE`: a list of ``{torch, python, source}``."""
+    entries = yaml.safe_load(file.read_text(encoding="utf-8")) or []
+    return tuple(NewestPython(SpecifierSet(e["torch"]), str(e["python"]), str(e["source"])) for e in entries)
 
 
 @dataclass(frozen=True)
@@ -67,12 +90,15 @@ def plan(
     platforms: Sequence[str],
     known_pins: Sequence[PinRule] = (),
     requires_python: SpecifierSet | None = None,
+    newest_pythons: Sequence[NewestPython] | None = None,
 ) -> tuple[Cell, ...]:
     """One cell per (torch entry, pinned Python), or one per entry with the Python chosen.
 
     ``requires_python`` is the matrix's project's (:func:`torchmatrix.library.requires_python`): a Python
-    it excludes is never chosen, and a cell left with none cannot install the project.
+    it excludes is never chosen, and a cell left with none cannot install the project. ``newest_pythons``
+    (default: :data:`NEWEST_PYTHON_FILE`'s) caps the Python chosen for a release, where one here fits under it.
     """
+    caps = load_newest_pythons() if newest_pythons is None else newest_pythons
     rules = (*known_pins, *matrix.pins)
     needs = _Needs(matrix.project.name if matrix.project else "the project", requires_python)
     cells: list[Cell] = []
@@ -81,9 +107,21 @@ def plan(
         requests: Sequence[str | None] = entry.pythons or (None,)
         for request in requests:
             session_id = str(entry.version) + (f"-py{request}" if len(requests) > 1 else "")
-            made = _cell(entry.version, request, session_id, requirements, listing, interpreters, platforms, needs)
+            pool = interpreters if request else _capped_first(entry.version, interpreters, caps)
+            made = _cell(entry.version, request, session_id, requirements, listing, pool, platforms, needs)
             cells.append(made)
     return tuple(cells)
+
+
+def _capped_first(
+    version: Version, interpreters: Sequence[Interpreter], caps: Sequence[NewestPython]
+) -> list[Interpreter]:
+    """``interpreters`` (newest first) with those above the release's newest fully supported Python last."""
+    cap = next((Version(each.python) for each in caps if each.caps(version)), None)
+    if cap is None:
+        return list(interpreters)
+    under = [python for python in interpreters if Version(python.minor) <= cap]
+    return under + [python for python in interpreters if python not in under]
 
 
 @dataclass(frozen=True)
@@ -134,7 +172,7 @@ def _cell(
         return cell(None, Outcome.NO_INTERPRETER, f"Python {request} is pinned but not found; {_install_hint(request)}")
     admitted = [python for python in pool if needs.admits(python.version)]
     if pool and not admitted:
-        return cell(pool[0], Outcome.INSTALL_ERROR, needs.refusal(", ".join(python.minor for python in pool)))
+        return cell(pool[0], Outcome.INSTALL_ERROR, needs.refusal(_minors(pool)))
     pool = admitted
     if not listing.known:
         if request:  # the matrix chose: nothing to rule out, the installer will speak
@@ -157,12 +195,17 @@ def _cell(
     pythons = _pythons_of(here)
     if request:
         return cell(None, Outcome.NO_WHEEL, f"torch {version} has no wheel for Python {request} here; it has {pythons}")
-    found = ", ".join(python.minor for python in interpreters) or "none"
+    found = _minors(interpreters) or "none"
     return cell(
         None,
         Outcome.NO_INTERPRETER,
         f"torch {version} needs Python {pythons}; found {found}; {_install_hint(_newest_python(here))}",
     )
+
+
+def _minors(interpreters: Sequence[Interpreter]) -> str:
+    """``3.13, 3.12``: newest first, whatever order the planner tried them in."""
+    return ", ".join(python.minor for python in sorted(interpreters, key=lambda python: python.version, reverse=True))
 
 
 def _all_tags(wheels: Sequence[Wheel]) -> set[Tag]:

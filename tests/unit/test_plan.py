@@ -11,10 +11,11 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from torchmatrix.config import load_pin_rules
 from torchmatrix.core import DEVICES, Outcome
 from torchmatrix.interpreters import Interpreter
 from torchmatrix.matrix import Matrix, PinRule, TorchEntry
-from torchmatrix.plan import plan
+from torchmatrix.plan import KNOWN_PINS_FILE, load_newest_pythons, plan
 from torchmatrix.releases import Listing, _wheels
 
 from ..conftest import DATA
@@ -46,9 +47,17 @@ def one(entry: TorchEntry, pythons=THIS_MACHINE, platforms=LINUX, listing=LISTIN
 
 @pytest.mark.parametrize(
     ("torch", "python"),
-    [("1.9.0", "3.9"), ("1.11.0", "3.10"), ("1.13.1", "3.11"), ("2.2.0", "3.12"), ("2.15.0", "3.13")],
+    [
+        ("1.9.0", "3.9"),
+        ("1.11.0", "3.10"),
+        ("1.13.1", "3.11"),
+        ("2.0.1", "3.10"),
+        ("2.2.0", "3.11"),
+        ("2.15.0", "3.13"),
+    ],
 )
-def test_the_newest_python_with_a_wheel_is_chosen(torch: str, python: str) -> None:
+def test_the_newest_python_with_a_wheel_and_full_support_is_chosen(torch: str, python: str) -> None:
+    """2.0 has wheels for 3.11 and 2.2 for 3.12, where their torch.compile is not supported (newest_python.yaml)."""
     cell = one(TorchEntry(Version(torch)))
     assert cell.outcome is None
     assert cell.interpreter.minor == python
@@ -161,3 +170,27 @@ def test_a_cell_left_with_no_python_the_project_admits_cannot_install_before_any
 def test_a_python_it_admits_but_not_here_is_still_a_missing_interpreter() -> None:
     cell = with_project(TorchEntry(Version("1.9.0")), ">=3.8", pythons=THIS_MACHINE[:4])
     assert cell.outcome is Outcome.NO_INTERPRETER
+
+
+def test_the_newest_fully_supported_python_is_a_preference_not_a_limit() -> None:
+    (cell,) = plan(matrix(TorchEntry(Version("2.2.0"))), LISTING, THIS_MACHINE[:2], LINUX, [NUMPY_PIN])
+    assert cell.interpreter.minor == "3.12"  # no 3.11 here: the newest with a wheel, as before
+    pinned = one(TorchEntry(Version("2.2.0"), pythons=("3.12",)))
+    assert pinned.interpreter.minor == "3.12" and pinned.outcome is None
+    (free,) = plan(matrix(TorchEntry(Version("2.2.0"))), LISTING, THIS_MACHINE, LINUX, [NUMPY_PIN], None, ())
+    assert free.interpreter.minor == "3.12"
+
+
+def test_the_newest_python_table_names_a_source_for_each_range_and_no_range_twice() -> None:
+    table = load_newest_pythons()
+    assert table and all(entry.source.strip() for entry in table)
+    for version in ("2.0.1", "2.1.2", "2.2.0", "2.3.1", "2.4.1"):
+        assert sum(entry.caps(Version(version)) for entry in table) == 1, version
+    assert [entry.python for entry in table if entry.caps(Version("2.3.1"))] == ["3.11"]
+
+
+def test_releases_whose_inductor_imports_pkg_resources_get_setuptools() -> None:
+    rules = load_pin_rules(KNOWN_PINS_FILE)
+    for version, wanted in (("2.0.1", True), ("2.2.2", True), ("2.3.0", False), ("1.13.1", False)):
+        (cell,) = plan(matrix(TorchEntry(Version(version))), LISTING, THIS_MACHINE, LINUX, rules)
+        assert any(r.startswith("setuptools") for r in cell.requirements) is wanted, (version, cell.requirements)
