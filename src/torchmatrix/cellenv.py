@@ -4,8 +4,10 @@ nox reuses an environment without asking which interpreter made it, and an
 installer stopped halfway (Ctrl-C, a full disk) leaves torch's ``RECORD`` in
 place over a fraction of its files, which the next install takes for done.
 So an environment counts as built only when a marker says so: written after
-the install finished and torch imported there, for the build then installed,
-and removed before anything is installed again.
+the install finished and torch imported there, for the build then installed
+and where it came from (the index and find-links), and removed before
+anything is installed again. An installer asked for ``torch==X`` from another
+index keeps the torch it has: an environment built from elsewhere is rebuilt.
 
 The build is identified without importing torch (which costs seconds): by the
 digest of the ``RECORD`` file of torch's installed ``.dist-info``, which lists
@@ -19,9 +21,11 @@ import csv
 import hashlib
 import importlib.metadata
 import io
+import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -29,7 +33,8 @@ from . import atomicfile
 from .interpreters import Interpreter
 
 MARKER = ".torchmatrix-built"
-"""In the environment's folder: the torch build (:func:`torch_build`) that was installed there and imported."""
+"""In the environment's folder: the torch build (:func:`torch_build`) that was installed there and imported, and
+the digest of where it came from (:func:`source_digest`), a line each."""
 
 # Written by the installer, not taken from the wheel: they differ between
 # installers (and RECORD cannot hold its own hash), so they are left out.
@@ -54,7 +59,37 @@ def interpreter_mismatch(env: Path, interpreter: Interpreter) -> str:
 def built_torch(env: Path) -> str | None:
     """The torch build of ``env`` if its install finished and that torch imported there; else None."""
     build = torch_build(env)
-    return build if build is not None and _marked(env) == build else None
+    return build if build is not None and _marked(env)[:1] == [build] else None
+
+
+def source_mismatch(env: Path, source: Mapping[str, Any]) -> str:
+    """Why the torch built in ``env`` may not be the one ``source`` gives (it came from elsewhere); '' if it is."""
+    marked = _marked(env)
+    if not marked:
+        return ""  # nothing built yet: nothing to keep
+    if marked[1:2] != [source_digest(source)]:
+        return f"its torch was installed from elsewhere; this cell installs from {_described(source)}"
+    return ""
+
+
+def source_digest(source: Mapping[str, Any]) -> str:
+    """A digest of where an installer takes torch from (:func:`torchmatrix.identity.build_source`)."""
+    return hashlib.sha256(json.dumps(source, sort_keys=True).encode()).hexdigest()
+
+
+def package_set(env: Path) -> str | None:
+    """A digest of every distribution installed in ``env`` with its version: the resolved package set."""
+    folders = [str(folder) for folder in site_packages(env)]
+    if not folders:
+        return None
+    found = {f"{canonicalize_name(dist.metadata['Name'])}=={dist.version}"
+             for dist in importlib.metadata.distributions(path=folders) if dist.metadata["Name"]}  # fmt: skip
+    return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
+
+
+def _described(source: Mapping[str, Any]) -> str:
+    links = source.get("find_links") or []
+    return str(source.get("index_url")) + (f" and {' '.join(map(str, links))}" if links else "")
 
 
 def holds_torch(env: Path) -> bool:
@@ -76,11 +111,11 @@ def installed_versions(env: Path, names: Iterable[str]) -> dict[str, str | None]
     return {name: found.get(canonicalize_name(name)) for name in names}
 
 
-def mark_built(env: Path) -> None:
-    """Record that the torch now in ``env`` was installed in full and imported."""
+def mark_built(env: Path, source: Mapping[str, Any]) -> None:
+    """Record that the torch now in ``env`` was installed in full from ``source``, and imported."""
     build = torch_build(env)
     if build is not None:
-        atomicfile.write_text(env / MARKER, build + "\n")
+        atomicfile.write_text(env / MARKER, f"{build}\n{source_digest(source)}\n")
 
 
 def unmark_built(env: Path) -> None:
@@ -88,11 +123,12 @@ def unmark_built(env: Path) -> None:
     (env / MARKER).unlink(missing_ok=True)
 
 
-def _marked(env: Path) -> str | None:
+def _marked(env: Path) -> list[str]:
+    """The marker's lines: the build, then the digest of its source; [] where there is none."""
     try:
-        return (env / MARKER).read_text(encoding="utf-8").strip()
+        return (env / MARKER).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
-        return None
+        return []
 
 
 def _pyvenv_cfg(env: Path) -> dict[str, str] | None:

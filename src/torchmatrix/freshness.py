@@ -1,12 +1,14 @@
 """Which (probe, device) records of a cell still answer for a new run, so that a re-run runs only the others.
 
 Freshness is decided per record. A record stands for a new run of its pair
-when it was made from the same inputs (:data:`torchmatrix.results.RECORD_INPUTS`:
-requirements, interpreter and its exact version, the worker's sha256, the torch
-build, a timeout that would not change its outcome; the sha256 of its probe
-file, and the probe's options where the matrix gives it some). Records of
-probes or devices the run does not ask for are none of its business: two
-matrices sharing one output folder keep each other's.
+when its identity (:mod:`torchmatrix.identity`) is what a run now would have:
+the same inputs (:data:`torchmatrix.identity.RECORD_INPUTS`: requirements,
+interpreter and its exact version, the worker's sha256, the torch build and
+the package set, where torch comes from, the pairs' environment, the seed, a
+timeout that would not change its outcome; the sha256 of its probe file, and
+the probe's options where the matrix gives it some), and every file its pair
+read unchanged. Records of probes or devices the run does not ask for are none
+of its business: two matrices sharing one output folder keep each other's.
 
 The torch build counts as an input (:func:`torchmatrix.cellenv.torch_build`,
 read without importing torch), and only in an environment whose install
@@ -26,13 +28,17 @@ from typing import Any
 
 from . import identity, results
 from .core import Outcome, Pair, Record
-from .identity import TORCH_BUILD
+from .identity import PACKAGES, READ, TORCH_BUILD
 from .results import INSTALLED_SESSION
 
 FORCE = "--force"
 
 _LABELS = {
     "requirements": "the requirements",
+    "index": "where torch is installed from",
+    "environment": "the variables the pairs see",
+    "seed": "the seed",
+    PACKAGES: "the installed packages",
     "interpreter": "the interpreter",
     "python_version": "the Python version",
     "worker": "torchmatrix's worker script",
@@ -42,14 +48,6 @@ _LABELS = {
 }
 # What a record made before an input existed was made from: one run per pair, as every run then had.
 _IMPLIED = {"repeat": 1}
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Whether the stored result can stand for a new run, and why (one line for the log)."""
-
-    up_to_date: bool
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -107,10 +105,11 @@ def stands_for(record: Record, wanted: Mapping[str, Any]) -> bool:
 
 
 def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
-    """One phrase per input of ``wanted`` that ``record`` was not made from (``probe autograd_dot changed``).
+    """One phrase per input of ``wanted`` that ``record`` was not made from (``probe autograd_dot changed``), and
+    one per file it read that is not as it was (``/src/helper.py changed``).
 
     Only the keys ``wanted`` holds are compared: bisect and verify, which have no
-    environment at hand, leave out the torch build. The timeout counts only
+    environment at hand, leave out the torch build and the package set. The timeout counts only
     where it could change the outcome: a record that finished in less than the
     new limit would finish again, one that ran past its limit would run past a
     lower one too.
@@ -126,7 +125,7 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
                 changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
         elif made.get(key) != value:
             changes += describe_changes({key: made.get(key)}, {key: value}, probe=identity.maker(record)[0])
-    return changes
+    return changes + identity.changed_files(made.get(READ))
 
 
 def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:
@@ -152,7 +151,7 @@ def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str 
             changes.append(f"the options of probe {probe} changed")
         elif key == TORCH_BUILD and before is None:
             changes.append("the torch build was not recorded")
-        elif key in (TORCH_BUILD, "worker", "project"):
+        elif key in (TORCH_BUILD, PACKAGES, "worker", "project", "index", "environment"):
             changes.append(f"{_LABELS[key]} changed")
         else:
             changes.append(f"{_LABELS.get(key, key)} changed: {_short(before)} → {_short(after)}")

@@ -87,3 +87,7 @@ class Matrix:
     """Installed in every cell beside torch and its pins."""
     repeat: int = 1
     """How many times each (probe, device) pair runs, each in a fresh process (:mod:`torchmatrix.repeats`)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Variables every pair finds set (``env:``), as (name, value)."""
+    pass_env: tuple[str, ...] = ()
+    """Variables (names or patterns) every pair takes from the caller's environment (``pass_env:``)."""

@@ -57,6 +57,8 @@ class Project:
     known_pins: tuple[PinRule, ...]
     given_probes: tuple[str, ...] = ()
     """The probes named for this run instead of the matrix's (``$TORCHMATRIX_PROBES``), as a child nox gets them."""
+    caller: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)
+    """The environment nox was started in: what ``pass_env:`` and the variables that steer torch are taken from."""
 
     @property
     def offline(self) -> bool:
@@ -194,12 +196,24 @@ class Project:
         owner = self.owner(record_name)
         return identity.record_inputs(run_inputs, record_name, owner.name if owner else None)
 
+    def identified(self, run_inputs: dict[str, object], record: core.Record) -> core.Record:
+        """``record`` with its whole identity: the inputs of its run, and what its pair read (:data:`identity.READ`)."""
+        read = {identity.READ: record.inputs[identity.READ]} if identity.READ in record.inputs else {}
+        return dataclasses.replace(record, inputs={**self.record_inputs(run_inputs, record.probe), **read})
+
     def result_file(self, cell: Cell) -> Path:
         """Where the cell's result on this machine is stored."""
         return results.result_path(self.results_dir, self.machine, cell.id)
 
+    def pair_environment(self, python: str) -> dict[str, str]:
+        """What every pair of a cell whose Python is ``python`` sees (:func:`identity.pair_environment`)."""
+        return identity.pair_environment(python, dict(self.matrix.env), self.matrix.pass_env, self.caller)
+
     def inputs(self, cell: Cell) -> dict[str, object]:
-        """What the cell's result depends on; a change in any of it makes the stored result stale."""
+        """What the cell's result depends on; a change in any of it makes the stored result stale.
+
+        What only the environment on disk can tell (:data:`identity.ENVIRONMENT_BOUND`) is added by the probe session.
+        """
         options = {probe.name: probe.options for probe in self.matrix.probes if probe.options}
         return {
             "requirements": list(cell.requirements),
@@ -211,6 +225,9 @@ class Project:
             "probes": dict(self._probe_hashes),
             "worker": self._worker_hash,
             "project": f"{self.built_library.name} {self.built_library.contents}" if self.built_library else None,
+            "index": identity.build_source(self.matrix.index_url, self.find_links),
+            "environment": identity.environment_identity(dict(self.matrix.env), self.matrix.pass_env, self.caller),
+            "seed": identity.SEED,
             **({"probe_options": options} if options else {}),
         }
 
@@ -275,7 +292,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     named = variables.MACHINE.get(environ) or matrix.machine or identity.default_machine_name()
     return Project(
         matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,
-        given_probes=tuple(probes or ()),
+        given_probes=tuple(probes or ()), caller=environ,
     )  # fmt: skip
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from . import storedjson, variables
+from . import identity, storedjson, variables
 from .core import Kind, Outcome, Pair, Record
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
@@ -65,8 +65,13 @@ def run_cell(
     timeout: float,
     listener: Listener | None = None,
     pycache_prefix: Path | None = None,
+    variables_seen: dict[str, str] | None = None,
 ) -> CellRun:
     """Run ``pairs`` under ``python``; every pair gets exactly one record, whatever happens.
+
+    ``variables_seen`` is the pairs' environment (:func:`torchmatrix.identity.pair_environment`); by default
+    the one built for ``python`` with nothing declared. Each record's inputs hold what its pair read
+    (:data:`identity.READ`).
 
     ``pycache_prefix`` is where the worker's Python keeps the bytecode it compiles
     (``-X pycache_prefix``, Python 3.8+; older ones keep it beside the sources).
@@ -79,7 +84,7 @@ def run_cell(
     done = 0
     while done < len(pairs):
         first = done
-        with _Worker(python, pairs, first, timeout, pycache_prefix) as worker:
+        with _Worker(python, pairs, first, timeout, pycache_prefix, variables_seen) as worker:
             session = worker.follow(listener)
         records += session.records
         done += session.pairs
@@ -90,10 +95,7 @@ def run_cell(
                 return CellRun({}, (), import_failure=failure)
             # A later worker died before its first pair: the rest share its fate rather than loop.
             for pair in pairs[first:]:
-                record = Record(
-                    probe=pair.probe.name, device=pair.device, outcome=session.failure_outcome,
-                    metrics={}, message=failure, duration=0.0,
-                )  # fmt: skip
+                record = _unanswered(pair, session.failure_outcome, {}, failure, 0.0)
                 listener("record", pair, record)
                 records.append(record)
             done = len(pairs)
@@ -114,7 +116,13 @@ class _Worker:
     """One worker process: started on enter, stopped with its children on exit."""
 
     def __init__(
-        self, python: str, pairs: Sequence[Pair], first: int, timeout: float, pycache_prefix: Path | None
+        self,
+        python: str,
+        pairs: Sequence[Pair],
+        first: int,
+        timeout: float,
+        pycache_prefix: Path | None,
+        variables_seen: dict[str, str] | None,
     ) -> None:
         self.pairs = pairs
         self.first = first
@@ -130,12 +138,15 @@ class _Worker:
             "timeout": timeout,
             "startup": self.startup,
             "scratch": self.scratch,
+            "seed": identity.SEED,
         }
-        # -I: none of the user's PYTHON* variables (PYTHONPATH, PYTHONDONTWRITEBYTECODE) reach the cell.
+        # Not -I, which would ignore the hash seed: no PYTHON* variable reaches the cell unless the matrix sets it.
         options = ["-X", f"pycache_prefix={pycache_prefix}"] if pycache_prefix else []
+        if variables_seen is None:
+            variables_seen = identity.pair_environment(python, {}, (), os.environ)
         self.process = subprocess.Popen(
-            [python, "-I", "-u", *options, str(WORKER)],
-            env=_worker_environment(pairs),
+            [python, "-s", "-u", *options, str(WORKER)],
+            env=_worker_environment(pairs, variables_seen),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -239,11 +250,8 @@ class _Worker:
             session.failure_outcome = Outcome.TIMEOUT
             return
         pair = self.pairs[running]
-        record = Record(
-            probe=pair.probe.name, device=pair.device, outcome=Outcome.TIMEOUT, metrics={"limit": limit},
-            message=f"stopped after {waited:g} s: the worker hung instead of stopping it at {limit:g} s",
-            duration=time.monotonic() - started,
-        )  # fmt: skip
+        message = f"stopped after {waited:g} s: the worker hung instead of stopping it at {limit:g} s"
+        record = _unanswered(pair, Outcome.TIMEOUT, {"limit": limit}, message, time.monotonic() - started)
         session.records.append(record)
         session.pairs += 1
         listener("record", pair, record)
@@ -258,10 +266,7 @@ class _Worker:
             return
         pair = self.pairs[running]
         message = f"the worker {how} while running {pair.probe.name} on {pair.device}" + (f":\n{log}" if log else "")
-        record = Record(
-            probe=pair.probe.name, device=pair.device, outcome=Outcome.CRASH, metrics={"exit_code": code},
-            message=message, duration=time.monotonic() - started,
-        )  # fmt: skip
+        record = _unanswered(pair, Outcome.CRASH, {"exit_code": code}, message, time.monotonic() - started)
         session.records.append(record)
         session.pairs += 1
         listener("record", pair, record)
@@ -274,14 +279,14 @@ class _Worker:
         return ("…" + text) if size > STDERR_TAIL else text
 
 
-def _worker_environment(pairs: Sequence[Pair]) -> dict[str, str]:
-    """This process's environment, with the probes' options where they read them.
+def _worker_environment(pairs: Sequence[Pair], variables_seen: dict[str, str]) -> dict[str, str]:
+    """The pairs' environment, with the probes' options where they read them.
 
     Always set, to ``{}`` when no probe has options: options that reached a probe from the user's
     shell would make records that say nothing of them.
     """
     options = {pair.probe.name: pair.probe.options for pair in pairs if pair.probe.options}
-    return {**os.environ, variables.PROBE_OPTIONS.name: json.dumps(options, sort_keys=True)}
+    return {**variables_seen, variables.PROBE_OPTIONS.name: json.dumps(options, sort_keys=True)}
 
 
 def _pair_request(pair: Pair) -> dict[str, str]:
@@ -309,7 +314,13 @@ def _records(pair: Pair, message: dict[str, Any]) -> list[Record]:
     records = [_record(pair, item) for item in given if isinstance(item, dict)] if isinstance(given, list) else []
     if records:
         return records
-    return [Record(pair.probe.name, pair.device, Outcome.ERROR, {}, "the worker sent no record of this pair", 0.0)]
+    return [_unanswered(pair, Outcome.ERROR, {}, "the worker sent no record of this pair", 0.0)]
+
+
+def _unanswered(pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: str, duration: float) -> Record:
+    """The record of a pair the worker gave none for (it died, hung, or said nothing): nothing says what it read."""
+    inputs = {identity.READ: _files_read(pair, None)}
+    return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs)
 
 
 def _record(pair: Pair, message: dict[str, Any]) -> Record:
@@ -328,7 +339,16 @@ def _record(pair: Pair, message: dict[str, Any]) -> Record:
         metrics=metrics if isinstance(metrics, dict) else {},
         message=str(message.get("message", "")),
         duration=float(message.get("duration") or 0.0),
+        inputs={identity.READ: _files_read(pair, message.get("read"))},
     )
+
+
+def _files_read(pair: Pair, read: Any) -> dict[str, str | None]:
+    """What the pair read, by content; where the worker could not tell, every file of the probe's folder."""
+    if isinstance(read, list) and all(isinstance(path, str) for path in read):
+        return identity.files_read(read)
+    probe = pair.probe
+    return identity.files_read(identity.folder_files(probe.root or probe.path.parent))
 
 
 def _exit_description(code: int) -> str:

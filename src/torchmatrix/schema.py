@@ -288,6 +288,48 @@ def _probe_options(doc: Document, path: KeyPath, value: Any) -> dict[str, dict[s
     return options
 
 
+_VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VARIABLE_PATTERN = re.compile(r"^[A-Za-z_*][A-Za-z0-9_*]*$")
+_BUILT_VARIABLES = ("VIRTUAL_ENV", "PYTHONHASHSEED", "TORCHMATRIX_DEVICE", "TORCHMATRIX_PROBE_OPTIONS")
+"""What torchmatrix sets for every pair itself: the cell's, the seed's, the pair's (see identity and the worker)."""
+
+
+def _variables(doc: Document, path: KeyPath, value: Any) -> dict[str, str]:
+    """``env:``: variable names to the text every pair finds in them."""
+    if not isinstance(value, dict):
+        raise fail(doc, path, f"expected a mapping of variable names to values, got {_kind(value)}")
+    found = {}
+    for name, given in value.items():
+        where = (*path, name)
+        if not isinstance(name, str) or not _VARIABLE_NAME.match(name):
+            raise fail(doc, where, f"{name!r} is not a variable name", "letters, digits and _, e.g. MY_BACKEND")
+        if name in _BUILT_VARIABLES or name == "PATH":
+            raise fail(doc, where, f"{name} is set by torchmatrix for every pair", _built_hint(name))
+        if isinstance(given, (dict, list)) or given is None:
+            raise fail(doc, where, f"expected a single value, got {_kind(given)}", 'write it as text, e.g. "1"')
+        text = given if isinstance(given, str) else doc.text(where).strip()
+        if "\0" in text:
+            raise fail(doc, where, "a variable cannot hold a NUL character")
+        found[name] = text
+    return found
+
+
+def _passed_variable(doc: Document, path: KeyPath, value: Any) -> str:
+    """``pass_env:``: a variable name, or a pattern with ``*`` (``MY_*``), taken from the caller's environment."""
+    text = _text(doc, path, value)
+    if not _VARIABLE_PATTERN.match(text) or text.strip("*") == "":
+        raise fail(doc, path, f"{text!r} is not a variable name or pattern", "e.g. MY_BACKEND, or MY_* for several")
+    if text in _BUILT_VARIABLES:
+        raise fail(doc, path, f"{text} is set by torchmatrix for every pair", _built_hint(text))
+    return text
+
+
+def _built_hint(name: str) -> str:
+    if name == "PATH":
+        return "the cell's bin folder comes first on PATH; `pass_env: [PATH]` appends your PATH after it"
+    return "leave it out: see docs/identity.md, what a pair sees"
+
+
 def _torch_entry(doc: Document, path: KeyPath, value: Any) -> TorchEntry:
     if not isinstance(value, dict):
         return TorchEntry(_version(doc, path, value))
@@ -407,6 +449,17 @@ MATRIX_KEYS = {
         "your own project's folder, relative to this file: built once into a wheel, installed in every cell",
     ),
     "requires": Key(list_of(_requirement), '["pytest>=7"]', "requirements installed in every cell, beside torch"),
+    "env": Key(
+        _variables,
+        "{MY_BACKEND: torch}",
+        "variables every pair finds set, whatever the caller's shell says; a record depends on them",
+    ),
+    "pass_env": Key(
+        list_of(_passed_variable),
+        "[MY_BACKEND, MY_*]",
+        "variables taken from the caller's environment (a name, or a pattern with *); a record depends on their "
+        "values (stored as digests)",
+    ),
     "probe_options": Key(
         _probe_options,
         '{opsweep: {ops: "add|mul.*"}}',

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from torchmatrix import cellenv
+from torchmatrix import cellenv, identity
 from torchmatrix.interpreters import Interpreter
 from torchmatrix.plan import Cell
 from torchmatrix.sessions.probe import mislabelled
@@ -60,14 +60,45 @@ def test_an_environment_of_another_python_version_or_executable_is_named(tmp_pat
 def test_only_a_marked_install_of_the_same_build_is_built(tmp_path: Path) -> None:
     env = make_env(tmp_path / "env")
     assert cellenv.holds_torch(env) and cellenv.half_built(env) and cellenv.built_torch(env) is None
-    cellenv.mark_built(env)
+    cellenv.mark_built(env, SOURCE)
     assert cellenv.built_torch(env) is not None and not cellenv.half_built(env)
     record = next(env.glob("lib/python3.9/site-packages/torch-*.dist-info")) / "RECORD"
     record.write_text(record.read_text().replace("BBBB", "B2B2"))  # another build over the marked one
     assert cellenv.built_torch(env) is None and cellenv.half_built(env)
-    cellenv.mark_built(env)
+    cellenv.mark_built(env, SOURCE)
     cellenv.unmark_built(env)
     assert cellenv.built_torch(env) is None
+
+
+SOURCE = identity.build_source("https://pypi.org/simple", [])
+
+
+def test_a_torch_built_from_another_index_or_find_links_is_said_to_come_from_elsewhere(tmp_path: Path) -> None:
+    env = make_env(tmp_path / "env")
+    assert cellenv.source_mismatch(env, SOURCE) == ""  # nothing built yet
+    cellenv.mark_built(env, SOURCE)
+    assert cellenv.source_mismatch(env, SOURCE) == ""
+    elsewhere = identity.build_source("https://pypi.org/simple", ["/srv/wheels"])
+    assert cellenv.source_mismatch(env, elsewhere) == (
+        "its torch was installed from elsewhere; this cell installs from https://pypi.org/simple and /srv/wheels"
+    )
+    (env / cellenv.MARKER).write_text(cellenv.torch_build(env) + "\n")  # marked before sources were recorded
+    assert cellenv.source_mismatch(env, SOURCE).startswith("its torch was installed from elsewhere")
+    assert cellenv.built_torch(env) is not None
+
+
+def test_the_package_set_changes_with_any_installed_version(tmp_path: Path) -> None:
+    env = make_env(tmp_path / "env")
+    before = cellenv.package_set(env)
+    site = next(env.glob("lib/python3.9/site-packages"))
+    extra = site / "numpy-1.26.4.dist-info"
+    extra.mkdir()
+    (extra / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 1.26.4\n")
+    with_numpy = cellenv.package_set(env)
+    extra.rename(site / "numpy-2.0.0.dist-info")
+    (site / "numpy-2.0.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 2.0.0\n")
+    assert len({before, with_numpy, cellenv.package_set(env)}) == 3
+    assert cellenv.package_set(tmp_path / "nothing") is None
 
 
 def test_an_environment_without_torch_is_not_half_built(tmp_path: Path) -> None:

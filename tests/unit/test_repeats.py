@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from pathlib import Path
 
-from torchmatrix import repeats
+from torchmatrix import identity, repeats
 from torchmatrix.core import Outcome, Pair, Probe, Record
 from torchmatrix.sessions.common import progress_log, run_pairs
 
@@ -62,12 +63,32 @@ class Session:
 
 
 FLAKY = """\
+import os
+
+
+def run(device):
+    return {"outcome": "pass" if os.urandom(1)[0] < 128 else "fail", "metrics": {}, "message": ""}
+"""
+SEEDED = """\
 import random
 
 
 def run(device):
-    return {"outcome": "pass" if random.random() < 0.5 else "fail", "metrics": {}, "message": ""}
+    return {"outcome": "pass", "metrics": {"random": random.random(), "hash": hash("torchmatrix")}}
 """
+
+
+def test_every_run_of_every_cell_starts_from_one_seed(stub_torch_python: str, tmp_path: Path) -> None:
+    """Random numbers and the hash seed are the same in every repeat and every cell: what varies is not the seed."""
+    (tmp_path / "seeded.py").write_text(SEEDED)
+    pairs = [Pair(Probe("seeded", tmp_path / "seeded.py"), "cpu")]
+    seen = [
+        (run["metrics"]["random"], run["metrics"]["hash"])
+        for _ in range(2)  # two cells, each with its own worker
+        for run in repeats.runs_of(run_pairs(stub_torch_python, pairs, 30.0, 3, lambda *_: None).records[0])
+    ]
+    assert len(seen) == 6 and len(set(seen)) == 1
+    assert seen[0][0] == random.Random(identity.SEED).random()
 
 
 def test_a_probe_that_fails_at_random_is_unstable_and_one_that_does_not_is_not(

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import config, runner
+from torchmatrix import config, identity, runner
 from torchmatrix.core import Kind, Outcome, Pair, Probe
-from torchmatrix.runner import run_cell
 
 from ..conftest import DATA, bare_venv
 from ..faults.conftest import kill_all, wait_until_dead
@@ -112,6 +111,12 @@ PROBES = {
     "reads_options": "import json, os\ndef run(device):\n"
     "    return {'outcome': 'pass', 'metrics': json.loads(os.environ['TORCHMATRIX_PROBE_OPTIONS'])}\n",
 }
+
+
+def run_cell(python: str, pairs, timeout: float, listener=None, **options):
+    """The runner's run_cell, with this suite's TORCHMATRIX_* variables passed through, as a matrix's pass_env does."""
+    environment = identity.pair_environment(python, {}, ["TORCHMATRIX_*"], os.environ)
+    return runner.run_cell(python, pairs, timeout, listener, variables_seen=environment, **options)
 
 
 @pytest.fixture
@@ -380,12 +385,16 @@ def test_a_python_where_torch_does_not_import_runs_nothing(bare_python: str, pro
 
 
 PARENT = """
+import os
 import sys
 from pathlib import Path
 from torchmatrix.core import Probe
 from torchmatrix.core import Pair
+from torchmatrix import identity
 from torchmatrix.runner import run_cell
-run_cell(sys.argv[1], [Pair(Probe("hangs", Path(sys.argv[2])), "cpu")], 600.0, lambda *_: None)
+environment = identity.pair_environment(sys.argv[1], {}, ["TORCHMATRIX_*"], os.environ)
+pair = Pair(Probe("hangs", Path(sys.argv[2])), "cpu")
+run_cell(sys.argv[1], [pair], 600.0, lambda *_: None, variables_seen=environment)
 """
 
 

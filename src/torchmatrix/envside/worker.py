@@ -5,7 +5,7 @@ library and torch only; it never imports torchmatrix.
 
 The request arrives as one JSON line on stdin:
 
-    {"pairs": [pair, ...], "first": index, "timeout": s, "startup": s, "scratch": folder}
+    {"pairs": [pair, ...], "first": index, "timeout": s, "startup": s, "scratch": folder, "seed": n}
 
 where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...}``,
 its kind ``module`` (a file that defines ``run(device)``), ``script`` (run as
@@ -27,8 +27,12 @@ stdout, which is kept for them alone (whatever probes print goes to logs):
     {"event": "done"}
 
 with each record ``{"probe": name, "outcome": ..., "metrics": {...},
-"message": ..., "duration": s}``: one per pair, named as its probe, except
-for pytest tests, which get one per test, named by its node id. Each test may
+"message": ..., "duration": s, "read": [path, ...] or null}``: one per pair,
+named as its probe, except for pytest tests, which get one per test, named by
+its node id. ``read`` lists the files the pair's process imported or opened
+for reading outside its environment, the standard library and the temporary
+folders (seen by an audit hook, Python 3.8+); null where that is not known
+(an older Python, a process that died before it could say). Each test may
 run ``timeout`` seconds, so a pair of tests may take longer: "alive" says,
 as each test starts and ends, that the worker is not stuck.
 
@@ -36,7 +40,11 @@ Each pair runs in a new process, so that it starts from the state this worker
 has right after ``import torch`` (threads, default dtype, grad mode, flags,
 environment variables) whatever the pairs before it changed, in an empty
 temporary folder of its own that is removed afterwards, with stdin from
-/dev/null and its output in a log of its own. Its outcome is ``crash`` if that
+/dev/null and its output in a log of its own. Every pair starts from one
+seed (``seed``: Python's ``random``, torch's generators, NumPy's global one;
+the hash seed is the worker's, which the parent sets), and a pair on ``cpu``
+sees no CUDA or MPS device, so a script that picks one itself still runs on
+the cpu it is filed under. Its outcome is ``crash`` if that
 process dies and ``timeout`` if it runs past ``timeout`` seconds; either way
 this worker goes on with the next pair. The duration of a pair's record
 covers the whole of it: starting the process, running the pair, ending and
@@ -70,6 +78,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import runpy
 import select
@@ -110,13 +119,15 @@ class ParentGone(Exception):
 
 
 def main():
+    forget_own_folder()
     request = json.loads(read_line(0).decode("utf-8"))
     started = time.monotonic()
     channel = protocol_channel()
     faulthandler.enable(all_threads=False)  # a crash of the worker itself leaves its stack in its log
     timeout = float(request["timeout"])
     startup = float(request.get("startup", timeout))
-    pairs = [dict(pair, path=os.path.abspath(pair["path"])) for pair in request["pairs"]]
+    seed = int(request.get("seed", 0))
+    pairs = [dict(pair, path=os.path.abspath(pair["path"]), seed=seed) for pair in request["pairs"]]
 
     def send(message):
         try:
@@ -153,6 +164,12 @@ def main():
         isolation.close()
     sys.stderr.flush()
     os._exit(0)  # torch was imported, never used: nothing of it to shut down
+
+
+def forget_own_folder():
+    """Leave this file's folder off sys.path, where running it put it: a probe's ``import x`` never finds ours."""
+    if sys.path and sys.path[0] == os.path.dirname(WORKER_FILE):
+        del sys.path[0]
 
 
 def read_line(fd):
@@ -196,11 +213,20 @@ def records_of(isolation, pair, absent, limit, tests_found, alive):
         record = script_record(ending, pair, limit)
     else:
         record = pair_record(ending, name, device, limit)
-    return [dict(record, probe=name, duration=time.perf_counter() - began)]
+    return [dict(record, probe=name, duration=time.perf_counter() - began, read=files_read(ending))]
 
 
 def unavailable(reason):
-    return {"outcome": "unavailable", "metrics": {}, "message": reason}
+    return {"outcome": "unavailable", "metrics": {}, "message": reason, "read": []}
+
+
+def files_read(ending):
+    """The files a pair's process said it read; None when it did not say (it died, or its Python has no audit)."""
+    answer = parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
+    read = answer.get("read") if answer is not None else None
+    if not isinstance(read, list) or not all(isinstance(path, str) for path in read):
+        return None
+    return read
 
 
 # --- what a pair's process does -----------------------------------------------------
@@ -212,7 +238,10 @@ def child_main(job, answer_fd):
     try:
         import torch
 
+        reads = None if job["job"] == "fingerprint" else FilesRead()
         answer = perform(torch, job)
+        if reads is not None:
+            answer["read"] = reads.paths()
         if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
             write_all(answer_fd, json.dumps(answer, allow_nan=False).encode("utf-8"))
         status = 0
@@ -241,11 +270,116 @@ def perform(torch, job):
     if not available:
         return unavailable(reason)
     os.environ[DEVICE_VARIABLE] = job["device"]
+    if job["device"] == "cpu":
+        hide_accelerators(torch)
+    seed_generators(torch, job.get("seed", 0))
     if job["job"] == "script":
         return run_script(torch, job)
     if job["job"] == "pytest":
         return run_tests(job)
     return run_pair(torch, job["name"], job["path"], job["device"])
+
+
+def hide_accelerators(torch):
+    """Make this process see no CUDA (nor ROCm) device and no MPS: what runs on the cpu pair runs on the cpu.
+
+    CUDA reads the variables when it starts, which it has not in this process (the worker never starts it).
+    """
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    os.environ["HIP_VISIBLE_DEVICES"] = ""
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None:
+        mps.is_available = lambda: False
+
+
+def seed_generators(torch, seed):
+    """Seed Python's ``random``, torch's generators and NumPy's global one, now or when the pair imports NumPy."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if "numpy" in sys.modules:
+        seed_numpy(sys.modules["numpy"], seed)
+    else:
+        sys.meta_path.insert(0, SeedingNumpy(seed))
+
+
+def seed_numpy(numpy, seed):
+    with contextlib.suppress(Exception):  # a NumPy without a global generator is nothing to seed
+        numpy.random.seed(seed)
+
+
+class SeedingNumpy(object):
+    """A finder that lets NumPy import as it would, then seeds its global generator."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "numpy.random":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        execute, seed = spec.loader.exec_module, self.seed
+
+        def exec_module(module):
+            execute(module)
+            with contextlib.suppress(Exception):
+                module.seed(seed)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+class FilesRead(object):
+    """The files this process opens for reading or imports from outside the environment, the standard library,
+    the temporary folders and torchmatrix's worker: what the pair's outcome may depend on besides its probe.
+
+    Python's audit hooks (3.8+) see every ``open``; the modules imported meanwhile are added by their files, as an
+    import may read bytecode compiled elsewhere instead. Files the process also opened for writing are its own.
+    """
+
+    def __init__(self):
+        self.reading, self.writing = set(), set()
+        self.modules = set(sys.modules)
+        self.known = hasattr(sys, "addaudithook")
+        if self.known:
+            sys.addaudithook(self.opened)
+
+    def opened(self, event, arguments):
+        if event != "open":
+            return
+        try:
+            path, mode, flags = arguments[:3]
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if not isinstance(path, str):
+                return  # a file descriptor: opened before, by path
+            writes = any(char in mode for char in "wax+") if isinstance(mode, str) else flags & 3 != os.O_RDONLY
+            (self.writing if writes else self.reading).add(os.path.abspath(path))
+        except Exception:  # noqa: S110 - an exception here would be the probe's open's, which it is not
+            pass
+
+    def paths(self):
+        """Every file read, sorted; None where this Python has no audit hooks."""
+        if not self.known:
+            return None
+        found = set(self.reading)
+        for name, module in list(sys.modules.items()):
+            where = getattr(module, "__file__", None) if name not in self.modules else None
+            if isinstance(where, str):
+                found.add(os.path.abspath(where))
+        excluded = tuple(os.path.join(os.path.realpath(folder), "") for folder in excluded_folders())
+        real = set(os.path.realpath(path) for path in found - self.writing)
+        return sorted(path for path in real if not path.startswith(excluded) and os.path.isfile(path))
+
+
+def excluded_folders():
+    """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers."""
+    folders = [sys.prefix, sys.base_prefix, sys.exec_prefix, getattr(sys, "base_exec_prefix", sys.prefix),
+               os.path.dirname(WORKER_FILE), tempfile.gettempdir(), "/proc", "/sys", "/dev"]  # fmt: skip
+    prefix = getattr(sys, "pycache_prefix", None)
+    return folders + ([prefix] if prefix else [])
 
 
 def write_all(fd, data):
@@ -505,12 +639,22 @@ def records_of_tests(isolation, pair, limit, alive):
 
     A test that kills or hangs its process gets ``crash`` or ``timeout``, and
     pytest runs again, in a new process, on the tests it had not reached.
+    Every record gets what all of the pair's processes read: tests share them.
     """
+    read = []
+    records = run_tests_until_done(isolation, pair, limit, alive, read)
+    return [dict(record, read=None if None in read else sorted(set(path for paths in read for path in paths)))
+            for record in records]  # fmt: skip
+
+
+def run_tests_until_done(isolation, pair, limit, alive, read):
+    """The records of :func:`records_of_tests`; what each process read is appended to ``read``."""
     records, expected = [], None
     targets = [pair["path"] + pair.get("select", "")]
     while True:
         alive()
         ending = isolation.run(dict(pair, job="pytest", targets=targets), limit, alive)
+        read.append(files_read(ending))
         events = ProgressOfTests(ending.sides.get("progress", b""))
         records += events.ended
         expected = events.collected if events.collected is not None else expected
@@ -1087,11 +1231,14 @@ def ended_within(process, deadline):
 
 
 def child_command(job):
-    """This file run as a job's process, with this Python's -X options (pycache_prefix)."""
+    """This file run as a job's process, with this Python's -X options (pycache_prefix).
+
+    Not ``-I``, which would ignore PYTHONHASHSEED: the environment is the worker's, which the parent built.
+    """
     options = []
     for key, value in sys._xoptions.items():
         options += ["-X", key if value is True else "{}={}".format(key, value)]
-    return [sys.executable, "-I", "-u"] + options + [WORKER_FILE, "--child", json.dumps(job)]
+    return [sys.executable, "-s", "-u"] + options + [WORKER_FILE, "--child", json.dumps(job)]
 
 
 def own_process_group():
@@ -1196,6 +1343,7 @@ def safe(compute, default=None):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
+        forget_own_folder()
         spawned_child(json.loads(sys.argv[2]))
     else:
         main()

@@ -35,12 +35,15 @@ def run_pairs(
     repeat: int,
     listener: runner.Listener,
     pycache_prefix: Path | None = None,
+    variables_seen: dict[str, str] | None = None,
 ) -> runner.CellRun:
-    """Run each pair ``repeat`` times (listed that often to the runner); one record per pair (:mod:`.repeats`).
+    """Run each pair ``repeat`` times (listed that often to the runner) in the environment ``variables_seen``;
+    one record per pair (:mod:`.repeats`).
 
     The listener hears ("done", last pair, None) at the end, besides the runner's events.
     """
-    cell_run = runner.run_cell(python, repeats.listed(pairs, repeat), timeout, listener, pycache_prefix)
+    listed = repeats.listed(pairs, repeat)
+    cell_run = runner.run_cell(python, listed, timeout, listener, pycache_prefix, variables_seen)
     if pairs:
         listener("done", pairs[-1], None)
     return dataclasses.replace(cell_run, records=tuple(repeats.merged(cell_run.records, repeat)))

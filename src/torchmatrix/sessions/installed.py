@@ -12,7 +12,6 @@ later run's result is the one kept.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from collections.abc import Sequence
@@ -76,7 +75,9 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     pairs = project.pairs()
     session.log(f"{python}: running {len(pairs)} (probe, device) pairs in its installed torch")
     repeat = project.matrix.repeat
-    cell_run = run_pairs(python, pairs, project.matrix.timeout, repeat, progress_log(session, len(pairs), repeat))
+    progress = progress_log(session, len(pairs), repeat)
+    seen = project.pair_environment(python)
+    cell_run = run_pairs(python, pairs, project.matrix.timeout, repeat, progress, None, seen)
     if cell_run.import_failure:
         raise TorchmatrixError(f"{python}: torch does not import: {cell_run.import_failure}")
     environment = cell_run.environment
@@ -87,9 +88,7 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     python_minor = ".".join(str(environment.get("python", "")).split(".")[:2]) or None
     # No inputs to be up to date with (nothing was installed), but the probe that made each record, so that
     # a later run of tests replaces all of theirs.
-    records = [
-        dataclasses.replace(record, inputs=project.record_inputs({}, record.probe)) for record in cell_run.records
-    ]
+    records = [project.identified({}, record) for record in cell_run.records]
     result = cell_result(
         project,
         started,

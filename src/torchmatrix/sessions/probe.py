@@ -11,13 +11,12 @@ torch must match the cell's, or nothing is stored.
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nox.command import CommandFailed
 from nox.virtualenv import VirtualEnv
@@ -27,7 +26,7 @@ from packaging.version import InvalidVersion, Version
 from .. import cellenv, core, freshness, releases, results, runner, terminal
 from ..arguments import Parser, repeat_count
 from ..core import Outcome
-from ..identity import TORCH_BUILD
+from ..identity import PACKAGES, TORCH_BUILD
 from ..plan import Cell
 from ..results import CellResult
 from ..tee import Tee
@@ -80,12 +79,13 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     for note in project.notes:  # the index read offline, a find-links folder that is not there, …
         session.log(terminal.escape(note))
     env = Path(session.virtualenv.location)
-    _ensure_sound(session, cell, env)
+    _ensure_sound(session, cell, env, project.inputs(cell)["index"])
     pairs = project.pairs()
     if force:
         todo = freshness.Stale(tuple(pairs), f"{freshness.FORCE}: re-measuring every pair")
     else:
-        todo = freshness.stale(stored, pairs, {**project.inputs(cell), TORCH_BUILD: cellenv.built_torch(env)})
+        built = {TORCH_BUILD: cellenv.built_torch(env), PACKAGES: cellenv.package_set(env)}
+        todo = freshness.stale(stored, pairs, {**project.inputs(cell), **built})
     if not todo.pairs:
         session.skip(f"{cell.id}: {todo.reason}")
     session.log(f"{cell.id}: running: {todo.reason}")
@@ -93,9 +93,7 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     problem = mislabelled(cell, cell_run.environment)
     if problem:
         session.error(terminal.escape(f"{cell.id}: {problem}; nothing is stored"))
-    records = [
-        dataclasses.replace(record, inputs=project.record_inputs(inputs, record.probe)) for record in cell_run.records
-    ]
+    records = [project.identified(inputs, record) for record in cell_run.records]
     packages = cellenv.installed_versions(env, project.installed_names(cell))
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
     result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
@@ -117,10 +115,11 @@ def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | 
         return None
 
 
-def _ensure_sound(session: nox.Session, cell: Cell, env: Path) -> None:
-    """Rebuild ``env`` if another Python made it or an install into it was stopped halfway."""
+def _ensure_sound(session: nox.Session, cell: Cell, env: Path, source: Any) -> None:
+    """Rebuild ``env`` if another Python made it, its torch came from elsewhere than ``source``, or an install
+    into it was stopped halfway."""
     assert cell.interpreter is not None
-    mismatch = cellenv.interpreter_mismatch(env, cell.interpreter)
+    mismatch = cellenv.interpreter_mismatch(env, cell.interpreter) or cellenv.source_mismatch(env, source)
     if mismatch:
         _rebuild(session, env, mismatch)
     elif cellenv.half_built(env):
@@ -155,12 +154,14 @@ def _install_and_run(
         reused = not rebuilt and cellenv.holds_torch(env)
         cellenv.unmark_built(env)  # the install may stop halfway: until torch imports, nothing vouches for it
         failure = _install(project, session, cell)
-        inputs = {**project.inputs(cell), TORCH_BUILD: cellenv.torch_build(env)}
+        inputs = project.inputs(cell)
+        inputs.update({TORCH_BUILD: cellenv.torch_build(env), PACKAGES: cellenv.package_set(env)})
         if not failure:
             repeat = project.matrix.repeat
-            progress = _marking_built(env, progress_log(session, len(pairs), repeat))
-            timeout = project.matrix.timeout
-            cell_run = run_pairs(_venv_python(session), pairs, timeout, repeat, progress, pycache_prefix(env))
+            progress = _marking_built(env, inputs["index"], progress_log(session, len(pairs), repeat))
+            timeout, python = project.matrix.timeout, _venv_python(session)
+            seen = project.pair_environment(python)
+            cell_run = run_pairs(python, pairs, timeout, repeat, progress, pycache_prefix(env), seen)
             if not cell_run.import_failure:
                 return cell_run, inputs
             failure = f"torch does not import: {cell_run.import_failure}"
@@ -170,14 +171,14 @@ def _install_and_run(
     raise AssertionError("unreachable: the second try stores its failure")
 
 
-def _marking_built(env: Path, listener: runner.Listener) -> runner.Listener:
-    """``listener``, and the environment marked built when its first pair starts: torch imported there."""
+def _marking_built(env: Path, source: Any, listener: runner.Listener) -> runner.Listener:
+    """``listener``, and the environment marked built from ``source`` when its first pair starts: torch imported."""
     marked = False
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal marked
         if event == "start" and not marked:
-            cellenv.mark_built(env)
+            cellenv.mark_built(env, source)
             marked = True
         listener(event, pair, record)
 
