@@ -1,36 +1,28 @@
-"""The docs and the code agree.
+"""The docs and the code agree, as the pages' Markdown reads.
 
-The site's reference tables show every key of matrix.yaml, every outcome, every
-session nox finds in the noxfile and every variable, as the code declares them;
-and no page (nor the README) names a session, variable or key that does not exist.
+No page (nor the README) names a variable or key that does not exist, every
+example of the key reference is a value its key accepts, and the matrix page's
+example shows every key. The built site's reference tables, and the sessions the
+pages name, are checked against the code in tests/integration/test_docs.py: they
+build the site and run `nox -l`.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import socket
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 import yaml
-from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
-from sphinx.cmd.build import build_main
 
-from torchmatrix import cli, config, printed, schema, variables, yamldoc
-from torchmatrix.core import Outcome
+from torchmatrix import config, schema, variables, yamldoc
 from torchmatrix.errors import ConfigError
 from torchmatrix.schema import Key
 
 from ..conftest import ROOT
-
-# myst-parser 5.2 still uses an attribute Sphinx 9 deprecates (for Sphinx 11): not ours to fix
-pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning:myst_parser")
 
 DOCS = ROOT / "docs"
 DOCS_PAGES = sorted(DOCS.glob("*.md"))
@@ -47,50 +39,6 @@ def key_paths(keys: Mapping[str, Key] = schema.MATRIX_KEYS, prefix: str = "") ->
 
 def all_key_names() -> set[str]:
     return {path.rsplit(".", 1)[-1] for path, _ in key_paths()}
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site as `nox -s docs` builds it, every warning an error, with no network."""
-    out = tmp_path_factory.mktemp("site")
-
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("building the docs tried to open a network connection")
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(socket.socket, "connect", refuse)
-        status = build_main(
-            ["-W", "--keep-going", "-n", "-q", "-w", str(out / "warnings"), "-b", "html", "-d", str(out / "doctrees")]
-            + [str(DOCS), str(out / "html")]
-        )
-    assert status == 0, (out / "warnings").read_text()
-    return out / "html"
-
-
-def tables(site: Path, name: str) -> list[list[list[str]]]:
-    """The text of each body cell of every ``reference-table NAME`` in the site."""
-    found = []
-    for page in sorted(site.glob("*.html")):
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
-        for table in soup.select(f"table.reference-table.{name}"):
-            rows = table.select("tbody tr")
-            found.append([[" ".join(cell.get_text().split()) for cell in row.find_all("td")] for row in rows])
-    assert found, f"no page shows the reference table {name!r}"
-    return found
-
-
-def text(markdown: str) -> str:
-    """What ``markdown`` from the code (a help, a docstring) reads as, once rendered."""
-    return markdown.replace("`", "")
-
-
-def test_every_key_of_the_matrix_is_in_the_key_reference(site: Path) -> None:
-    expected = [
-        [path, "yes" if key.required else "no", f"{path.rsplit('.', 1)[-1]}: {key.example}", text(key.help)]
-        for path, key in key_paths()
-    ]
-    for table in tables(site, "matrix-keys"):
-        assert table == expected
 
 
 def test_every_key_table_of_the_schema_is_reached_from_matrix_keys() -> None:
@@ -123,64 +71,6 @@ def test_each_example_in_the_key_reference_is_a_value_its_key_accepts(path: str,
     file.write_text(f"{name}: {key.example}\n")
     doc = yamldoc.load(file)
     schema.check_mapping(doc, (), doc.value, {name: key})
-
-
-def test_every_outcome_is_in_the_outcomes_table(site: Path) -> None:
-    for table in tables(site, "outcomes"):
-        assert [row[0] for row in table] == [outcome.value for outcome in Outcome]
-        for row, outcome in zip(table, Outcome, strict=True):
-            assert row[1] == outcome.symbol
-            assert ("cell" in row[2]) == outcome.is_cell_outcome, row
-            assert row[3] == outcome.meaning
-
-
-@pytest.fixture(scope="module")
-def nox_sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The sessions `nox -l` lists, and their descriptions, with a broken matrix: it must not stop the listing."""
-    broken = tmp_path_factory.mktemp("broken") / "matrix.yaml"
-    broken.write_text("torch: [1.12.1\n")
-    listing = subprocess.run(
-        [sys.executable, "-m", "nox", "--script-mode", "none", "--noxfile", str(ROOT / "noxfile.py"), "-l"],
-        env={**os.environ, variables.MATRIX.name: str(broken)},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    # "* probe(matrix-error) -> Install one …": a parametrized session is listed by its cells
-    sessions = dict(re.findall(r"^[*-] ([\w-]+)(?:\(.*?\))? -> (.*)$", listing, re.MULTILINE))
-    assert sessions, listing
-    return sessions
-
-
-def test_every_session_nox_lists_is_in_the_sessions_table(site: Path, nox_sessions: dict[str, str]) -> None:
-    for table in tables(site, "sessions"):
-        shown = {row[0]: row[1] for row in table}
-        assert sorted(shown) == sorted(nox_sessions)
-        for name, description in nox_sessions.items():
-            assert shown[name].startswith(text(description)), name
-
-
-def test_every_variable_is_in_the_variables_table(site: Path) -> None:
-    expected = [[v.name, text(v.overrides), f"{v.name}={v.example}"] for v in variables.ALL]
-    for table in tables(site, "variables"):
-        assert table == expected
-
-
-def test_every_variable_a_probe_finds_set_is_in_its_table(site: Path) -> None:
-    for table in tables(site, "given"):
-        assert table == [[variable.name, text(variable.means)] for variable in variables.GIVEN]
-
-
-def test_every_normalisation_rule_is_in_its_table(site: Path) -> None:
-    expected = [[rule.what, rule.pattern.pattern, rule.example, rule.apply(rule.example)] for rule in printed.RULES]
-    for table in tables(site, "normalised"):
-        assert table == expected
-
-
-def test_every_session_of_the_torchmatrix_command_is_in_its_table(site: Path) -> None:
-    expected = [[name, command.usage, text(command.does)] for name, command in cli.COMMANDS.items()]
-    for table in tables(site, "commands"):
-        assert table == expected
 
 
 def code_of(page: Path) -> Iterator[tuple[str, str]]:
@@ -226,17 +116,6 @@ def test_sessions_named_reads_nox_command_lines() -> None:
     assert list(sessions_named("nox > Running session probe(1.9.0)")) == []
     assert list(sessions_named("| `nox -j 2 -s probe report` vs one cell | 1.03x |")) == ["probe"]
     assert list(sessions_named('nox > torch 1.11.0: nox -s "probe(1.11.0)" … (log: …)')) == ["probe"]
-
-
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
-def test_no_page_names_a_session_that_does_not_exist(page: Path, nox_sessions: dict[str, str]) -> None:
-    named = {name for _, code in code_of(page) for name in sessions_named(code)}
-    assert named <= set(nox_sessions), f"{page.name} names sessions the noxfile lacks: {named - set(nox_sessions)}"
-
-
-def test_the_pages_show_a_command_for_every_session(nox_sessions: dict[str, str]) -> None:
-    named = {name for page in DOCS_PAGES for _, code in code_of(page) for name in sessions_named(code)}
-    assert sorted(set(nox_sessions) - named) == []
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
