@@ -81,7 +81,9 @@ def given_rows() -> Iterator[Row]:
 
 def normalised_rows() -> Iterator[Row]:
     for rule in printed.RULES:
-        yield rule.what, code(rule.pattern.pattern), code(rule.example), code(rule.apply(rule.example))
+        untouched = ", ".join(f"`{line}`" for line in rule.untouched)
+        pattern = rule.pattern.pattern.decode()
+        yield rule.what, code(pattern), code(rule.example), code(rule.apply(rule.example)), untouched
 
 
 def command_rows() -> Iterator[Row]:
@@ -130,7 +132,11 @@ TABLES = {
     "sessions": Table(("session", "what it does"), session_rows, (NOXFILE,)),
     "variables": Table(("variable", "what it replaces", "example"), variable_rows, (SRC / "variables.py",)),
     "given": Table(("variable", "what it holds"), given_rows, (SRC / "variables.py",)),
-    "normalised": Table(("what", "pattern", "a line", "compared as"), normalised_rows, (SRC / "printed.py",)),
+    "normalised": Table(
+        ("what", "pattern", "a line", "compared as", "left as printed"),
+        normalised_rows,
+        (SRC / "printed.py", SRC / "envside" / "worker.py"),
+    ),
     "commands": Table(("session", "usage", "what it does"), command_rows, (SRC / "cli.py",)),
 }
 

@@ -8,8 +8,9 @@ itself (an output digest), so that the first release with NEW's value is
 found. A check (``--check NAME``, a ``name`` in ``metrics.checks``, such as one
 operator of the sweep) narrows either to that check: its outcome, or a metric
 inside it. By output, it shows the outcome and what a script printed,
-normalised (:mod:`torchmatrix.printed`), so that a script that only prints can
-be bisected. A cell that did not run, a device the build or machine lacks, and
+by digest, all of it, with only what is per-process gone
+(:mod:`torchmatrix.printed`), so that a script that only prints can be
+bisected. A cell that did not run, a device the build or machine lacks, and
 a check, metric or output the record does not hold make a release untestable.
 """
 
@@ -60,8 +61,7 @@ class Criterion:
     def label(self, category: str | None) -> str:
         """A category as a person reads it: ``pass``, ``max_abs_diff above 1e-06``, ``observed = "5fd7…"``."""
         if self.by_output and category is not None:
-            outcome, *lines = category.split("\n")
-            return f"{outcome}, {printed.describe(lines)}"
+            return printed.Printed.from_category(category).describe()
         if self.metric is None:
             return str(category)
         return f"{self.metric} = {_shortened(str(category))}" if self.by_value else f"{self.metric} {category}"
@@ -130,7 +130,7 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
     if criterion.by_output:
-        return _output_observed(result, record, criterion)
+        return _output_observed(record)
     if criterion.metric is None and criterion.check is None:
         return _by_outcome(record, len(runs))
     if criterion.check is None and criterion.threshold is not None:
@@ -197,16 +197,23 @@ def _in_run(metrics: Mapping[str, Any], record: Record, criterion: Criterion) ->
     return side, f"{criterion.metric} = {value:g} ({side})"
 
 
-def _output_observed(result: CellResult, record: Record, criterion: Criterion) -> Observation:
-    """The outcome, with the message where it is not the output's end (an exception), then the lines printed."""
-    lines = record.metrics.get("output")
-    if not isinstance(lines, list):
-        return Observation(None, f"{record.outcome.value}, no output recorded: only scripts' output is kept")
-    versions = [str(result.environment.get("torch") or ""), result.torch]
-    said = "" if record.outcome in (Outcome.PASS, Outcome.FAIL) else _first_line(record.message)
-    outcome = record.outcome.value + (f": {printed.normalised([said], versions)[0]}" if said else "")
-    category = "\n".join([outcome, *printed.normalised([str(line) for line in lines], versions)])
-    return Observation(category, criterion.label(category))
+def _output_observed(record: Record) -> Observation:
+    """How each run ended and the digest of all it printed (:class:`printed.Printed`); runs that differ: unstable."""
+    runs = repeats.runs_of(record)
+    seen = [printed.Printed.of_run(str(run.get("outcome")), str(run.get("message") or ""), run.get("metrics") or {})
+            for run in runs]  # fmt: skip
+    missing = next((why for why in seen if isinstance(why, str)), None)
+    if missing is not None:
+        return Observation(None, f"{record.outcome.value}, {missing}", len(runs))
+    shown = Counter(run.category() for run in seen if isinstance(run, printed.Printed))
+    if len(shown) > 1:
+        split = "; ".join(
+            f"{printed.Printed.from_category(category).describe(VALUE_SHOWN * 2)} in {count}"
+            for category, count in shown.most_common()
+        )
+        return Observation(None, f"unstable: {split} of {len(runs)} runs", len(runs), True)
+    (category,) = shown
+    return Observation(category, printed.Printed.from_category(category).describe(), len(runs))
 
 
 def metric_found(metrics: Mapping[str, Any], name: str) -> Any:

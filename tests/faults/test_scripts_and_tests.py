@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,7 +127,10 @@ def test_every_script_gets_the_outcome_its_exit_gives(probed: Probed) -> None:
 def test_the_seed_report_s_script_runs_unedited_and_keeps_what_it_printed(probed: Probed) -> None:
     record = probed.record("seed_report")
     assert record.message == "tensor(28., grad_fn=<MulBackward0>)"
-    assert record.metrics == {"exit_code": 0, "output": ["tensor(28., grad_fn=<MulBackward0>)"]}
+    printed = b"tensor(28., grad_fn=<MulBackward0>)\n"
+    digest = hashlib.sha256(printed).hexdigest()
+    assert record.metrics == {"exit_code": 0, "output": [printed.decode().strip()], "output_sha256": digest,
+                              "output_bytes": len(printed)}  # fmt: skip
 
 
 def test_a_script_runs_on_other_devices_only_when_it_reads_its_device(probed: Probed) -> None:

@@ -16,6 +16,7 @@ from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
+from torchmatrix.printed import Printed
 from torchmatrix.sessions.bisect import USAGE, Request, _Bisection, answer, parse, run
 
 from .test_plan import THIS_MACHINE
@@ -474,18 +475,22 @@ def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_nod
         parse(["tests/", "--from", "1.9.0", "--to", "1.12.1"], matrix)  # the matrix's probe: its tests have records
 
 
-def test_by_output_the_answer_names_the_first_line_printed_that_changed() -> None:
+def test_by_output_the_answer_names_the_first_line_printed_that_changed_and_counts_the_runs() -> None:
     versions = [Version("1.9.1"), Version("1.10.0")]
-    old = Observation("pass\ntensor([0.9609], dtype=torch.bfloat16)\ntensor([0.9643])", "")
-    new = Observation("pass\ntensor([0.9648], dtype=torch.bfloat16)\ntensor([0.9643])", "")
-    steps = (Step(versions[0], old, True), Step(versions[1], new, True))
+    kept = ("tensor([0.9609], dtype=torch.bfloat16)", "tensor([0.9648], dtype=torch.bfloat16)")
+    old, new = (
+        Printed("pass", digest * 64, 60, False, (line, "tensor([0.9643])"))
+        for digest, line in zip("ab", kept, strict=True)
+    )
+    steps = (Step(versions[0], Observation(old.category(), "", 5), True),
+             Step(versions[1], Observation(new.category(), "", 5), True))  # fmt: skip
     verdict = Verdict(Status.FOUND, tuple(versions), steps, 3, last_old=versions[0], first_new=versions[1])
     request = Request(("sigmoid",), ("cpu",), versions[0], versions[1], criterion=Criterion(by_output=True))
     assert answer(verdict, request) == [
         "first release with NEW's outcome (pass, prints 'tensor([0.9648], dtype=torch.bfloat16)' / "
-        "'tensor([0.9643])'): torch 1.10.0 (1 run)",
+        "'tensor([0.9643])'): torch 1.10.0 (5 runs)",
         "last release with OLD's outcome (pass, prints 'tensor([0.9609], dtype=torch.bfloat16)' / "
-        "'tensor([0.9643])'): torch 1.9.1 (1 run)",
+        "'tensor([0.9643])'): torch 1.9.1 (5 runs)",
         "what it printed, from OLD to NEW: line 1: 'tensor([0.9609], dtype=torch.bfloat16)' → "
         "'tensor([0.9648], dtype=torch.bfloat16)'",
     ]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import pytest
 
-from torchmatrix import repeats
+from torchmatrix import printed, repeats
 from torchmatrix.core import Outcome, Record
 from torchmatrix.criteria import Criterion, metric_value, observe
 
@@ -163,30 +164,69 @@ def test_an_unstable_pair_is_untestable_by_outcome_but_may_be_steady_by_a_metric
     assert (loose.category, loose.unstable) == ("not above 1e-05", False)
 
 
-SEED_OUTPUT = ["tensor(28., grad_fn=<MulBackward0>)", "<MulBackward0 object at 0x7f3a2c1d5e80>"]
+SEED_OUTPUT = ["tensor(28., grad_fn=<MulBackward0>)", "<MulBackward0 object at 0x…>"]
 
 
-def printing(lines: list[str], outcome: Outcome = Outcome.PASS, message: str = "", torch: str = "1.12.1") -> object:
-    record = Record("repro", "cpu", outcome, {"exit_code": 0, "output": lines}, message, 0.1)
+def printed_metrics(lines: list[str], whole: str | None = None, **more: object) -> dict[str, object]:
+    """A script's metrics as the worker stores them: ``whole`` is all it printed, ``lines`` the end kept."""
+    text = ("".join(line + "\n" for line in lines) if whole is None else whole).encode()
+    digest = hashlib.sha256(text).hexdigest()
+    cut = {"output_truncated": True} if whole is not None else {}
+    return {"exit_code": 0, "output": lines, "output_sha256": digest, "output_bytes": len(text), **cut, **more}
+
+
+def printing(lines: list[str], outcome: Outcome = Outcome.PASS, message: str = "", torch: str = "1.12.1",
+             whole: str | None = None, **more: object) -> object:  # fmt: skip
+    record = Record("repro", "cpu", outcome, printed_metrics(lines, whole, **more), message, 0.1)
     return result(torch, records=(record,), environment={"torch": f"{torch}+cu102"})
 
 
-def test_by_output_the_category_is_the_outcome_and_what_was_printed_normalised() -> None:
-    by_output = Criterion(by_output=True)
-    seen = observe(printing(SEED_OUTPUT), "repro", "cpu", by_output)
-    assert seen.category == "pass\ntensor(28., grad_fn=<MulBackward0>)\n<MulBackward0 object at 0x…>"
+BY_OUTPUT = Criterion(by_output=True)
+
+
+def test_by_output_the_category_is_how_it_ended_and_the_digest_of_all_it_printed() -> None:
+    seen = observe(printing(SEED_OUTPUT), "repro", "cpu", BY_OUTPUT)
+    assert seen.category == printed.Printed.of_run("pass", "", printed_metrics(SEED_OUTPUT)).category()
     assert seen.detail == "pass, prints 'tensor(28., grad_fn=<MulBackward0>)' / '<MulBackward0 object at 0x…>'"
-    elsewhere = [SEED_OUTPUT[0], "<MulBackward0 object at 0x7f0011223344>"]
-    assert observe(printing(elsewhere, torch="1.9.0"), "repro", "cpu", by_output).category == seen.category
-    zero = observe(printing(["tensor(0., grad_fn=<MulBackward0>)", SEED_OUTPUT[1]]), "repro", "cpu", by_output)
+    assert observe(printing(SEED_OUTPUT, torch="1.9.0"), "repro", "cpu", BY_OUTPUT).category == seen.category
+    zero = observe(printing(["tensor(0., grad_fn=<MulBackward0>)", SEED_OUTPUT[1]]), "repro", "cpu", BY_OUTPUT)
     assert zero.category != seen.category  # a digit that changes is a change
-    assert by_output.to_json() == {"by": "output"} and by_output.describe() == "by output"
+    assert BY_OUTPUT.to_json() == {"by": "output"} and BY_OUTPUT.describe() == "by output"
 
 
-def test_by_output_an_exception_counts_and_a_record_without_output_is_untestable() -> None:
-    by_output = Criterion(by_output=True)
-    failed = observe(printing([], Outcome.ERROR, "AttributeError: no attribute 'log_ndtr'"), "repro", "cpu", by_output)
-    assert failed.category == "error: AttributeError: no attribute 'log_ndtr'"
-    assert failed.detail == "error: AttributeError: no attribute 'log_ndtr', prints nothing"
-    module = observe(with_record(Outcome.PASS), "batched_matmul", "cpu", by_output)
+def test_by_output_a_change_before_the_end_kept_is_a_change_and_is_said_to_be() -> None:
+    end = ["…" + "x" * 100]
+    old = observe(printing(end, whole="a" + "x" * 70000 + "\n"), "repro", "cpu", BY_OUTPUT)
+    new = observe(printing(end, whole="b" + "x" * 70000 + "\n"), "repro", "cpu", BY_OUTPUT)
+    assert old.testable and new.testable and old.category != new.category
+    assert old.detail.startswith("pass, prints 70002 bytes, of which the end kept: ")
+
+
+def test_by_output_an_exception_s_type_and_message_count() -> None:
+    def failing(value: str) -> object:
+        message = f"AssertionError: {value}"
+        return printing([], Outcome.FAIL, message, raised=message, exit_code=None)
+
+    old, new = (observe(failing(value), "repro", "cpu", BY_OUTPUT) for value in ("0.9642857", "0.9642858"))
+    assert old.category != new.category
+    assert new.detail == "fail: AssertionError: 0.9642858, prints nothing"
+    raised = "AttributeError: no attribute 'log_ndtr'"
+    error = observe(printing([], Outcome.ERROR, raised, raised=raised), "repro", "cpu", BY_OUTPUT)
+    assert error.detail == f"error: {raised}, prints nothing"
+
+
+def test_by_output_every_run_of_a_repeat_must_agree_and_each_counts() -> None:
+    runs = [Record("repro", "cpu", Outcome.PASS, printed_metrics([x]), x, 0.1) for x in ("0.1", "0.7", "0.1")]
+    merged = repeats.merge(runs)
+    split = observe(result(records=(merged,)), "repro", "cpu", BY_OUTPUT)
+    assert (split.category, split.unstable, split.runs) == (None, True, 3)
+    assert split.detail == "unstable: pass, prints '0.1' in 2; pass, prints '0.7' in 1 of 3 runs"
+    same = observe(result(records=(repeats.merge([runs[0], runs[2]]),)), "repro", "cpu", BY_OUTPUT)
+    assert (same.testable, same.runs) == (True, 2)
+
+
+def test_by_output_a_record_without_output_or_its_digest_is_untestable() -> None:
+    module = observe(with_record(Outcome.PASS), "batched_matmul", "cpu", BY_OUTPUT)
     assert not module.testable and "only scripts' output is kept" in module.detail
+    older = observe(with_record(Outcome.PASS, {"exit_code": 0, "output": ["x"]}), "batched_matmul", "cpu", BY_OUTPUT)
+    assert not older.testable and "run it again" in older.detail

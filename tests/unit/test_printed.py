@@ -1,38 +1,87 @@
-"""What a script printed, normalised for `bisect --by-output`: noise goes, everything else counts."""
+"""What a script printed, as `bisect --by-output` compares it: only what is per-process goes, everything else counts."""
 
 from __future__ import annotations
+
+import hashlib
 
 import pytest
 
 from torchmatrix import printed
+from torchmatrix.printed import Printed
 
 
 @pytest.mark.parametrize("rule", printed.RULES, ids=lambda rule: rule.what)
-def test_each_rule_changes_its_example(rule: printed.Rule) -> None:
+def test_each_rule_changes_its_example_and_leaves_what_it_must_not_touch(rule: printed.Rule) -> None:
     assert rule.apply(rule.example) != rule.example
+    assert rule.untouched
+    for line in rule.untouched:
+        assert rule.apply(line) == line
 
 
 @pytest.mark.parametrize(
     ("line", "becomes"),
     [
         ("<MulBackward0 object at 0x7f3a2c1d5e80>", "<MulBackward0 object at 0x…>"),
+        ("<function f at 0x7f3a2c1d5e80>", "<function f at 0x…>"),
         ("tensor(28., grad_fn=<MulBackward0>)", "tensor(28., grad_fn=<MulBackward0>)"),
-        ("tensor([0.9609], dtype=torch.bfloat16)", "tensor([0.9609], dtype=torch.bfloat16)"),
-        ("wrote /tmp/tmpab12_x9q/out.pt", "wrote <tmp>"),
-        ("in /tmp/torchmatrix-worker-k2j4x9_a/torchmatrix-pair-9xq1b2c3", "in <tmp>"),
-        ("step took 0.0312 s (12ms on the GPU)", "step took <duration> (<duration> on the GPU)"),
-        ("[2026-01-05 14:03:27,118] ready", "[<clock>] ready"),
+        (
+            "in /tmp/torchmatrix-worker-k2j4x9_a/torchmatrix-pair-9xq1b2c3/m.pt",
+            "in /tmp/torchmatrix-worker-<tmp>/torchmatrix-pair-<tmp>/m.pt",
+        ),
         ("torch 1.12.1+cu102 on python 3.10", "torch <torch version> on python 3.10"),
-        ("0x10 is sixteen", "0x10 is sixteen"),  # too short to be an address
-        ("x = 3.5  ", "x = 3.5"),
+        ("torch 1.12.1", "torch <torch version>"),
+        # What is not per-process counts: each of these could be the very change asked about.
+        ("0x3e99999a", "0x3e99999a"),  # a float's bits, as struct and hex print them
+        ("bits 0x3e99999b at 0x3e99999b", "bits 0x3e99999b at 0x3e99999b"),
+        ("wrote /tmp/tmpab12_x9q/out.pt", "wrote /tmp/tmpab12_x9q/out.pt"),
+        ("step took 0.0312 s (12ms on the GPU)", "step took 0.0312 s (12ms on the GPU)"),
+        ("[2026-01-05 14:03:27,118] ready", "[2026-01-05 14:03:27,118] ready"),
+        ("1.12.10 11.12.1 1.12.1.2", "1.12.10 11.12.1 1.12.1.2"),
+        ("x = 3.5  ", "x = 3.5  "),
     ],
 )
 def test_what_is_normalised_and_what_is_not(line: str, becomes: str) -> None:
-    assert printed.normalised([line], ["1.12.1+cu102", "1.12.1"]) == [becomes]
+    assert printed.normalised(line, ["1.12.1+cu102", "1.12.1"]) == becomes
 
 
-def test_trailing_blank_lines_do_not_count() -> None:
-    assert printed.normalised(["a", "", "b", "  ", ""]) == ["a", "", "b"]
+def run(lines: list[str], outcome: str = "pass", **metrics: object) -> Printed:
+    text = "".join(line + "\n" for line in lines).encode()
+    digest = hashlib.sha256(text).hexdigest()
+    stored = {"exit_code": 0, "output": lines, "output_sha256": digest, "output_bytes": len(text), **metrics}
+    found = Printed.of_run(outcome, "", stored)
+    assert isinstance(found, Printed)
+    return found
+
+
+def test_a_run_is_how_it_ended_and_the_digest_of_all_it_printed() -> None:
+    seen = run(["tensor(28.)"])
+    assert Printed.from_category(seen.category()) == seen
+    assert seen.describe() == "pass, prints 'tensor(28.)'"
+    cut = Printed("pass", "ab" * 32, 70001, True, ("…xxxx",))
+    assert Printed.from_category(cut.category()) == cut
+    assert cut.describe() == "pass, prints 70001 bytes, of which the end kept: '…xxxx'"
+    raised = run([], "fail", exit_code=None, raised="AssertionError: 0.9642857\nsecond line")
+    assert raised.ended == "fail: AssertionError: 0.9642857\\nsecond line"
+    assert run([], "fail", exit_code=2).ended == "fail (exit code 2)"
+    assert Printed.of_run("pass", "", {"output": []}) == (
+        "no digest of the whole output: a record of an older torchmatrix, run it again"
+    )
+
+
+def test_what_changed_names_the_ending_the_line_or_what_came_before_the_end_kept() -> None:
+    old, new = run(["a", "tensor(0.)"]), run(["a", "tensor(28.)"])
+    assert printed.what_changed(old.category(), new.category()) == [
+        "what it printed, from OLD to NEW: line 2: 'tensor(0.)' → 'tensor(28.)'"
+    ]
+    failed = [run([], "fail", raised=f"AssertionError: {x}") for x in ("0.9642857", "0.9642858")]
+    assert printed.what_changed(failed[0].category(), failed[1].category()) == [
+        "how it ended, from OLD to NEW: 'fail: AssertionError: 0.9642857' → 'fail: AssertionError: 0.9642858'"
+    ]
+    ends = [Printed("pass", digest * 64, 70001, True, ("…x",)) for digest in "ab"]
+    assert printed.what_changed(ends[0].category(), ends[1].category()) == [
+        "what it printed, from OLD to NEW: the end kept is the same, what came before it is not "
+        "(70001 bytes → 70001 bytes in all)"
+    ]
 
 
 def test_what_was_printed_in_a_few_words() -> None:
@@ -40,9 +89,12 @@ def test_what_was_printed_in_a_few_words() -> None:
     assert printed.describe(["tensor(28.)", "done"]) == "prints 'tensor(28.)' / 'done'"
     assert printed.describe(["a", "b" * 100]) == "prints 2 lines, the last '" + "b" * 49 + "…'"
     assert printed.describe(["1", "2", "3", "4"]) == "prints 4 lines, the last '4'"
+    assert printed.describe(["x" * 70000]) == "prints 1 line of 70000 characters, '" + "x" * 49 + "…'"
 
 
-def test_the_first_line_that_differs_is_named() -> None:
+def test_the_first_line_that_differs_is_named_and_a_long_one_shown_where_it_differs() -> None:
     assert printed.first_difference(["tensor(0.)", "x"], ["tensor(28.)", "x"]) == "line 1: 'tensor(0.)' → 'tensor(28.)'"
     assert printed.first_difference(["a"], ["a", "b"]) == "line 2: nothing → 'b'"
     assert printed.first_difference(["a"], ["a"]) == ""
+    long = "x" * 100
+    assert printed.first_difference([long + "1"], [long + "2"]) == (f"line 1: '…{'x' * 10}1' → '…{'x' * 10}2'")

@@ -73,6 +73,7 @@ chooses this way on Linux too (the tests use it to run it there).
 import contextlib
 import faulthandler
 import functools
+import hashlib
 import importlib.util
 import json
 import math
@@ -607,9 +608,22 @@ def pair_record(ending, name, device, limit):
 
 
 MAX_OUTPUT_BYTES = 64 << 10
-"""How much of a script's output its record keeps: the end of it."""
+"""How much of a script's output its record keeps to be read: the end of it. Its digest covers the whole."""
 MESSAGE_LINES = 3
 """How many of the last lines a script printed make its record's message."""
+OUTPUT_CHUNK = 1 << 20
+"""How much of a line of output is normalised at a time: a rule's match cut by a chunk's end stays as printed."""
+PER_PROCESS = (
+    ("an object's address in its default repr", rb"(?<= at 0x)[0-9a-fA-F]+(?=>)", b"\xe2\x80\xa6"),
+    (
+        "the random part of the names of a pair's folders",
+        rb"(?<=torchmatrix-worker-)[a-z0-9_]{8}(?![\w-])|(?<=torchmatrix-pair-)[a-z0-9_]{8}(?![\w-])",
+        b"<tmp>",
+    ),
+)
+"""What in a script's output differs from one process to the next, and what replaces it
+(torchmatrix/printed.py documents each rule, and what it must not touch)."""
+TORCH_VERSION = b"<torch version>"
 
 
 def script_record(ending, pair, limit):
@@ -619,8 +633,14 @@ def script_record(ending, pair, limit):
         record = exit_answer(ending.code)
     else:
         record = pair_record(ending, pair["name"], pair["device"], limit)
-    lines, cut = printed_lines(ending.sides.get("output", b""))
-    metrics = dict(record["metrics"], output=lines, **({"output_truncated": True} if cut else {}))
+    printed = ending.sides.get("output") or {"end": b"", "sha256": hashlib.sha256().hexdigest(), "bytes": 0}
+    lines, cut = printed_lines(printed["end"])
+    metrics = dict(record["metrics"], output=lines, output_sha256=printed["sha256"], output_bytes=printed["bytes"])
+    if cut:
+        metrics["output_truncated"] = True
+    if record["message"] and record["outcome"] not in ("crash", "timeout"):  # what it raised, or exited with
+        said = normalised_output(record["message"].encode("utf-8", "replace"), output_rules())
+        metrics["raised"] = said.decode("utf-8", "replace")
     message = record["message"] or tail("\n".join(line.rstrip() for line in lines[-MESSAGE_LINES:]).strip())
     if not message and metrics.get("exit_code"):
         message = "exited with code {}".format(metrics["exit_code"])
@@ -628,10 +648,55 @@ def script_record(ending, pair, limit):
 
 
 def printed_lines(printed):
-    """The lines of a script's output that its record keeps (those of its end), and whether any were left out."""
+    """The lines of a script's output that its record keeps (those of its end), and whether any were left out.
+
+    Where the output was cut, the first line kept is the end of one, and starts with "…".
+    """
     cut = len(printed) > MAX_OUTPUT_BYTES
     lines = printed[-MAX_OUTPUT_BYTES:].decode("utf-8", "replace").splitlines()
-    return (lines[1:] if cut else lines), cut  # the first line kept would be the end of one
+    if cut and lines:
+        lines[0] = "\u2026" + lines[0]
+    return lines, cut
+
+
+def output_rules(versions=None):
+    """The rules a script's output is normalised by: PER_PROCESS, then the cell's torch version (``versions``:
+    the one this worker imported) as <torch version>, the longest first (``1.12.1+cu102`` before ``1.12.1``)."""
+    if versions is None:
+        torch = sys.modules.get("torch")
+        version = str(getattr(torch, "__version__", "") or "")
+        versions = [version, version.split("+")[0]]
+    rules = [(re.compile(pattern), replacement) for _, pattern, replacement in PER_PROCESS]
+    for version in sorted(set(v for v in versions if v), key=len, reverse=True):
+        # not a part of another number: 1.12.1 is not in 11.12.1, 1.12.10 or 1.12.1.2
+        pattern = rb"(?<![\w.+])" + re.escape(version.encode("utf-8")) + rb"(?![\w+]|\.\d)"
+        rules.append((re.compile(pattern), TORCH_VERSION))
+    return rules
+
+
+def normalised_output(data, rules):
+    """``data``, bytes a script printed, with each of ``rules`` (:func:`output_rules`) applied in turn."""
+    for pattern, replacement in rules:
+        data = pattern.sub(replacement, data)
+    return data
+
+
+def read_output(printed):
+    """A script's output, from the file ``printed``, normalised: the sha256 of the whole, its size as printed, and its
+    end (one byte more than a record keeps, which tells that it was cut)."""
+    rules = output_rules()
+    digest, size, end = hashlib.sha256(), 0, bytearray()
+    while True:
+        chunk = printed.readline(OUTPUT_CHUNK)
+        if not chunk:
+            break
+        size += len(chunk)
+        chunk = normalised_output(chunk, rules)
+        digest.update(chunk)
+        end += chunk
+        if len(end) > 2 * (MAX_OUTPUT_BYTES + 1):
+            del end[: -(MAX_OUTPUT_BYTES + 1)]
+    return {"end": bytes(end[-(MAX_OUTPUT_BYTES + 1) :]), "sha256": digest.hexdigest(), "bytes": size}
 
 
 def records_of_tests(isolation, pair, limit, alive):
@@ -904,12 +969,9 @@ def append_to_log(title, source):
 
 
 def read_side(name, path):
-    """What a job wrote to its side file: of a script's output the end its record keeps; the tests' progress whole."""
+    """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the tests' progress."""
     with open(path, "rb") as side:
-        if name == "output":
-            size = side.seek(0, os.SEEK_END)
-            side.seek(max(0, size - MAX_OUTPUT_BYTES - 1))  # one byte more tells that it was cut
-        return side.read()
+        return read_output(side) if name == "output" else side.read()
 
 
 class Deadline(object):

@@ -796,8 +796,6 @@ def _on_runs(verdict: Verdict, version: Version) -> str:
 
 
 def _what_changed(old: Observation, new: Observation) -> list[str]:
-    """By output: the first line printed that NEW's output differs in from OLD's (the outcome leads each category)."""
-    _, *before = str(old.category).split("\n")
-    _, *after = str(new.category).split("\n")
-    difference = printed.first_difference(before, after)
-    return [f"what it printed, from OLD to NEW: {difference}"] if difference else []
+    """By output: how the ending changed, and the first line printed that did (or that what came before the end
+    kept did)."""
+    return printed.what_changed(str(old.category), str(new.category))

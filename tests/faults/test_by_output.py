@@ -1,0 +1,85 @@
+"""`bisect --by-output` on real torch: what counts as a change, read from real records of real scripts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from torchmatrix.bisection import Observation
+from torchmatrix.criteria import Criterion, observe
+from torchmatrix.results import CellResult
+
+from .conftest import Torch, Workspace
+
+pytestmark = pytest.mark.integration
+
+BITS = "import torch\nx = torch.tensor(0.3)\n{}print(hex(x.view(torch.int32).item()))\n"
+ASSERTS = "import torch\nx = torch.tensor({}).item()\nassert x == 0.9, x\n"
+SCRIPTS = {
+    # The same last 64 KiB of one line over 64 KiB; its first character differs.
+    "long_a": "import torch\nprint('a' + 'x' * 70000)\n",
+    "long_b": "import torch\nprint('b' + 'x' * 70000)\n",
+    "long_a_again": "import torch\nprint('a' + 'x' * 70000)\n",
+    # A float's bit pattern: 0x3e99999a, and the next float up, 0x3e99999b.
+    "bits": BITS.format(""),
+    "bits_next": BITS.format("x = torch.nextafter(x, torch.tensor(1.0))\n"),
+    "bits_again": BITS.format(""),
+    # Both fail, with two different values in the message.
+    "asserts": ASSERTS.format("0.9642857"),
+    "asserts_other": ASSERTS.format("0.9642858"),
+    # An address differs in every process; a random number too, and that is a change.
+    "addresses": "import torch\nprint(torch.Generator(), object())\n",
+    "random": "import os, torch\nprint(os.urandom(8).hex())\n",
+}
+
+
+@dataclass(frozen=True)
+class Seen:
+    result: CellResult
+
+    def __call__(self, name: str) -> Observation:
+        return observe(self.result, name, "cpu", Criterion(by_output=True))
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory: pytest.TempPathFactory, envdir: Path, suite_cache: Path, torch_here: Torch) -> Seen:
+    """One cell of the torch here running each script twice (``repeat: 2``)."""
+    workspace = Workspace(tmp_path_factory.mktemp("by_output"), envdir, suite_cache)
+    (workspace.folder / "scripts").mkdir()
+    for name, source in SCRIPTS.items():
+        (workspace.folder / "scripts" / f"{name}.py").write_text(source)
+    probes = ", ".join(f"scripts/{name}.py" for name in SCRIPTS)
+    workspace.matrix_file.write_text(
+        f"torch:\n  - {torch_here.entry}\nprobes: [{probes}]\ndevices: [cpu]\ntimeout: 60\nrepeat: 2\noutput: out\n"
+    )
+    run = workspace.nox("-s", "probe")
+    assert run.returncode == 0, run.output
+    (result,) = workspace.scan().results
+    return Seen(result)
+
+
+def test_a_change_before_the_last_64_kib_of_one_long_line_is_a_change(seen: Seen) -> None:
+    a, b, again = seen("long_a"), seen("long_b"), seen("long_a_again")
+    assert a.testable and b.testable and a.category != b.category and a.category == again.category
+    assert a.detail.startswith("pass, prints 70002 bytes, of which the end kept: ") and a.runs == 2
+
+
+def test_hex_output_is_compared_as_printed(seen: Seen) -> None:
+    bits, following, again = seen("bits"), seen("bits_next"), seen("bits_again")
+    assert bits.detail == "pass, prints '0x3e99999a'" and following.detail == "pass, prints '0x3e99999b'"
+    assert bits.category != following.category and bits.category == again.category
+
+
+def test_an_exception_s_message_is_compared(seen: Seen) -> None:
+    old, new = seen("asserts"), seen("asserts_other")
+    assert old.detail.startswith("fail: AssertionError: 0.964285") and old.detail.endswith(", prints nothing")
+    assert old.category != new.category
+
+
+def test_only_what_is_per_process_is_no_change_and_runs_that_differ_are_unstable(seen: Seen) -> None:
+    addresses, random = seen("addresses"), seen("random")
+    assert addresses.testable and addresses.runs == 2, addresses.detail
+    assert "object at 0x…>" in addresses.detail
+    assert (random.testable, random.unstable, random.runs) == (False, True, 2)
