@@ -76,10 +76,11 @@ class Pair:
 
 
 class Outcome(str, Enum):
-    """Per (probe, device): the first eight. Per cell, before any probe runs: the last three.
+    """Per (probe, device): the first nine. Per cell, before any probe runs: the last three.
 
-    ``within-tolerance`` is shown, never stored: a table's word for a ``pass`` whose probe records that
-    its numbers were not bit-identical (``metrics.bit_identical`` false).
+    ``within-tolerance`` and ``stale`` are shown, never stored: a table's word for a ``pass`` whose probe
+    records that its numbers were not bit-identical (``metrics.bit_identical`` false), and for a record whose
+    identity is no longer what a run now would have (:func:`torchmatrix.freshness.marked_stale`).
     """
 
     PASS = "pass"
@@ -91,6 +92,8 @@ class Outcome(str, Enum):
     UNAVAILABLE = "unavailable"
     UNSTABLE = "unstable"
     """Repeated runs of the pair (``repeat``) disagreed: its message counts them (``3 pass, 2 fail``)."""
+    STALE = "stale"
+    """Made from what has changed since: its message says what it was and what changed."""
     NO_INTERPRETER = "no-interpreter"
     NO_WHEEL = "no-wheel"
     INSTALL_ERROR = "install-error"
@@ -109,8 +112,8 @@ class Outcome(str, Enum):
 
     @property
     def is_stored(self) -> bool:
-        """Whether a record or a result file may hold it; ``within-tolerance`` is a table's alone."""
-        return self is not Outcome.WITHIN_TOLERANCE
+        """Whether a record or a result file may hold it; ``within-tolerance`` and ``stale`` are a view's alone."""
+        return self not in (Outcome.WITHIN_TOLERANCE, Outcome.STALE)
 
     @property
     def noted(self) -> bool:
@@ -130,6 +133,7 @@ _SYMBOLS = {
     Outcome.TIMEOUT: "⏱",
     Outcome.UNAVAILABLE: "–",
     Outcome.UNSTABLE: "±",
+    Outcome.STALE: "↻",
     Outcome.NO_INTERPRETER: "no-py",
     Outcome.NO_WHEEL: "no-whl",
     Outcome.INSTALL_ERROR: "inst-err",
@@ -144,6 +148,7 @@ _MEANINGS = {
     Outcome.TIMEOUT: "the probe ran past the time limit and was stopped",
     Outcome.UNAVAILABLE: "this torch build or machine has no such device",
     Outcome.UNSTABLE: "repeated runs of the probe gave different outcomes",
+    Outcome.STALE: "made from what has changed since (its probe, a file it read, the matrix, the build): re-run it",
     Outcome.NO_INTERPRETER: "no Python on this machine fits this torch release",
     Outcome.NO_WHEEL: "the index has no wheel of this release for this platform",
     Outcome.INSTALL_ERROR: "installing torch into the cell's environment failed",

@@ -22,9 +22,10 @@ before the probes ran (e.g. ``install-error``) runs again, so a retry retries.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from . import identity, results
 from .core import Outcome, Pair, Record
@@ -99,17 +100,63 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     return Stale(tuple(chosen), count + "; ".join(dict.fromkeys([*changes, *phrases])))
 
 
+class Current(Protocol):
+    """What a run now would do (:class:`torchmatrix.project.Project` is one)."""
+
+    @property
+    def machine(self) -> str:
+        """The name this machine's results are filed under."""
+
+    def owner(self, record_name: str) -> Any:
+        """The probe that makes records named ``record_name``; None when it runs none such."""
+
+    def wanted_for(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
+        """What a run now would make ``record`` of ``result`` from; None when it would not run its cell."""
+
+
+def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[results.CellResult]:
+    """``found``, each record whose identity is not what a run now would have shown as :data:`Outcome.STALE`.
+
+    Its message keeps what it was and says what changed: every view shows it so, and none takes it for
+    a current outcome. Records of probes ``current`` does not run are none of its business (another matrix
+    sharing the output runs them). Records filed under another machine than ``current``'s are compared by what
+    means the same everywhere (:data:`identity.PORTABLE`): their interpreter and files are that machine's.
+    """
+    marked = []
+    for result in found:
+        records = []
+        for record in result.records:
+            if current.owner(record.probe) is None:
+                records.append(record)
+                continue
+            wanted = current.wanted_for(result, record)
+            here = result.machine == current.machine
+            if wanted is None:
+                changes = ["the matrix no longer has this cell (its Python or pins changed)"]
+            else:
+                changes = record_changes(record, wanted if here else identity.portable(wanted), files=here)
+            records.append(_stale(record, changes) if changes else record)
+        marked.append(dataclasses.replace(result, records=tuple(records)))
+    return marked
+
+
+def _stale(record: Record, changes: list[str]) -> Record:
+    was = f"was {record.outcome.symbol} {record.outcome.value}"
+    return dataclasses.replace(record, outcome=Outcome.STALE, metrics={}, message=f"{was}; {'; '.join(changes)}")
+
+
 def stands_for(record: Record, wanted: Mapping[str, Any]) -> bool:
     """Whether ``record`` answers for a run of its probe from ``wanted`` (:func:`results.record_inputs`)."""
     return not record_changes(record, wanted)
 
 
-def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
+def record_changes(record: Record, wanted: Mapping[str, Any], files: bool = True) -> list[str]:
     """One phrase per input of ``wanted`` that ``record`` was not made from (``probe autograd_dot changed``), and
     one per file it read that is not as it was (``/src/helper.py changed``).
 
     Only the keys ``wanted`` holds are compared: bisect and verify, which have no
-    environment at hand, leave out the torch build and the package set. The timeout counts only
+    environment at hand, leave out the torch build and the package set. ``files``:
+    whether the files it read are compared, which only the machine it ran on has. The timeout counts only
     where it could change the outcome: a record that finished in less than the
     new limit would finish again, one that ran past its limit would run past a
     lower one too.
@@ -125,7 +172,7 @@ def record_changes(record: Record, wanted: Mapping[str, Any]) -> list[str]:
                 changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
         elif made.get(key) != value:
             changes += describe_changes({key: made.get(key)}, {key: value}, probe=identity.maker(record)[0])
-    return changes + identity.changed_files(made.get(READ))
+    return changes + (identity.changed_files(made.get(READ)) if files else [])
 
 
 def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:

@@ -196,6 +196,32 @@ class Project:
         owner = self.owner(record_name)
         return identity.record_inputs(run_inputs, record_name, owner.name if owner else None)
 
+    def wanted_for(self, result: CellResult, record: core.Record) -> dict[str, object] | None:
+        """What a run now would make ``record`` of the stored ``result`` from; None when no cell of this matrix
+        would make it (:class:`freshness.Current`).
+
+        A cell of the plan, or, for a release the matrix does not list (bisect built it), the cell its plan would
+        have; a result of a pinned Python the matrix no longer pins has none. A record measured in a torch
+        installed already is made from its probe alone.
+        """
+        if result.session == results.INSTALLED_SESSION:
+            return self.record_inputs({"probes": self._probe_hashes, **self._options()}, record.probe)
+        cell = self._cell_of(result)
+        if cell is None:
+            return None
+        return self.record_inputs(self.inputs(cell), record.probe)
+
+    def _cell_of(self, result: CellResult) -> Cell | None:
+        for cell in self.cells:
+            if str(cell.torch) == result.torch and cell.python_request == result.python_request:
+                return cell
+        if result.python_request is not None:
+            return None
+        try:
+            return self.plan_release(Version(result.torch))
+        except InvalidVersion:
+            return None
+
     def identified(self, run_inputs: dict[str, object], record: core.Record) -> core.Record:
         """``record`` with its whole identity: the inputs of its run, and what its pair read (:data:`identity.READ`)."""
         read = {identity.READ: record.inputs[identity.READ]} if identity.READ in record.inputs else {}
@@ -214,9 +240,8 @@ class Project:
 
         What only the environment on disk can tell (:data:`identity.ENVIRONMENT_BOUND`) is added by the probe session.
         """
-        options = {probe.name: probe.options for probe in self.matrix.probes if probe.options}
         return {
-            "requirements": list(cell.requirements),
+            "requirements": self.install_requirements(cell, build=False),
             "interpreter": cell.interpreter.path if cell.interpreter else None,
             "python_version": ".".join(map(str, cell.interpreter.version)) if cell.interpreter else None,
             "devices": list(self.matrix.devices),
@@ -228,8 +253,13 @@ class Project:
             "index": identity.build_source(self.matrix.index_url, self.find_links),
             "environment": identity.environment_identity(dict(self.matrix.env), self.matrix.pass_env, self.caller),
             "seed": identity.SEED,
-            **({"probe_options": options} if options else {}),
+            **self._options(),
         }
+
+    def _options(self) -> dict[str, object]:
+        """The probes' options, by probe, where the matrix gives any: what :func:`identity.record_inputs` reads."""
+        options = {probe.name: probe.options for probe in self.matrix.probes if probe.options}
+        return {"probe_options": options} if options else {}
 
     def up_to_date(
         self,

@@ -281,7 +281,25 @@ def scan(results_dir: Path) -> Scan:
             f"{len(same)} files hold cell {kept.cell_id} of {kept.machine} ({names}): the one finished last counts "
             f"({kept.path}); delete the others"
         )
-    return Scan(tuple(found), tuple(warnings))
+    return Scan(tuple(found), tuple(warnings + _mixed_hardware(found)))
+
+
+def _mixed_hardware(found: Iterable[CellResult]) -> list[str]:
+    """One warning per machine whose results come from more than one CPU or GPU model: one column, two machines."""
+    seen: dict[tuple[str, str], set[str]] = {}
+    for result in found:
+        devices = result.environment.get("devices")
+        for kind in ("cpu", "cuda"):
+            named = devices.get(kind) if isinstance(devices, dict) else None
+            names = named if isinstance(named, list) else [named] if named else []
+            seen.setdefault((result.machine, kind), set()).update(str(name) for name in names)
+    return [
+        f"machine {machine} holds results of {len(models)} {kind.upper()} models ({', '.join(sorted(models))}), "
+        "which can compute differently: file each under its own name (the default name says the model; "
+        "`machine:` or TORCHMATRIX_MACHINE name one)"
+        for (machine, kind), models in sorted(seen.items())
+        if len(models) > 1
+    ]
 
 
 def warn_skipped(scan: Scan | Iterable[str], warn: Callable[[str], object]) -> None:

@@ -6,7 +6,8 @@ expectation's range, its Python and machine are the ones named (if any), and
 it holds a record of the probe on the device. A result that could not test it (the
 device unavailable there, the cell not run: no-wheel, no-interpreter,
 install-error) is not counted either way, unless that outcome is what was
-expected. An expectation no result tested is reported, never passed; but one
+expected; nor is a stale record (:data:`Outcome.STALE`: made from what has changed
+since), which is counted as skipped. An expectation no result tested is reported, never passed; but one
 that names a machine no result here comes from is out of reach, not failed: no
 run here could test it (an Apple Silicon bug, verified on Linux), and it is
 named as such.
@@ -23,8 +24,9 @@ from .core import CELL_OUTCOMES, Outcome
 from .matrix import Expectation
 from .results import CellResult, safe_name
 
-NOT_A_TEST = CELL_OUTCOMES | {Outcome.UNAVAILABLE}
-"""Outcomes that say nothing about a probe's numbers: the cell or the device did not run it."""
+NOT_A_TEST = CELL_OUTCOMES | {Outcome.UNAVAILABLE, Outcome.STALE}
+"""Outcomes that say nothing about a probe's numbers now: the cell or the device did not run it, or what ran
+has changed since."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,12 @@ def tally(checks: Sequence[Check]) -> str:
     elsewhere = sum(bool(item.out_of_reach) for item in checks)
     untested = sum(not item.tested for item in checks) - elsewhere
     reach = f", {elsewhere} out of reach here (no result of their machine)" if elsewhere else ""
-    return f"{held} of {len(checks)} expectations hold; {violated} violated, {untested} not tested by any result{reach}"
+    stale = sum(finding.got is Outcome.STALE for item in checks for finding in item.untested)
+    skipped = f"; {stale} stale record{'s' if stale != 1 else ''} skipped (re-run them: --run)" if stale else ""
+    return (
+        f"{held} of {len(checks)} expectations hold; {violated} violated, {untested} not tested by any result"
+        f"{reach}{skipped}"
+    )
 
 
 def all_hold(checks: Sequence[Check]) -> bool:

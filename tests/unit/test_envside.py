@@ -71,7 +71,8 @@ def test_the_workers_own_failure_in_a_pairs_process_is_an_error_that_says_so(tmp
     """Not the script's exit: a script's record would read the status 70 of a failed worker as its own failure."""
     script = tmp_path / "script.py"
     script.write_text("print('never runs')\n")
-    job = {"job": "script", "device": "cpu", "path": str(script), "output": str(tmp_path / "no-folder" / "output")}
+    output = str(tmp_path / "no-folder" / "output")
+    job = {"job": "script", "device": "cpu", "path": str(script), "output": output, "scratch": str(tmp_path)}
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the pair's process: it ends in child_main, whatever happens

@@ -207,3 +207,69 @@ def test_tests_run_again_as_one_pair_when_any_of_their_records_does_not_stand() 
     edited = {**inputs, "probes": {**inputs["probes"], tests.name: "f" * 64}}
     changed = freshness.stale(stored(test("test_x"), test("test_y", edited)), pairs[:1], inputs)
     assert changed == freshness.Stale((pairs[0],), "probe tests/test_a.py changed")
+
+
+# --- what every view shows of a stored record ---------------------------------------------------
+
+
+@dataclasses.dataclass
+class Current:
+    """A run now (what :class:`freshness.Current` asks): its machine, its probes, what it makes records from."""
+
+    machine: str = "box"
+    inputs: dict | None = dataclasses.field(default_factory=lambda: dict(INPUTS))
+
+    def owner(self, record_name: str) -> str | None:
+        return record_name if record_name in INPUTS["probes"] else None
+
+    def wanted_for(self, result: CellResult, made: Record) -> dict | None:
+        return None if self.inputs is None else identity.record_inputs(self.inputs, made.probe)
+
+
+def shown(result: CellResult, current: Current) -> list[tuple[str, Outcome, str]]:
+    [marked] = freshness.marked_stale([result], current)
+    return [(made.probe, made.outcome, made.message) for made in marked.records if made.device == "cpu"]
+
+
+def test_a_record_made_from_what_a_run_now_would_use_is_shown_as_it_is() -> None:
+    assert shown(stored(), Current()) == [("autograd_dot", Outcome.PASS, ""), ("batched_matmul", Outcome.PASS, "")]
+
+
+def test_a_record_whose_probe_or_torchmatrix_changed_is_stale_saying_what_it_was_and_what_changed() -> None:
+    edited = dict(INPUTS, probes={**INPUTS["probes"], "autograd_dot": "e" * 64})
+    [dot, matmul] = shown(stored(), Current(inputs=edited))
+    assert dot == ("autograd_dot", Outcome.STALE, "was ✓ pass; probe autograd_dot changed")
+    assert matmul[1] is Outcome.PASS
+    assert {made[1] for made in shown(stored(), Current(inputs=dict(INPUTS, worker="f" * 64)))} == {Outcome.STALE}
+
+
+def test_a_record_whose_read_file_changed_is_stale_here(tmp_path: Path) -> None:
+    helper = tmp_path / "helper.py"
+    helper.write_text("VALUE = 1\n")
+    read = {identity.READ: identity.files_read([str(helper)])}
+    made = record(inputs=INPUTS)
+    result = stored(dataclasses.replace(made, inputs={**made.inputs, **read}))
+    assert shown(result, Current())[0][1] is Outcome.PASS
+    helper.write_text("VALUE = 2\n")
+    assert shown(result, Current()) == [("autograd_dot", Outcome.STALE, f"was ✓ pass; {helper} changed")]
+
+
+def test_a_cell_the_matrix_no_longer_has_is_stale() -> None:
+    [(_, outcome, message), _] = shown(stored(), Current(inputs=None))
+    assert outcome is Outcome.STALE and "the matrix no longer has this cell" in message
+
+
+def test_another_machines_record_is_compared_by_what_means_the_same_everywhere() -> None:
+    elsewhere = dict(INPUTS, interpreter="/opt/python3.9", python_version="3.9.7", **{TORCH_BUILD: "other"})
+    here = Current(machine="laptop", inputs=elsewhere)
+    assert {made[1] for made in shown(stored(), here)} == {Outcome.PASS}
+    edited = dict(elsewhere, probes={**INPUTS["probes"], "batched_matmul": "e" * 64})
+    assert [made[1] for made in shown(stored(), Current(machine="laptop", inputs=edited))] == [
+        Outcome.PASS,
+        Outcome.STALE,
+    ]
+
+
+def test_a_record_of_a_probe_the_matrix_does_not_run_is_none_of_its_business() -> None:
+    other = record("opsweep", inputs=dict(INPUTS, probes={"opsweep": "0" * 64}))
+    assert shown(stored(other), Current(inputs=None)) == [("opsweep", Outcome.PASS, "")]

@@ -369,3 +369,14 @@ def test_a_copy_of_a_cells_file_beside_it_is_named_and_the_newest_counts(tmp_pat
         f"({copy}); delete the others",
     )
     assert [found.path for found in results.latest(scan.results)] == [copy]
+
+
+def test_a_machine_folder_holding_results_of_two_cpu_models_is_named(tmp_path: Path) -> None:
+    for torch, cpu in (("1.12.1", "AMD EPYC"), ("2.2.0", "Intel(R) Xeon(R) Processor")):
+        results.write(tmp_path, result(torch, environment={"torch": torch, "devices": {"cpu": cpu}}))
+    results.write(tmp_path, result("2.0.1", machine="H200", environment={"devices": {"cuda": ["NVIDIA H200"] * 2}}))
+    assert results.scan(tmp_path).warnings == (
+        "machine linux-x86_64 holds results of 2 CPU models (AMD EPYC, Intel(R) Xeon(R) Processor), which can compute "
+        "differently: file each under its own name (the default name says the model; `machine:` or "
+        "TORCHMATRIX_MACHINE name one)",
+    )

@@ -129,3 +129,13 @@ def test_the_default_matrix_verifies_the_apple_silicon_fix_on_the_committed_resu
         ("cpu", ">=1.12"): "",
         ("mps", ">=1.12"): "no result of machine darwin-arm64 here",
     }
+
+
+def test_a_stale_record_neither_holds_nor_violates_and_is_counted_as_skipped() -> None:
+    stale = [cell("1.12.1", "3.10", mps=Outcome.STALE), cell("2.2.0", "3.12", mps=Outcome.STALE)]
+    checks = check([expect(">=1.12", Outcome.PASS)], stale)
+    assert not all_hold(checks) and not checks[0].violations
+    assert tally(checks) == (
+        "0 of 1 expectations hold; 0 violated, 1 not tested by any result; 2 stale records skipped (re-run them: --run)"
+    )
+    assert all_hold(check([expect(">=1.12", Outcome.PASS)], [*stale, cell("2.3.0", "3.12", mps=Outcome.PASS)]))

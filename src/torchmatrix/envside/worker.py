@@ -239,7 +239,7 @@ def child_main(job, answer_fd):
     try:
         import torch
 
-        reads = None if job["job"] == "fingerprint" else FilesRead()
+        reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"])
         answer = perform(torch, job)
         if reads is not None:
             answer["read"] = reads.paths()
@@ -334,13 +334,15 @@ class SeedingNumpy(object):
 
 class FilesRead(object):
     """The files this process opens for reading or imports from outside the environment, the standard library,
-    the temporary folders and torchmatrix's worker: what the pair's outcome may depend on besides its probe.
+    the worker's scratch folder and torchmatrix's worker: what the pair's outcome may depend on besides its probe.
 
     Python's audit hooks (3.8+) see every ``open``; the modules imported meanwhile are added by their files, as an
-    import may read bytecode compiled elsewhere instead. Files the process also opened for writing are its own.
+    import may read bytecode compiled elsewhere instead. Files the process also opened for writing are its own,
+    and files gone by its end were some process's own too.
     """
 
-    def __init__(self):
+    def __init__(self, scratch):
+        self.scratch = scratch
         self.reading, self.writing = set(), set()
         self.modules = set(sys.modules)
         self.known = hasattr(sys, "addaudithook")
@@ -370,15 +372,23 @@ class FilesRead(object):
             where = getattr(module, "__file__", None) if name not in self.modules else None
             if isinstance(where, str):
                 found.add(os.path.abspath(where))
-        excluded = tuple(os.path.join(os.path.realpath(folder), "") for folder in excluded_folders())
+        excluded = tuple(os.path.join(os.path.realpath(folder), "") for folder in excluded_folders(self.scratch))
         real = set(os.path.realpath(path) for path in found - self.writing)
-        return sorted(path for path in real if not path.startswith(excluded) and os.path.isfile(path))
+        return sorted(
+            path for path in real if not path.startswith(excluded) and not is_bytecode(path) and os.path.isfile(path)
+        )
 
 
-def excluded_folders():
-    """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers."""
+def is_bytecode(path):
+    """A compiled module: what it holds is its source's, which counts by the module's file."""
+    return path.endswith((".pyc", ".pyo"))
+
+
+def excluded_folders(scratch):
+    """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers,
+    the pairs' own folders (in ``scratch``), the worker's, and the kernel's."""
     folders = [sys.prefix, sys.base_prefix, sys.exec_prefix, getattr(sys, "base_exec_prefix", sys.prefix),
-               os.path.dirname(WORKER_FILE), tempfile.gettempdir(), "/proc", "/sys", "/dev"]  # fmt: skip
+               os.path.dirname(WORKER_FILE), scratch, "/proc", "/sys", "/dev"]  # fmt: skip
     prefix = getattr(sys, "pycache_prefix", None)
     return folders + ([prefix] if prefix else [])
 
@@ -880,7 +890,7 @@ class Isolation(object):
         folder = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.scratch)
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the whole job
         sides = self.side_files(job)
-        job = dict(job, **sides)
+        job = dict(job, scratch=self.scratch, **sides)
         try:
             deadline = Deadline(limit, sides.get("progress"), progressed)
             code, answer, timed_out = self.start_and_wait(job, folder, log, deadline)

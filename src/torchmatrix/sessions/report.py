@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import results, summaries, summary, terminal
+from .. import freshness, results, summaries, summary, terminal
 from ..report import diff, model, publish
 from ..report import options as report_options
 
@@ -19,7 +19,7 @@ def run(project: Project, session: nox.Session) -> None:
     """Render every machine's results into the output folder, print each machine's table, diff if asked."""
     options = report_options.parse(session.posargs)
     project.require_writable(project.matrix.output)
-    merged = _merged(session, project.results_dir)
+    merged = _merged(session, project.results_dir, project)
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
     results.warn_skipped(skipped, session.warn)
     try:
@@ -42,7 +42,8 @@ def run(project: Project, session: nox.Session) -> None:
         print(diff.render(diff.changes(before, merged), str(options.diff), str(project.results_dir)), flush=True)
 
 
-def _merged(session: nox.Session, results_dir: Path) -> model.Report:
+def _merged(session: nox.Session, results_dir: Path, current: Project | None = None) -> model.Report:
+    """The report of every result under ``results_dir``; with ``current``, records it would not make so are stale."""
     scan = results.scan(results_dir)
     results.warn_skipped(scan, session.warn)
-    return model.build(scan.results)
+    return model.build(freshness.marked_stale(scan.results, current) if current else scan.results)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import results, terminal, verify
+from .. import freshness, results, terminal, verify
 from ..arguments import Parser, with_usage
 from ..errors import UsageError
 from ..plan import Cell
@@ -89,7 +89,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     if stale:
         names = " ".join(cell.session for cell in stale)
         session.warn(f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first")
-    checks = verify.check(project.matrix.expect, results.latest(chosen))
+    checks = verify.check(project.matrix.expect, freshness.marked_stale(results.latest(chosen), project))
     for line in verify.report(checks):
         print(terminal.escape(line, keep_newlines=False), flush=True)
     tally = verify.tally(checks)

@@ -74,7 +74,7 @@ class cuda:
             cls._initialise()
         except RuntimeError:
             return False
-        return STUB_CUDA
+        return STUB_CUDA and os.environ.get("CUDA_VISIBLE_DEVICES") != ""  # read when CUDA starts, as CUDA does
 
     @classmethod
     def device_count(cls):

@@ -1,0 +1,154 @@
+"""What a pair sees and what it read, on real worker processes with the stand-in torch: the pair's side of identity."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchmatrix import config, identity, runner
+from torchmatrix.core import Kind, Outcome, Pair, Probe
+
+from ..conftest import DATA, bare_venv
+
+pytestmark = pytest.mark.integration
+
+
+def script(folder: Path, name: str, source: str) -> Probe:
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    return Probe(name, path, kind=Kind.SCRIPT, devices=("cpu", "cuda"))
+
+
+def printed(record) -> list[str]:
+    return record.metrics["output"]
+
+
+def test_a_pair_runs_the_cells_python_whatever_the_callers_path_and_variables_say(
+    stub_torch_python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `python` a script spawns is the cell's, and an exported variable reaches no pair unless declared."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "python").write_text("#!/bin/sh\necho the caller's python\n")
+    (shadow / "python").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shadow}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("MY_SHELL_ONLY", "leaked")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    probe = script(
+        tmp_path,
+        "spawns",
+        """\
+        import os, subprocess, sys
+        spawned = subprocess.run(["python", "-c", "import sys; print(sys.prefix)"], stdout=subprocess.PIPE)
+        print(spawned.stdout.decode().strip() == sys.prefix, os.environ.get("VIRTUAL_ENV") == sys.prefix)
+        print(os.environ.get("MY_SHELL_ONLY"), os.environ.get("PYTHONPATH"), os.environ.get("MY_DECLARED"))
+        """,
+    )
+    seen = identity.pair_environment(stub_torch_python, {"MY_DECLARED": "declared"}, (), os.environ)
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen).records
+    assert record.outcome is Outcome.PASS, record.message
+    assert printed(record) == ["True True", "None None declared"]
+
+
+def test_on_its_cpu_pair_a_script_that_picks_cuda_itself_finds_none(stub_torch_python: str, tmp_path: Path) -> None:
+    probe = script(
+        tmp_path,
+        "picks",
+        """\
+        import os, torch
+        print("cuda" if torch.cuda.is_available() else "cpu", os.environ["TORCHMATRIX_DEVICE"])
+        """,
+    )
+    seen = identity.pair_environment(stub_torch_python, {"TORCHMATRIX_STUB_CUDA": "1"}, (), os.environ)
+    pairs = [Pair(probe, "cpu"), Pair(probe, "cuda")]
+    cpu, cuda = runner.run_cell(stub_torch_python, pairs, 30.0, variables_seen=seen).records
+    assert (printed(cpu), printed(cuda)) == (["cpu cpu"], ["cuda cuda"])
+
+
+def test_a_record_holds_every_file_its_pair_read_by_content_and_none_it_wrote(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    (tmp_path / "helper.py").write_text("VALUE = 3\n")
+    (tmp_path / "data.csv").write_text("1,2\n")
+    made = tmp_path / "made.txt"
+    probe = script(
+        tmp_path,
+        "reads",
+        f"""\
+        import json, os
+        from helper import VALUE
+        with open({str(tmp_path / "data.csv")!r}) as data:
+            print(VALUE, data.read().strip())
+        with open("scratch.txt", "w") as mine:
+            mine.write("its own folder")
+        with open({str(made)!r}, "w") as written:
+            written.write("x")
+        with open({str(made)!r}) as again:
+            again.read()
+        json.dumps([])  # the standard library is the environment's
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    assert printed(record) == ["3 1,2"]
+    read = record.inputs[identity.READ]
+    assert sorted(read) == sorted(str(tmp_path / name) for name in ("reads.py", "helper.py", "data.csv"))
+    assert read[str(tmp_path / "helper.py")] == identity.file_digest(tmp_path / "helper.py")
+
+
+def pytest_python(folder: Path) -> str:
+    python, site_packages = bare_venv(folder)
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    (site_packages / "pytest.pth").write_text(str(Path(pytest.__file__).parent.parent) + "\n")
+    return python
+
+
+def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes_no_record(tmp_path: Path) -> None:
+    python = pytest_python(tmp_path / "venv")
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "pytest.ini").write_text("[pytest]\nfilterwarnings = error\n")
+    (project / "tests" / "conftest.py").write_text("")
+    (project / "tests" / "test_forks.py").write_text(
+        textwrap.dedent(
+            """\
+            import os
+
+            def test_forks():
+                pid = os.fork()
+                if pid == 0:
+                    assert False, "the child's outcome is none of the test's"
+                os.waitpid(pid, 0)
+
+            def test_after():
+                pass
+            """
+        )
+    )
+    probe = config.probe_at(project / "tests" / "test_forks.py", project)
+    records = runner.run_cell(python, [Pair(probe, "cpu")], 30.0).records
+    assert [(record.probe, record.outcome) for record in records] == [
+        ("tests/test_forks.py::test_forks", Outcome.PASS),
+        ("tests/test_forks.py::test_after", Outcome.PASS),
+    ]
+    read = records[0].inputs[identity.READ]
+    assert {str(project / "pytest.ini"), str(project / "tests" / "conftest.py")} <= read.keys()
+
+
+PYTHON_37 = sorted(Path.home().glob(".pyenv/versions/3.7*/bin/python3.7"))
+
+
+@pytest.mark.skipif(not PYTHON_37 or sys.platform == "win32", reason="needs pyenv's Python 3.7: no audit hooks")
+def test_on_a_python_without_audit_hooks_every_file_of_the_probes_folder_counts_as_read(tmp_path: Path) -> None:
+    python, site_packages = bare_venv(tmp_path / "venv", str(PYTHON_37[0]))
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    folder = tmp_path / "probes"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("never opened\n")
+    probe = script(folder, "plain", "print('hello')\n")
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0).records
+    assert record.outcome is Outcome.PASS, record.message
+    assert sorted(record.inputs[identity.READ]) == [str(folder / "notes.txt"), str(folder / "plain.py")]
