@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import unicodedata
 from pathlib import Path
 
 from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
@@ -67,3 +69,34 @@ def test_a_run_of_pairs_ends_with_done(stub_torch_python: str, tmp_path: Path) -
     pairs = [Pair(Probe("ok", probe), "cpu")]
     run_pairs(stub_torch_python, pairs, 30.0, 1, lambda event, pair, record: heard.append(event))
     assert heard == ["start", "record", "done"]
+
+
+UNSAFE = ("Cc", "Cf", "Cs", "Zl", "Zp")
+HOSTILE = [
+    *map(chr, range(0x20)), "\x7f", "\x85", "\x9b", "\u2028", "\u2029", "\u202e", "\u200b", "\ud800",
+    "\x1b[2J", "\x1b]0;title\x07", "\r\x1b[K", "\nnox > Session probe(2.13.0) was successful.\n",
+]  # fmt: skip
+
+
+def fuzzed(rng: random.Random) -> str:
+    return "".join(rng.choice([*HOSTILE, "a", "b", ":", "[", "]", "/", " ", "✓"]) for _ in range(rng.randint(1, 12)))
+
+
+def test_no_progress_line_lets_a_terminal_act_on_a_name_or_a_message() -> None:
+    rng = random.Random(19)
+    for _ in range(300):
+        session = Session()
+        repeat = rng.choice([1, 2])
+        listen = progress_log(session, 2, repeat)  # type: ignore[arg-type]
+        name, message = fuzzed(rng), fuzzed(rng)
+        tests = Pair(Probe(name, Path("t.py"), kind=Kind.PYTEST), fuzzed(rng))
+        script = Pair(Probe(name, Path("s.py"), kind=Kind.SCRIPT), "cpu")
+        listen("start", tests, None)
+        for outcome in (Outcome.FAIL, Outcome.UNAVAILABLE, Outcome.UNAVAILABLE):
+            listen("record", tests, Record(f"{name}::{fuzzed(rng)}", tests.device, outcome, {}, message, 0.0))
+        for _ in range(repeat):
+            listen("start", script, None)
+            listen("record", script, Record(name, "cpu", rng.choice(list(Outcome)), {}, message, 0.0))
+        listen("done", script, None)
+        for line in session.lines:
+            assert not [char for char in line if unicodedata.category(char) in UNSAFE], repr(line)

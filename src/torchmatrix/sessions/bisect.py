@@ -348,7 +348,8 @@ class _Bisection:
             ran = self._tests_in(result, tests)
             pairs = [(name, device) for name in ran for device in self.request.devices]
             if not ran or self.project.up_to_date(self.cells[end], stored, pairs) is None:
-                self.session.log(f"{', '.join(tests)}: a question per test; torch {dated(end)} runs first to name them")
+                said = f"{', '.join(tests)}: a question per test; torch {dated(end)} runs first to name them"
+                self.session.log(terminal.escape(said, keep_newlines=False))
                 result = self.ends_built[end] = self._run_cell(end)
                 ran = self._tests_in(result, tests)
             found += ran
@@ -389,8 +390,11 @@ class _Bisection:
         log = self.folder / "logs" / f"{cell.id}.log"
         number = sum(seen.how == "built" for seen in self.seen.values()) + 1
         self.session.log(
-            f"[build {number}/{self.budget}] torch {dated(version)} on Python {cell.python or '-'}: "
-            f'nox -s "{cell.session}" … (log: {log})'
+            terminal.escape(
+                f"[build {number}/{self.budget}] torch {dated(version)} on Python {cell.python or '-'}: "
+                f'nox -s "{cell.session}" … (log: {log})',
+                keep_newlines=False,
+            )
         )
         started_at, clock = results.now_iso(), time.monotonic()
         code = childnox.run_cells(
@@ -597,7 +601,11 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
             where = f"{_key_text(key)}: " if request.every else ""
             session.warn(terminal.escape(where + warning, keep_newlines=False))
     bound = bisection.describe_budget(len(versions), len(found.changes))
-    session.log(f"built {found.built} of at most {found.budget} cells ({bound}); summary: {summary}")
+    session.log(
+        terminal.escape(
+            f"built {found.built} of at most {found.budget} cells ({bound}); summary: {summary}", keep_newlines=False
+        )
+    )
     if request.every:
         _end_all(session, job, found)
     else:

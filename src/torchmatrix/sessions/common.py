@@ -55,23 +55,27 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
 
     Tests unavailable for the reason the one before gave (a device this machine lacks) are
     not listed one by one: how many there were is said before the next pair starts, or at the end.
+    Every line goes through :func:`terminal.escape`: a probe's name, a test's id and a message are the probe's text.
     """
     started = 0
     unlisted = 0
     reason: str | None = None
     runs: list[core.Record] = []
 
+    def say(line: str) -> None:
+        session.log(terminal.escape(line, keep_newlines=False))
+
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal started, unlisted, reason
         if event in ("start", "done") and unlisted:
-            session.log(f"    … and {unlisted} more unavailable for the same reason")
+            say(f"    … and {unlisted} more unavailable for the same reason")
             unlisted = 0
         if event == "done":
             return
         if event == "start":
             started, reason = started + 1, None
             which = f" (run {(started - 1) % repeat + 1} of {repeat})" if repeat > 1 else ""
-            session.log(f"[{(started - 1) // repeat + 1}/{total}] {pair.probe.name} on {pair.device}{which} ...")
+            say(f"[{(started - 1) // repeat + 1}/{total}] {pair.probe.name} on {pair.device}{which} ...")
             return
         if record is None:
             return
@@ -82,14 +86,14 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
                 return
             reason = message if record.outcome is core.Outcome.UNAVAILABLE else None
             shown = f"{record.probe}: {message}" if message else record.probe
-            session.log(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {shown}")
+            say(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {shown}")
             return
-        session.log(_outcome_line(record))
+        say(_outcome_line(record))
         runs.append(record)
         if repeat > 1 and len(runs) == repeat:
             merged = repeats.merge(runs).outcome
             counted = repeats.counts(Counter(run.outcome for run in runs))
-            session.log(f"    {merged.symbol} {merged.value} over {repeat} runs ({counted})")
+            say(f"    {merged.symbol} {merged.value} over {repeat} runs ({counted})")
             runs.clear()
 
     return listen

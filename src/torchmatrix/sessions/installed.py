@@ -48,7 +48,7 @@ def run(project: Project, session: nox.Session) -> None:
             session.warn(terminal.escape(str(error)))
             failed.append(python)
             continue
-        session.log(f"{python}: written to {path}")
+        session.log(terminal.escape(f"{python}: written to {path}", keep_newlines=False))
     if failed:
         raise TorchmatrixError(f"no result for {', '.join(failed)}: see above")
 
@@ -73,7 +73,11 @@ def parse(argv: Sequence[str], invoked_from: Path) -> list[str]:
 def _probe(project: Project, session: nox.Session, python: str) -> Path:
     started = results.now_iso()
     pairs = project.pairs()
-    session.log(f"{python}: running {len(pairs)} (probe, device) pairs in its installed torch")
+    session.log(
+        terminal.escape(
+            f"{python}: running {len(pairs)} (probe, device) pairs in its installed torch", keep_newlines=False
+        )
+    )
     repeat = project.matrix.repeat
     progress = progress_log(session, len(pairs), repeat)
     seen = project.pair_environment(python)
