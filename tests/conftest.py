@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +17,22 @@ from .faults.probes import hostile
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for a process a test signals: SIGINT and SIGTERM as a foreground job gets them.
+
+    A job a shell starts in the background (``nohup``, ``cmd &``, a CI runner's wrapper) inherits SIGINT
+    ignored, and so would every process the suite starts: a Python that starts with SIGINT ignored installs
+    no KeyboardInterrupt handler, so a test's Ctrl-C would not reach it. The test sets what it relies on.
+    """
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+FOREGROUND = None if sys.platform == "win32" else default_signals
+"""``preexec_fn=FOREGROUND`` for a process a test signals: Windows has no preexec_fn, nor these dispositions."""
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from torchmatrix import interpreters, results
 from torchmatrix.findlinks import pip_find_links
 
-from ..conftest import ROOT
+from ..conftest import FOREGROUND, ROOT
 
 PROBES = Path(__file__).with_name("probes")
 INJECT = Path(__file__).with_name("inject")
@@ -139,11 +139,16 @@ class Workspace:
             errors="backslashreplace",
             timeout=timeout,
             cwd=self.folder,
+            preexec_fn=FOREGROUND,  # a test may interrupt it (tests/faults/inject)
         )
         return Run(done.returncode, done.stdout, done.stderr)
 
     def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        """Start nox in its own session (as a shell starts a foreground job), output merged, line by line."""
+        """Start nox in its own session, as a shell starts a foreground job, output merged, line by line.
+
+        As a foreground job's, its SIGINT and SIGTERM do what they do by default, even when this suite was
+        started in the background with them ignored: the tests interrupt it.
+        """
         return subprocess.Popen(
             self.command(*args),
             env=env or self.environ(),
@@ -153,6 +158,7 @@ class Workspace:
             errors="backslashreplace",
             cwd=self.folder,
             start_new_session=True,
+            preexec_fn=FOREGROUND,
         )
 
     def scan(self) -> results.Scan:
