@@ -16,7 +16,6 @@ a check, metric or output the record does not hold make a release untestable.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -25,7 +24,7 @@ from typing import Any
 
 from . import printed, repeats
 from .bisection import Observation
-from .checks import check_outcome, checks_of
+from .checks import check_outcome, checks_of, value_key
 from .core import Outcome, Record
 from .results import CellResult
 
@@ -188,7 +187,7 @@ def _in_run(metrics: Mapping[str, Any], record: Record, criterion: Criterion) ->
         found = metric_found(scope, criterion.metric)
         if found is None:
             return None, f"{record.outcome.value}, no metric {criterion.metric!r}{why}"
-        text = json.dumps(found, sort_keys=True)
+        text = value_key(found)
         return text, f"{criterion.metric} = {_shortened(text)}"
     value = metric_value(scope, criterion.metric)
     if value is None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from . import identity, storedjson, variables
+from . import checks, identity, storedjson, variables
 from .core import Kind, Outcome, Pair, Record
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
@@ -330,14 +330,19 @@ def _record(pair: Pair, message: dict[str, Any]) -> Record:
         outcome = Outcome.ERROR
     if outcome.is_cell_outcome or not outcome.is_stored:
         outcome = Outcome.ERROR
-    metrics = message.get("metrics")
+    sent = message.get("metrics")
+    metrics: dict[str, Any] = sent if isinstance(sent, dict) else {}
     name = message.get("probe")
+    said = str(message.get("message", ""))
+    if (twice := checks.duplicated(metrics)) is not None:  # --check and the views find a check by its name
+        outcome = Outcome.ERROR
+        said = f"malformed result: {pair.probe.name} records two checks named {twice!r}: a check is found by its name"
     return Record(
         probe=name if isinstance(name, str) and pair.probe.covers(name) else pair.probe.name,
         device=pair.device,
         outcome=outcome,
-        metrics=metrics if isinstance(metrics, dict) else {},
-        message=str(message.get("message", "")),
+        metrics=metrics,
+        message=said,
         duration=float(message.get("duration") or 0.0),
         inputs={identity.READ: _files_read(pair, message.get("read"))},
     )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from torchmatrix import checks
 from torchmatrix.report.sameinputs import Comparison, compare
 
 
@@ -49,3 +52,23 @@ def test_samples_of_the_wrong_shape_are_no_samples() -> None:
     assert compare(before, after, True) == Comparison(1, 1)
     assert compare({"samples": "none"}, after, True) == Comparison(0, 0)  # not a list: no samples, no observed
     assert compare(swept(("i1", "o1")), {"observed": "o1"}, True) == Comparison(0, 0)  # one form against the other
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "changed"),
+    [
+        (-0.0, 0.0, 1),  # the sign of a zero is a change, as `bisect --check NAME --metric observed` sees it
+        (1, True, 1),  # a number is not a boolean
+        (1, 1.0, 1),  # nor an integer a float
+        ([0.0, 1.5], [-0.0, 1.5], 1),
+        ({"re": 0.0}, {"re": -0.0}, 1),
+        ("nan", "nan", 0),  # NaN, stored as "nan", equals NaN
+        (float("nan"), float("nan"), 0),
+        (0.1 + 0.2, 0.30000000000000004, 0),
+    ],
+)
+def test_an_observed_value_is_compared_by_type_and_bits(before: object, after: object, changed: int) -> None:
+    comparison = compare({"name": "c", "observed": before}, {"name": "c", "observed": after}, same_probe=True)
+    assert comparison == Comparison(1, changed)
+    by_value = [checks.value_key(before), checks.value_key(after)]
+    assert (by_value[0] != by_value[1]) == bool(changed)

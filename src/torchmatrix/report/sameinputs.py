@@ -9,7 +9,8 @@ Two forms are compared:
   one that is not reproducible, is no output). Sample generators change
   between releases: the inputs that did not change are all that can be
   compared.
-- Any other check: its ``observed`` value, when both records were made from
+- Any other check: its ``observed`` value, by type and bits
+  (:func:`torchmatrix.checks.value_key`), when both records were made from
   the same probe file (their ``inputs.probe``): such a probe fixes its inputs
   itself (constants, seeded generators).
 
@@ -22,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..checks import value_key
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any], same_probe: boo
     if earlier is not None and later is not None:
         return _compare_samples(earlier, later)
     if earlier is None and later is None and same_probe and "observed" in before and "observed" in after:
-        return Comparison(1, int(before["observed"] != after["observed"]))
+        return Comparison(1, int(value_key(before["observed"]) != value_key(after["observed"])))
     return NOT_COMPARABLE
 
 
