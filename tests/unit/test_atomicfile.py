@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,18 +25,6 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(
         atomicfile.write_text(target, "new\n" * 1000)
     assert target.read_text() == "old\n"
     assert [path.name for path in tmp_path.iterdir()] == ["result.json"]
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
-@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
-def test_the_file_gets_the_permissions_of_any_file_the_user_writes(tmp_path: Path, umask: int, mode: int) -> None:
-    target = tmp_path / "a.json"
-    write = (
-        f"import os, pathlib; os.umask({umask}); from torchmatrix import atomicfile; "
-        f"atomicfile.write_json(pathlib.Path({str(target)!r}), 1)"
-    )
-    subprocess.run([sys.executable, "-c", write], check=True)
-    assert stat.S_IMODE(target.stat().st_mode) == mode
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, and writers are not locked there")
