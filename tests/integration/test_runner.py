@@ -8,6 +8,7 @@ here); the tests that depend on the way run both.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import signal
 import subprocess
@@ -482,6 +483,13 @@ SCRIPTS = {
     "segfaults": "import ctypes\nprint('before the crash', flush=True)\nctypes.string_at(0)\n",
     "hangs": "import time\nprint('waiting')\ntime.sleep(3600)\n",
     "floods": "for n in range(200000):\n    print('line', n)\n",
+    "one_long_line": "print('x' * 70000)\n",
+    "prints_addresses_and_bits": """
+        import torch
+        print(object(), hex(0x3e99999a))
+        print(object.__repr__(print))
+        print(torch.__version__, '10.0.0.0')
+        """,
     "as_main": """
         import os, sys
         import sibling
@@ -517,10 +525,13 @@ def test_a_script_s_exit_decides_its_outcome_and_its_last_lines_are_the_message(
     ]  # fmt: skip
     printed = cell.records[0]
     assert printed.message == "first\nsecond\nlast"
-    assert printed.metrics == {"exit_code": 0, "output": ["first", "second", "last"]}
+    digest = hashlib.sha256(b"first\nsecond\nlast\n").hexdigest()
+    assert printed.metrics == {"exit_code": 0, "output": ["first", "second", "last"], "output_sha256": digest,
+                               "output_bytes": 18}  # fmt: skip
     assert cell.records[1].message == "wrong answer"
     assert cell.records[2].message == "exited with code 3" and cell.records[3].metrics["exit_code"] == 200
     assert cell.records[4].message == "no good"  # sys.exit("no good"): what python prints
+    assert cell.records[4].metrics["raised"] == "no good" and "raised" not in cell.records[1].metrics
     assert cell.records[5].metrics["output"] == ["done"]  # it left by os._exit: its exit code still counts
 
 
@@ -543,7 +554,7 @@ def test_an_assertion_fails_a_script_and_any_other_exception_is_an_error(
 ) -> None:
     cell, _ = run(stub_torch_python, scripts, ["asserts", "raises"])
     assert outcomes(cell) == [("asserts", Outcome.FAIL), ("raises", Outcome.ERROR)]
-    assert cell.records[0].message == "AssertionError: x is not 2"
+    assert cell.records[0].message == cell.records[0].metrics["raised"] == "AssertionError: x is not 2"
     assert cell.records[1].message.startswith("JSONDecodeError: Expecting property name")
     traceback = cell.records[1].metrics["traceback"]
     assert traceback.startswith("Traceback (most recent call last):\n  File ") and "raises.py" in traceback
@@ -572,9 +583,31 @@ def test_a_script_s_record_keeps_the_end_of_a_long_output(stub_torch_python: str
     cell, _ = run(stub_torch_python, scripts, ["floods"])
     record = cell.records[0]
     assert record.outcome is Outcome.PASS and record.metrics["output_truncated"] is True
-    assert record.metrics["output"][-1] == "line 199999" and record.metrics["output"][0].startswith("line ")
+    assert record.metrics["output"][-1] == "line 199999" and record.metrics["output"][0].startswith("…")
     assert len("\n".join(record.metrics["output"])) <= 64 << 10
     assert record.message == "line 199997\nline 199998\nline 199999"
+    assert record.metrics["output_bytes"] == sum(len(f"line {n}\n") for n in range(200000))
+
+
+def test_a_script_s_whole_output_has_a_digest_even_where_its_record_keeps_only_the_end(
+    stub_torch_python: str, scripts: dict[str, Probe]
+) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["one_long_line", "prints"])
+    cut, whole = cell.records[0].metrics, cell.records[1].metrics
+    printed = ("x" * 70000 + "\n").encode()
+    assert cut["output_sha256"] == hashlib.sha256(printed).hexdigest() and cut["output_bytes"] == len(printed)
+    assert cut["output_truncated"] is True and cut["output"] == ["…" + "x" * 65535]  # the end of its one line
+    assert whole["output_sha256"] == hashlib.sha256(b"first\nsecond\nlast\n").hexdigest()
+    assert "output_truncated" not in whole
+
+
+def test_a_script_s_output_loses_only_what_is_per_process(stub_torch_python: str, scripts: dict[str, Probe]) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["prints_addresses_and_bits", "prints_addresses_and_bits"])
+    first, second = (record.metrics for record in cell.records)
+    assert first["output"] == [
+        "<object object at 0x…> 0x3e99999a", "<builtin_function_or_method object at 0x…>", "<torch version> 10.0.0.0"
+    ]  # fmt: skip
+    assert first["output_sha256"] == second["output_sha256"]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
