@@ -4,23 +4,32 @@ The bisection runs over stand-in wheels (tests/standin.py) that install in a
 second: 9.0.0 to 9.3.0, in which the report's script fails before 9.2.0. A
 second run takes the real torch in pip's find-links (the local CPU wheel,
 :func:`tests.faults.conftest.local_torch`), with a matrix.yaml in the folder
-that pins its Python, as a user narrows the defaults.
+that pins its Python, as a user narrows the defaults. The command's sessions are
+those its noxfile declares, as a real `nox -l` lists them, and `python -m
+torchmatrix` runs its main.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from torchmatrix import cli, results
+from torchmatrix import cli, results, variables
 
 from .. import standin
+from ..conftest import ROOT
 from ..faults.conftest import local_torch
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 pytestmark = pytest.mark.integration
 
@@ -98,3 +107,19 @@ def test_a_matrix_yaml_beside_the_script_narrows_the_defaults_with_a_real_torch(
     assert (record.probe, record.device, record.outcome.value) == ("repro", "cpu", "pass"), record
     assert "tensor(28., grad_fn=<MulBackward0>)" in record.message
     assert (tmp_path / ".nox").is_dir() and not (tmp_path / cli.DEFAULT_OUTPUT).exists()
+
+
+def test_the_commands_sessions_are_those_its_noxfile_declares(tmp_path: Path) -> None:
+    environ = dict(os.environ, **{variables.MATRIX.name: str(tmp_path / "none.yaml")})
+    listing = subprocess.run(
+        [sys.executable, "-m", "nox", "-f", str(cli.NOXFILE), "-l"], env=environ, capture_output=True, text=True
+    ).stdout
+    declared = re.findall(r"^[*-] ([\w-]+)(?:\(.*?\))? -> ", listing, re.MULTILINE)
+    assert sorted(set(declared)) == sorted(cli.COMMANDS), listing
+
+
+def test_the_console_script_and_python_m_run_main() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"torchmatrix": "torchmatrix.cli:main"}
+    shown = subprocess.run([sys.executable, "-m", "torchmatrix", "--help"], capture_output=True, text=True, check=True)
+    assert shown.stdout.startswith(f"usage: {cli.USAGE}")

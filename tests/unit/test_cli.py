@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from torchmatrix import cli, config, variables
 from torchmatrix.errors import UsageError
-
-from ..conftest import ROOT
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
 
 SCRIPT = "import torch\nprint(2 * torch.dot(torch.arange(4.0), torch.arange(4.0)))\n"
 
@@ -122,19 +111,3 @@ def test_help_lists_every_session_and_a_mistake_exits_2(capsys: pytest.CaptureFi
     assert cli.main([]) == 2
     assert cli.main(["frob"]) == 2
     assert "torchmatrix: error: no session 'frob'" in capsys.readouterr().err
-
-
-def test_the_commands_sessions_are_those_its_noxfile_declares(tmp_path: Path) -> None:
-    environ = dict(os.environ, **{variables.MATRIX.name: str(tmp_path / "none.yaml")})
-    listing = subprocess.run(
-        [sys.executable, "-m", "nox", "-f", str(cli.NOXFILE), "-l"], env=environ, capture_output=True, text=True
-    ).stdout
-    declared = re.findall(r"^[*-] ([\w-]+)(?:\(.*?\))? -> ", listing, re.MULTILINE)
-    assert sorted(set(declared)) == sorted(cli.COMMANDS), listing
-
-
-def test_the_console_script_and_python_m_run_main() -> None:
-    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"torchmatrix": "torchmatrix.cli:main"}
-    shown = subprocess.run([sys.executable, "-m", "torchmatrix", "--help"], capture_output=True, text=True, check=True)
-    assert shown.stdout.startswith(f"usage: {cli.USAGE}")
