@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from pathlib import Path
 
-from torchmatrix import identity, repeats
+from torchmatrix import repeats
 from torchmatrix.core import Outcome, Pair, Probe, Record
-from torchmatrix.sessions.common import progress_log, run_pairs
 
 PROBE = Probe("flaky", Path("flaky.py"))
 
@@ -52,60 +50,3 @@ def test_the_runners_records_are_merged_per_pair_in_the_order_listed() -> None:
     assert repeats.runs_of(single[0]) == [
         {"outcome": "pass", "message": "", "duration": 0.1, "metrics": {"error": 1.0}}
     ]
-
-
-class Session:
-    def __init__(self) -> None:
-        self.said: list[str] = []
-
-    def log(self, message: str) -> None:
-        self.said.append(message)
-
-
-FLAKY = """\
-import os
-
-
-def run(device):
-    return {"outcome": "pass" if os.urandom(1)[0] < 128 else "fail", "metrics": {}, "message": ""}
-"""
-SEEDED = """\
-import random
-
-
-def run(device):
-    return {"outcome": "pass", "metrics": {"random": random.random(), "hash": hash("torchmatrix")}}
-"""
-
-
-def test_every_run_of_every_cell_starts_from_one_seed(stub_torch_python: str, tmp_path: Path) -> None:
-    """Random numbers and the hash seed are the same in every repeat and every cell: what varies is not the seed."""
-    (tmp_path / "seeded.py").write_text(SEEDED)
-    pairs = [Pair(Probe("seeded", tmp_path / "seeded.py"), "cpu")]
-    seen = [
-        (run["metrics"]["random"], run["metrics"]["hash"])
-        for _ in range(2)  # two cells, each with its own worker
-        for run in repeats.runs_of(run_pairs(stub_torch_python, pairs, 30.0, 3, lambda *_: None).records[0])
-    ]
-    assert len(seen) == 6 and len(set(seen)) == 1
-    assert seen[0][0] == random.Random(identity.SEED).random()
-
-
-def test_a_probe_that_fails_at_random_is_unstable_and_one_that_does_not_is_not(
-    stub_torch_python: str, tmp_path: Path
-) -> None:
-    (tmp_path / "flaky.py").write_text(FLAKY)
-    (tmp_path / "steady.py").write_text("def run(device):\n    return {'outcome': 'pass'}\n")
-    pairs = [Pair(Probe(name, tmp_path / f"{name}.py"), "cpu") for name in ("flaky", "steady")]
-    session = Session()
-    cell = run_pairs(stub_torch_python, pairs, 30.0, 40, progress_log(session, len(pairs), 40))  # type: ignore[arg-type]
-    flaky, steady = cell.records
-    assert flaky.outcome is Outcome.UNSTABLE  # all 40 alike by chance: once in 2**39 runs
-    seen = Counter(each["outcome"] for each in repeats.runs_of(flaky))
-    assert seen.keys() == {"pass", "fail"} and seen.total() == 40
-    assert sorted(flaky.message.split(", ")) == sorted([f"{seen['pass']} pass", f"{seen['fail']} fail"])
-    assert (steady.outcome, len(repeats.runs_of(steady))) == (Outcome.PASS, 40)
-    assert "[1/2] flaky on cpu (run 1 of 40) ..." in session.said
-    assert "[2/2] steady on cpu (run 40 of 40) ..." in session.said
-    assert f"    ± unstable over 40 runs ({flaky.message})" in session.said
-    assert "    ✓ pass over 40 runs (40 pass)" in session.said

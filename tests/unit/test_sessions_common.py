@@ -7,7 +7,7 @@ import unicodedata
 from pathlib import Path
 
 from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
-from torchmatrix.sessions.common import progress_log, run_pairs
+from torchmatrix.sessions.common import progress_log
 
 
 class Session:
@@ -60,15 +60,6 @@ def test_the_count_of_unavailable_tests_of_the_last_pair_is_said_at_the_end() ->
         listen("record", Pair(tests, "mps"), a_test(name, "mps", Outcome.UNAVAILABLE, "no MPS"))
     listen("done", Pair(tests, "mps"), None)
     assert session.lines[-1] == "    … and 2 more unavailable for the same reason"
-
-
-def test_a_run_of_pairs_ends_with_done(stub_torch_python: str, tmp_path: Path) -> None:
-    probe = tmp_path / "ok.py"
-    probe.write_text("def run(device):\n    return {'outcome': 'pass'}\n")
-    heard: list[str] = []
-    pairs = [Pair(Probe("ok", probe), "cpu")]
-    run_pairs(stub_torch_python, pairs, 30.0, 1, lambda event, pair, record: heard.append(event))
-    assert heard == ["start", "record", "done"]
 
 
 UNSAFE = ("Cc", "Cf", "Cs", "Zl", "Zp")

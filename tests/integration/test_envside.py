@@ -17,6 +17,8 @@ from torchmatrix.runner import PYTEST_PLUGIN, WORKER, run_cell
 
 from ..conftest import DATA, ROOT, bare_venv
 
+pytestmark = pytest.mark.integration
+
 PYTHONS = {python.minor: python for python in discover()}
 ENVSIDE = [WORKER, PYTEST_PLUGIN, *sorted((ROOT / "probes").glob("*.py"))]
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from torchmatrix.core import Outcome, Pair, Probe
 from torchmatrix.runner import run_cell
 
 from ..conftest import ROOT
+
+pytestmark = pytest.mark.integration
 
 SWEEP = Probe("opsweep", ROOT / "probes" / "opsweep.py")
 
