@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchmatrix.core import DEVICES, Kind, Outcome, Probe
-from torchmatrix.errors import ConfigError, UsageError
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
 from torchmatrix.plan import plan
-from torchmatrix.project import Project, load, with_releases
+from torchmatrix.project import Project, with_releases
 
-from ..conftest import ROOT
 from .test_plan import LINUX, LISTING, THIS_MACHINE
 from .test_results import result
 
@@ -70,50 +66,6 @@ def test_stored_is_this_machines_newest_result_per_cell(tmp_path: Path) -> None:
     new = result("1.12.1", "2026-02-01T00:00:00+00:00", machine="ci-box")
     elsewhere = result("1.9.0", machine="laptop")
     assert here.stored([old, new, elsewhere]) == {(Version("1.12.1"), None): new}
-
-
-def test_the_output_folder_can_come_from_the_environment(tmp_path: Path, private_cache: Path) -> None:
-    matrix = tmp_path / "matrix.yaml"
-    matrix.write_text("torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\n")
-    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
-    assert load(ROOT, environ).matrix.output == tmp_path / "reports"
-    elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
-    assert elsewhere.matrix.output == tmp_path / "elsewhere"
-    assert elsewhere.results_dir == tmp_path / "elsewhere" / "results"
-
-
-def test_the_index_and_find_links_can_come_from_the_environment(tmp_path: Path, private_cache: Path) -> None:
-    matrix = tmp_path / "matrix.yaml"
-    matrix.write_text("torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\n")
-    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
-    nightly = tmp_path / "nightly"
-    nightly.mkdir()
-    index = "file:///elsewhere/simple"
-    other = load(ROOT, dict(environ, TORCHMATRIX_INDEX_URL=f"{index}/", TORCHMATRIX_FIND_LINKS=str(nightly)))
-    assert (other.matrix.index_url, other.find_links) == (index, (str(nightly),))
-    assert other.installer_options() == ["--find-links", str(nightly), "--index-url", index]
-    evil = "--index-url=http://evil"
-    for name, value, problem in [
-        ("TORCHMATRIX_INDEX_URL", "--no-index", "'--no-index' is not an http(s) or file URL"),
-        ("TORCHMATRIX_FIND_LINKS", f"wheels {evil}", f"{evil!r} looks like an installer option"),
-    ]:
-        with pytest.raises(UsageError, match=re.escape(f"{name}: {problem}")):
-            load(ROOT, dict(environ, **{name: value}))
-
-
-def test_an_unwritable_output_folder_is_refused_by_what_writes_not_by_loading(
-    tmp_path: Path, private_cache: Path
-) -> None:
-    matrix = tmp_path / "matrix.yaml"
-    matrix.write_text(
-        "torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\noutput: matrix.yaml/out\n"
-    )
-    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
-    loaded = load(ROOT, environ)  # nox -l, plan and verify only read
-    with pytest.raises(ConfigError, match=r"matrix.yaml: output: results cannot go under .*: .*matrix.yaml is a file"):
-        loaded.require_writable(loaded.machine_dir)
-    elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
-    elsewhere.require_writable(elsewhere.machine_dir)
 
 
 def test_each_probe_runs_on_its_own_devices_and_tests_bring_pytest(tmp_path: Path) -> None:

@@ -1,0 +1,90 @@
+"""Interpreter discovery on real interpreters (no network): each candidate is asked what it is, once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchmatrix.interpreters import candidates, discover
+
+pytestmark = pytest.mark.integration
+
+
+HOST_VERSION = tuple(sys.version_info[:3])
+
+
+def fake_pyenv(tmp_path: Path) -> Path:
+    """A pyenv root whose one version is this test's own interpreter."""
+    bin_dir = tmp_path / "pyenv" / "versions" / "9.9.9" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(os.path.realpath(sys.executable))
+    return tmp_path / "pyenv"
+
+
+def test_pyenv_versions_are_found_without_being_on_path(tmp_path: Path) -> None:
+    found = discover({"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(fake_pyenv(tmp_path))}, tmp_path / "c.json")
+    assert [(python.version, python.source) for python in found if python.version == HOST_VERSION] == [
+        (HOST_VERSION, "pyenv")
+    ]
+    assert found[0].path == os.path.realpath(sys.executable)
+
+
+def test_an_interpreter_in_a_venv_stands_for_its_base(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    found = discover(
+        {"PATH": str(tmp_path / "venv" / "bin"), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "c.json"
+    )
+    paths = {python.path for python in found}
+    assert not any(str(tmp_path / "venv") in path for path in paths)
+
+
+def test_answers_are_cached_and_not_asked_again(tmp_path: Path) -> None:
+    environ = {"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(fake_pyenv(tmp_path))}
+    discover(environ, tmp_path / "cache.json")
+    cached = (tmp_path / "cache.json").read_text()
+    assert '"implementation": "CPython"' in cached
+    assert discover(environ, tmp_path / "cache.json")[0].version == HOST_VERSION
+
+
+def test_a_broken_candidate_is_passed_over(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    broken = bin_dir / "python3.8"
+    broken.write_text("#!/bin/sh\necho 'pyenv: python3.8: command not found' >&2; exit 127\n")
+    broken.chmod(0o755)
+    assert discover({"PATH": str(bin_dir), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "c.json") == []
+
+
+def test_uv_managed_pythons_are_found_in_uvs_install_folder(tmp_path: Path) -> None:
+    installs = tmp_path / "uv-pythons"
+    executable = installs / "cpython-9.9.9-linux-x86_64-gnu" / "bin" / "python3"
+    executable.parent.mkdir(parents=True)
+    executable.symlink_to(os.path.realpath(sys.executable))
+    (installs / ".lock").write_text("")  # uv's own bookkeeping, not a Python
+    environ = {
+        "PATH": str(tmp_path / "empty"),
+        "PYENV_ROOT": str(tmp_path / "none"),
+        "UV_PYTHON_INSTALL_DIR": str(installs),
+    }
+    assert candidates(environ) == [("uv", str(executable))]
+    assert [(python.version, python.source) for python in discover(environ, tmp_path / "c.json")] == [
+        (HOST_VERSION, "uv")
+    ]
+
+
+def test_uvs_install_folder_is_remembered_until_what_uv_derives_it_from_changes(tmp_path: Path) -> None:
+    installs = tmp_path / "uv-pythons"
+    executable = installs / "cpython-9.9.9-linux-x86_64-gnu" / "bin" / "python3"
+    executable.parent.mkdir(parents=True)
+    executable.symlink_to(os.path.realpath(sys.executable))
+    environ = {"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(tmp_path / "none")}
+    cache = tmp_path / "c.json"
+    assert [python.source for python in discover({**environ, "UV_PYTHON_INSTALL_DIR": str(installs)}, cache)] == ["uv"]
+    assert discover({**environ, "UV_PYTHON_INSTALL_DIR": str(tmp_path / "elsewhere")}, cache) == []
+    remembered = [key for key in json.loads(cache.read_text()) if key.endswith(" python dir")]
+    assert len(remembered) == 1

@@ -1,0 +1,59 @@
+"""`project.load` as the sessions call it: matrix.yaml, the environment, and this machine's Pythons asked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from torchmatrix.errors import ConfigError, UsageError
+from torchmatrix.project import load
+
+from ..conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_output_folder_can_come_from_the_environment(tmp_path: Path, private_cache: Path) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text("torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\n")
+    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
+    assert load(ROOT, environ).matrix.output == tmp_path / "reports"
+    elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
+    assert elsewhere.matrix.output == tmp_path / "elsewhere"
+    assert elsewhere.results_dir == tmp_path / "elsewhere" / "results"
+
+
+def test_the_index_and_find_links_can_come_from_the_environment(tmp_path: Path, private_cache: Path) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text("torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\n")
+    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
+    nightly = tmp_path / "nightly"
+    nightly.mkdir()
+    index = "file:///elsewhere/simple"
+    other = load(ROOT, dict(environ, TORCHMATRIX_INDEX_URL=f"{index}/", TORCHMATRIX_FIND_LINKS=str(nightly)))
+    assert (other.matrix.index_url, other.find_links) == (index, (str(nightly),))
+    assert other.installer_options() == ["--find-links", str(nightly), "--index-url", index]
+    evil = "--index-url=http://evil"
+    for name, value, problem in [
+        ("TORCHMATRIX_INDEX_URL", "--no-index", "'--no-index' is not an http(s) or file URL"),
+        ("TORCHMATRIX_FIND_LINKS", f"wheels {evil}", f"{evil!r} looks like an installer option"),
+    ]:
+        with pytest.raises(UsageError, match=re.escape(f"{name}: {problem}")):
+            load(ROOT, dict(environ, **{name: value}))
+
+
+def test_an_unwritable_output_folder_is_refused_by_what_writes_not_by_loading(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(
+        "torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\noutput: matrix.yaml/out\n"
+    )
+    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
+    loaded = load(ROOT, environ)  # nox -l, plan and verify only read
+    with pytest.raises(ConfigError, match=r"matrix.yaml: output: results cannot go under .*: .*matrix.yaml is a file"):
+        loaded.require_writable(loaded.machine_dir)
+    elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
+    elsewhere.require_writable(elsewhere.machine_dir)
