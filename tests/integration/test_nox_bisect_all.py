@@ -120,7 +120,8 @@ def test_each_step_is_a_stored_cell_of_two_runs_and_the_reports_show_the_changes
     alpha = next(r for r in stored[NIGHTLIES[4]].records if r.probe == "alpha")
     assert (alpha.outcome, len(alpha.metrics["repeats"]), alpha.inputs["repeat"]) == (Outcome.FAIL, 2, 2)
     assert stored[NIGHTLIES[4]].environment["git_version"] == standin.git_hash(NIGHTLIES[4])
-    summary = json.loads((folder / "out/bisect/ci-box" / f"all-cpu-{NIGHTLIES[0]}-{NIGHTLIES[-1]}.json").read_text())
+    (path,) = (folder / "out/bisect/ci-box").glob(f"_all-cpu-*{NIGHTLIES[0]}-{NIGHTLIES[-1]}-*.json")
+    summary = json.loads(path.read_text())
     assert [(c["probe"], c["last_old"], c["first_new"]) for c in summary["changes"]] == [
         ("alpha", NIGHTLIES[3], NIGHTLIES[4]),
         ("beta", NIGHTLIES[10], NIGHTLIES[11]),

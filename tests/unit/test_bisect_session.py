@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,12 @@ class SessionError(Exception):
     pass
 
 
+def summary_file(folder: Path, named: str) -> Path:
+    """The one summary whose name starts with ``named`` (its digest follows)."""
+    (found,) = (folder / "reports/bisect/ci-box").glob(f"{named}-*.json")
+    return found
+
+
 def offline_index(cache: Path, *filenames: str) -> releases.Listing:
     """Fill the listing cache as a fetch of the index would, so the session reads it without a network."""
     body = json.dumps({"files": [{"filename": name} for name in filenames]})
@@ -260,7 +267,7 @@ def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: P
     assert "4 known already, at most 4 cells to build" in session.said[0]
     assert session.said[-5:] == [
         "built 0 of at most 4 cells (the 4 candidates; 2 ends + 1 × ⌈log₂ 4⌉ = 4); "
-        f"summary: {tmp_path}/reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json",
+        f"summary: {summary_file(tmp_path, 'autograd_dot-cpu-1.11.0-1.12.1')}",
         "first release with NEW's outcome (pass): one of 1.11.1, 1.12.0: "
         "the answer is bounded by releases that could not be told apart",
         "    1.11.1: could not be tested: no-interpreter: torch 1.11.1 needs Python 3.9; found 3.10; "
@@ -269,7 +276,7 @@ def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: P
         f"commits from torch 1.11.0 ({git('1.11.0')}) to 1.12.0 ({git('1.12.0')}): "
         f"https://github.com/pytorch/pytorch/compare/{git('1.11.0')}...{git('1.12.0')}",
     ]
-    summary = json.loads((tmp_path / "reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json").read_text())
+    summary = json.loads(summary_file(tmp_path, "autograd_dot-cpu-1.11.0-1.12.1").read_text())
     assert summary["schema"] == 2 and summary["candidates"] == ["1.11.0", "1.11.1", "1.12.0", "1.12.1"]
     assert (summary["status"], summary["last_old"], summary["first_new"]) == ("range", "1.11.0", "1.12.0")
     assert [(step["version"], step["how"], step["observations"][0]["category"]) for step in summary["steps"]] == [
@@ -341,9 +348,7 @@ def test_all_finds_every_change_among_stored_nightlies_and_tells_the_commit_rang
         f"beta on cpu: commits from torch 2.6.0.dev20241006 ({git(NIGHTLIES[5])}) to 2.6.0.dev20241007 "
         f"({git(NIGHTLIES[6])}): {summary_url(NIGHTLIES[5], NIGHTLIES[6])}",
     ]
-    summary = json.loads(
-        (tmp_path / "reports/bisect/ci-box/all-cpu-2.6.0.dev20241001-2.6.0.dev20241009.json").read_text()
-    )
+    summary = json.loads(summary_file(tmp_path, "_all-cpu-pre-2.6.0.dev20241001-2.6.0.dev20241009").read_text())
     assert [(c["probe"], c["first_new"]) for c in summary["changes"]] == [
         ("alpha", NIGHTLIES[3]),
         ("beta", NIGHTLIES[6]),
@@ -427,7 +432,7 @@ def test_same_outcome_at_both_ends_ends_the_session_with_an_error(tmp_path: Path
     store(here, "1.12.1", Outcome.PASS)
     with pytest.raises(SessionError, match="torch 1.11.0 and 1.12.1 both show pass on cpu: nothing to bisect"):
         run(here, Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.1"), tmp_path / "noxfile.py")
-    summary = json.loads((tmp_path / "reports/bisect/ci-box/autograd_dot-cpu-1.11.0-1.12.1.json").read_text())
+    summary = json.loads(summary_file(tmp_path, "autograd_dot-cpu-1.11.0-1.12.1").read_text())
     assert summary["status"] == "same" and summary["built"] == 0
 
 
@@ -496,25 +501,41 @@ def test_by_output_the_answer_names_the_first_line_printed_that_changed_and_coun
     ]
 
 
-def test_each_question_keeps_a_summary_of_its_own_named_by_the_listed_ends(tmp_path: Path) -> None:
+def test_each_question_keeps_a_summary_of_its_own_named_by_the_whole_question(tmp_path: Path) -> None:
     here = project(tmp_path)
     ends = [Version("1.9.0"), Version("1.12.1")]
 
-    def name(*asked: str) -> str:
-        request = parse(["autograd_dot", "--from", "1.9", "--to", "1.12.1", *asked], here.matrix)
-        return _Bisection(here, Session(), tmp_path / "noxfile.py", request, ends, {}).summary_path.name
+    def path(request: Request) -> Path:
+        return _Bisection(here, Session(), tmp_path / "noxfile.py", request, ends, {}).summary_path
 
-    assert name() == "autograd_dot-cpu-1.9.0-1.12.1.json"
+    def name(*asked: str) -> str:
+        return path(parse(["autograd_dot", "--from", "1.9", "--to", "1.12.1", *asked], here.matrix)).name
+
+    plain = name()
+    assert re.fullmatch(r"autograd_dot-cpu-1\.9\.0-1\.12\.1-[0-9a-f]{8}\.json", plain), plain
     asked = [
         ("--metric", "i", "--above", "5"), ("--metric", "i", "--above", "12"), ("--metric", "i", "--below", "5"),
         ("--metric", "i"), ("--check", "i"), ("--metric", "output"), ("--by-output",), ("--metric", "a/b"),
-        ("--metric", "a_b"), ("--check", "mul", "--metric", "error"),
+        ("--metric", "a_b"), ("--check", "mul", "--metric", "error"), ("--pre",), ("--repeat", "2"),
+        ("--repeat", "3"), ("--index-url", "https://download.pytorch.org/whl/cpu"), ("--find-links", "wheels"),
+        ("--find-links", "other"),
     ]  # fmt: skip
     names = [name(*question) for question in asked]
-    assert len(set(names)) == len(asked), names
-    assert names[0].startswith("autograd_dot-cpu-metric-i-") and names[0].endswith("-1.9.0-1.12.1.json")
-    assert names[-1].startswith("autograd_dot-cpu-check-mul-metric-error-")
+    assert len({plain, *names}) == len(asked) + 1, names
+    assert names[0].startswith("autograd_dot-cpu-metric-i-") and names[0].endswith(".json")
+    assert names[9].startswith("autograd_dot-cpu-check-mul-metric-error-")
     assert name("--by-output").startswith("autograd_dot-cpu-output-")
+    assert name("--pre").startswith("autograd_dot-cpu-pre-") and name("--repeat", "2").startswith(
+        "autograd_dot-cpu-repeat-2-"
+    )
     tests = [Request((test,), ("cpu",), *ends) for test in ("t.py::test_p[a/b]", "t.py::test_p[a_b]")]
-    paths = {_Bisection(here, Session(), tmp_path / "noxfile.py", asked, ends, {}).summary_path for asked in tests}
-    assert len(paths) == 2 and all(path.name.startswith("t.py_test_p_a_b-") for path in paths)
+    paths = {path(asked) for asked in tests}
+    assert len(paths) == 2 and all(found.name.startswith("t.py_test_p_a_b-") for found in paths)
+    # A probe named "all" is not --all: every probe has a name no probe can take.
+    every, named_all = (
+        path(Request(("autograd_dot",), ("cpu",), *ends, every=True)),
+        path(Request(("all",), ("cpu",), *ends)),
+    )
+    assert every != named_all and every.name.startswith("_all-cpu-") and named_all.name.startswith("all-cpu-")
+    # Which probes --all found (its tests, known as it runs) does not move its summary.
+    assert path(Request(("autograd_dot", "t.py::test_x"), ("cpu",), *ends, every=True)) == every

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 import time
 from collections import Counter
@@ -281,28 +282,37 @@ class _Bisection:
 
     @property
     def summary_path(self) -> Path:
-        """One file per question: the probe (or all) and device, what is compared, and the ends as listed.
+        """One file per question: named by its parts for a person to read, and a digest of the whole question.
 
-        A criterion other than the outcome adds its parts for a person to read, and a digest of it whole,
-        as names that differ only in a threshold or in what safe_name makes of them are other questions;
-        so does a probe that safe_name changes (a test's id: ``test_p[a/b]`` and ``test_p[a_b]``).
+        The parts: the probe and device (``--all`` as ``_all``, a name no probe's can be, as safe_name strips a
+        leading ``_``), what is compared, ``pre`` and the runs per pair, and the ends as listed; the digest covers
+        the probe as given, the criterion whole, the index and find-links too. ``--all``'s tests, which it learns
+        as it runs, are no part of it: its summary stays where it is.
         """
         request = self.request
         criterion = request.criterion
         if request.every:
-            asked = "all-" + "+".join(request.devices)
+            asked = "_all-" + "+".join(request.devices)
         else:
-            probe = request.probes[0]
-            named = results.safe_name(probe) + ("" if results.safe_name(probe) == probe else f"-{_digest(probe)}")
-            asked = f"{named}-{request.devices[0]}"
-        narrowed = ""
-        if criterion != Criterion():
-            parts = [("check", criterion.check), ("metric", criterion.metric), ("output", criterion.by_output or None)]
-            readable = "".join(f"-{kind}" + (f"-{results.safe_name(value)}" if value is not True else "")
-                               for kind, value in parts if value is not None)  # fmt: skip
-            narrowed = f"{readable}-{_digest(criterion.describe())}"
+            asked = f"{results.safe_name(request.probes[0])}-{request.devices[0]}"
+        parts = [("check", criterion.check), ("metric", criterion.metric), ("output", criterion.by_output or None)]
+        readable = "".join(f"-{kind}" + (f"-{results.safe_name(value)}" if value is not True else "")
+                           for kind, value in parts if value is not None)  # fmt: skip
+        repeat = request.repeat if request.repeat is not None else self.project.matrix.repeat
+        readable += ("-pre" if request.pre else "") + (f"-repeat-{repeat}" if repeat > 1 else "")
+        index_url, find_links = sources(request, self.project)
+        question = {
+            "probes": None if request.every else list(request.probes),
+            "devices": list(request.devices),
+            "compare": criterion.to_json(),
+            "pre": request.pre,
+            "repeat": repeat,
+            "index_url": index_url,
+            "find_links": list(find_links),
+        }
         old, new = self.versions[0], self.versions[-1]  # as the index lists them: --from 1.9 is 1.9.0's
-        return self.folder / f"{asked}{narrowed}-{old}-{new}.json"
+        digest = _digest(json.dumps(question, sort_keys=True))
+        return self.folder / f"{asked}{readable}-{old}-{new}-{digest}.json"
 
     def known(self) -> dict[Version, dict[Key, Observation]]:
         """What is known without building anything: up-to-date stored records, and cells that cannot run."""
