@@ -165,6 +165,10 @@ def test_a_record_stands_while_what_it_depends_on_is_unchanged() -> None:
         ("python_version", "3.9.19"),
         ("worker", "changed"),
         ("probes", {"autograd_dot": "changed"}),
+        ("index", identity.build_source("https://pypi.org/simple", ["/srv/other-wheels"])),
+        ("environment", {"set": {"MY_BACKEND": "torch"}, "passed": {}, "steering": {}}),
+        ("seed", 1),
+        (identity.PACKAGES, "another package set"),
     ]:
         assert not freshness.stands_for(made, identity.record_inputs(dict(INPUTS, **{key: value}), "autograd_dot")), key
 

@@ -1,0 +1,142 @@
+"""A record's identity, through real nox, uv and torch: whatever a pair depended on, changing it shows.
+
+Each test changes one thing a result depended on without touching the probe:
+a file the probe read, the caller's shell, a variable the matrix declares, where
+torch comes from. torchmatrix must notice, say so, and re-run; until it does,
+every view shows the record as stale.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from torchmatrix import repeats
+from torchmatrix.core import Outcome
+from torchmatrix.findlinks import pip_find_links
+from torchmatrix.results import CellResult
+
+from .conftest import Torch, Workspace
+
+pytestmark = pytest.mark.integration
+
+READS = """\
+from helper_value import VALUE
+
+with open(__file__.replace("uses_helper.py", "data.txt")) as data:
+    print(VALUE, data.read().strip())
+"""
+
+
+def stored(workspace: Workspace) -> CellResult:
+    [result] = workspace.scan().results
+    return result
+
+
+def output(workspace: Workspace, torch: Torch) -> list[str]:
+    [record] = stored(workspace).records
+    assert record.outcome is Outcome.PASS, record.message
+    return record.metrics["output"]
+
+
+def test_a_file_the_probe_read_is_an_input_and_its_record_is_stale_until_it_runs_again(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    probes = workspace.folder / "probes"
+    (probes / "uses_helper.py").write_text(READS)
+    (probes / "helper_value.py").write_text("VALUE = 1\n")
+    (probes / "data.txt").write_text("a\n")
+    workspace.matrix([torch_here], ["uses_helper"])
+    first = workspace.nox("-s", "probe")
+    assert first.returncode == 0, first.output
+    assert output(workspace, torch_here) == ["1 a"]
+    assert "up to date" in workspace.nox("-s", "probe").output
+
+    (probes / "helper_value.py").write_text("VALUE = 2\n")
+    report = workspace.nox("-s", "report")
+    assert report.returncode == 0, report.output
+    table = (workspace.folder / "out" / "COMPATIBILITY.md").read_text()
+    assert "| ↻¹ |" in table and "1. stale: was ✓ pass; " in table and "helper\\_value.py changed" in table
+    assert "↻" in report.output  # the terminal's table too
+
+    rerun = workspace.nox("-s", "probe")
+    assert rerun.returncode == 0, rerun.output
+    assert f"{probes / 'helper_value.py'} changed" in rerun.output
+    assert output(workspace, torch_here) == ["2 a"]
+
+    (probes / "data.txt").write_text("b\n")
+    data_changed = workspace.nox("-s", "probe")
+    assert f"{probes / 'data.txt'} changed" in data_changed.output
+    assert output(workspace, torch_here) == ["2 b"]
+
+
+SEES = """\
+import os, subprocess, sys
+import torch
+spawned = subprocess.run(["python", "-c", "import torch; print(torch.__version__)"], stdout=subprocess.PIPE)
+print(spawned.stdout.decode().strip() == torch.__version__, os.environ.get("MY_BACKEND"))
+"""
+
+
+def test_the_callers_shell_reaches_a_pair_only_as_declared_and_what_it_declares_is_recorded(
+    workspace: Workspace, torch_here: Torch, warm: None, tmp_path: Path
+) -> None:
+    """A `python` the probe spawns is the cell's, not the caller's; a variable counts only where declared."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "python").write_text("#!/bin/sh\necho 0.0.0\n")
+    (shadow / "python").chmod(0o755)
+    (workspace.folder / "probes" / "sees.py").write_text(SEES)
+    workspace.matrix([torch_here], ["sees"])
+    caller = workspace.environ(PATH=f"{shadow}{os.pathsep}{os.environ['PATH']}", MY_BACKEND="from the shell")
+    assert workspace.nox("-s", "probe", env=caller).returncode == 0
+    assert output(workspace, torch_here) == ["True None"]
+
+    with workspace.matrix_file.open("a") as matrix:
+        matrix.write("env: {MY_BACKEND: declared}\n")
+    declared = workspace.nox("-s", "probe", env=caller)
+    assert "the variables the pairs see changed" in declared.output, declared.output
+    assert output(workspace, torch_here) == ["True declared"]
+
+    steered = workspace.nox("-s", "probe", env=dict(caller, OMP_NUM_THREADS="1"))
+    assert "the variables the pairs see changed" in steered.output, steered.output
+    again = workspace.nox("-s", "probe", env=dict(caller, OMP_NUM_THREADS="1", UNRELATED="x"))
+    assert "up to date" in again.output, again.output
+
+
+SEEDED = """\
+import random
+import torch
+print(random.random(), torch.rand(3).tolist(), hash("torchmatrix"))
+"""
+
+
+def test_every_repeat_starts_from_one_seed(workspace: Workspace, torch_here: Torch, warm: None) -> None:
+    (workspace.folder / "probes" / "seeded.py").write_text(SEEDED)
+    workspace.matrix([torch_here], ["seeded"])
+    run = workspace.nox("-s", "probe", "--", "--repeat", "3")
+    assert run.returncode == 0, run.output
+    [record] = stored(workspace).records
+    printed = [tuple(each["metrics"]["output"]) for each in repeats.runs_of(record)]
+    assert len(printed) == 3 and len(set(printed)) == 1, printed
+    assert record.inputs["seed"] == 0
+
+
+def test_torch_from_another_index_or_find_links_is_installed_again(
+    tmp_path: Path, suite_cache: Path, torch_here: Torch, warm: None
+) -> None:
+    """An installer keeps a `torch==X` it has: an environment built from elsewhere is rebuilt, its records re-run."""
+    workspace = Workspace(tmp_path, tmp_path / ".nox", suite_cache)  # its own environments: it rebuilds them
+    workspace.matrix([torch_here], ["ok"])
+    assert workspace.nox("-s", "probe").returncode == 0
+    (tmp_path / "more-wheels").mkdir()
+    links = " ".join(pip_find_links())
+    moved = workspace.nox(
+        "-s", "probe", env=workspace.environ(TORCHMATRIX_FIND_LINKS=f"{links} {tmp_path / 'more-wheels'}")
+    )
+    assert moved.returncode == 0, moved.output
+    assert "its torch was installed from elsewhere" in moved.output
+    [record] = stored(workspace).records
+    assert record.inputs["index"]["find_links"][-1] == str(tmp_path / "more-wheels")
