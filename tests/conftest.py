@@ -1,7 +1,12 @@
-"""Shared fixtures. Unit tests may not touch the network: an autouse fixture makes any attempt fail loudly."""
+"""Shared fixtures. Unit tests may not touch the network nor start a process: autouse fixtures make any attempt fail.
+
+A test that needs either is an integration test: it lives in tests/integration (or tests/faults) and is
+marked ``integration``; tests/unit stays the fast tier.
+"""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -45,6 +50,21 @@ def no_network_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture(autouse=True)
+def no_processes_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker, nox, a venv or git started by a unit test would make the fast tier slow: refused."""
+    if request.node.get_closest_marker("integration"):
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a unit test tried to start a process; move it to tests/integration, marked integration")
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)  # every subprocess function comes here
+    for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp"):
+        if hasattr(os, name):
+            monkeypatch.setattr(os, name, refuse)
 
 
 @pytest.fixture(autouse=True)
