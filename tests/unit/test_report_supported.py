@@ -63,3 +63,25 @@ def test_several_machines_are_columns_of_their_own() -> None:
 def test_hostile_names_stay_inert() -> None:
     text = supported.render(model.build(hostile()))
     assert "<script>" not in text and "\x1b" not in text and HOSTILE not in text
+
+
+def test_skipped_tests_are_counted_not_left_out() -> None:
+    records = (a_test("test_a"), a_test("test_b", Outcome.FAIL), a_test("test_c", Outcome.UNAVAILABLE),
+               a_test("test_d", Outcome.UNAVAILABLE), a_test("test_e", Outcome.PASS, "mps"))  # fmt: skip
+    skipped = (a_test("test_a"), a_test("test_b", Outcome.UNAVAILABLE))
+    rows = render([cell("linux-x86_64", "1.12.1", "3.10", records), cell("linux-x86_64", "1.11.0", "3.10", skipped)])
+    assert rows[1][2] == "✗ 1 of 2 pass; fail: test_b; 2 of 4 skipped (unavailable): test_c, test_d"
+    assert rows[2][2] == "✓ pass; 1 of 2 skipped (unavailable): test_b"
+
+
+def test_every_outcome_a_record_can_have_gets_a_cell_unstable_and_stale_included() -> None:
+    for outcome in Outcome:
+        if outcome.is_cell_outcome:
+            continue
+        records = (a_test("test_a"), a_test("test_b", outcome))
+        (_, row) = render([cell("linux-x86_64", "1.12.1", "3.10", records)])
+        shown = "✓" if outcome in (*supported.PASSING, Outcome.UNAVAILABLE) else outcome.symbol
+        assert row[2].startswith(shown), (outcome, row)
+    unstable = (a_test("test_a", Outcome.UNSTABLE), a_test("test_b", Outcome.FAIL))
+    (_, row) = render([cell("linux-x86_64", "1.12.1", "3.10", unstable)])
+    assert row[2] == "✗ 0 of 2 pass; fail: test_b; unstable: test_a"

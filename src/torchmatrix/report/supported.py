@@ -3,7 +3,10 @@
 One row per torch release, newest first: the Python its cell ran on, then,
 per device (per machine and device, when results of several machines are
 merged), how its probes went: ``✓ all 4 pass``, or the worst outcome with
-what did not pass (``✗ 3 of 4 pass; fail: test_far_tail``). A matrix whose
+what did not pass (``✗ 3 of 4 pass; fail: test_far_tail``), every outcome a
+record can have (``unstable``, ``stale``) included; tests that did not run
+(skipped, a device the build lacks) are counted apart and named
+(``2 of 6 skipped (unavailable): test_cuda, test_mps``), never left out. A matrix whose
 probes are the library's tests gives a row per release that says whether
 the library works there. Names lose the part every probe shares
 (``tests/test_log_cdf.py::``), so that the cells stay short.
@@ -50,18 +53,24 @@ def _cell(entries: Sequence[tuple[str, Entry]], shorten: int) -> str:
     if all(entry.record is None for _, entry in entries):  # the cell did not run: its outcome says why
         return entries[0][1].mark.value
     ran = [(probe, entry.mark) for probe, entry in entries if entry.mark is not Outcome.UNAVAILABLE]
+    skipped = [probe for probe, entry in entries if entry.mark is Outcome.UNAVAILABLE]
     if not ran:
-        return f"{Outcome.UNAVAILABLE.symbol} unavailable"
+        return f"{Outcome.UNAVAILABLE.symbol} unavailable" + (f": all {len(skipped)}" if len(skipped) > 1 else "")
     passed = sum(mark in PASSING for _, mark in ran)
     if passed == len(ran):
-        return f"{Outcome.PASS.symbol} all {len(ran)} pass" if len(ran) > 1 else f"{Outcome.PASS.symbol} pass"
-    worst = next(mark for mark in WORST_FIRST if any(seen is mark for _, seen in ran))
-    failures = [
-        f"{mark.value}: " + ", ".join(escape.markdown(probe[shorten:]) for probe, seen in ran if seen is mark)
-        for mark in WORST_FIRST
-        if any(seen is mark for _, seen in ran)
-    ]
-    return f"{worst.symbol} {passed} of {len(ran)} pass; " + "; ".join(failures)
+        shown = f"{Outcome.PASS.symbol} all {len(ran)} pass" if len(ran) > 1 else f"{Outcome.PASS.symbol} pass"
+    else:
+        order = [*WORST_FIRST, *(mark for mark in Outcome if mark not in WORST_FIRST)]
+        marks = [mark for mark in order if mark not in PASSING and any(seen is mark for _, seen in ran)]
+        failures = [
+            f"{mark.value}: " + ", ".join(escape.markdown(probe[shorten:]) for probe, seen in ran if seen is mark)
+            for mark in marks
+        ]
+        shown = f"{marks[0].symbol} {passed} of {len(ran)} pass; " + "; ".join(failures)
+    if skipped:  # a test that did not run is no pass: how many of all there are, and which
+        names = ", ".join(escape.markdown(probe[shorten:]) for probe in skipped)
+        shown += f"; {len(skipped)} of {len(entries)} skipped ({Outcome.UNAVAILABLE.value}): {names}"
+    return shown
 
 
 def _shortener(names: Sequence[str]) -> int:
