@@ -146,7 +146,7 @@ def _stale(record: Record, changes: list[str]) -> Record:
 
 
 def stands_for(record: Record, wanted: Mapping[str, Any]) -> bool:
-    """Whether ``record`` answers for a run of its probe from ``wanted`` (:func:`results.record_inputs`)."""
+    """Whether ``record`` answers for a run of its probe from ``wanted`` (:func:`identity.record_inputs`)."""
     return not record_changes(record, wanted)
 
 

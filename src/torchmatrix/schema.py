@@ -422,7 +422,7 @@ MATRIX_KEYS = {
     "output": Key(
         _nonempty_text, "reports", "the folder results and reports go to, relative to this file; default: reports"
     ),
-    "machine": Key(_nonempty_text, "H200", "the name results are filed under; default: `<os>-<arch>`"),
+    "machine": Key(_nonempty_text, "H200", "the name results are filed under; default: `<os>-<arch>-<cpu>[-<gpu>]`"),
     "index_url": Key(
         _url, "https://download.pytorch.org/whl/cpu", "where torch comes from; default: https://pypi.org/simple"
     ),

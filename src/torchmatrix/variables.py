@@ -27,7 +27,9 @@ MATRIX = Variable(
     "TORCHMATRIX_MATRIX", "the matrix file, instead of `matrix.yaml` beside the noxfile", "ci/matrix.yaml"
 )
 MACHINE = Variable(
-    "TORCHMATRIX_MACHINE", "the name results are filed under, instead of `machine:` or `<os>-<arch>`", "H200"
+    "TORCHMATRIX_MACHINE",
+    "the name results are filed under, instead of `machine:` or `<os>-<arch>-<cpu>[-<gpu>]`",
+    "H200",
 )
 TORCH = Variable(
     "TORCHMATRIX_TORCH",
