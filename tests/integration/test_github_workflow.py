@@ -1,4 +1,9 @@
-""".github/workflows/matrix.yml: it parses, its steps run, and the sessions and folders it names exist."""
+"""The GitHub workflows: they parse, their steps run, and the sessions and folders they name exist.
+
+matrix.yml runs the matrix on GitHub's runners; checks.yml runs torchmatrix's own
+checks on every push and pull request. Neither can run here, so the tools that
+read workflows as GitHub does check them, and every action is pinned to a commit.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +24,22 @@ from ..conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
-WORKFLOW = ROOT / ".github" / "workflows" / "matrix.yml"
+WORKFLOWS = ROOT / ".github" / "workflows"
+WORKFLOW = WORKFLOWS / "matrix.yml"
+CHECKS = WORKFLOWS / "checks.yml"
+PINNED = re.compile(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}")
+"""An action as ``uses:`` names it, pinned to a full commit: a tag can be moved to other code, a commit cannot."""
+
+
+def load(path: Path) -> dict[str, Any]:
+    loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
 
 
 @pytest.fixture(scope="module")
 def workflow() -> dict[str, Any]:
-    loaded = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    assert isinstance(loaded, dict)
-    return loaded
+    return load(WORKFLOW)
 
 
 def run_steps(job: dict[str, Any]) -> list[str]:
@@ -99,6 +112,30 @@ def test_the_folders_it_moves_are_where_the_matrix_writes(workflow: dict[str, An
     assert "nox -s report -- --format all" in run_steps(workflow["jobs"]["report"])
 
 
+def test_the_checks_run_the_readme_s_command_on_every_push_and_pull_request() -> None:
+    checks = load(CHECKS)
+    assert set(checks[True]) == {"push", "pull_request"}  # `on:`, as YAML 1.1 reads it
+    (job,) = checks["jobs"].values()
+    assert run_steps(job)[-1] == "nox -s lint docs tests"
+    assert "nox -s lint docs tests" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert nox_listing("-s", "lint", "docs", "tests") == ["lint", "docs", "tests"]
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda path: path.name)
+def test_every_action_is_pinned_and_no_job_keeps_more_than_it_needs(path: Path) -> None:
+    """Pinned to commits, a read-only token at most, and no checkout leaves the token in .git/config."""
+    loaded = load(path)
+    assert loaded["permissions"] in ({}, {"contents": "read"})
+    for job in loaded["jobs"].values():
+        assert job.get("permissions", {}) in ({}, {"contents": "read"})
+        for step in job["steps"]:
+            if "uses" in step:
+                assert PINNED.fullmatch(step["uses"]), step["uses"]
+            if step.get("uses", "").startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda path: path.name)
 @pytest.mark.parametrize(
     "checker",
     [
@@ -107,8 +144,8 @@ def test_the_folders_it_moves_are_where_the_matrix_writes(workflow: dict[str, An
     ],
     ids=["actionlint", "zizmor"],
 )
-def test_the_workflow_passes_its_checkers(checker: list[str]) -> None:
+def test_the_workflow_passes_its_checkers(checker: list[str], path: Path) -> None:
     """It cannot run here, so the tools that read workflows as GitHub would read it."""
     executable = Path(sys.executable).with_name(checker[0])
-    done = subprocess.run([str(executable), *checker[1:], str(WORKFLOW)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([str(executable), *checker[1:], str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
