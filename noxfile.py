@@ -66,5 +66,5 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run torchmatrix's test suite (unit and integration)."""
-    session.install("-e", ".[test,docs]")  # docs: tests/unit/test_docs.py builds the site
+    session.install("-e", ".[test,docs]")  # docs: tests/integration/test_docs.py builds the site
     session.run("pytest", *session.posargs)
