@@ -1,12 +1,14 @@
-"""The user's own project (``project:`` in the matrix), built once into a wheel per change of its sources.
+"""The user's own project (``project:`` in the matrix), built once into a wheel per change of what it packs.
 
-Its sources are the files git knows in the project's folder (tracked ones, and
-untracked ones git does not ignore), else every file under it; either way
-without the output folder and the usual build and environment folders, which
-change on every run. Their digest names the wheel's folder in torchmatrix's
-cache: a cell finds the wheel built already, or builds it under a lock, so
-cells that run at once build it once. What the wheel installs is what every
-record of the matrix was made from: editing the library re-runs its cells.
+What goes into the wheel is what the project's build backend packs: its
+sdist, built in a temporary folder (a file generated and ignored by git goes
+in if the backend packs it; a file it leaves out, the matrix or the results,
+changes nothing). The digest of the sdist's contents names the wheel's folder
+in torchmatrix's cache: a cell finds the wheel built already, or builds it from
+the sdist, outside the project's folder, under a lock, so cells that run at
+once build it once. What the wheel installs is what every record of the matrix
+was made from: editing the library re-runs its cells. The build leaves nothing
+in the project's folder (setuptools' ``*.egg-info`` is removed again).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import hashlib
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,9 +30,6 @@ from . import atomicfile
 from .cachedir import cache_dir
 from .errors import UsageError
 
-SKIPPED_FOLDERS = frozenset({".git", ".nox", ".tox", ".venv", "build", "dist", "__pycache__", ".pytest_cache"})
-"""Never sources, in a project that git does not track: environments, caches and build output."""
-
 
 @dataclass(frozen=True)
 class Built:
@@ -39,23 +39,23 @@ class Built:
     contents: str
     """``sha256:<digest>`` of what the wheel installs (its RECORD): what the records of the matrix depend on.
 
-    Not the sources' digest: a change outside the package (a probe, the matrix, the docs) builds the wheel
+    Not the sdist's digest: a change the wheel does not install (a README the sdist packs) builds the wheel
     again, but re-runs nothing.
     """
 
 
-def build(project: Path, leave_out: Iterable[Path] = (), cache: Path | None = None) -> Built:
-    """The wheel of ``project``, built unless a wheel of the same sources is in the cache.
+def build(project: Path, cache: Path | None = None) -> Built:
+    """The wheel of ``project``, built from its sdist unless a wheel of the same sdist contents is in the cache.
 
-    ``leave_out``: folders inside the project that are no sources (the matrix's output).
     A project that does not build is a :class:`UsageError` with the builder's last lines.
     """
-    digest = sources_digest(project, leave_out)
-    folder = (cache or cache_dir() / "wheels") / digest
-    with atomicfile.locked(folder.parent):
-        wheels = sorted(folder.glob("*.whl"))
-        if not wheels:
-            wheels = [_build_into(project, folder)]
+    with tempfile.TemporaryDirectory(prefix="torchmatrix-sdist-") as scratch:
+        sdist = _sdist(project, Path(scratch))
+        folder = (cache or cache_dir() / "wheels") / sdist_digest(sdist)
+        with atomicfile.locked(folder.parent):
+            wheels = sorted(folder.glob("*.whl"))
+            if not wheels:
+                wheels = [_wheel_from(sdist, project, folder)]
     name = parse_wheel_filename(wheels[0].name)[0]
     return Built(wheels[0], str(name), f"sha256:{_contents_digest(wheels[0])}")
 
@@ -89,48 +89,53 @@ def _contents_digest(wheel: Path) -> str:
     return hashlib.sha256("\n".join(sorted(line for line in lines if not line.startswith(record))).encode()).hexdigest()
 
 
-def sources_digest(project: Path, leave_out: Iterable[Path] = ()) -> str:
-    """sha256 over the project's source files: their paths and their bytes."""
-    skipped = [folder.resolve() for folder in leave_out]
+def sdist_digest(sdist: Path) -> str:
+    """sha256 over an sdist's files, their paths (below its top folder) and bytes: not the archive's dates."""
     digest = hashlib.sha256()
-    for relative in sorted(_sources(project)):
-        path = project / relative
-        if any(path.resolve().is_relative_to(folder) for folder in skipped) or not path.is_file():
-            continue
-        digest.update(relative.as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    with tarfile.open(sdist) as archive:
+        members = sorted((member for member in archive.getmembers() if member.isfile()), key=lambda m: m.name)
+        for member in members:
+            extracted = archive.extractfile(member)
+            data = extracted.read() if extracted else b""
+            digest.update(member.name.partition("/")[2].encode() + b"\0" + hashlib.sha256(data).digest())
     return digest.hexdigest()
 
 
-def _sources(project: Path) -> Iterator[Path]:
-    listed = subprocess.run(
-        ["git", "-C", str(project), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        capture_output=True,
-        check=False,
-    )
-    if listed.returncode == 0:
-        yield from (Path(name.decode()) for name in listed.stdout.split(b"\0") if name)
-        return
-    for path in project.rglob("*"):
-        relative = path.relative_to(project)
-        if not (set(relative.parts) & SKIPPED_FOLDERS or any(part.endswith(".egg-info") for part in relative.parts)):
-            yield relative
+def _sdist(project: Path, scratch: Path) -> Path:
+    """The project's sdist, built into ``scratch``; what a setuptools build leaves in the project is removed."""
+    before = set(_egg_infos(project))
+    done = _uv_build(["--sdist", "--out-dir", str(scratch), str(project)])
+    for left in set(_egg_infos(project)) - before:
+        shutil.rmtree(left, ignore_errors=True)
+    sdists = sorted(scratch.glob("*.tar.gz"))
+    if done.returncode != 0 or len(sdists) != 1:
+        raise _failed(project, done)
+    return sdists[0]
 
 
-def _build_into(project: Path, folder: Path) -> Path:
+def _egg_infos(project: Path) -> list[Path]:
+    """Where setuptools writes its metadata while it builds: beside the packages, in the project or in src/."""
+    return [*project.glob("*.egg-info"), *project.glob("*/*.egg-info")]
+
+
+def _wheel_from(sdist: Path, project: Path, folder: Path) -> Path:
     building = folder.with_name(folder.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
-    done = subprocess.run(
-        [_uv(), "build", "--wheel", "--out-dir", str(building), str(project)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _uv_build(["--wheel", "--out-dir", str(building), str(sdist)])
     wheels = sorted(building.glob("*.whl"))
     if done.returncode != 0 or len(wheels) != 1:
-        last = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-        raise UsageError(f"building {project} into a wheel failed (project: in the matrix):\n{last}")
+        raise _failed(project, done)
     building.rename(folder)
     return folder / wheels[0].name
+
+
+def _uv_build(arguments: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([_uv(), "build", *arguments], capture_output=True, text=True, check=False)
+
+
+def _failed(project: Path, done: subprocess.CompletedProcess[str]) -> UsageError:
+    last = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+    return UsageError(f"building {project} into a wheel failed (project: in the matrix):\n{last}")
 
 
 def _uv() -> str:

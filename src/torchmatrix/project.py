@@ -173,10 +173,10 @@ class Project:
 
     @functools.cached_property
     def built_library(self) -> library.Built | None:
-        """The matrix's ``project:``, built into a wheel (once per change of its sources); None without one."""
+        """The matrix's ``project:``, built into a wheel (once per change of what it packs); None without one."""
         if self.matrix.project is None:
             return None
-        return library.build(self.matrix.project, leave_out=[self.matrix.output])
+        return library.build(self.matrix.project)
 
     def pairs(self) -> list[core.Pair]:
         """Every (probe, device) pair a cell runs, in the order it runs them: each probe on the devices it runs on."""
