@@ -15,12 +15,15 @@ summaries as :mod:`torchmatrix.results` reads results: every limit of
 folder, no finish in the future; a file it refuses is named in a warning. A
 stored link is never trusted: it is made again from hashes that must be hex.
 Only finished summaries answer; of several on one question (machine, probes,
-devices, comparison and range), the newest.
+devices, comparison, range, and where the releases came from and how often
+each ran: ``all``, ``pre``, ``repeat``, ``index_url``, ``find_links``), the
+newest.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -149,6 +152,10 @@ def _commits(data: dict[str, Any] | None) -> Commits | None:
     return Commits(old, new)
 
 
+ASKED = ("all", "pre", "repeat", "index_url", "find_links")
+"""The parts of a question besides the probes, devices, comparison and range."""
+
+
 @dataclass(frozen=True)
 class Summary:
     """A finished bisection, as the reports show it."""
@@ -165,11 +172,13 @@ class Summary:
     changes: tuple[Change, ...]
     finished_at: str
     path: Path | None = None
+    asked: str = ""
+    """The rest of the question, as stored: --all, --pre, the runs per pair, the index and find-links."""
 
     @property
-    def question(self) -> tuple[str, tuple[str, ...], tuple[str, ...], Criterion, str, str]:
+    def question(self) -> tuple[str, tuple[str, ...], tuple[str, ...], Criterion, str, str, str]:
         """What two summaries must share to answer the same question (the newer one answers it)."""
-        return (self.machine, self.probes, self.devices, self.compare, self.old, self.new)
+        return (self.machine, self.probes, self.devices, self.compare, self.old, self.new, self.asked)
 
     def describe(self) -> str:
         """``autograd_dot, batched_matmul on cpu by outcome, torch 1.11.0 to 1.12.1 (linux-x86_64; 3 of …)``."""
@@ -205,6 +214,7 @@ class Summary:
                 budget=checked(data, "budget", int),
                 changes=tuple(Change.from_json(item, f"changes[{i}]") for i, item in enumerate(changes)),
                 finished_at=checked_time(data, "finished_at"),
+                asked=json.dumps({key: data.get(key) for key in ASKED}, sort_keys=True),
             )
         except ValueError as exc:
             raise ValueError(f"does not fit bisect summary schema {SCHEMA}: {exc}") from None

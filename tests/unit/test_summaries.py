@@ -77,6 +77,17 @@ def test_an_unfinished_summary_answers_nothing_and_the_newest_answers_its_questi
     assert metric.compare == Criterion("error", 1e-6, above=True)
 
 
+def test_one_question_asked_of_other_releases_or_runs_is_another_question(tmp_path: Path) -> None:
+    put(tmp_path, "a.json", summary_json())
+    put(tmp_path, "b.json", summary_json(index_url="https://download.pytorch.org/whl/nightly/cpu"))
+    put(tmp_path, "c.json", summary_json(find_links=["/wheels"]))
+    put(tmp_path, "d.json", summary_json(pre=False))
+    put(tmp_path, "e.json", summary_json(repeat=1))
+    put(tmp_path, "f.json", summary_json(all=False))
+    found, warnings = summaries.scan(tmp_path)
+    assert warnings == [] and len(found) == 6
+
+
 def test_a_schema_1_summary_of_one_probe_reads_as_its_one_change(tmp_path: Path) -> None:
     one = {
         "schema": 1, "probe": "autograd_dot", "device": "cpu", "machine": "linux-x86_64",
