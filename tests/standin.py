@@ -24,8 +24,11 @@ from pathlib import Path
 STUB = Path(__file__).with_name("data") / "stub_torch" / "torch" / "__init__.py"
 
 PROBE = '''\
-"""Returns what this torch's stand-in says it returns (torch.behaviour), or either at random."""
-import random
+"""Returns what this torch's stand-in says it returns (torch.behaviour), or either, as a race would decide.
+
+Not by a seeded generator: every pair starts from one seed, and the same choice every run would be no race.
+"""
+import os
 
 import torch
 
@@ -33,7 +36,7 @@ import torch
 def run(device):
     outcome = torch.behaviour.get(PROBE_NAME, "pass")
     if outcome == "random":
-        outcome = random.choice(["pass", "fail"])
+        outcome = "pass" if os.urandom(1)[0] < 128 else "fail"
     return {"outcome": outcome, "metrics": {}, "message": ""}
 '''
 
