@@ -87,8 +87,8 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
         built = {TORCH_BUILD: cellenv.built_torch(env), PACKAGES: cellenv.package_set(env)}
         todo = freshness.stale(stored, pairs, {**project.inputs(cell), **built})
     if not todo.pairs:
-        session.skip(f"{cell.id}: {todo.reason}")
-    session.log(f"{cell.id}: running: {todo.reason}")
+        session.skip(terminal.escape(f"{cell.id}: {todo.reason}", keep_newlines=False))  # it names files read
+    session.log(terminal.escape(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
     cell_run, inputs = _install_and_run(project, session, cell, env, stored, started, todo.pairs)
     problem = mislabelled(cell, cell_run.environment)
     if problem:
@@ -98,7 +98,7 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
     result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
     path = write_result(project, session, result)
-    session.log(f"{cell.id}: {tally(records)}; written to {path}")
+    session.log(terminal.escape(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
 
 
 def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | None:

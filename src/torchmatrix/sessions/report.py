@@ -36,7 +36,9 @@ def run(project: Project, session: nox.Session) -> None:
             flush=True,
         )
     names = ", ".join(path.name for path in written)
-    session.log(f"{len(machines)} machine(s); wrote {names} to {project.matrix.output}")
+    session.log(
+        terminal.escape(f"{len(machines)} machine(s); wrote {names} to {project.matrix.output}", keep_newlines=False)
+    )
     if options.diff:
         before = _merged(session, options.diff)
         print(diff.render(diff.changes(before, merged), str(options.diff), str(project.results_dir)), flush=True)

@@ -82,10 +82,11 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     results.warn_skipped(scan, session.warn)
     chosen = [result for result in scan.results if not request.machines or result.machine in request.machines]
     machines = ", ".join(sorted({result.machine for result in chosen})) or "none"
-    session.log(
+    said = (
         f"verify {len(project.matrix.expect)} expectations of {project.matrix.file} against "
-        f"{len(results.latest(chosen))} stored cells (machines: {terminal.escape(machines, keep_newlines=False)})"
+        f"{len(results.latest(chosen))} stored cells (machines: {machines})"
     )
+    session.log(terminal.escape(said, keep_newlines=False))
     if stale:
         names = " ".join(cell.session for cell in stale)
         session.warn(f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first")
