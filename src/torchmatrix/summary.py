@@ -26,7 +26,7 @@ def table(cells: Sequence[CellResult], devices: Sequence[str]) -> str:
             used.add(cell.outcome)
             rows.append([*label, "(all)", *[cell.outcome.symbol] * len(devices)])
             continue
-        by_pair = {(record.probe, record.device): record.outcome for record in cell.records}
+        by_pair = {(record.probe, record.device): record.shown for record in cell.records}
         for index, probe in enumerate(dict.fromkeys(record.probe for record in cell.records)):
             outcomes = [by_pair.get((probe, device)) for device in devices]
             used.update(outcome for outcome in outcomes if outcome)

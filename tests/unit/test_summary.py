@@ -41,3 +41,13 @@ def test_text_from_result_files_is_escaped() -> None:
     first = text.splitlines()[2]
     assert first.startswith(r"2.0.0\x1b[2J\x1b[H\x1b[31mred\x1b[0m \x1b]0;window title\x07")
     assert r"hostilebell\x07 backspace\x08\x08" in first and first.split()[-2:] == ["✗", "E"]
+
+
+def test_a_pass_that_is_not_bit_identical_and_a_stale_record_show_as_in_every_other_view() -> None:
+    records = (
+        Record("batched_matmul", "cpu", Outcome.PASS, {"bit_identical": False}, "", 0.0),
+        Record("autograd_dot", "cpu", Outcome.STALE, {}, "was ✓ pass; probe autograd_dot changed", 0.0),
+    )
+    lines = table([result("1.13.1", records=records)], ["cpu"]).splitlines()
+    assert [line.split()[-1] for line in lines[2:4]] == ["≈", "↻"]
+    assert lines[-1] == "≈ within-tolerance  ↻ stale"

@@ -29,13 +29,6 @@ FAILING_CHECKS_SHOWN = 2
 _DECORATION = re.compile(r"^[\s\u2190-\u21ff\u2500-\u25ff×•]+")
 
 
-def shown_outcome(record: Record) -> Outcome:
-    """What a table cell shows for ``record``: its outcome, a pass that records no bit-identity told apart."""
-    if record.outcome is Outcome.PASS and record.metrics.get("bit_identical") is False:
-        return Outcome.WITHIN_TOLERANCE
-    return record.outcome
-
-
 # Rows and columns are named tuples, not dataclasses: they key every cell, and a tuple hashes in C.
 class Row(NamedTuple):
     """A torch release, and the Python the matrix pinned for it (None: the planner chose one per machine)."""
@@ -169,7 +162,7 @@ def build(found: Iterable[CellResult]) -> Report:
             continue
         for record in result.records:
             column = Column(result.machine, record.device)
-            entries[record.probe][row, column] = Entry(shown_outcome(record), result, record, None, error_ratio(record))
+            entries[record.probe][row, column] = Entry(record.shown, result, record, None, error_ratio(record))
 
     every_column = sorted({column for table in entries.values() for _, column in table}, key=Column.sort_key)
     shown = _shown_columns(every_column, entries)
