@@ -9,7 +9,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix.core import DEVICES, Kind, Outcome, Probe
+from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
 from torchmatrix.plan import plan
 from torchmatrix.project import Project, with_releases
@@ -87,3 +87,29 @@ def test_each_probe_runs_on_its_own_devices_and_tests_bring_pytest(tmp_path: Pat
     assert "pytest" not in both.install_requirements(
         dataclasses.replace(cell, requirements=(*cell.requirements, "pytest==8.0.0"))
     )
+
+
+def test_every_record_of_a_cell_depends_on_what_every_probe_of_it_asks_installed(tmp_path: Path) -> None:
+    """The probes share the cell's environment: one probe's PEP 723 pin changes what the others import."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    cell = here.cells[0]
+    before = here.identified(here.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
+    pinned = Probe("batched_matmul", tmp_path / "batched_matmul.py", requires=("scipy==1.11.4",))
+    matrix = dataclasses.replace(here.matrix, probes=(here.matrix.probes[0], pinned))
+    after = dataclasses.replace(here, matrix=matrix)
+    assert "scipy==1.11.4" in after.inputs(cell)["requirements"]
+    made = after.identified(after.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
+    assert made.inputs["requirements"] != before.inputs["requirements"]
+    assert made.inputs["probe"] == before.inputs["probe"]  # autograd_dot itself did not change
+
+
+def test_a_stored_record_is_wanted_as_the_cell_that_would_make_it_now(tmp_path: Path) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    record = Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)
+    planned = result("1.12.1", python_request=None)
+    assert here.wanted_for(planned, record) == here.record_inputs(here.inputs(here.cells[0]), "autograd_dot")
+    bisected = result("1.11.0", python_request=None)  # a release the matrix does not list: bisect built it
+    assert here.wanted_for(bisected, record) == here.record_inputs(
+        here.inputs(here.plan_release(Version("1.11.0"))), "autograd_dot"
+    )
+    assert here.wanted_for(result("1.12.1", python_request="3.8"), record) is None  # a Python no longer pinned
