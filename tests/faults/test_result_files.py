@@ -25,6 +25,8 @@ from torchmatrix.results import CellResult
 from ..conftest import hostile_result
 from .conftest import MACHINE, Run, Torch, Workspace
 
+pytestmark = pytest.mark.integration  # real nox, and writers in processes of their own
+
 # A writer of one cell's result, over and over, alternating two versions of it. Each is megabytes, so that a
 # write takes long enough for a kill to land inside it.
 WRITER = """
@@ -118,7 +120,6 @@ def valid_result(torch: str, **changes: object) -> CellResult:
     return CellResult(**fields)
 
 
-@pytest.mark.integration
 def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, torch_here: Torch, warm: None) -> None:
     workspace.matrix([torch_here], ["ok"])
     good = results.write(workspace.results_dir, valid_result("1.9.0"))
@@ -332,7 +333,6 @@ def posix_only(hostile: list[Hostile]) -> list[Any]:
     return [pytest.param(case, id=case.id, marks=[skip] if case.id in POSIX_ONLY else []) for case in hostile]
 
 
-@pytest.mark.integration
 @pytest.mark.parametrize("hostile", posix_only(HOSTILE))
 def test_the_report_names_and_skips_a_hostile_file_and_shows_the_good_one(
     workspace: Workspace, torch_here: Torch, hostile: Hostile
@@ -354,7 +354,6 @@ def with_expectation(matrix: Path) -> None:
         file.write("expect:\n  - {probe: ok, device: cpu, outcome: pass}\n")
 
 
-@pytest.mark.integration
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /dev/zero, newlines in names")
 def test_verify_names_every_hostile_file_and_checks_the_good_result(workspace: Workspace, torch_here: Torch) -> None:
     _, paths = hostile_folder(workspace, torch_here, HOSTILE)
@@ -374,7 +373,6 @@ def test_verify_names_every_hostile_file_and_checks_the_good_result(workspace: W
     assert "torch-1.9.0-py3.11 [faults]" in run.stdout
 
 
-@pytest.mark.integration
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /dev/zero, newlines in names")
 def test_bisect_names_every_hostile_file_and_goes_on(workspace: Workspace, torch_here: Torch) -> None:
     _, paths = hostile_folder(workspace, torch_here, HOSTILE)
@@ -393,7 +391,6 @@ def test_bisect_names_every_hostile_file_and_goes_on(workspace: Workspace, torch
     assert "torch 1.9.0 (--from) could not be tested: no-" in run.output
 
 
-@pytest.mark.integration
 def test_a_cell_whose_file_a_newer_torchmatrix_wrote_stops_and_keeps_it(
     workspace: Workspace, torch_here: Torch, warm: None
 ) -> None:
