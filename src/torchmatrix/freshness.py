@@ -118,20 +118,20 @@ def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[
     """``found``, each record whose identity is not what a run now would have shown as :data:`Outcome.STALE`.
 
     Its message keeps what it was and says what changed: every view shows it so, and none takes it for
-    a current outcome. Records of probes ``current`` does not run are none of its business (another matrix
-    sharing the output runs them). Records filed under another machine than ``current``'s are compared by what
-    means the same everywhere (:data:`identity.PORTABLE`): their interpreter and files are that machine's.
+    a current outcome. Of a record of a probe ``current`` does not run (another matrix sharing the output
+    runs it), only the files it read are asked, its probe's among them. Records filed under another machine
+    than ``current``'s are compared by what means the same everywhere (:data:`identity.PORTABLE`): their
+    interpreter and files are that machine's.
     """
     marked = []
     for result in found:
         records = []
         for record in result.records:
-            if current.owner(record.probe) is None:
-                records.append(record)
-                continue
-            wanted = current.wanted_for(result, record)
             here = result.machine == current.machine
-            if wanted is None:
+            wanted = current.wanted_for(result, record)
+            if current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
+                changes = identity.changed_files(record.inputs.get(READ)) if here else []
+            elif wanted is None:
                 changes = ["the matrix no longer has this cell (its Python or pins changed)"]
             else:
                 changes = record_changes(record, wanted if here else identity.portable(wanted), files=here)

@@ -63,6 +63,9 @@ PASSED_THROUGH = (
     "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
 )  # fmt: skip
 """What every pair gets from the caller's environment: what a process needs to run at all, and no more."""
+SHAPING = ("HOME", "LANG", "LANGUAGE", "LC_*", "TZ")
+"""Of :data:`PASSED_THROUGH`, what can change what a pair reads or prints (``~/.config``, the locale, the time zone):
+their values are part of the identity."""
 STEERING = (
     "CUDA_*", "HIP_*", "ROCR_*", "NVIDIA_*", "CUBLAS_*", "CUDNN_*", "OMP_*", "MKL_*", "KMP_*", "GOMP_*",
     "OPENBLAS_*", "TORCH_*", "PYTORCH_*", "TORCHINDUCTOR_*", "TRITON_*",
@@ -139,11 +142,17 @@ def environment_identity(
     declared: Mapping[str, str], passed: Sequence[str], caller: Mapping[str, str]
 ) -> dict[str, Any]:
     """What of :func:`pair_environment` a record depends on: the declared values, a digest of each passed one
-    (never the value: it may be a secret), and the values of the variables that steer torch."""
-    steering = {name: value for name, value in caller.items() if _matches(name, STEERING) and name not in declared}
-    given = {name: _digest(value.encode()) for name, value in _passed(passed, caller).items() if name not in declared}
+    (never the value: it may be a secret), the values of the variables that steer torch, and of those passed
+    through that shape what a process reads or prints (:data:`SHAPING`)."""
+    passed_values = _passed(passed, caller)
+
+    def taken(patterns: Sequence[str]) -> dict[str, str]:
+        return {name: value for name, value in sorted(caller.items())
+                if _matches(name, patterns) and name not in declared and name not in passed_values}  # fmt: skip
+
+    given = {name: _digest(value.encode()) for name, value in passed_values.items() if name not in declared}
     return {"set": dict(sorted(declared.items())), "passed": dict(sorted(given.items())),
-            "steering": dict(sorted(steering.items()))}  # fmt: skip
+            "steering": taken(STEERING), "shaping": taken(SHAPING)}  # fmt: skip
 
 
 def _passed(patterns: Sequence[str], caller: Mapping[str, str]) -> dict[str, str]:
@@ -171,6 +180,26 @@ def folder_files(folder: Path, limit: int = 5000) -> list[str]:
         if len(found) >= limit:
             break
     return found[:limit]
+
+
+PYTEST_CONFIGURATION = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", "conftest.py")
+"""The files pytest looks for, present or not, in the folders above the tests it runs (and conftest.py below)."""
+
+
+def pytest_configuration(tests: Path) -> list[str]:
+    """Every file whose presence or content can change how pytest runs ``tests`` (a file or a folder): the
+    configuration files of each folder above it, and each folder's ``conftest.py`` below it; there or not.
+
+    pytest only asks whether most of them exist, which no audit hook sees: a ``tox.ini`` put beside the tests
+    later changes what runs, so its absence is part of what the tests read.
+    """
+    above = [tests, *tests.parents] if tests.is_dir() else list(tests.parents)
+    found = [str(folder / name) for folder in above for name in PYTEST_CONFIGURATION]
+    if tests.is_dir():
+        for root, folders, _files in os.walk(tests):
+            folders[:] = sorted(name for name in folders if not name.startswith(".") and name != "__pycache__")
+            found.append(os.path.join(root, "conftest.py"))
+    return found
 
 
 def changed_files(read: Any) -> list[str]:

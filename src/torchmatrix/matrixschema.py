@@ -62,6 +62,7 @@ _DEVICE = {"enum": list(DEVICES)}
 _VALUES: dict[Parse, Fragment] = {
     schema._text: {"type": _TEXT},
     schema._nonempty_text: {"type": _TEXT, "pattern": r"^[^\x00-\x1f]*\S[^\x00-\x1f]*$"},
+    schema._machine: {"type": _TEXT, "pattern": schema.MACHINE_NAME.pattern},
     schema._version: _VERSION,
     schema._python: _PYTHON,
     schema._pythons: {"anyOf": [_PYTHON, {"type": "array", "items": _PYTHON}]},

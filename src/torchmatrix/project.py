@@ -320,6 +320,9 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
     cells = plan(matrix, listing, found, platforms, known_pins, library.requires_python(matrix.project))
     named = variables.MACHINE.get(environ) or matrix.machine or identity.default_machine_name()
+    if variables.MACHINE.get(environ) and schema.machine_name_problem(named):
+        problem, example = schema.machine_name_problem(named), schema.machine_name_example(named)
+        raise UsageError(f"{variables.MACHINE.name}: {problem}\n  hint: e.g. {variables.MACHINE.name}={example}")
     return Project(
         matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,
         given_probes=tuple(probes or ()), caller=environ,

@@ -349,11 +349,15 @@ def _record(pair: Pair, message: dict[str, Any]) -> Record:
 
 
 def _files_read(pair: Pair, read: Any) -> dict[str, str | None]:
-    """What the pair read, by content; where the worker could not tell, every file of the probe's folder."""
-    if isinstance(read, list) and all(isinstance(path, str) for path in read):
-        return identity.files_read(read)
+    """What the pair read, by content; where the worker could not tell, every file of the probe's folder.
+
+    Tests read pytest's configuration too, present or not (:func:`identity.pytest_configuration`).
+    """
     probe = pair.probe
-    return identity.files_read(identity.folder_files(probe.root or probe.path.parent))
+    if not (isinstance(read, list) and all(isinstance(path, str) for path in read)):
+        read = identity.folder_files(probe.root or probe.path.parent)
+    configuration = identity.pytest_configuration(probe.path) if probe.kind is Kind.PYTEST else []
+    return identity.files_read([*read, *configuration])
 
 
 def _exit_description(code: int) -> str:

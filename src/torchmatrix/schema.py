@@ -289,6 +289,32 @@ def _probe_options(doc: Document, path: KeyPath, value: Any) -> dict[str, dict[s
 
 
 _VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_VARIABLE_BYTES = 32 << 10
+"""The longest value ``env:`` may set: every system takes one that long (Linux: up to 128 KiB each)."""
+MACHINE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+"""What a machine's name may be: one folder name under results/, the same on every system."""
+
+
+def machine_name_problem(name: str) -> str:
+    """Why ``name`` cannot name a machine's results folder ('' when it can)."""
+    if MACHINE_NAME.match(name):
+        return ""
+    return f"{name!r} cannot name a results folder: use letters, digits and . _ + -"
+
+
+def machine_name_example(name: str) -> str:
+    """A name like ``name`` that can name a machine: what a message suggests instead."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("._-+") or "my-box"
+
+
+def _machine(doc: Document, path: KeyPath, value: Any) -> str:
+    text = _nonempty_text(doc, path, value)
+    problem = machine_name_problem(text)
+    if problem:
+        raise fail(doc, path, problem, f"e.g. machine: {machine_name_example(text)}")
+    return text
+
+
 _VARIABLE_PATTERN = re.compile(r"^[A-Za-z_*][A-Za-z0-9_*]*$")
 _BUILT_VARIABLES = ("VIRTUAL_ENV", "PYTHONHASHSEED", "TORCHMATRIX_DEVICE", "TORCHMATRIX_PROBE_OPTIONS")
 """What torchmatrix sets for every pair itself: the cell's, the seed's, the pair's (see identity and the worker)."""
@@ -310,6 +336,9 @@ def _variables(doc: Document, path: KeyPath, value: Any) -> dict[str, str]:
         text = given if isinstance(given, str) else doc.text(where).strip()
         if "\0" in text:
             raise fail(doc, where, "a variable cannot hold a NUL character")
+        if len(text.encode("utf-8")) > MAX_VARIABLE_BYTES:
+            raise fail(doc, where, f"longer than {MAX_VARIABLE_BYTES >> 10} KiB, more than a process may be handed",
+                       "put it in a file and name the file")  # fmt: skip
         found[name] = text
     return found
 
@@ -422,7 +451,7 @@ MATRIX_KEYS = {
     "output": Key(
         _nonempty_text, "reports", "the folder results and reports go to, relative to this file; default: reports"
     ),
-    "machine": Key(_nonempty_text, "H200", "the name results are filed under; default: `<os>-<arch>-<cpu>[-<gpu>]`"),
+    "machine": Key(_machine, "H200", "the name results are filed under; default: `<os>-<arch>-<cpu>[-<gpu>]`"),
     "index_url": Key(
         _url, "https://download.pytorch.org/whl/cpu", "where torch comes from; default: https://pypi.org/simple"
     ),

@@ -94,7 +94,7 @@ def test_a_record_holds_every_file_its_pair_read_by_content_and_none_it_wrote(
     )
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
     assert printed(record) == ["3 1,2"]
-    read = record.inputs[identity.READ]
+    read = {path: digest for path, digest in record.inputs[identity.READ].items() if path.startswith(str(tmp_path))}
     assert sorted(read) == sorted(str(tmp_path / name) for name in ("reads.py", "helper.py", "data.csv"))
     assert read[str(tmp_path / "helper.py")] == identity.file_digest(tmp_path / "helper.py")
 
@@ -136,6 +136,9 @@ def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes
     ]
     read = records[0].inputs[identity.READ]
     assert {str(project / "pytest.ini"), str(project / "tests" / "conftest.py")} <= read.keys()
+    assert identity.changed_files(read) == []
+    (project / "tests" / "tox.ini").write_text("[pytest]\npython_functions = nothing_*\n")  # pytest only looks
+    assert identity.changed_files(read) == [f"{project / 'tests' / 'tox.ini'} appeared"]
 
 
 PYTHON_37 = sorted(Path.home().glob(".pyenv/versions/3.7*/bin/python3.7"))
@@ -152,3 +155,54 @@ def test_on_a_python_without_audit_hooks_every_file_of_the_probes_folder_counts_
     [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0).records
     assert record.outcome is Outcome.PASS, record.message
     assert sorted(record.inputs[identity.READ]) == [str(folder / "notes.txt"), str(folder / "plain.py")]
+
+
+def test_a_link_a_file_not_there_and_a_file_opened_to_update_are_inputs_and_a_file_made_is_not(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for name, text in {"a.txt": "good", "b.txt": "bad", "rw.txt": "0", "log.txt": ""}.items():
+        (data / name).write_text(text)
+    (data / "link.txt").symlink_to("a.txt")
+    probe = script(
+        tmp_path,
+        "hostile",
+        f"""\
+        import os
+        data = {str(data)!r}
+        print(open(os.path.join(data, "link.txt")).read())
+        try:
+            open(os.path.join(data, "override.txt"))
+        except FileNotFoundError:
+            pass
+        with open(os.path.join(data, "rw.txt"), "r+") as counter:
+            counter.read()
+        with open(os.path.join(data, "log.txt"), "a") as log:
+            log.write("ran\\n")
+        with open(os.path.join(data, "new.txt"), "w") as made:
+            made.write("mine")
+        open(os.path.join(data, "new.txt")).read()
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    read = record.inputs[identity.READ]
+    assert {str(data / name) for name in ("link.txt", "override.txt", "rw.txt")} <= read.keys()
+    assert not {str(data / name) for name in ("log.txt", "new.txt", "a.txt")} & read.keys()
+    assert read[str(data / "override.txt")] is None
+    (data / "link.txt").unlink()
+    (data / "link.txt").symlink_to("b.txt")
+    (data / "override.txt").write_text("bad")
+    assert identity.changed_files(read) == [f"{data / 'link.txt'} changed", f"{data / 'override.txt'} appeared"]
+
+
+def test_a_module_imported_before_the_pair_began_counts_too(stub_torch_python: str, tmp_path: Path) -> None:
+    """A sitecustomize on a PYTHONPATH the matrix sets is imported as the worker starts: it is read all the same."""
+    injected = tmp_path / "inject"
+    injected.mkdir()
+    (injected / "sitecustomize.py").write_text("import os\nos.environ['INJECTED'] = 'yes'\n")
+    probe = script(tmp_path, "sees", "import os\nprint(os.environ.get('INJECTED'))\n")
+    seen = identity.pair_environment(stub_torch_python, {"PYTHONPATH": str(injected)}, (), os.environ)
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen).records
+    assert printed(record) == ["yes"]
+    assert str(injected / "sitecustomize.py") in record.inputs[identity.READ]

@@ -168,6 +168,16 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
         ("torch: [1.9.0]\nrepeat: 0\n", 2, "repeat", "runs from 1 to 1000", "e.g. repeat: 5"),
         ("torch: [1.9.0]\nrepeat: 2.5\n", 2, "repeat", "got a number (2.5)", "e.g. repeat: 5"),
         ("torch: [1.9.0]\nrepeat: true\n", 2, "repeat", "got a boolean", ""),
+        ("torch: [1.9.0]\nenv: {PATH: /x}\n", 2, "env.PATH", "set by torchmatrix", "pass_env: [PATH]"),
+        ("torch: [1.9.0]\nenv: {PYTHONHASHSEED: '1'}\n", 2, "env.PYTHONHASHSEED", "set by torchmatrix", ""),
+        ("torch: [1.9.0]\nenv: {A=B: x}\n", 2, "env.A=B", "not a variable name", "MY_BACKEND"),
+        ("torch: [1.9.0]\nenv: {A: [x]}\n", 2, "env.A", "expected a single value", 'e.g. "1"'),
+        ("torch: [1.9.0]\nenv: [A]\n", 2, "env", "mapping of variable names", ""),
+        ("torch: [1.9.0]\nenv: {A: " + "x" * 40000 + "}\n", 2, "env.A", "longer than 32 KiB", "a file"),
+        ("torch: [1.9.0]\npass_env: ['*']\n", 2, "pass_env[0]", "not a variable name or pattern", "MY_*"),
+        ("torch: [1.9.0]\npass_env: [VIRTUAL_ENV]\n", 2, "pass_env[0]", "set by torchmatrix", ""),
+        ("torch: [1.9.0]\nmachine: ../evil\n", 2, "machine", "cannot name a results folder", "evil"),
+        ("torch: [1.9.0]\nmachine: my box\n", 2, "machine", "cannot name a results folder", "e.g. machine: my_box"),
     ],
 )
 def test_each_mistake_names_file_line_key_and_a_hint(

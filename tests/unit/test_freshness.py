@@ -274,6 +274,12 @@ def test_another_machines_record_is_compared_by_what_means_the_same_everywhere()
     ]
 
 
-def test_a_record_of_a_probe_the_matrix_does_not_run_is_none_of_its_business() -> None:
+def test_of_a_record_of_a_probe_the_matrix_does_not_run_only_what_it_read_is_asked(tmp_path: Path) -> None:
     other = record("opsweep", inputs=dict(INPUTS, probes={"opsweep": "0" * 64}))
     assert shown(stored(other), Current(inputs=None)) == [("opsweep", Outcome.PASS, "")]
+    (tmp_path / "opsweep.py").write_text("# the probe")
+    read = {identity.READ: identity.files_read([str(tmp_path / "opsweep.py")])}
+    edited = dataclasses.replace(other, inputs={**other.inputs, **read})
+    (tmp_path / "opsweep.py").write_text("# the probe, edited")
+    [(_, outcome, message)] = shown(stored(edited), Current(inputs=None))
+    assert (outcome, message) == (Outcome.STALE, f"was ✓ pass; {tmp_path / 'opsweep.py'} changed")

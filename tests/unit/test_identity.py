@@ -55,6 +55,7 @@ def test_what_a_record_depends_on_holds_values_set_digests_of_values_passed_and_
         "set": {"MY_BACKEND": "torch"},
         "passed": {"MY_TOKEN": hashlib.sha256(b"s3cret").hexdigest()},
         "steering": {"OMP_NUM_THREADS": "4"},
+        "shaping": {"HOME": "/home/me", "LC_ALL": "C.UTF-8"},
     }
     assert "s3cret" not in repr(described)
     other_token = identity.environment_identity({"MY_BACKEND": "torch"}, ("MY_TOKEN",), {**CALLER, "MY_TOKEN": "x"})
@@ -63,6 +64,8 @@ def test_what_a_record_depends_on_holds_values_set_digests_of_values_passed_and_
     assert threads != described
     unrelated = identity.environment_identity({"MY_BACKEND": "torch"}, ("MY_TOKEN",), {**CALLER, "EDITOR": "vi"})
     assert unrelated == described
+    for shaping in ({"TZ": "Asia/Tokyo"}, {"LANG": "de_DE.UTF-8"}, {"HOME": "/home/other"}):
+        assert identity.environment_identity({"MY_BACKEND": "torch"}, ("MY_TOKEN",), {**CALLER, **shaping}) != described
 
 
 def test_a_file_read_is_known_by_its_content(tmp_path: Path) -> None:

@@ -336,15 +336,16 @@ class FilesRead(object):
     """The files this process opens for reading or imports from outside the environment, the standard library,
     the worker's scratch folder and torchmatrix's worker: what the pair's outcome may depend on besides its probe.
 
-    Python's audit hooks (3.8+) see every ``open``; the modules imported meanwhile are added by their files, as an
-    import may read bytecode compiled elsewhere instead. Files the process also opened for writing are its own,
-    and files gone by its end were some process's own too.
+    Python's audit hooks (3.8+) see every ``open``; every module loaded from a file is added by its file, as an
+    import may read bytecode compiled elsewhere instead (and ``sitecustomize`` was imported before this process
+    was a pair's). A file is listed by the path it was opened by, links unresolved, so that a link pointed
+    elsewhere is a change too; one that was not there is listed as well, since its appearing is one. A file the
+    process made or emptied (opened to write, or to append, before it read it) is its own.
     """
 
     def __init__(self, scratch):
         self.scratch = scratch
-        self.reading, self.writing = set(), set()
-        self.modules = set(sys.modules)
+        self.reading, self.own = set(), set()
         self.known = hasattr(sys, "addaudithook")
         if self.known:
             sys.addaudithook(self.opened)
@@ -358,25 +359,39 @@ class FilesRead(object):
                 path = os.fsdecode(path)
             if not isinstance(path, str):
                 return  # a file descriptor: opened before, by path
-            writes = any(char in mode for char in "wax+") if isinstance(mode, str) else flags & 3 != os.O_RDONLY
-            (self.writing if writes else self.reading).add(os.path.abspath(path))
+            path = os.path.abspath(path)
+            if not makes_its_own(mode, flags):
+                if path not in self.own:
+                    self.reading.add(path)
+            elif path not in self.reading:
+                self.own.add(path)
         except Exception:  # noqa: S110 - an exception here would be the probe's open's, which it is not
             pass
 
     def paths(self):
-        """Every file read, sorted; None where this Python has no audit hooks."""
+        """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
         if not self.known:
             return None
         found = set(self.reading)
-        for name, module in list(sys.modules.items()):
-            where = getattr(module, "__file__", None) if name not in self.modules else None
+        for module in list(sys.modules.values()):
+            where = getattr(module, "__file__", None)
             if isinstance(where, str):
                 found.add(os.path.abspath(where))
-        excluded = tuple(os.path.join(os.path.realpath(folder), "") for folder in excluded_folders(self.scratch))
-        real = set(os.path.realpath(path) for path in found - self.writing)
+        excluded = tuple(os.path.join(folder, "") for folder in excluded_folders(self.scratch))
         return sorted(
-            path for path in real if not path.startswith(excluded) and not is_bytecode(path) and os.path.isfile(path)
-        )
+            path for path in found
+            if not is_bytecode(path) and not path.startswith(excluded) and not os.path.isdir(path)
+            and not os.path.realpath(path).startswith(excluded)
+        )  # fmt: skip
+
+
+def makes_its_own(mode, flags):
+    """Whether an ``open`` with ``mode`` (``open()``'s) or ``flags`` (``os.open``'s) makes or empties the file,
+    or only adds to it: what it held before is then none of the reader's business."""
+    if isinstance(mode, str):
+        return "w" in mode or "x" in mode or ("a" in mode and "+" not in mode)
+    access = flags & 3
+    return access == os.O_WRONLY or bool(flags & os.O_TRUNC) or bool(flags & getattr(os, "O_EXCL", 0))
 
 
 def is_bytecode(path):
@@ -390,7 +405,8 @@ def excluded_folders(scratch):
     folders = [sys.prefix, sys.base_prefix, sys.exec_prefix, getattr(sys, "base_exec_prefix", sys.prefix),
                os.path.dirname(WORKER_FILE), scratch, "/proc", "/sys", "/dev"]  # fmt: skip
     prefix = getattr(sys, "pycache_prefix", None)
-    return folders + ([prefix] if prefix else [])
+    given = folders + ([prefix] if prefix else [])
+    return sorted(set(given + [os.path.realpath(folder) for folder in given]))
 
 
 def write_all(fd, data):
