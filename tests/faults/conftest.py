@@ -109,7 +109,8 @@ class Workspace:
             "torch:\n"
             + "".join(f"  - {release.entry}\n" for release in torch)
             + f"probes: [{', '.join(f'probes/{name}.py' for name in probes)}]\n"
-            + f"devices: {devices}\ntimeout: {timeout}\noutput: out\n",
+            + f"devices: {devices}\ntimeout: {timeout}\noutput: out\n"
+            + "pass_env: [TORCHMATRIX_FAULTS_*]\n",  # the suite's probes read their instructions there
             encoding="utf-8",
         )
         return self.matrix_file
