@@ -206,3 +206,17 @@ def test_a_module_imported_before_the_pair_began_counts_too(stub_torch_python: s
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen).records
     assert printed(record) == ["yes"]
     assert str(injected / "sitecustomize.py") in record.inputs[identity.READ]
+
+
+def test_a_module_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Python checks cached bytecode by the source's size and modification time: the pair ignores it."""
+    helper = tmp_path / "helper_value.py"
+    probe = script(tmp_path, "uses", "from helper_value import VALUE\nprint(VALUE)\n")
+    prefix = tmp_path / "pycache"
+    for value in ("'good'", "'bad!'"):
+        helper.write_text(f"VALUE = {value}\n")
+        os.utime(helper, (1577836800, 1577836800))  # 2020-01-01, both times
+        [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, pycache_prefix=prefix).records
+    assert printed(record) == ["bad!"]

@@ -74,6 +74,7 @@ import contextlib
 import faulthandler
 import functools
 import hashlib
+import importlib.machinery
 import importlib.util
 import json
 import math
@@ -274,6 +275,7 @@ def perform(torch, job):
     if job["device"] == "cpu":
         hide_accelerators(torch)
     seed_generators(torch, job.get("seed", 0))
+    sys.meta_path.insert(0, FromSources(excluded_folders(job["scratch"])))
     if job["job"] == "script":
         return run_script(torch, job)
     if job["job"] == "pytest":
@@ -383,6 +385,30 @@ class FilesRead(object):
             if not is_bytecode(path) and not path.startswith(excluded) and not os.path.isdir(path)
             and not os.path.realpath(path).startswith(excluded)
         )  # fmt: skip
+
+
+class FromSources(object):
+    """A finder that compiles every module outside ``excluded`` (the environment, the standard library) from its
+    source, never from bytecode cached before: a source replaced by one of the same size and modification time
+    would run as the old one, while the record names the new one."""
+
+    def __init__(self, excluded):
+        self.excluded = tuple(os.path.join(folder, "") for folder in excluded)
+
+    def find_spec(self, name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None)
+        if type(loader) is not importlib.machinery.SourceFileLoader or spec.origin.startswith(self.excluded):
+            return None  # the next finder finds it as Python would
+        spec.loader = SourceOnly(loader.name, loader.path)
+        return spec
+
+
+class SourceOnly(importlib.machinery.SourceFileLoader):
+    """A loader that neither reads nor writes cached bytecode (SourceLoader skips both without the source's stats)."""
+
+    def path_stats(self, path):
+        raise OSError("compiled from its source every time")
 
 
 def makes_its_own(mode, flags):
