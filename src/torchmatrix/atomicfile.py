@@ -54,8 +54,8 @@ def json_text(value: Any) -> str:
 
 
 @contextlib.contextmanager
-def locked(folder: Path) -> Iterator[None]:
-    """Hold the lock of ``folder`` (its file ``.lock``) while a read, a change and a write make one step.
+def locked(folder: Path, name: str = ".lock") -> Iterator[None]:
+    """Hold the lock of ``folder`` (its file ``.lock``, or ``name``) while a read, a change and a write make one step.
 
     Without ``fcntl`` (Windows) writers are not kept apart: each write is still atomic, the last one wins.
     """
@@ -63,7 +63,7 @@ def locked(folder: Path) -> Iterator[None]:
     if fcntl is None:
         yield
         return
-    path = folder / ".lock"
+    path = folder / name
     # Non-blocking and not through a link: a FIFO put there would keep open() waiting for a writer forever.
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_NOFOLLOW
     try:

@@ -23,7 +23,7 @@ from nox.virtualenv import VirtualEnv
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .. import cellenv, core, freshness, releases, results, runner, terminal
+from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal
 from ..arguments import Parser, repeat_count
 from ..core import Outcome
 from ..identity import PACKAGES, TORCH_BUILD
@@ -72,13 +72,20 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     if cell.interpreter is None and cell.outcome is None:
         session.error(terminal.escape(cell.hint))  # the plan could not choose a Python: nothing to run or store
     project.require_writable(project.machine_dir)
+    env = Path(session.virtualenv.location)
+    # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
+    with atomicfile.locked(env.parent, f".{env.name}.lock"):
+        _measure(project, session, cell, env, force)
+
+
+def _measure(project: Project, session: nox.Session, cell: Cell, env: Path, force: bool) -> None:
+    """Make ``env`` sound, install the cell's torch, run the pairs whose records are stale (all with ``force``)."""
     started = results.now_iso()
     stored = _stored(project, session, cell)
     if cell.outcome:
         _store_outcome(project, session, cell, stored, started, cell.outcome, cell.hint)
     for note in project.notes:  # the index read offline, a find-links folder that is not there, …
         session.log(terminal.escape(note))
-    env = Path(session.virtualenv.location)
     _ensure_sound(session, cell, env, project.inputs(cell)["index"])
     pairs = project.pairs()
     if force:
