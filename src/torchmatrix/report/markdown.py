@@ -1,4 +1,5 @@
-"""The report as GitHub-flavoured Markdown: one table per probe, notes, a legend, and the charts beside them."""
+"""The report as GitHub-flavoured Markdown: a front table of the tests, one table per other probe, notes, a legend,
+and the charts beside them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from ..summaries import Summary
 from . import bisected, escape
 from .chart import title as chart_title
+from .front import Front, front, is_test, mark
 from .model import Report, Table
 
 TITLE = "torch compatibility"
@@ -19,7 +21,12 @@ def render(report: Report, charts: Mapping[str, str] | None = None, bisections: 
     """
     charts = charts or {}
     lines = [f"# {TITLE}", "", escape.markdown(report.describe()), ""]
+    tests = front(report)
+    if tests:
+        lines += _front(tests)
     for table in report.tables:
+        if is_test(table.probe):
+            continue
         lines += [f"## {escape.markdown(table.probe)}", "", *_table(report, table), ""]
         if table.probe in charts:
             lines += [f"![{escape.markdown(chart_title(table.probe))}]({charts[table.probe]})", ""]
@@ -41,8 +48,31 @@ def _table(report: Report, table: Table) -> list[str]:
     lines = [_line(header), _line([":--", ":--", *[":-:"] * len(report.columns)])]
     for row in table.rows:
         cells = [table.entries.get((row, column)) for column in report.columns]
-        label = [escape.markdown(row.label), escape.markdown(", ".join(report.pythons.get(row, ())))]
+        label = [escape.markdown(row.torch), escape.markdown(report.python_text(row))]
         lines.append(_line([*label, *(entry.text if entry else "" for entry in cells)]))
+    return lines
+
+
+def _front(tests: Front) -> list[str]:
+    """The tests' front table, then a row per test that did not pass in every cell."""
+    report = tests.report
+    header = ["torch", "python", *(escape.markdown(column.label) for column in report.columns)]
+    lines = ["## Tests", "", _line(header), _line([":--", ":--", *[":--"] * len(report.columns)])]
+    for row in tests.rows:
+        cells = [tests.summary(row, column) for column in report.columns]
+        lines.append(_line([escape.markdown(row.torch), escape.markdown(report.python_text(row)), *cells]))
+    lines.append("")
+    shown = tests.not_passing()
+    if shown:
+        spots = tests.spots
+        lines += ["### Tests that did not pass everywhere", ""]
+        lines.append(_line(["test", *(escape.markdown(tests.spot_label(*spot)) for spot in spots)]))
+        lines.append(_line([":--", *[":-:"] * len(spots)]))
+        for table in shown:
+            lines.append(_line([escape.markdown(tests.name(table)), *(mark(table.entries.get(s)) for s in spots)]))
+        lines.append("")
+    if tests.passed_everywhere():
+        lines += [escape.markdown(tests.passed_everywhere()), ""]
     return lines
 
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from packaging.version import Version
 
-from .. import results
+from .. import printed, results
 from ..core import DEVICES, Outcome, Record
 from ..results import CellResult
 from . import escape
@@ -27,6 +27,13 @@ VALUE_LIMIT = 60
 FAILING_CHECKS_SHOWN = 2
 # What installers draw before their last line (uv: "  ╰─▶ reason"), which a note leaves out.
 _DECORATION = re.compile(r"^[\s\u2190-\u21ff\u2500-\u25ff×•]+")
+# The folders of a temporary path, which differ from run to run: /tmp/tmpk2j3/x.py, /var/folders/…/T/…/x.py,
+# C:\Users\me\AppData\Local\Temp\tmp1\x.py. What a note says of them is the file's name.
+_TEMPORARY = re.compile(
+    r"(?<![\w.~/-])(?:/private)?(?:/tmp|/var/tmp|/var/folders/[^\s/'\"]+/[^\s/'\"]+/T)(?:/[^\s/'\"]+)*/"
+    r"|(?<![\w.-])[A-Za-z]:\\(?:[^\s\\'\"]+\\)*?Temp\\(?:[^\s\\'\"]+\\)*"
+)
+TEMPORARY = "<tmp>/"
 
 
 # Rows and columns are named tuples, not dataclasses: they key every cell, and a tuple hashes in C.
@@ -47,6 +54,13 @@ class Row(NamedTuple):
             results.version_of(self.python_request or "0"),
             self.python_request or "",
         )
+
+
+class Aside(NamedTuple):
+    """A stored result that is no cell of the matrix now (:mod:`torchmatrix.report.cells`), and why."""
+
+    result: CellResult
+    why: str
 
 
 class Column(NamedTuple):
@@ -110,6 +124,8 @@ class Report:
     """The Pythons each row's cells ran on, over all machines."""
     marks: tuple[Outcome, ...]
     """The marks the shown cells use, in legend order."""
+    others: tuple[Aside, ...] = ()
+    """Stored results left out, as no cell of the matrix now (``report -- --all-cells`` shows them)."""
 
     @property
     def machines(self) -> tuple[str, ...]:
@@ -124,12 +140,25 @@ class Report:
         """When the newest result finished (ISO 8601), or '' with no results."""
         return max(self.results, key=results.finished).finished_at if self.results else ""
 
+    def python_text(self, row: Row) -> str:
+        """The row's Python, named once: those its cells ran on, or the one pinned where none ran."""
+        return ", ".join(self.pythons.get(row, ())) or (row.python_request or "")
+
     def afterword(self) -> list[str]:
-        """What the legend does not say: how notes are marked, and which columns are left out (plain text)."""
+        """What the legend does not say: how notes are marked, which columns and cells are left out (plain text)."""
         lines = ["A superscript number after a symbol is the number of the cell's note."] if self.notes else []
         if self.hidden:
             hidden = ", ".join(column.label for column in self.hidden)
             lines.append(f"Not shown, as every cell in them is unavailable: {hidden}.")
+        if self.others:
+            count = f"{len(self.others)} stored cell" + ("s" if len(self.others) != 1 else "")
+            named = "; ".join(
+                f"{aside.result.cell_id} of {aside.result.machine} ({aside.why})" for aside in self.others
+            )
+            lines.append(
+                f"Not shown, as no cell of the matrix now: {count}: {named}. "
+                "nox -s report -- --all-cells shows every stored cell."
+            )
         return lines
 
     def describe(self) -> str:
@@ -138,14 +167,27 @@ class Report:
             return "No results yet: run nox -s probe."
         machines = self.machines
         count = f"{len(machines)} machine" + ("s" if len(machines) != 1 else "")
-        return (
-            f"Results from {count} ({', '.join(machines)}), the newest finished {self.updated}. "
-            "One table per probe: a row per torch release, a column per machine and device."
-        )
+        tests = sum(is_test(table.probe) for table in self.tables)
+        if tests == len(self.tables):
+            layout = (
+                f"One table of the {tests} tests: a row per torch release, a column per machine and device; "
+                "then a row per test that did not pass everywhere."
+            )
+        else:
+            layout = "One table per probe: a row per torch release, a column per machine and device."
+        return f"Results from {count} ({', '.join(machines)}), the newest finished {self.updated}. {layout}"
 
 
-def build(found: Iterable[CellResult]) -> Report:
-    """Merge ``found`` (any number of machines, any number of files per cell) into one report."""
+def is_test(probe: str) -> bool:
+    """Whether ``probe`` names a pytest test (a node id), not a module or a script."""
+    return "::" in probe
+
+
+def build(found: Iterable[CellResult], others: Iterable[Aside] = ()) -> Report:
+    """Merge ``found`` (any number of machines, any number of files per cell) into one report.
+
+    ``others``: stored results left out as no cell of the matrix now, which the report names.
+    """
     merged = tuple(results.latest(found))
     devices = _devices_by_machine(merged)
     probes = sorted({record.probe for result in merged for record in result.records} | _planned_probes(merged))
@@ -185,6 +227,7 @@ def build(found: Iterable[CellResult]) -> Report:
         notes=tuple(notes),
         pythons={row: tuple(sorted(seen, key=results.version_of)) for row, seen in pythons.items()},
         marks=_marks_used(tables, shown),
+        others=tuple(others),
     )
 
 
@@ -250,7 +293,16 @@ def note_text(entry: Entry) -> str:
         story = shown + and_more if failing else record.message
         # The first line; a colon that introduced the lines left out (a crash's log) goes with them.
         story = story.splitlines()[0].rstrip(" :") if story.strip() else ""
+    story = per_run(story)
     return escape.clean(f"{entry.mark.value}: {story}" if story.strip() else entry.mark.value, NOTE_LIMIT)
+
+
+def per_run(text: str) -> str:
+    """``text`` less what differs from one run to the next: temporary folders, addresses in default reprs.
+
+    Cells whose stories differ only there share a note (five tests failing in five temporary folders: one note).
+    """
+    return printed.normalised(_TEMPORARY.sub(TEMPORARY, text))
 
 
 def failing_checks(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:

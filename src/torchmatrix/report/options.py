@@ -1,4 +1,4 @@
-"""The options of `nox -s report -- ...`: which formats to write, and another result set to diff against."""
+"""The options of `nox -s report -- ...`: which formats to write, which cells, another result set to diff against."""
 
 from __future__ import annotations
 
@@ -17,12 +17,14 @@ class Options:
     formats: tuple[str, ...] = DEFAULT_FORMATS
     diff: Path | None = None
     """A results folder to compare with (the one before); None: no comparison."""
+    all_cells: bool = False
+    """Every stored cell, not only the matrix's cells now (:mod:`torchmatrix.report.cells`)."""
 
 
 def parse(argv: Sequence[str]) -> Options:
     """Options from the words after `--`; a mistake raises :class:`UsageError`. `--help` prints help and exits 0."""
     parser = Parser(
-        usage="nox -s report -- [--format FORMAT[,FORMAT...]] [--diff OTHER_RESULTS]",
+        usage="nox -s report -- [--format FORMAT[,FORMAT...]] [--all-cells] [--diff OTHER_RESULTS]",
         description="Render the stored results of every machine as tables, a page and data files.",
     )
     files = ", ".join(f"{name} ({file})" for name, file in FILE_NAMES.items())
@@ -34,6 +36,12 @@ def parse(argv: Sequence[str]) -> Options:
         "md and rst come with their charts (compatibility-<probe>.svg)",
     )
     parser.add_argument(
+        "--all-cells",
+        action="store_true",
+        help="show every stored cell: also those that are no cell of the matrix now (releases bisect built, "
+        "a Python the matrix no longer pins or picks), which are otherwise only named",
+    )
+    parser.add_argument(
         "--diff",
         metavar="OTHER_RESULTS",
         type=Path,
@@ -43,7 +51,9 @@ def parse(argv: Sequence[str]) -> Options:
     # The probe sessions' option: `nox -s probe report -- --force` gives both sessions the same words.
     parser.add_argument("--force", action="store_true", help=argparse.SUPPRESS)
     namespace = parser.parse_args(list(argv))
-    return Options(formats=_formats(namespace.format), diff=_results_folder(namespace.diff))
+    return Options(
+        formats=_formats(namespace.format), diff=_results_folder(namespace.diff), all_cells=namespace.all_cells
+    )
 
 
 def _formats(given: list[str] | None) -> tuple[str, ...]:

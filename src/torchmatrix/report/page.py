@@ -25,6 +25,7 @@ from ..core import Outcome
 from ..summaries import Summary
 from . import bisected, escape, history_page
 from .escape import html_text as h
+from .front import Front, front
 from .history import History
 from .markdown import TITLE
 from .model import Column, Entry, Report, Row, Table
@@ -57,6 +58,9 @@ def render(
         _filters(report),
         _legend(report),
     ]
+    tests = front(report)
+    if tests:
+        body.append(_front(tests))
     for table in report.tables:
         body.append(f'<section class="probe" data-probe="{h(table.probe)}">')
         body.append(f"<h2>{h(table.probe)}</h2>")
@@ -146,6 +150,34 @@ def _legend(report: Report) -> str:
     return f'<section id="legend"><h2>Legend</h2><ul>{items}</ul>{afterword}</section>'
 
 
+def _front(tests: Front) -> str:
+    """The tests' front table: how they went in each release, on each machine and device; each test's table follows."""
+    report = tests.report
+    head = "".join(
+        f'<th data-machine="{h(column.machine)}" data-device="{h(column.device)}" scope="col">'
+        f"{h(column.machine)}<span>{h(column.device)}</span></th>"
+        for column in report.columns
+    )
+    lines = [
+        '<section id="tests"><h2>Tests</h2><div class="scroll"><table class="front">',
+        f'<thead><tr><th scope="col">torch</th><th scope="col">python</th>{head}</tr></thead><tbody>',
+    ]
+    for row in tests.rows:
+        cells = "".join(
+            f'<td data-machine="{h(column.machine)}" data-device="{h(column.device)}">'
+            f"{h(tests.summary(row, column, quote=str))}</td>"
+            for column in report.columns
+        )
+        lines.append(
+            f'<tr><th scope="row">{h(row.torch)}</th><td class="py">{h(report.python_text(row))}</td>{cells}</tr>'
+        )
+    lines.append("</tbody></table></div>")
+    if tests.passed_everywhere():
+        lines.append(f'<p class="afterword">{h(tests.passed_everywhere())}</p>')
+    lines.append("</section>")
+    return "\n".join(lines)
+
+
 def _table(
     report: Report,
     table: Table,
@@ -170,8 +202,7 @@ def _table(
         for column in report.columns
     ]
     for row in table.rows:
-        pythons = ", ".join(report.pythons.get(row, ()))
-        parts = [f'<tr><th scope="row">{h(row.label)}</th><td class="py">{h(pythons)}</td>']
+        parts = [f'<tr><th scope="row">{h(row.torch)}</th><td class="py">{h(report.python_text(row))}</td>']
         row_tip = h(f"torch {row.label}") + " · "
         for column, where, column_label in columns:
             entry = table.entries.get((row, column))

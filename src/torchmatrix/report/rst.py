@@ -41,7 +41,7 @@ def _table(report: Report, table: Table) -> list[str]:
     header = ["torch", "python", *(escape.rst(column.label) for column in report.columns)]
     rows = [header]
     for row in table.rows:
-        label = [escape.rst(row.label), escape.rst(", ".join(report.pythons.get(row, ())))]
+        label = [escape.rst(row.torch), escape.rst(report.python_text(row))]
         rows.append([*label, *(_cell(table.entries.get((row, column))) for column in report.columns)])
     for texts in rows:
         lines += [f"   * - {texts[0]}".rstrip(), *(f"     - {text}".rstrip() for text in texts[1:])]

@@ -15,11 +15,11 @@ the library works there. Names lose the part every probe shares
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..core import Outcome
 from . import escape
-from .model import Column, Entry, Report, Row
+from .model import Column, Entry, Report, Row, Table
 
 TITLE = "Supported torch versions"
 WORST_FIRST = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAIL)
@@ -32,22 +32,27 @@ def render(report: Report) -> str:
     labels = [column.label if machines else column.device for column in report.columns]
     header = ["torch", "Python", *map(escape.markdown, labels)]
     lines = [f"## {TITLE}", "", _line(header), _line([":--", ":--", *[":--"] * len(report.columns)])]
-    shorten = _shortener([table.probe for table in report.tables if any(e.record for e in table.entries.values())])
+    shorten = shortener([table.probe for table in report.tables if any(e.record for e in table.entries.values())])
     for row in rows:
-        pythons = ", ".join(report.pythons.get(row, ())) or "-"
-        cells = [_cell(_entries(report, row, column), shorten) for column in report.columns]
-        lines.append(_line([escape.markdown(row.label), escape.markdown(pythons), *cells]))
+        pythons = report.python_text(row) or "-"
+        cells = [cell_text(entries(report.tables, row, column), shorten) for column in report.columns]
+        lines.append(_line([escape.markdown(row.torch), escape.markdown(pythons), *cells]))
     if report.results:
         lines += ["", escape.markdown(f"Each cell: how the tests went on that device. {_provenance(report)}")]
     return "\n".join(lines) + "\n"
 
 
-def _entries(report: Report, row: Row, column: Column) -> list[tuple[str, Entry]]:
-    found = ((table.probe, table.entries.get((row, column))) for table in report.tables)
+def entries(tables: Sequence[Table], row: Row, column: Column) -> list[tuple[str, Entry]]:
+    """(probe, entry) of each of ``tables`` that has one at (``row``, ``column``)."""
+    found = ((table.probe, table.entries.get((row, column))) for table in tables)
     return [(probe, entry) for probe, entry in found if entry is not None]
 
 
-def _cell(entries: Sequence[tuple[str, Entry]], shorten: int) -> str:
+def cell_text(entries: Sequence[tuple[str, Entry]], shorten: int, quote: Callable[[str], str] = escape.markdown) -> str:
+    """How the probes of one row and column went: ``✓ all 4 pass``, ``✗ 3 of 4 pass; fail: test_far_tail``, ….
+
+    ``shorten``: the characters every name loses in front (:func:`shortener`); ``quote`` escapes a name.
+    """
     if not entries:
         return ""
     if all(entry.record is None for _, entry in entries):  # the cell did not run: its outcome says why
@@ -63,17 +68,17 @@ def _cell(entries: Sequence[tuple[str, Entry]], shorten: int) -> str:
         order = [*WORST_FIRST, *(mark for mark in Outcome if mark not in WORST_FIRST)]
         marks = [mark for mark in order if mark not in PASSING and any(seen is mark for _, seen in ran)]
         failures = [
-            f"{mark.value}: " + ", ".join(escape.markdown(probe[shorten:]) for probe, seen in ran if seen is mark)
+            f"{mark.value}: " + ", ".join(quote(probe[shorten:]) for probe, seen in ran if seen is mark)
             for mark in marks
         ]
         shown = f"{marks[0].symbol} {passed} of {len(ran)} pass; " + "; ".join(failures)
     if skipped:  # a test that did not run is no pass: how many of all there are, and which
-        names = ", ".join(escape.markdown(probe[shorten:]) for probe in skipped)
+        names = ", ".join(quote(probe[shorten:]) for probe in skipped)
         shown += f"; {len(skipped)} of {len(entries)} skipped ({Outcome.UNAVAILABLE.value}): {names}"
     return shown
 
 
-def _shortener(names: Sequence[str]) -> int:
+def shortener(names: Sequence[str]) -> int:
     """How many leading characters every name shares up to its last ``::`` or ``/`` (0 when one name stands alone)."""
     if len(names) < 2:
         return 0

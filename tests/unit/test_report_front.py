@@ -1,0 +1,101 @@
+"""A library's front table: a matrix of tests as one table of releases, then only the tests that did not pass."""
+
+from __future__ import annotations
+
+from torchmatrix.core import Outcome, Record
+from torchmatrix.report import markdown, model, page, supported
+from torchmatrix.report.front import front, is_test
+from torchmatrix.results import CellResult
+
+from .report_data import assert_golden, cell
+from .test_report_markdown import html, tables
+
+SUITE = "tests/test_ops.py::"
+NAMES = ("test_rearrange", "test_reduce", "test_compile", "test_spawn", "test_keras")
+
+
+def record(name: str, outcome: Outcome = Outcome.PASS, message: str = "") -> Record:
+    return Record(SUITE + name, "cpu", outcome, {}, message, 0.01)
+
+
+def suite_cell(
+    torch: str, python: str, *, compiles: bool, request: str | None = None, folder: str = "a1"
+) -> CellResult:
+    """The suite in one release: compile fails before 2.0, spawn fails in a temporary folder of its own."""
+    compile_test = (
+        record("test_compile")
+        if compiles
+        else record("test_compile", Outcome.ERROR, "AttributeError: module 'torch' has no attribute 'compile'")
+    )
+    spawned = f"CalledProcessError: Command '['python', '/tmp/tmp{folder}/test.py']' returned non-zero exit status 1."
+    records = (
+        record("test_rearrange"),
+        record("test_reduce"),
+        compile_test,
+        record("test_spawn", Outcome.FAIL, spawned),
+        record("test_keras", Outcome.UNAVAILABLE, "Skipped"),
+    )
+    probes = {SUITE.removesuffix("::").rsplit("/", 1)[0] + "/": "0" * 64}
+    return cell(
+        "linux-x86_64", torch, python, records, python_request=request, inputs={"devices": ["cpu"], "probes": probes}
+    )
+
+
+def suite() -> list[CellResult]:
+    return [
+        suite_cell("1.9.0", "3.9", compiles=False, folder="k2j3x9"),
+        suite_cell("1.13.1", "3.11", compiles=False, folder="p0q1r2"),
+        suite_cell("2.2.0", "3.11", compiles=True, request="3.11", folder="zz8y7w"),
+    ]
+
+
+def test_a_suite_renders_as_its_golden_file() -> None:
+    assert_golden("COMPATIBILITY-tests.md", markdown.render(model.build(suite())))
+
+
+def test_one_front_table_of_releases_says_how_many_pass_and_names_what_did_not() -> None:
+    front_table, detail, _legend = tables(html(markdown.render(model.build(suite()))))
+    assert front_table[0] == ["torch", "python", "linux-x86_64 · cpu"]
+    assert front_table[1] == [
+        "1.9.0",
+        "3.9",
+        "E 2 of 4 pass; error: test_compile; fail: test_spawn; 1 of 5 skipped (unavailable): test_keras",
+    ]
+    # The Python named once: a pinned row is not `2.2.0 (py3.11) | 3.11`.
+    assert front_table[3][:2] == ["2.2.0", "3.11"]
+    assert front_table[3][2].startswith("✗ 3 of 4 pass; fail: test_spawn")
+    # Then a row per test that did not pass everywhere; those that did are counted.
+    assert [row[0] for row in detail] == ["test", "test_compile", "test_keras", "test_spawn"]
+    assert detail[0][1:] == ["1.9.0", "1.13.1", "2.2.0"]
+    assert detail[1][1:] == ["E¹", "E¹", "✓"]
+
+
+def test_notes_that_differ_only_by_a_temporary_folder_or_an_address_are_one() -> None:
+    report = model.build(suite())
+    spawn = [note for note in report.notes if "CalledProcessError" in note]
+    assert spawn == ["fail: CalledProcessError: Command '['python', '<tmp>/test.py']' returned non-zero exit status 1."]
+    assert model.per_run("<Foo object at 0x7f3a2c1d5e80> in /var/folders/ab/cd/T/pytest-of-me/pytest-3/x.txt") == (
+        "<Foo object at 0x…> in <tmp>/x.txt"
+    )
+    # A folder that only ends in tmp is no temporary folder; a hex number that is no address stays.
+    assert model.per_run("/home/me/tmp/x and bits 0x3e99999a") == "/home/me/tmp/x and bits 0x3e99999a"
+
+
+def test_the_page_shows_the_front_table_first_and_keeps_every_tests_table() -> None:
+    rendered = page.render(model.build(suite()))
+    assert rendered.index('<section id="tests">') < rendered.index('<section class="probe"')
+    assert "E 2 of 4 pass; error: test_compile; fail: test_spawn" in rendered
+    assert rendered.count('<section class="probe"') == len(NAMES)
+
+
+def test_a_report_without_tests_has_no_front_table() -> None:
+    from .report_data import scenario
+
+    assert front(model.build(scenario())) is None
+    assert "## Tests" not in markdown.render(model.build(scenario()))
+    assert is_test(SUITE + "test_x[1-2]") and not is_test("autograd_dot")
+
+
+def test_supported_names_the_python_once_too() -> None:
+    rendered = supported.render(model.build(suite()))
+    assert "| 2.2.0 | 3.11 |" in rendered and "(py3.11)" not in rendered
