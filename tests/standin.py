@@ -53,8 +53,11 @@ def probe(folder: Path, name: str) -> Path:
     return path
 
 
-def wheel(folder: Path, version: str, behaviour: Mapping[str, str]) -> Path:
-    """Build ``torch-<version>-py3-none-any.whl`` in ``folder``."""
+def wheel(folder: Path, version: str, behaviour: Mapping[str, str], python: str | None = None) -> Path:
+    """Build ``torch-<version>-py3-none-any.whl`` in ``folder``; with ``python`` (``"3.10"``), the wheel of that
+    Python alone, ``torch-<version>-cp310-none-any.whl``: a release whose wheels stop at some Python is one of these
+    per Python it has."""
+    tag = f"cp{python.replace('.', '')}-none-any" if python else "py3-none-any"
     source = STUB.read_text()
     for old, new in (('__version__ = "0.0.0+stub"', f'__version__ = "{version}"'),
                      ('git_version = "stub"', f'git_version = "{git_hash(version)}"')):  # fmt: skip
@@ -65,12 +68,12 @@ def wheel(folder: Path, version: str, behaviour: Mapping[str, str]) -> Path:
     files = {
         "torch/__init__.py": source,
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: torchmatrix-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: torchmatrix-tests\nRoot-Is-Purelib: true\nTag: {tag}\n",
     }
     record = [f"{name},sha256={_digest(text)},{len(text.encode())}" for name, text in files.items()]
     files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"torch-{version}-py3-none-any.whl"
+    path = folder / f"torch-{version}-{tag}.whl"
     with zipfile.ZipFile(path, "w") as archive:
         for name, text in files.items():
             archive.writestr(name, text)

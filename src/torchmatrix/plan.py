@@ -113,6 +113,86 @@ def plan(
     return tuple(cells)
 
 
+@dataclass(frozen=True)
+class Held:
+    """Releases a bisect runs on one Python: consecutive candidates, every one with a wheel for it here."""
+
+    python: str
+    versions: tuple[Version, ...]
+
+    def describe(self) -> str:
+        """``3.10 for 1.11.0–1.12.1``."""
+        first, last = self.versions[0], self.versions[-1]
+        return f"{self.python} for {first}" + (f"–{last}" if last != first else "")
+
+
+def held_pythons(
+    versions: Sequence[Version],
+    listing: Listing,
+    interpreters: Sequence[Interpreter],
+    platforms: Sequence[str],
+    requires_python: SpecifierSet | None = None,
+    newest_pythons: Sequence[NewestPython] | None = None,
+) -> tuple[Held, ...]:
+    """The Python each of ``versions`` (oldest first) runs on in a bisect, so that torch is all that changes.
+
+    One Python for all where one found here installs every release (that has a wheel for this platform and
+    a Python here at all; the others' cells say why they cannot run): the newest, among those under every
+    release's newest fully supported Python (``newest_pythons``) where there are some. Where none installs
+    them all, the fewest changes of Python: each run of releases keeps one for as long as one fits them all.
+    """
+    caps = load_newest_pythons() if newest_pythons is None else newest_pythons
+    needs = _Needs("the project", requires_python)
+    held: list[Held] = []
+    members: list[Version] = []
+    common: set[str] = set()
+    for version in versions:
+        fits = _installable_minors(version, listing, interpreters, platforms, needs)
+        if not fits:
+            continue
+        if members and common & fits:
+            members.append(version)
+            common &= fits
+            continue
+        if members:
+            held.append(Held(_preferred(common, members, caps), tuple(members)))
+        members, common = [version], set(fits)
+    if members:
+        held.append(Held(_preferred(common, members, caps), tuple(members)))
+    return tuple(held)
+
+
+def installable_pythons(
+    version: Version,
+    listing: Listing,
+    interpreters: Sequence[Interpreter],
+    platforms: Sequence[str],
+    requires_python: SpecifierSet | None = None,
+) -> set[str]:
+    """The Pythons found here (``"3.10"``) that install one of the release's wheels for this platform."""
+    return _installable_minors(version, listing, interpreters, platforms, _Needs("the project", requires_python))
+
+
+def _installable_minors(
+    version: Version, listing: Listing, interpreters: Sequence[Interpreter], platforms: Sequence[str], needs: _Needs
+) -> set[str]:
+    installable = _all_tags([wheel for wheel in listing.wheels_for(version) if wheel.fits(platforms)])
+    return {
+        python.minor
+        for python in interpreters
+        if needs.admits(python.version) and not python.tags(platforms).isdisjoint(installable)
+    }
+
+
+def _preferred(common: set[str], versions: Sequence[Version], caps: Sequence[NewestPython]) -> str:
+    """The newest of ``common`` under every release's cap, or the newest of them where none is."""
+    capped = (next((cap for cap in caps if cap.caps(version)), None) for version in versions)
+    limits = [Version(cap.python) for cap in capped if cap is not None]
+    newest_first = sorted(common, key=Version, reverse=True)
+    under = [minor for minor in newest_first if all(Version(minor) <= limit for limit in limits)]
+    return (under or newest_first)[0]
+
+
 def _capped_first(
     version: Version, interpreters: Sequence[Interpreter], caps: Sequence[NewestPython]
 ) -> list[Interpreter]:
@@ -189,7 +269,7 @@ def _cell(
     for python in pool:
         if not python.tags(platforms).isdisjoint(installable):
             return cell(python)
-    minors = _python_minors(here)
+    minors = python_minors(here)
     if minors and not any(needs.admits_minor(minor) for minor in minors):
         return cell(None, Outcome.INSTALL_ERROR, needs.refusal(f"{_pythons_of(here)}, those torch {version} has"))
     pythons = _pythons_of(here)
@@ -212,18 +292,18 @@ def _all_tags(wheels: Sequence[Wheel]) -> set[Tag]:
     return {tag for wheel in wheels for tag in wheel.tags}
 
 
-def _python_minors(wheels: Sequence[Wheel]) -> list[str]:
+def python_minors(wheels: Sequence[Wheel]) -> list[str]:
     minors = {tag.interpreter[2:] for tag in _all_tags(wheels) if tag.interpreter.startswith("cp")}
     return sorted((f"{m[0]}.{m[1:]}" for m in minors if m.isdigit()), key=lambda text: Version(text))
 
 
 def _pythons_of(wheels: Sequence[Wheel]) -> str:
-    minors = _python_minors(wheels)
+    minors = python_minors(wheels)
     return f"{minors[0]}–{minors[-1]}" if len(minors) > 1 else (minors[0] if minors else "(none)")
 
 
 def _newest_python(wheels: Sequence[Wheel]) -> str:
-    minors = _python_minors(wheels)
+    minors = python_minors(wheels)
     return minors[-1] if minors else "3"
 
 

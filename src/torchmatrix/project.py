@@ -93,9 +93,12 @@ class Project:
         """This project with each (probe, device) pair run ``repeat`` times (``-- --repeat N``)."""
         return dataclasses.replace(self, matrix=dataclasses.replace(self.matrix, repeat=repeat))
 
-    def plan_release(self, version: Version, listing: Listing | None = None) -> Cell:
-        """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons)."""
+    def plan_release(self, version: Version, listing: Listing | None = None, python: str | None = None) -> Cell:
+        """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons);
+        with ``python``, the one it runs on that Python (``TORCHMATRIX_PYTHON``, as a bisect holds one)."""
         matrix = with_releases(self.matrix, [version])
+        if python is not None:
+            matrix = with_python(matrix, python)
         needs = library.requires_python(matrix.project)
         return plan(matrix, listing or self.listing, self.interpreters, self.platforms, self.known_pins, needs)[0]
 
@@ -215,12 +218,14 @@ class Project:
         for cell in self.cells:
             if str(cell.torch) == result.torch and cell.python_request == result.python_request:
                 return cell
-        if result.python_request is not None:
-            return None
         try:
-            return self.plan_release(Version(result.torch))
+            version = Version(result.torch)
         except InvalidVersion:
             return None
+        # A Python asked for a release the matrix does not list is one a bisect held; of a listed one, a pin gone.
+        if result.python_request is not None and any(entry.version == version for entry in self.matrix.torch):
+            return None
+        return self.plan_release(version, python=result.python_request)
 
     def identified(self, run_inputs: dict[str, object], record: core.Record) -> core.Record:
         """``record`` with its whole identity: the inputs of its run, and what its pair read (:data:`identity.READ`)."""
@@ -312,6 +317,8 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output, probes=probes)
     if variables.TORCH.get(environ):
         matrix = with_releases(matrix, _releases_from(variables.TORCH.get(environ)))
+    if variables.PYTHON.get(environ):
+        matrix = with_python(matrix, _python_from(variables.PYTHON.get(environ)))
     matrix = _with_index(matrix, environ)
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
@@ -333,6 +340,19 @@ def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:
     """``matrix`` with only ``versions`` as its torch releases; a release it lists keeps its Pythons and pins."""
     entries = {entry.version: entry for entry in matrix.torch}
     return dataclasses.replace(matrix, torch=tuple(entries.get(version, TorchEntry(version)) for version in versions))
+
+
+def with_python(matrix: Matrix, python: str) -> Matrix:
+    """``matrix`` with every torch release on Python ``python`` alone, its pins kept."""
+    torch = tuple(dataclasses.replace(entry, pythons=(python,)) for entry in matrix.torch)
+    return dataclasses.replace(matrix, torch=torch)
+
+
+def _python_from(text: str) -> str:
+    parts = text.split(".")
+    if len(parts) != 2 or not all(part.isdigit() for part in parts):
+        raise UsageError(f"{variables.PYTHON.name}: {text!r} is not a Python version as 3.10 is")
+    return text
 
 
 def _with_index(matrix: Matrix, environ: Mapping[str, str]) -> Matrix:

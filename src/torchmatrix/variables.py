@@ -41,6 +41,12 @@ PROBES = Variable(
     "the matrix's probes (separated by commas): names in `probes/`, or paths, anywhere; the rest of the matrix stays",
     "repro.py,tests/test_dot.py",
 )
+PYTHON = Variable(
+    "TORCHMATRIX_PYTHON",
+    "the Python of every cell (`3.10`), instead of the planner's choice and the matrix's `python:` (bisect sets it "
+    "to hold one Python across its range)",
+    "3.10",
+)
 OUTPUT = Variable("TORCHMATRIX_OUTPUT", "the output folder (results and reports), instead of `output:`", "/tmp/try")
 CACHE_DIR = Variable(
     "TORCHMATRIX_CACHE_DIR",
@@ -65,7 +71,7 @@ PROBE_OPTIONS = Variable(
     '{"opsweep": {"ops": "add|mul"}}',
 )
 
-ALL = (MATRIX, MACHINE, TORCH, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS)
+ALL = (MATRIX, MACHINE, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS)
 
 
 @dataclass(frozen=True)

@@ -232,9 +232,12 @@ def git(version: str) -> str:
     return hashlib.sha1(version.encode()).hexdigest()
 
 
-def store(here, version: str, *outcomes: Outcome | Record, probes: tuple[str, ...] = ("autograd_dot",)) -> None:
-    """A stored result of ``version`` on cpu, up to date: one outcome (or record) per probe."""
-    cell = here.plan_release(Version(version))
+def store(
+    here, version: str, *outcomes: Outcome | Record, probes: tuple[str, ...] = ("autograd_dot",), python=None
+) -> None:
+    """A stored result of ``version`` on cpu, up to date: one outcome (or record) per probe; on ``python``, as a
+    bisect holding it runs the release."""
+    cell = here.plan_release(Version(version), python=python)
     inputs = here.inputs(cell)
     made = [
         each if isinstance(each, Record) else Record(probe, "cpu", each, {}, "", 0.1)
@@ -242,7 +245,8 @@ def store(here, version: str, *outcomes: Outcome | Record, probes: tuple[str, ..
     ]
     records = tuple(dataclasses.replace(r, inputs=results.record_inputs(inputs, r.probe)) for r in made)
     environment = {"torch": version, "git_version": git(version)}
-    found = result(version, cell_id=cell.id, python=cell.python, machine=here.machine, records=records)
+    found = result(version, cell_id=cell.id, python=cell.python, python_request=cell.python_request,
+                   machine=here.machine, records=records)  # fmt: skip
     results.write(here.results_dir, dataclasses.replace(found, inputs=inputs, environment=environment))
 
 
@@ -290,6 +294,65 @@ def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: P
     assert change["commits"] == {"old": git("1.11.0"), "new": git("1.12.0"), "url": summary_url("1.11.0", "1.12.0")}
     (read,), _ = summaries.scan(tmp_path / "reports" / "bisect")
     assert read.changes[0].commits == summaries.Commits(git("1.11.0"), git("1.12.0"))
+
+
+def test_a_bisection_holds_one_python_for_every_release_not_the_one_each_would_get_alone(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    # Alone, 1.9.0 gets Python 3.9 and the others 3.10: a change of Python's would pass for torch's.
+    listing = offline_index(
+        private_cache,
+        *(f"torch-{version}-cp{minor}-cp{minor}-manylinux1_x86_64.whl"
+          for version, minors in (("1.9.0", (38, 39)), ("1.10.0", (38, 39, 310)), ("1.11.0", (39, 310)),
+                                  ("1.12.0", (39, 310)))
+          for minor in minors),
+    )  # fmt: skip
+    here = dataclasses.replace(project(tmp_path), listing=listing)
+    assert here.plan_release(Version("1.11.0")).python == "3.10"
+    store(here, "1.9.0", Outcome.FAIL)  # 3.9 is its own choice: its cell is the matrix's
+    for version, outcome in (("1.10.0", Outcome.FAIL), ("1.11.0", Outcome.PASS), ("1.12.0", Outcome.PASS)):
+        store(here, version, outcome, python="3.9")
+    store(here, "1.10.0", Outcome.PASS)  # on 3.10, the planner's own choice for it: not this bisection's cell
+    session = Session("autograd_dot", "--from", "1.9.0", "--to", "1.12.0")
+    run(here, session, tmp_path / "noxfile.py")  # a build would run nox on this missing noxfile, and fail
+
+    assert session.said[0].endswith("on Python 3.9 throughout")
+    assert all("Python 3.9" in line for line in session.said if line.startswith("["))
+    assert session.said[-3] == "first release with NEW's outcome (pass): torch 1.11.0 (1 run)"
+    summary = json.loads(summary_file(tmp_path, "autograd_dot-cpu-1.9.0-1.12.0").read_text())
+    assert {step["python"] for step in summary["steps"]} == {"3.9"} and summary["boundaries"] == []
+
+
+def test_where_no_python_installs_both_sides_of_the_answer_it_says_the_python_changed_there_too(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    listing = offline_index(
+        private_cache,
+        *(f"torch-{version}-cp{minor}-cp{minor}-manylinux1_x86_64.whl"
+          for version, minors in (("1.9.0", (38, 39)), ("1.10.0", (38, 39)), ("1.11.0", (39, 310)),
+                                  ("1.12.0", (39, 310)))
+          for minor in minors),
+    )  # fmt: skip
+    without_39 = tuple(python for python in THIS_MACHINE if python.minor != "3.9")
+    here = dataclasses.replace(project(tmp_path), listing=listing, interpreters=without_39)
+    for version, outcome in (("1.9.0", Outcome.FAIL), ("1.10.0", Outcome.FAIL)):
+        store(here, version, outcome)  # on 3.8
+    for version in ("1.11.0", "1.12.0"):
+        store(here, version, Outcome.PASS)  # on 3.10
+    session = Session("autograd_dot", "--from", "1.9.0", "--to", "1.12.0")
+    run(here, session, tmp_path / "noxfile.py")
+
+    assert session.said[0].endswith(
+        "no Python here installs every release: Python 3.8 for 1.9.0–1.10.0, then 3.10 for 1.11.0–1.12.0; "
+        "an answer at a change of Python says so"
+    )
+    said = (
+        "the Python changes here too: torch 1.10.0 ran on Python 3.8, 1.11.0 on 3.10, so the change may be "
+        "Python's, not torch's; both have wheels for Python 3.9: install it (`uv python install 3.9`) and bisect again"
+    )
+    assert session.said[-1] == said
+    summary = json.loads(summary_file(tmp_path, "autograd_dot-cpu-1.9.0-1.12.0").read_text())
+    assert summary["boundaries"] == [{"probe": "autograd_dot", "device": "cpu", "says": said}]
 
 
 def summary_url(old: str, new: str) -> str:

@@ -15,7 +15,7 @@ from torchmatrix.config import load_pin_rules
 from torchmatrix.core import DEVICES, Outcome
 from torchmatrix.interpreters import Interpreter
 from torchmatrix.matrix import Matrix, PinRule, TorchEntry
-from torchmatrix.plan import KNOWN_PINS_FILE, load_newest_pythons, plan
+from torchmatrix.plan import KNOWN_PINS_FILE, Held, held_pythons, load_newest_pythons, plan
 from torchmatrix.releases import Listing, _wheels
 
 from ..conftest import DATA
@@ -194,3 +194,36 @@ def test_releases_whose_inductor_imports_pkg_resources_get_setuptools() -> None:
     for version, wanted in (("2.0.1", True), ("2.2.2", True), ("2.3.0", False), ("1.13.1", False)):
         (cell,) = plan(matrix(TorchEntry(Version(version))), LISTING, THIS_MACHINE, LINUX, rules)
         assert any(r.startswith("setuptools") for r in cell.requirements) is wanted, (version, cell.requirements)
+
+
+def held(*versions: str, pythons=THIS_MACHINE) -> list[tuple[str, list[str]]]:
+    found = held_pythons([Version(v) for v in versions], LISTING, pythons, LINUX)
+    return [(span.python, [str(v) for v in span.versions]) for span in found]
+
+
+def test_a_bisect_holds_the_newest_python_that_installs_every_release_not_each_ones_own() -> None:
+    # Alone, 1.9.0 gets 3.9, 1.11.0 and 1.12.1 3.10, 1.13.1 3.11: bisected together, all take 3.9.
+    assert held("1.9.0", "1.11.0", "1.12.1", "1.13.1", "2.0.1", "2.2.0") == [
+        ("3.9", ["1.9.0", "1.11.0", "1.12.1", "1.13.1", "2.0.1", "2.2.0"])
+    ]
+    # 3.8–3.11 install all three; 2.0's torch.compile stops at 3.10 (newest_python.yaml): 3.10, under every cap.
+    assert held("1.13.1", "2.0.1", "2.2.0") == [("3.10", ["1.13.1", "2.0.1", "2.2.0"])]
+
+
+def test_where_no_python_installs_every_release_the_fewest_changes_each_at_its_boundary() -> None:
+    assert held("1.9.0", "1.11.0", "2.2.0", "2.13.0", "2.15.0") == [
+        ("3.9", ["1.9.0", "1.11.0", "2.2.0"]),
+        ("3.13", ["2.13.0", "2.15.0"]),
+    ]
+    assert Held("3.9", (Version("1.9.0"), Version("2.2.0"))).describe() == "3.9 for 1.9.0–2.2.0"
+    # Without 3.8 and 3.9 here, 1.9.0 (cp36–cp39) and 2.0.1 (cp38–cp311) share none: one change, at 2.0.1.
+    no_38_39 = [python for python in THIS_MACHINE if python.minor not in ("3.8", "3.9")]
+    assert held("1.9.0", "1.11.0", "2.0.1", "2.1.0", pythons=no_38_39) == [
+        ("3.7", ["1.9.0", "1.11.0"]),
+        ("3.10", ["2.0.1", "2.1.0"]),  # under 2.0's cap
+    ]
+
+
+def test_a_release_no_python_here_installs_is_left_to_its_cell_and_breaks_no_span() -> None:
+    only_310 = [python for python in THIS_MACHINE if python.minor == "3.10"]
+    assert held("1.9.0", "1.11.0", "1.12.1", pythons=only_310) == [("3.10", ["1.11.0", "1.12.1"])]

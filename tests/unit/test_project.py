@@ -113,3 +113,13 @@ def test_a_stored_record_is_wanted_as_the_cell_that_would_make_it_now(tmp_path: 
         here.inputs(here.plan_release(Version("1.11.0"))), "autograd_dot"
     )
     assert here.wanted_for(result("1.12.1", python_request="3.8"), record) is None  # a Python no longer pinned
+
+
+def test_a_release_on_the_python_a_bisect_held_is_wanted_as_that_cell(tmp_path: Path) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    record = Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)
+    held = here.plan_release(Version("1.11.0"), python="3.8")
+    assert (held.python, held.python_request, held.session_id) == ("3.8", "3.8", "1.11.0")
+    assert here.wanted_for(result("1.11.0", python_request="3.8"), record) == here.record_inputs(
+        here.inputs(held), "autograd_dot"
+    )

@@ -48,6 +48,8 @@ from .. import (
     bisection,
     config,
     criteria,
+    library,
+    plan,
     printed,
     releases,
     results,
@@ -265,6 +267,9 @@ class _Bisection:
     request: Request
     versions: list[Version]
     cells: dict[Version, Cell]
+    held: Mapping[Version, str] = field(default_factory=dict)
+    """The releases whose cell runs on a Python the bisect holds, not the one the planner would choose."""
+    listing: Listing | None = None
     seen: dict[Version, _Seen] = field(default_factory=dict)
     looks: list[tuple[Look[Key], _Seen]] = field(default_factory=list)
     started_at: str = field(default_factory=results.now_iso)
@@ -414,7 +419,7 @@ class _Bisection:
             [cell],
             log,
             arguments=self._arguments(),
-            settings=self._settings(),
+            settings=self._settings(version),
         )
         path = self.project.result_file(cell)
         try:
@@ -430,9 +435,11 @@ class _Bisection:
     def _arguments(self) -> list[str]:
         return ["--repeat", str(self.request.repeat)] if self.request.repeat else []
 
-    def _settings(self) -> dict[str, str]:
-        """The index and find-links asked for, for the child nox: it installs from there."""
+    def _settings(self, version: Version) -> dict[str, str]:
+        """The index and find-links asked for, for the child nox: it installs from there; the Python held."""
         settings = {variables.INDEX_URL.name: self.request.index_url} if self.request.index_url else {}
+        if version in self.held:
+            settings[variables.PYTHON.name] = self.held[version]
         if self.request.find_links is not None:
             settings[variables.FIND_LINKS.name] = " ".join(self.request.find_links)
         return settings
@@ -502,9 +509,14 @@ class _Bisection:
     def _verdicts_json(self, found: Search[Key] | None) -> dict[str, Any]:
         """The changes (what the reports show) and the verdicts of the other pairs; none before the answer."""
         if found is None:
-            return {"changes": [], "unchanged": []}
+            return {"changes": [], "boundaries": [], "unchanged": []}
         return {
             "changes": [self.change(key, found.verdicts[key]).to_json() for key in found.changes],
+            "boundaries": [
+                {"probe": key[0], "device": key[1], "says": said}
+                for key in found.changes
+                if (said := self.boundary(found.verdicts[key]))
+            ],
             "unchanged": [_unchanged_json(key, v) for key, v in found.verdicts.items() if not v.status.changed],
         }
 
@@ -517,6 +529,47 @@ class _Bisection:
             probe, device, _side(verdict.old), _side(verdict.new), str(verdict.last_old), str(verdict.first_new),
             tuple(map(str, verdict.between)), min(seen.runs for seen in bounds if seen), self.commits(verdict),
         )  # fmt: skip
+
+    def boundary(self, verdict: Verdict) -> str | None:
+        """What else changes between the last release with OLD's outcome and the first with NEW's: the Python (where
+        no Python here installs both), or the pins; None when torch alone does."""
+        assert verdict.last_old and verdict.first_new
+        old, new = self.cells[verdict.last_old], self.cells[verdict.first_new]
+        said = []
+        if old.python != new.python:
+            fix = self._one_python_for(old.torch, new.torch)
+            said.append(
+                f"the Python changes here too: torch {old.torch} ran on Python {old.python}, {new.torch} on "
+                f"{new.python}, so the change may be Python's, not torch's; {fix}"
+            )
+        pins = [set(cell.requirements[1:]) for cell in (old, new)]
+        if pins[0] != pins[1]:
+            gone, added = (", ".join(sorted(a - b)) or "nothing" for a, b in (pins, pins[::-1]))
+            said.append(
+                f"the pins change here too: torch {new.torch} installs {added} where {old.torch} installed {gone} "
+                "(known_pins.yaml and the matrix's pins:), so the change may be theirs"
+            )
+        return "; ".join(said) or None
+
+    def _one_python_for(self, old: Version, new: Version) -> str:
+        """How to run two neighbouring releases on one Python, or why no run can."""
+        listing, project = self.listing or self.project.listing, self.project
+        needs = library.requires_python(project.matrix.project)
+        here = set.intersection(
+            *(plan.installable_pythons(v, listing, project.interpreters, project.platforms, needs) for v in (old, new))
+        )
+        if here:
+            python = max(here, key=Version)
+            return f"both install on Python {python} here: bisect --from {old} --to {new} runs both on it"
+        wheels = [
+            {*plan.python_minors([wheel for wheel in listing.wheels_for(v) if wheel.fits(project.platforms)])}
+            for v in (old, new)
+        ]
+        both = wheels[0] & wheels[1]
+        if both:
+            python = max(both, key=Version)
+            return f"both have wheels for Python {python}: install it (`uv python install {python}`) and bisect again"
+        return "no Python has wheels of both, so no run tells torch's change from Python's"
 
     def commits(self, verdict: Verdict) -> Commits | None:
         """Both builds' git hashes, where the builds of the last with OLD's outcome and the first with NEW's say."""
@@ -590,8 +643,11 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         project = project.with_repeat(request.repeat)
     project.require_writable(project.machine_dir)
     versions, listing = _candidates(project, session, request)
-    cells = {version: project.plan_release(version, listing) for version in versions}
-    job = _Bisection(project, session, noxfile, request, versions, cells)
+    spans = plan.held_pythons(
+        versions, listing, project.interpreters, project.platforms, library.requires_python(project.matrix.project)
+    )
+    cells, held = held_cells(project, listing, spans, versions)
+    job = _Bisection(project, session, noxfile, request, versions, cells, held, listing)
     job.with_tests_as_questions()
     request = job.request
     known = job.known()
@@ -602,7 +658,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         most = f"to build: the 2 ends and at most {per_change} cells per pair that changed"
     session.log(
         f"bisect {request.describe()}: {len(versions)} releases from {dated(request.old)} to {dated(request.new)} "
-        f"({', '.join(map(dated, versions))}); {whole} known already, {most}"
+        f"({', '.join(map(dated, versions))}); {whole} known already, {most}; {_pythons_said(spans)}"
     )
     found = bisection.search(versions, job.build, request.keys, known, on_look=job.on_look)
     summary = job.write_summary(found)
@@ -620,6 +676,31 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         _end_all(session, job, found)
     else:
         _end_one(session, job, found.verdicts[request.keys[0]])
+
+
+def held_cells(
+    project: Project, listing: Listing, spans: Sequence[plan.Held], versions: Sequence[Version]
+) -> tuple[dict[Version, Cell], dict[Version, str]]:
+    """Each release's cell on the Python its span holds, and the releases whose Python that makes another than
+    the planner's (what the child nox is told). A release outside every span keeps the cell that says why."""
+    python = {version: span.python for span in spans for version in span.versions}
+    cells, held = {}, {}
+    for version in versions:
+        cell = project.plan_release(version, listing)
+        if version in python and (cell.outcome or cell.python != python[version]):
+            cell, held[version] = project.plan_release(version, listing, python[version]), python[version]
+        cells[version] = cell
+    return cells, held
+
+
+def _pythons_said(spans: Sequence[plan.Held]) -> str:
+    """``on Python 3.10 throughout``, or each Python and its releases where none installs them all."""
+    if len(spans) <= 1:
+        return f"on Python {spans[0].python} throughout" if spans else "no release has a Python here"
+    return (
+        f"no Python here installs every release: Python {', then '.join(span.describe() for span in spans)}; "
+        "an answer at a change of Python says so"
+    )
 
 
 def _candidates(project: Project, session: nox.Session, request: Request) -> tuple[list[Version], Listing]:
@@ -666,6 +747,9 @@ def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
     if verdict.status in (Status.SAME, Status.UNTESTABLE_END):
         session.error(terminal.escape(" ".join(lines), keep_newlines=False))
     _log(session, lines)
+    boundary = job.boundary(verdict) if verdict.status.changed else None
+    if boundary:
+        session.warn(terminal.escape(boundary, keep_newlines=False))
 
 
 def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
@@ -677,6 +761,9 @@ def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
     for key in found.changes:
         verdict = found.verdicts[key]
         _log(session, [commits_line(key, verdict, job.commits(verdict), every=True)])
+        boundary = job.boundary(verdict)
+        if boundary:
+            session.warn(terminal.escape(f"{_key_text(key)}: {boundary}", keep_newlines=False))
         _log(session, [f"    {_key_text(key)}: {v} {verdict.why_unresolved(v)}" for v in verdict.between])
     unstable = _not_compared(session, request, found.verdicts)
     if unstable:
