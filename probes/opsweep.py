@@ -45,13 +45,14 @@ import json
 import os
 import random
 import re
+import signal
 import time
 import traceback
 
 import torch
 
 OPTIONS_VARIABLE = "TORCHMATRIX_PROBE_OPTIONS"
-DEFAULTS = {"ops": None, "samples": 3, "seed": 0}
+DEFAULTS = {"ops": None, "samples": 3, "seed": 0, "store": None}
 RTOL, ATOL = 1.3e-6, 1e-5  # torch.testing.assert_close's defaults for float32
 DIGEST_CHARS = 16
 MESSAGE_CHARS = 200
@@ -65,8 +66,9 @@ by chance, and the next run not)."""
 def run(device):
     options = read_options()
     op_db = load_op_db()
+    store = Store(store_folder(options["store"])) if options["store"] is not None else None
     wanted = op_filter(options["ops"])
-    checks, not_float32, seconds = [], [], {}
+    swept, not_float32 = [], []
     for op in op_db:
         name = full_name(op)
         if not wanted(name):
@@ -74,10 +76,9 @@ def run(device):
         if torch.float32 not in op.supported_dtypes(torch.device(device).type):
             not_float32.append(name)
             continue
-        started = time.perf_counter()
-        checks.append(sweep(op, name, device, options))
-        seconds[name] = time.perf_counter() - started
-    metrics = summary(op_db, checks, not_float32, seconds, options)
+        swept.append((op, name))
+    checks, seconds = sweep_all(swept, device, options, store)
+    metrics = summary(op_db, checks, not_float32, seconds, options, store)
     return {"outcome": "pass", "metrics": metrics, "message": describe(metrics)}
 
 
@@ -91,6 +92,8 @@ def read_options():
     ops = options["ops"]
     if not (ops is None or isinstance(ops, str) or isinstance(ops, list) and all(isinstance(n, str) for n in ops)):
         raise ValueError("opsweep's ops must be a regular expression or a list of names, not {!r}".format(ops))
+    if not (options["store"] is None or isinstance(options["store"], str) and options["store"]):
+        raise ValueError("opsweep's store must be a folder, not {!r}".format(options["store"]))
     for key, least in (("samples", 1), ("seed", 0)):
         value = options[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
@@ -128,17 +131,94 @@ def full_name(op):
 # --- one operator -------------------------------------------------------------
 
 
-def sweep(op, name, device, options):
-    """The check of one operator: its samples' digests, its worst error against float64, what it raised."""
+def sweep_all(ops, device, options, store):
+    """Every (op, name) of ``ops`` swept: their checks, and the seconds each took.
+
+    On the CPU, on a system with fork, in a process forked for the purpose: an input that kills it (a division
+    by zero in integer code, SIGFPE) is that sample's output, ``raised SIGFPE``, and the sweep goes on in a new
+    process from the next sample. A forked child cannot use its parent's CUDA context: elsewhere, in this one.
+    """
+    checks, seconds = [], {}
+    if device != "cpu" or not hasattr(os, "fork"):
+        for op, name in ops:
+            started = time.perf_counter()
+            checks.append(sweep(op, name, device, options, store))
+            seconds[name] = time.perf_counter() - started
+        return checks, seconds
+    crashed = {}  # name -> {index of the sample: the signal that ended the process}
+    while len(checks) < len(ops):
+        reading, writing = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.close(reading)
+            sweep_in_child(ops[len(checks) :], device, options, store, crashed, writing)
+        os.close(writing)
+        done = 0  # samples of the operator being swept
+        with os.fdopen(reading, "rb") as stream:
+            for line in stream:
+                if line == b"sample\n":
+                    done += 1
+                    continue
+                answer = json.loads(line.decode("utf-8"))
+                checks.append(answer["check"])
+                seconds[answer["check"]["name"]] = answer["seconds"]
+                done = 0
+        _, status = os.waitpid(pid, 0)
+        if len(checks) == len(ops):
+            break
+        name = ops[len(checks)][1]
+        if not os.WIFSIGNALED(status) or done in crashed.get(name, {}):
+            raise RuntimeError("the sweep of {} ended its process with status {}".format(name, status))
+        crashed.setdefault(name, {})[done] = signal.Signals(os.WTERMSIG(status)).name
+    return checks, seconds
+
+
+def sweep_in_child(ops, device, options, store, crashed, writing):
+    """Sweep ``ops`` and write, line by line, ``sample`` as each sample ends and each operator's check; exit."""
+    status = 1
+    try:
+        with os.fdopen(writing, "wb", 0) as stream:
+            for op, name in ops:
+                started = time.perf_counter()
+                check = sweep(op, name, device, options, store, crashed.get(name), lambda: stream.write(b"sample\n"))
+                answer = {"check": check, "seconds": time.perf_counter() - started}
+                stream.write((json.dumps(answer) + "\n").encode("utf-8"))
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def sweep(op, name, device, options, store=None, crashed=None, progress=None):
+    """The check of one operator: its samples' digests, its worst error against float64, what it raised.
+
+    With a ``store``, the samples are those captured there (each run from a seed of its own), where the store
+    has the operator; otherwise the operator's own, as this release's op_db generates them.
+    """
     check = {"name": name, "samples": [], "tolerance": 1.0, "expected": "<= 1"}
     ratios, missing = [], []
-    try:
-        samples = first_samples(op, device, options)
-    except Exception as error:
-        samples = []
-        note_raised(check, "sample_inputs", error)
-    for sample in samples:
-        entry, ratio, why_none = run_sample(op, name, sample, options["seed"], check)
+    stored = store.samples(name) if store is not None else None
+    if stored is None:
+        samples = generated_samples(op, device, options, check)
+        if store is not None:
+            check["inputs"] = "generated"  # not in the store: op_db's samples of this release
+    else:
+        samples = replayed_samples(store, stored, device, options, check)
+    for index, (values, seed, reference_raised) in enumerate(samples):
+        if crashed and index in crashed:
+            entry, ratio, why_none = (
+                {"input": digest(values, with_strides=True), "output": "raised " + crashed[index]},
+                None,
+                "its process died",
+            )
+            if "raised" not in check:
+                check["raised"] = "float32: the process died of {}".format(crashed[index])
+        else:
+            entry, ratio, why_none = run_sample(op, name, values, seed, check)
+        if progress is not None:
+            progress()
+        output = entry["output"]
+        if reference_raised is None and output is not None and output.startswith("raised "):
+            check["refused"] = check.get("refused", 0) + 1  # the release that captured it took this sample
         check["samples"].append(entry)
         if ratio is None:
             missing.append(why_none)
@@ -149,9 +229,42 @@ def sweep(op, name, device, options):
     check["error"] = max(ratios) if ratios else None
     if missing:
         reasons = "; ".join(sorted(set(missing)))
-        check["reference"] = "none for {} of {} samples: {}".format(len(missing), len(samples), reasons)
+        check["reference"] = "none for {} of {} samples: {}".format(len(missing), len(check["samples"]), reasons)
     check["ok"] = "raised" not in check and (check["error"] is None or check["error"] <= check["tolerance"])
     return check
+
+
+def generated_samples(op, device, options, check):
+    """The operator's first samples as op_db makes them here, each with the sweep's seed."""
+    try:
+        made = first_samples(op, device, options)
+    except Exception as error:
+        note_raised(check, "sample_inputs", error)
+        return []
+    return [(sample_values(sample), options["seed"], "") for sample in made]
+
+
+def replayed_samples(store, stored, device, options, check):
+    """The operator's captured samples, rebuilt on ``device``, each with the seed of its own it was captured
+    with; one that this release cannot rebuild (a dtype it lacks) is a sample it refused."""
+    if stored.get("left_out"):
+        check["not_captured"] = len(stored["left_out"])  # the reference's samples the store could not hold
+    samples = []
+    for sample in stored["samples"][: options["samples"]]:
+        try:
+            values = store.decode(sample["value"], device)
+        except Exception as error:
+            check["samples"].append({"input": "stored " + sample["key"], "output": "raised " + type(error).__name__})
+            check["refused"] = check.get("refused", 0) + 1
+            note_raised(check, "replay", error)
+            continue
+        samples.append((values, sample_seed(sample["key"]), sample.get("raised")))
+    return samples
+
+
+def sample_seed(key):
+    """A sample's own seed, from its key in the store: the same in every release, another for every sample."""
+    return int(key[:8], 16)
 
 
 def first_samples(op, device, options):
@@ -160,9 +273,9 @@ def first_samples(op, device, options):
     return list(itertools.islice(op.sample_inputs(device, torch.float32, requires_grad=False), options["samples"]))
 
 
-def run_sample(op, name, sample, seed, check):
-    """One sample: its digests ``{input, output}``, its error against float64 (None: not compared) and why not."""
-    values = sample_values(sample)
+def run_sample(op, name, values, seed, check):
+    """One sample: its digests ``{input, output}`` (and its distance from float64 in ulps), its error against
+    float64 (None: not compared) and why not."""
     entry = {"input": digest(values, with_strides=True), "output": None}
     try:
         output, drew = call(op, values, seed)
@@ -183,9 +296,12 @@ def run_sample(op, name, sample, seed, check):
         return entry, None, "the operator has no float64 on the CPU"
     try:
         reference, _ = call(op, as_float64_on_cpu(values), seed)
-        return entry, worst_ratio(output, reference), ""
     except Exception as error:
         return entry, None, "float64 raised " + short(error)
+    ulps = ulp_distance(output, reference)
+    if ulps is not None:
+        entry["ulps"] = ulps
+    return entry, worst_ratio(output, reference), ""
 
 
 def call(op, values, seed):
@@ -247,6 +363,321 @@ def note_raised(check, stage, error):
 
 def sample_values(sample):
     return (sample.input, tuple(sample.args), dict(sample.kwargs))
+
+
+# --- the input store: samples captured once, replayed in every release ------------------------------------------
+#
+# A folder of two files: samples.json, every captured sample of every operator as JSON (tensors by the key of
+# their array, floats by float.hex, torch's dtypes, layouts and memory formats by name), and arrays-<digest>.npz,
+# every tensor's storage as a NumPy array, named by its own sha256. NumPy and JSON, never torch.save, so that
+# every release reads what another wrote.
+
+STORE_FORMAT = 1
+MANIFEST = "samples.json"
+CAPTURE_DEVICE = "cpu"
+MOST_SAMPLE_BYTES = 1 << 20
+"""A sample's tensors may hold 1 MiB: the store is committed beside the results (grid_sampler_3d's first
+samples hold 7 MB each, and all others 0.4 MB together)."""
+
+
+class CannotStore(Exception):
+    """A sample holds something the store does not keep (a sparse tensor, a function)."""
+
+
+def store_folder(store):
+    """The store's folder: ``store`` as given, relative to this probe file's folder."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), store)
+
+
+class Store(object):
+    """The samples captured into a folder, rebuilt in this release."""
+
+    def __init__(self, folder):
+        path = os.path.join(folder, MANIFEST)
+        if not os.path.isfile(path):
+            raise RuntimeError(
+                "no samples are captured in {}: run python {} capture {} in the reference release".format(
+                    folder, os.path.basename(__file__), folder
+                )
+            )
+        with open(path, "rb") as stream:
+            self.manifest = json.loads(stream.read().decode("utf-8"))
+        if self.manifest.get("format") != STORE_FORMAT:
+            raise RuntimeError(
+                "{} is of format {!r}; this probe reads {}".format(path, self.manifest.get("format"), STORE_FORMAT)
+            )
+        import numpy
+
+        self.arrays = numpy.load(os.path.join(folder, self.manifest["arrays"]), allow_pickle=False)
+        self.path = path
+
+    def samples(self, name):
+        """The operator's entry (``samples``, ``left_out``, ``torch``), or None where the store has no samples of it."""
+        return self.manifest["ops"].get(name)
+
+    def decode(self, encoded, device):
+        """A stored value rebuilt on ``device``."""
+        return decode(encoded, lambda key: self.arrays[key], device)
+
+
+def decode(encoded, array, device):
+    """The value ``encoded`` stands for, its tensors made from ``array(key)`` on ``device``."""
+    if "tensor" in encoded:
+        return decode_tensor(encoded, array(encoded["tensor"]), device)
+    ((kind, value),) = encoded.items()
+    if kind == "value":
+        return value
+    if kind == "float":
+        return float.fromhex(value)
+    if kind == "complex":
+        return complex(float.fromhex(value[0]), float.fromhex(value[1]))
+    if kind == "torch":
+        return getattr(torch, value)  # a dtype, layout or memory format; one a release lacks is refused there
+    if kind == "device":
+        return torch.device(device)
+    if kind == "device_name":
+        return str(torch.device(device))
+    if kind == "size":
+        return torch.Size(value)
+    if kind == "slice":
+        return slice(*(decode(part, array, device) for part in value))
+    if kind == "ellipsis":
+        return Ellipsis
+    if kind in ("list", "tuple"):
+        items = [decode(item, array, device) for item in value]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return dict((key, decode(item, array, device)) for key, item in value.items())
+    raise ValueError("a stored value of unknown kind {!r}".format(kind))
+
+
+def decode_tensor(encoded, array, device):
+    flat = torch.from_numpy(array.copy())
+    if encoded["dtype"] == "bfloat16":  # NumPy has none: its bits are stored as int16
+        flat = flat.view(torch.bfloat16)
+    elif getattr(torch, encoded["dtype"]) != flat.dtype:
+        raise TypeError("a stored {} array is not of dtype {}".format(array.dtype, encoded["dtype"]))
+    tensor = flat.to(device).as_strided(encoded["shape"], encoded["stride"], encoded["offset"])
+    if encoded.get("grad"):
+        tensor.requires_grad_(True)
+    return tensor
+
+
+def encode(value, arrays):
+    """``value`` as JSON data, every tensor's storage put in ``arrays`` by its key; CannotStore where it cannot."""
+    if isinstance(value, torch.Tensor):
+        return encode_tensor(value, arrays)
+    if value is None or isinstance(value, bool):
+        return {"value": value}
+    if isinstance(value, str):
+        return {"device_name": True} if value == CAPTURE_DEVICE else {"value": value}
+    if isinstance(value, int):
+        return {"value": value}
+    if isinstance(value, float):
+        return {"float": value.hex()}
+    if isinstance(value, complex):
+        return {"complex": [value.real.hex(), value.imag.hex()]}
+    if isinstance(value, (torch.dtype, torch.layout, torch.memory_format)):
+        return {"torch": str(value).replace("torch.", "", 1)}
+    if isinstance(value, torch.device):
+        return {"device": True}
+    if isinstance(value, torch.Size):
+        return {"size": list(value)}
+    if isinstance(value, slice):
+        return {"slice": [encode(part, arrays) for part in (value.start, value.stop, value.step)]}
+    if value is Ellipsis:
+        return {"ellipsis": True}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return {"list" if isinstance(value, list) else "tuple": [encode(item, arrays) for item in value]}
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {"dict": dict((key, encode(item, arrays)) for key, item in value.items())}
+    raise CannotStore("a {}".format(type(value).__name__))
+
+
+def encode_tensor(tensor, arrays):
+    if tensor.layout != torch.strided:
+        raise CannotStore("a {} tensor".format(str(tensor.layout).replace("torch.", "")))
+    if tensor.is_quantized or tensor.dtype not in STORED_DTYPES:
+        raise CannotStore("a {} tensor".format(tensor.dtype))
+    tensor = tensor.detach()
+    for resolve in ("resolve_conj", "resolve_neg"):
+        if hasattr(tensor, resolve):
+            tensor = getattr(tensor, resolve)()
+    shape, stride, offset = list(tensor.shape), list(tensor.stride()), tensor.storage_offset()
+    extent = offset + sum((size - 1) * step for size, step in zip(shape, stride)) + 1 if tensor.numel() else offset
+    flat = tensor.as_strided((extent,), (1,), 0).cpu()  # the storage from its start: the offset is kept too
+    name = str(tensor.dtype).replace("torch.", "", 1)
+    array = (flat.view(torch.int16) if name == "bfloat16" else flat).numpy()
+    key = hashlib.sha256("{} {}:".format(name, extent).encode() + array.tobytes()).hexdigest()[:DIGEST_CHARS]
+    arrays[key] = array
+    encoded = {"tensor": key, "dtype": name, "shape": shape, "stride": stride, "offset": offset}
+    if tensor.requires_grad:
+        encoded["grad"] = True
+    return encoded
+
+
+STORED_DTYPES = set(
+    getattr(torch, name)
+    for name in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16")
+    + ("float32", "float64", "complex64", "complex128")
+)
+
+
+def capture(folder, ops=None, samples=3, seed=0, add=False):
+    """Capture the samples of every operator of this release's op_db (that takes float32 on the CPU) into
+    ``folder``; with ``add``, only of those the store does not have yet. Returns the manifest."""
+    import numpy
+
+    manifest = {"format": STORE_FORMAT, "samples": samples, "seed": seed, "device": CAPTURE_DEVICE, "ops": {}}
+    arrays = {}
+    path = os.path.join(folder, MANIFEST)
+    if add and os.path.isfile(path):
+        store = Store(folder)
+        manifest = store.manifest
+        arrays = dict((key, store.arrays[key]) for key in store.arrays.files)
+    options = {"samples": samples, "seed": seed}
+    wanted = op_filter(ops)
+    for op in load_op_db():
+        name = full_name(op)
+        if not wanted(name) or name in manifest["ops"] or torch.float32 not in op.supported_dtypes(CAPTURE_DEVICE):
+            continue
+        manifest["ops"][name] = captured(op, options, arrays)
+    used = set()
+    for entry in manifest["ops"].values():
+        for sample in entry["samples"]:
+            used.update(keys_of(sample["value"]))
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
+    old = manifest.get("arrays")
+    manifest["arrays"] = write_arrays(folder, dict((key, arrays[key]) for key in used), numpy)
+    write_atomically(os.path.join(folder, MANIFEST), manifest_text(manifest).encode("utf-8"))
+    if old and old != manifest["arrays"] and os.path.isfile(os.path.join(folder, old)):
+        os.remove(os.path.join(folder, old))
+    return manifest
+
+
+def manifest_text(manifest):
+    """The manifest as JSON, an operator a line (a capture's diff shows the operators it changed)."""
+    head = dict(manifest)
+    ops = head.pop("ops")
+    lines = [
+        json.dumps(name) + ": " + json.dumps(ops[name], sort_keys=True, separators=(",", ":")) for name in sorted(ops)
+    ]
+    return json.dumps(head, sort_keys=True)[:-1] + ', "ops": {\n' + ",\n".join(lines) + "\n}}\n"
+
+
+def captured(op, options, arrays):
+    """One operator's entry in the store: its first samples, encoded, and whether this release raised on each."""
+    entry = {"torch": torch.__version__.split("+")[0], "samples": [], "left_out": []}
+    try:
+        made = first_samples(op, CAPTURE_DEVICE, options)
+    except Exception as error:
+        entry["left_out"].append("sample_inputs raised " + short(error))
+        return entry
+    for sample in made:
+        values = sample_values(sample)
+        held = {}
+        try:
+            encoded = encode(values, held)
+        except CannotStore as error:
+            entry["left_out"].append(str(error))
+            continue
+        size = sum(array.nbytes for array in held.values())
+        if size > MOST_SAMPLE_BYTES:
+            entry["left_out"].append("{:.1f} MB of tensors, more than a sample may hold".format(size / 1e6))
+            continue
+        arrays.update(held)
+        key = hashlib.sha256(json.dumps(encoded, sort_keys=True).encode()).hexdigest()[:DIGEST_CHARS]
+        stored = {"key": key, "value": encoded}
+        try:
+            call(op, values, sample_seed(key))
+        except Exception as error:
+            stored["raised"] = type(error).__name__
+        entry["samples"].append(stored)
+    return entry
+
+
+def keys_of(encoded):
+    """The array keys a stored value uses."""
+    if isinstance(encoded, dict):
+        found = [encoded["tensor"]] if "tensor" in encoded else []
+        for item in encoded.values():
+            found += keys_of(item)
+        return found
+    if isinstance(encoded, list):
+        return [key for item in encoded for key in keys_of(item)]
+    return []
+
+
+def write_arrays(folder, arrays, numpy):
+    """Every array into one .npz of ``folder``, written the same way for the same arrays; its name, by its sha256."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for key in sorted(arrays):
+            data = io.BytesIO()
+            numpy.lib.format.write_array(data, numpy.ascontiguousarray(arrays[key]), allow_pickle=False)
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data.getvalue())
+    blob = buffer.getvalue()
+    name = "arrays-{}.npz".format(hashlib.sha256(blob).hexdigest()[:DIGEST_CHARS])
+    write_atomically(os.path.join(folder, name), blob)
+    return name
+
+
+def write_atomically(path, data):
+    temporary = path + ".tmp"
+    with open(temporary, "wb") as stream:
+        stream.write(data)
+    os.replace(temporary, path)
+
+
+# --- distance from float64 in ulps --------------------------------------------------------------------------
+
+
+def ulp_distance(output, reference):
+    """The most units in the last place of float32 between a float32 output and the float64 reference rounded to
+    float32 (0: the float32 nearest to the float64 result); None where an output is no float32 tensor, or a NaN
+    stands against a number."""
+    pairs = list(float32_pairs(output, reference))
+    if not pairs:
+        return None
+    worst = 0
+    for out, ref in pairs:
+        if out.shape != ref.shape:
+            return None
+        if out.numel() == 0:
+            continue
+        out, ref = out.detach().cpu(), ref.to(torch.float32)
+        a, b = ordered_bits(out), ordered_bits(ref)
+        nan_a, nan_b = torch.isnan(out).reshape(-1).numpy(), torch.isnan(ref).reshape(-1).numpy()
+        if (nan_a != nan_b).any():
+            return None
+        distance = abs(a - b)
+        distance[nan_a] = 0
+        worst = max(worst, int(distance.max()))
+    return worst
+
+
+def float32_pairs(output, reference):
+    if isinstance(output, torch.Tensor) and isinstance(reference, torch.Tensor):
+        if output.dtype == torch.float32 and output.layout == torch.strided and reference.is_floating_point():
+            yield output, reference.detach().cpu()
+    elif isinstance(output, (list, tuple)) and isinstance(reference, (list, tuple)) and len(output) == len(reference):
+        for a, b in zip(output, reference):
+            for pair in float32_pairs(a, b):
+                yield pair
+
+
+def ordered_bits(tensor):
+    """float32 values as integers in the order of the floats they stand for, a step apart for adjacent floats."""
+    import numpy
+
+    bits = tensor.detach().cpu().contiguous().reshape(-1).numpy().view(numpy.int32).astype(numpy.int64)
+    return numpy.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
 
 
 # --- digests ------------------------------------------------------------------
@@ -385,10 +816,10 @@ def short(error):
 # --- the record -----------------------------------------------------------------
 
 
-def summary(op_db, checks, not_float32, seconds, options):
+def summary(op_db, checks, not_float32, seconds, options, store=None):
     slowest = sorted(seconds.items(), key=lambda item: -item[1])[:SLOWEST_KEPT]
     known = set(full_name(op) for op in op_db)
-    return {
+    metrics = {
         "checks": checks,
         "op_db": len(op_db),
         "swept": len(checks),
@@ -402,14 +833,59 @@ def summary(op_db, checks, not_float32, seconds, options):
         "options": options,
         "slowest": [[name, round(spent, 3)] for name, spent in slowest],
     }
+    if store is not None:
+        metrics["store"] = {
+            "manifest": os.path.basename(store.path),
+            "arrays": store.manifest["arrays"],
+            "replayed": sum("inputs" not in check for check in checks),
+            "generated": sorted(check["name"] for check in checks if "inputs" in check),
+            "refused": sum(check.get("refused", 0) for check in checks),
+            "not_captured": sum(check.get("not_captured", 0) for check in checks),
+        }
+    return metrics
 
 
 def describe(metrics):
-    return (
+    text = (
         "{swept} operators, {samples_run} samples: {beyond_tolerance} beyond float32 tolerance of float64, "
         "{raised} raised".format(**metrics)
     )
+    store = metrics.get("store")
+    if store:
+        text += "; {} samples the store holds refused here".format(store["refused"]) if store["refused"] else ""
+        text += "; {} operators not in the store".format(len(store["generated"])) if store["generated"] else ""
+    return text
 
 
 def beyond_tolerance(check):
     return check["error"] is not None and check["error"] > check["tolerance"]
+
+
+# --- capturing, by hand: python probes/opsweep.py capture FOLDER --------------------------------------------------
+
+
+def main(arguments=None):
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="opsweep.py", description="Capture the samples of op_db's operators into a store every release replays."
+    )
+    commands = parser.add_subparsers(dest="command")
+    command = commands.add_parser("capture", help="capture this release's samples into FOLDER")
+    command.add_argument("folder")
+    command.add_argument("--ops", help="a regular expression the full names must match (default: every operator)")
+    command.add_argument("--samples", type=int, default=DEFAULTS["samples"], help="samples per operator, at most")
+    command.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="the seed op_db's generators start from")
+    command.add_argument("--add", action="store_true", help="keep the store's operators; add only those it lacks")
+    given = parser.parse_args(arguments)
+    if given.command != "capture":
+        parser.error("say what to do: capture")
+    manifest = capture(given.folder, given.ops, given.samples, given.seed, given.add)
+    held = sum(len(entry["samples"]) for entry in manifest["ops"].values())
+    left = sum(len(entry["left_out"]) for entry in manifest["ops"].values())
+    print("{} operators, {} samples in {} ({} left out: the store cannot hold them)".format(
+        len(manifest["ops"]), held, given.folder, left))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
