@@ -173,10 +173,12 @@ def operator(name: str, samples: list[tuple[str, str | None]], error: float | No
 
 
 def swept(
-    torch: str, python: str, checks: list[dict], outcome: Outcome = Outcome.PASS, message: str = ""
-) -> CellResult:
+    torch: str, python: str, checks: list[dict], outcome: Outcome = Outcome.PASS, message: str = "",
+    capability: str = "AVX2",
+) -> CellResult:  # fmt: skip
     record = Record("opsweep", "cpu", outcome, {"checks": checks} if checks else {}, message, 12.0)
-    return cell("x86-box", torch, python, (record,), inputs=SWEEP_INPUTS)
+    environment = {"torch": torch, "python": f"{python}.1", "blas": "mkl", "cpu_capability": capability}
+    return cell("x86-box", torch, python, (record,), inputs=SWEEP_INPUTS, environment=environment)
 
 
 def sweep_scenario() -> list[CellResult]:
@@ -194,6 +196,7 @@ def sweep_scenario() -> list[CellResult]:
             operator("add", add),
             operator("mul", [("m1", "M1*"), ("m2", "M2")]),  # the same inputs, one output changed
             operator("nn.functional.conv2d", [("c2", "C2")]),  # other inputs: nothing to compare
+            # refused: this release raised on an input the one before took
             operator("linalg.eig", [("e1", "raised RuntimeError")], error=None, raised="float32: RuntimeError: x"),
             operator("empty", [("x1", None)], error=None, nondeterministic=True),
         ]),
@@ -204,7 +207,8 @@ def sweep_scenario() -> list[CellResult]:
             operator("linalg.eig", [("e1", "E1")], error=3.2e5),
             operator("empty", [("x1", None)], error=None, nondeterministic=True),
             operator("nn.functional.gelu", [("g1", "G1")]),  # new in this release
-        ]),
+        ], capability="AVX512"),  # torch dispatches to other kernels here
         swept("2.13.0", "3.13", [], Outcome.ERROR,
-              "RuntimeError: torch's operator database cannot be imported here: ModuleNotFoundError: numpy"),
+              "RuntimeError: torch's operator database cannot be imported here: ModuleNotFoundError: numpy",
+              capability="AVX512"),
     ]  # fmt: skip

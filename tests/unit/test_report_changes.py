@@ -22,19 +22,21 @@ def test_the_scenarios_render_as_their_golden_file() -> None:
 def test_only_the_checks_that_changed_are_listed_a_column_per_later_release() -> None:
     found = tables(html(render(sweep_scenario())))
     compared, changed, legend = found
-    assert compared[0] == ["from", "to", "checks in both", "compared (same inputs)", "samples compared", "changed"]
+    assert compared[0] == [
+        "from", "to", "checks in both", "compared (same inputs)", "samples compared", "refused", "changed", "machine"
+    ]  # fmt: skip
     assert compared[1:] == [
-        ["1.9.0", "1.12.1", "5", "3", "5 of 7", "2"],
-        ["1.12.1", "2.2.0", "5", "4", "6 of 7", "2"],
-        ["2.2.0", "2.13.0", "0", "0", "0 of 0", "0"],
+        ["1.9.0", "1.12.1", "5", "2", "4 of 7 (57%)", "1", "1", "the same"],
+        ["1.12.1", "2.2.0", "5", "3", "5 of 7 (71%)", "1", "1", "CPU capability AVX2 → AVX512"],
+        ["2.2.0", "2.13.0", "0", "0", "0 of 0", "0", "0", "the same"],
     ]
     assert changed == [
         ["check", "1.12.1", "2.2.0", "2.13.0"],
-        ["linalg.eig", "● 1/1", "● 1/1", "–"],
         ["mul", "● 1/2", "", "–"],
         ["nn.functional.conv2d", "◌", "● 1/1", "–"],
     ]
     assert ["◌", "not compared: none of its inputs is the same as in the previous release"] in legend
+    assert legend[2][0] == "≈" and legend[2][1].startswith("unstable: ")
 
 
 def test_without_checks_or_with_one_release_it_says_so() -> None:

@@ -30,30 +30,33 @@ def test_each_step_says_how_it_compares_with_the_previous_release() -> None:
     assert found.probe == "opsweep" and found.columns == (CPU,)
     assert found.releases[CPU] == tuple(RELEASES.values())  # the release whose sweep raised has its column
     same, changed, first, new, not_compared = Change.SAME, Change.CHANGED, Change.FIRST, Change.NEW, Change.NOT_COMPARED
+    unstable = Change.UNSTABLE
     assert changes(found, "add") == [first, same, same, None]
     assert changes(found, "mul") == [first, changed, same, None]
     assert changes(found, "nn.functional.conv2d") == [first, not_compared, changed, None]
-    assert changes(found, "empty") == [first, not_compared, not_compared, None]  # no reproducible output
+    assert changes(found, "empty") == [first, unstable, unstable, None]  # its output differs from call to call
     assert changes(found, "nn.functional.gelu") == [None, None, new, None]
-    # From raising to an output, on the same input: a change, and one of outcome.
+    # From an output to raising on the same input and back: refused, not compared; a change of outcome.
     eig = [found.steps["linalg.eig", RELEASES[torch], CPU] for torch in ("1.9.0", "1.12.1", "2.2.0")]
     assert [step.mark.value for step in eig] == ["fail", "error", "fail"]
-    assert [step.change for step in eig] == [first, changed, changed] and eig[2].outcome_changed
+    assert [step.change for step in eig] == [first, not_compared, not_compared] and eig[2].outcome_changed
+    assert [step.comparison.refused for step in eig] == [0, 1, 1]
 
 
 def test_checks_that_changed_come_first() -> None:
     found = sweep_history()
-    assert found.checks[:3] == ("linalg.eig", "mul", "nn.functional.conv2d")
-    assert set(found.checks[3:]) == {"add", "empty", "nn.functional.gelu"}
-    assert found.changed_checks() == ("linalg.eig", "mul", "nn.functional.conv2d")
+    assert found.checks[:2] == ("mul", "nn.functional.conv2d")
+    assert set(found.checks[2:]) == {"add", "empty", "linalg.eig", "nn.functional.gelu"}
+    assert found.changed_checks() == ("mul", "nn.functional.conv2d")
 
 
 def test_each_transition_counts_what_could_be_compared() -> None:
     first, second, third = sweep_history().transitions
     assert (first.before, first.after) == (RELEASES["1.9.0"], RELEASES["1.12.1"])
-    assert (first.in_both, first.compared, first.samples_compared, first.samples) == (5, 3, 5, 7)
-    assert first.changed == ("mul", "linalg.eig")
-    assert (second.compared, second.samples_compared, second.changed) == (4, 6, ("nn.functional.conv2d", "linalg.eig"))
+    assert (first.in_both, first.compared, first.samples_compared, first.samples, first.refused) == (5, 2, 4, 7, 1)
+    assert first.changed == ("mul",) and first.differs == ()
+    assert (second.compared, second.samples_compared, second.changed) == (3, 5, ("nn.functional.conv2d",))
+    assert second.differs == ("CPU capability AVX2 → AVX512",)  # torch dispatched to other kernels there
     assert (third.after, third.in_both, third.samples, third.changed) == (RELEASES["2.13.0"], 0, 0, ())
 
 

@@ -33,8 +33,17 @@ def test_an_output_that_is_not_reproducible_is_no_output() -> None:
     assert compare(swept(("i1", "o1")), swept(("i1", None)), True) == Comparison(0, 0)
 
 
-def test_an_input_that_raised_before_and_not_now_is_a_change() -> None:
-    assert compare(swept(("i1", "raised RuntimeError")), swept(("i1", "o1")), True) == Comparison(1, 1)
+def test_an_input_one_release_raised_on_and_the_other_took_is_refused_not_a_change() -> None:
+    refused = Comparison(compared=0, changed=0, refused=1)
+    assert compare(swept(("i1", "raised TypeError")), swept(("i1", "o1")), True) == refused
+    assert compare(swept(("i1", "o1")), swept(("i1", "raised NotImplementedError")), True) == refused
+    assert not refused.comparable
+
+
+def test_the_same_input_raising_in_both_is_compared_by_what_it_raised() -> None:
+    before = swept(("i1", "raised RuntimeError"), ("i2", "raised TypeError"))
+    after = swept(("i1", "raised RuntimeError"), ("i2", "raised ValueError"))
+    assert compare(before, after, True) == Comparison(2, 1)
 
 
 def test_a_check_without_samples_is_compared_by_its_observed_value_within_one_probe_file() -> None:

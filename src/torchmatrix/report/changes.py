@@ -20,7 +20,10 @@ INTRO = (
     "A check is compared with the same check in the previous release of its machine and device that has it, "
     "on the same inputs only: a check that records its samples' input and output digests (the operator sweep) "
     "sample by sample where the input digests are equal; any other check by its observed value, where both "
-    "records come from the same probe file."
+    "records come from the same probe file. A sample one release raised on and the other took is refused: "
+    "counted, neither compared nor a change. Where torch's view of the machine differs between the two records "
+    "(the CPU capability it dispatches to, its BLAS, the GPU), the table says so: a change there may be the "
+    "dispatch's, not the code's."
 )
 
 
@@ -36,7 +39,11 @@ def render(report: Report, found: Sequence[History]) -> str:
         lines += ["## Legend", "", "| mark | meaning |", "| :-: | --- |"]
         lines += [f"| {change.symbol} | {change.meaning} |" for change in SHOWN_CHANGES]
         lines += ["| – | the release has no such check |", ""]
-        lines += ["In a cell, `● 2/3`: 2 of the 3 samples compared changed.", ""]
+        lines += [
+            "In a cell, `● 2/3`: 2 of the 3 samples compared changed. (random): the operator draws random "
+            "numbers, each sample from a seed of its own, the same in every release.",
+            "",
+        ]
     if report.updated:
         lines += [f"From the results finished by {escape.markdown(report.updated)}.", ""]
     return "\n".join(lines)
@@ -50,14 +57,15 @@ def _section(history: History, column: Column) -> list[str]:
         release = history.releases[column][0].label
         return [*lines, f"One release only ({escape.markdown(release)}): nothing to compare.", ""]
     lines += [
-        "| from | to | checks in both | compared (same inputs) | samples compared | changed |",
-        "| :-- | :-- | --: | --: | --: | --: |",
+        "| from | to | checks in both | compared (same inputs) | samples compared | refused | changed | machine |",
+        "| :-- | :-- | --: | --: | --: | --: | --: | :-- |",
     ]
     for transition in transitions:
         lines.append(
             f"| {escape.markdown(transition.before.label)} | {escape.markdown(transition.after.label)} "
             f"| {transition.in_both} | {transition.compared} "
-            f"| {transition.samples_compared} of {transition.samples} | {len(transition.changed)} |"
+            f"| {_share(transition.samples_compared, transition.samples)} | {transition.refused} "
+            f"| {len(transition.changed)} | {escape.markdown('; '.join(transition.differs)) or 'the same'} |"
         )
     lines.append("")
     changed = history.changed_checks(column)
@@ -71,9 +79,16 @@ def _section(history: History, column: Column) -> list[str]:
         "| :-- | " + " | ".join(":-:" for _ in later) + " |",
     ]
     for name in changed:
-        cells = [_cell(history.steps.get((name, row, column))) for row in later]
-        lines.append(f"| {escape.markdown(name)} | " + " | ".join(cells) + " |")
+        steps = [history.steps.get((name, row, column)) for row in later]
+        cells = [_cell(step) for step in steps]
+        random = any(step is not None and step.check.get("random") is True for step in steps)
+        lines.append(f"| {escape.markdown(name)}{' (random)' if random else ''} | " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def _share(part: int, whole: int) -> str:
+    """``1207 of 1385 (87%)``: the percentage rounded down, so that 99.6% is not shown as all."""
+    return f"{part} of {whole}" + (f" ({100 * part // whole}%)" if whole else "")
 
 
 def _cell(step: Step | None) -> str:

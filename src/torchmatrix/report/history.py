@@ -11,15 +11,16 @@ every renderer shows the same steps.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from ..checks import check_outcome, checks_of
 from ..core import Outcome, Record
-from . import sameinputs
+from . import fingerprint, sameinputs
 from .model import Column, Entry, Report, Row, Table
 from .sameinputs import NOT_COMPARABLE, Comparison
 
@@ -35,6 +36,8 @@ class Change(str, Enum):
     CHANGED = "changed"
     NOT_COMPARED = "not-compared"
     """An earlier release has the check, but no input of it is the same (or the probe file changed)."""
+    UNSTABLE = "unstable"
+    """Nothing compared, as its output differs from one call to the next within one release: not a change."""
 
     @property
     def symbol(self) -> str:
@@ -45,15 +48,23 @@ class Change(str, Enum):
         return _MEANINGS[self]
 
 
-_SYMBOLS = {Change.FIRST: "", Change.NEW: "+", Change.SAME: "", Change.CHANGED: "●", Change.NOT_COMPARED: "◌"}
+_SYMBOLS = {
+    Change.FIRST: "",
+    Change.NEW: "+",
+    Change.SAME: "",
+    Change.CHANGED: "●",
+    Change.NOT_COMPARED: "◌",
+    Change.UNSTABLE: "≈",
+}
 _MEANINGS = {
     Change.FIRST: "",
     Change.NEW: "new: no earlier release has this check",
     Change.SAME: "",
     Change.CHANGED: "changed: with the same inputs as the previous release, another value or output",
     Change.NOT_COMPARED: "not compared: none of its inputs is the same as in the previous release",
+    Change.UNSTABLE: "unstable: its output differs between two runs of one release, so no change can be told",
 }
-SHOWN_CHANGES = (Change.CHANGED, Change.NOT_COMPARED, Change.NEW)
+SHOWN_CHANGES = (Change.CHANGED, Change.UNSTABLE, Change.NOT_COMPARED, Change.NEW)
 """The changes a renderer marks, in legend order."""
 
 
@@ -96,6 +107,11 @@ class Transition:
     samples_compared: int
     changed: tuple[str, ...]
     """The checks whose value or output changed."""
+    refused: int = 0
+    """Samples of the same inputs that one release raised on and the other took (:mod:`.sameinputs`)."""
+    differs: tuple[str, ...] = ()
+    """What differs between the two records' machines as torch saw them: ``CPU capability AVX2 → AVX512``
+    (:mod:`.fingerprint`)."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +158,8 @@ def history(table: Table, columns: Iterable[Column]) -> History | None:
         if not any(checks):
             continue
         releases[column] = rows
-        transitions += _walk(column, rows, records, checks, steps)
+        environments = [table.entries[row, column].result.environment for row in rows]
+        transitions += _walk(column, rows, records, checks, steps, environments)
     if not releases:
         return None
     return History(
@@ -188,9 +205,10 @@ def _walk(
     records: list[Record],
     checks: list[dict[str, Mapping[str, Any]]],
     steps: dict[tuple[str, Row, Column], Step],
+    environments: Sequence[Mapping[str, Any]],
 ) -> list[Transition]:
-    """Fill ``steps`` for one column, release after release (``checks``: each record's); the transitions between
-    consecutive releases."""
+    """Fill ``steps`` for one column, release after release (``checks``: each record's; ``environments``: each
+    result's fingerprint); the transitions between consecutive releases."""
     latest: dict[str, tuple[Row, Record, Step]] = {}
     transitions = []
     for index, (row, record, held) in enumerate(zip(rows, records, checks, strict=True)):
@@ -199,7 +217,9 @@ def _walk(
             steps[name, row, column] = step
             latest[name] = (row, record, step)
         if index:
-            transitions.append(_transition(column, rows[index - 1], row, checks[index - 1], held, steps))
+            transition = _transition(column, rows[index - 1], row, checks[index - 1], held, steps)
+            differs = fingerprint.differences(environments[index - 1], environments[index], column.device)
+            transitions.append(dataclasses.replace(transition, differs=differs))
     return transitions
 
 
@@ -213,7 +233,7 @@ def _step(check: Mapping[str, Any], earlier: tuple[Row, Record, Step] | None, re
     probe_file = record.inputs.get("probe")
     same_probe = probe_file is not None and earlier_record.inputs.get("probe") == probe_file
     comparison = sameinputs.compare(earlier_step.check, check, same_probe)
-    change = Change.NOT_COMPARED
+    change = Change.UNSTABLE if check.get("nondeterministic") else Change.NOT_COMPARED
     if comparison.comparable:
         change = Change.CHANGED if comparison.changed else Change.SAME
     return Step(check, mark, change, comparison, row, mark is not earlier_step.mark, value, samples)
@@ -237,6 +257,7 @@ def _transition(
         compared=sum(step.comparison.comparable for step in compared),
         samples=sum(step.weight for step in compared),
         samples_compared=sum(step.comparison.compared for step in compared),
+        refused=sum(step.comparison.refused for step in compared),
         changed=tuple(name for name, step in zip(both, compared, strict=True) if step.change is Change.CHANGED),
     )
 

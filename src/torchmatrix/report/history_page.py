@@ -69,9 +69,15 @@ def _head(history: History) -> str:
             else:
                 tip = (
                     f"from {transition.before.label}: {transition.in_both} checks in both, {transition.compared} "
-                    f"with the same inputs, {len(transition.changed)} changed"
+                    f"with the same inputs, {transition.refused} samples refused, {len(transition.changed)} changed"
                 )
-                compared.append(f'<th {where} title="{h(tip)}">{transition.samples_compared}/{transition.samples}</th>')
+                differs = ""
+                if transition.differs:
+                    tip += "; torch saw another machine: " + "; ".join(transition.differs)
+                    differs = ' <span class="differs">⚑</span>'
+                compared.append(
+                    f'<th {where} title="{h(tip)}">{transition.samples_compared}/{transition.samples}{differs}</th>'
+                )
     return (
         f'<thead><tr><th scope="col" rowspan="2">check</th>{"".join(groups)}</tr>'
         f"<tr>{''.join(releases)}</tr>"
@@ -120,5 +126,6 @@ def _legend() -> str:
     marks = "; ".join(f"{change.symbol} {change.meaning}" for change in SHOWN_CHANGES)
     return (
         "<p class=\"afterword\">A cell shows the check's error (or its outcome's symbol) in its outcome's colour; "
-        f"{h(marks)}. The row under the releases: samples compared with the previous release, of those both hold.</p>"
+        f"{h(marks)}. The row under the releases: samples compared with the previous release, of those both hold; "
+        "⚑ where torch saw another machine there (its CPU capability, BLAS or GPU: the tooltip says which).</p>"
     )

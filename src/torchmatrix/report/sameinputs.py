@@ -6,9 +6,13 @@ Two forms are compared:
 - A check with ``samples``, a list of ``{"input": digest, "output": digest}``
   (the operator sweep's): sample by sample, only where both records hold a
   sample of that input digest, and both have its output (an output of None,
-  one that is not reproducible, is no output). Sample generators change
-  between releases: the inputs that did not change are all that can be
-  compared.
+  one that is not reproducible, is no output). A sample that one release
+  raised on (``raised <Error>``) and the other did not is *refused*: the
+  release cannot take it (a keyword it lacks, a dtype it has no kernel for),
+  counted apart, neither compared nor a change. Replayed from a store of
+  captured samples, every release has the same inputs; where an operator's
+  samples were generated in each release, the inputs that did not change are
+  all that can be compared.
 - Any other check: its ``observed`` value, by type and bits
   (:func:`torchmatrix.checks.value_key`), when both records were made from
   the same probe file (their ``inputs.probe``): such a probe fixes its inputs
@@ -29,10 +33,12 @@ from ..checks import value_key
 
 @dataclass(frozen=True)
 class Comparison:
-    """How one check compares between two records: how many of its samples could be compared, how many changed."""
+    """How one check compares between two records: how many of its samples could be compared, how many changed,
+    and how many of the same inputs one of the two refused (raised on) and the other took."""
 
     compared: int
     changed: int
+    refused: int = 0
 
     @property
     def comparable(self) -> bool:
@@ -40,6 +46,8 @@ class Comparison:
 
 
 NOT_COMPARABLE = Comparison(0, 0)
+RAISED = "raised "
+"""How a sample's output says the operator raised on it (``raised TypeError``)."""
 
 
 def compare(before: Mapping[str, Any], after: Mapping[str, Any], same_probe: bool) -> Comparison:
@@ -71,11 +79,14 @@ def _compare_samples(earlier: list[tuple[str, str | None]], later: list[tuple[st
     outputs: dict[str, str | None] = {}
     for digest, output in earlier:
         outputs.setdefault(digest, output)
-    compared = changed = 0
+    compared = changed = refused = 0
     for digest, output in later:
         before = outputs.get(digest)
         if before is None or output is None:
             continue
+        if before.startswith(RAISED) != output.startswith(RAISED):
+            refused += 1
+            continue
         compared += 1
         changed += before != output
-    return Comparison(compared, changed)
+    return Comparison(compared, changed, refused)
