@@ -497,7 +497,7 @@ def encode(value, arrays):
 def encode_tensor(tensor, arrays):
     if tensor.layout != torch.strided:
         raise CannotStore("a {} tensor".format(str(tensor.layout).replace("torch.", "")))
-    if tensor.is_quantized or tensor.dtype not in STORED_DTYPES:
+    if tensor.is_quantized or str(tensor.dtype).replace("torch.", "", 1) not in STORED_DTYPES:
         raise CannotStore("a {} tensor".format(tensor.dtype))
     tensor = tensor.detach()
     for resolve in ("resolve_conj", "resolve_neg"):
@@ -516,11 +516,13 @@ def encode_tensor(tensor, arrays):
     return encoded
 
 
-STORED_DTYPES = set(
-    getattr(torch, name)
-    for name in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16")
-    + ("float32", "float64", "complex64", "complex128")
+STORED_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16") + (
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
 )
+"""The dtypes the store holds, by name: those NumPy has (bfloat16 as its bits)."""
 
 
 def capture(folder, ops=None, samples=3, seed=0, add=False):

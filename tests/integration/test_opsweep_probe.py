@@ -32,6 +32,6 @@ def test_a_torch_without_its_operator_database_is_an_error_with_the_reason(stub_
 def test_an_option_it_does_not_take_is_an_error_naming_those_it_takes(stub_torch_python: str) -> None:
     record = sweep(stub_torch_python, operators="add")
     assert record.outcome is Outcome.ERROR
-    assert record.message == "ValueError: unknown option 'operators' of opsweep; it takes ops, samples, seed"
+    assert record.message == "ValueError: unknown option 'operators' of opsweep; it takes ops, samples, seed, store"
     assert "whole number" in sweep(stub_torch_python, samples=0).message
     assert "regular expression or a list of names" in sweep(stub_torch_python, ops=3).message
