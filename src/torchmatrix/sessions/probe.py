@@ -72,6 +72,9 @@ def run(project: Project, session: nox.Session, session_id: str) -> None:
     if cell.interpreter is None and cell.outcome is None:
         session.error(terminal.escape(cell.hint))  # the plan could not choose a Python: nothing to run or store
     project.require_writable(project.machine_dir)
+    if cell.outcome:  # no wheel, no interpreter: stored as such, with no environment to take turns with
+        _store_outcome(project, session, cell, _stored(project, session, cell), results.now_iso(), cell.outcome,
+                       cell.hint)  # fmt: skip
     env = Path(session.virtualenv.location)
     # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
     with atomicfile.locked(env.parent, f".{env.name}.lock"):
@@ -82,8 +85,6 @@ def _measure(project: Project, session: nox.Session, cell: Cell, env: Path, forc
     """Make ``env`` sound, install the cell's torch, run the pairs whose records are stale (all with ``force``)."""
     started = results.now_iso()
     stored = _stored(project, session, cell)
-    if cell.outcome:
-        _store_outcome(project, session, cell, stored, started, cell.outcome, cell.hint)
     for note in project.notes:  # the index read offline, a find-links folder that is not there, …
         session.log(terminal.escape(note))
     _ensure_sound(session, cell, env, project.inputs(cell)["index"])
