@@ -100,6 +100,31 @@ class Criterion:
         return cls(metric, float(threshold), sides[0] == "above", check)
 
 
+SKIP_EXIT = 125
+"""The exit status with which a script says it does not apply (``git bisect run``'s skip)."""
+NAME_ONE = "name one of them, or bisect them all with --all"
+
+
+def not_one_test(name: str, tests: list[str]) -> str:
+    """Why ``name`` (a test file, a class, a parametrized test's id) cannot be bisected as one record."""
+    shown = ", ".join(tests[:3]) + (f", … {len(tests)} in all" if len(tests) > 3 else "")
+    return f"{name} is not one test but holds {len(tests)} ({shown}): {NAME_ONE}"
+
+
+def records_under(result: CellResult, name: str, device: str) -> list[Record]:
+    """The records on ``device`` of the tests ``name`` holds: a folder's, a file's or a class's tests, or a
+    parametrized test's cases (``test_grad[float32]``); none when ``name`` is one record's own."""
+    folder = name.endswith("/")
+    return [
+        record
+        for record in result.records
+        if record.device == device
+        and record.probe != name
+        and record.probe.startswith(name)
+        and (folder or record.probe[len(name) :].startswith(("::", "[")))
+    ]
+
+
 def record_of(result: CellResult, name: str, device: str) -> Record | None:
     """The record of ``name`` on ``device``; for a test that has none, the error of the module or class that
     holds it, as pytest reports what kept its tests from being collected (an import that now fails)."""
@@ -124,8 +149,14 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
         return Observation(None, f"{result.outcome.value}: {_first_line(result.message)}".rstrip(": "))
     record = record_of(result, probe, device)
     if record is None:
+        under = records_under(result, probe, device)
+        if under:
+            return Observation(None, not_one_test(probe, [each.probe for each in under]))
         return Observation(None, f"the result holds no record of {probe} on {device}")
     runs = repeats.runs_of(record)
+    if record.outcome is Outcome.UNAVAILABLE and record.metrics.get("exit_code") == SKIP_EXIT:
+        return Observation(None, f"skipped: the script exited with {SKIP_EXIT} (as for git bisect run: it does not "
+                                 "apply to this release)", len(runs))  # fmt: skip
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
     if criterion.by_output:

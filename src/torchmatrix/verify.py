@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from .core import CELL_OUTCOMES, Outcome
+from .core import CELL_OUTCOMES, Outcome, Record
+from .criteria import record_of, records_under
 from .matrix import Expectation
 from .results import CellResult, safe_name
 
@@ -35,6 +36,9 @@ class Finding:
 
     result: CellResult
     got: Outcome
+    record: str = ""
+    """The record it comes from where that is not the expectation's own: one of the tests it names (a file's,
+    a parametrized test's cases), or the module that holds its test and did not import."""
 
 
 @dataclass(frozen=True)
@@ -66,13 +70,14 @@ def check(expectations: Sequence[Expectation], found: Iterable[CellResult]) -> l
         tested: list[Finding] = []
         untested: list[Finding] = []
         for result in found:
-            got = _outcome_of(result, expectation)
-            if got is None:
+            seen = _outcome_of(result, expectation)
+            if seen is None:
                 continue
+            got, record = seen
             if got in NOT_A_TEST and got != expectation.outcome:
-                untested.append(Finding(result, got))
+                untested.append(Finding(result, got, record))
             else:
-                tested.append(Finding(result, got))
+                tested.append(Finding(result, got, record))
         elsewhere = expectation.machine is not None and safe_name(expectation.machine) not in machines
         reach = f"no result of machine {expectation.machine} here" if elsewhere and not tested else ""
         checks.append(Check(expectation, tuple(tested), tuple(untested), reach))
@@ -85,8 +90,9 @@ def applies(expectation: Expectation, torch: Version, python: str | None, machin
     return named and expectation.covers(torch, python)
 
 
-def _outcome_of(result: CellResult, expectation: Expectation) -> Outcome | None:
-    """The outcome ``result`` shows for the expectation, or None if it is outside its range."""
+def _outcome_of(result: CellResult, expectation: Expectation) -> tuple[Outcome, str] | None:
+    """The outcome ``result`` shows for the expectation, and the record it comes from where that is another's;
+    None if it is outside its range or holds nothing of it."""
     try:
         torch = Version(result.torch)
     except InvalidVersion:
@@ -94,10 +100,24 @@ def _outcome_of(result: CellResult, expectation: Expectation) -> Outcome | None:
     if not applies(expectation, torch, result.python, result.machine):
         return None
     if result.outcome is not None:
-        return result.outcome
-    return next(
-        (r.outcome for r in result.records if r.probe == expectation.probe and r.device == expectation.device), None
-    )
+        return result.outcome, ""
+    name, device = expectation.probe, expectation.device
+    own = record_of(result, name, device)  # its own record, or the error of the module that holds its test
+    if own is not None:
+        return own.outcome, "" if own.probe == name else own.probe
+    return _outcome_of_tests(records_under(result, name, device), expectation.outcome)
+
+
+def _outcome_of_tests(tests: Sequence[Record], expected: Outcome) -> tuple[Outcome, str] | None:
+    """What the tests an expectation names show together: the first that does not show what it expects, or
+    what it expects where every test that ran shows it."""
+    ran = [test for test in tests if test.outcome not in NOT_A_TEST or test.outcome == expected]
+    wrong = next((test for test in ran if test.outcome != expected), None)
+    if wrong is not None:
+        return wrong.outcome, wrong.probe
+    if ran:
+        return expected, ""
+    return (tests[0].outcome, tests[0].probe) if tests else None
 
 
 def report(checks: Sequence[Check]) -> list[str]:
@@ -108,9 +128,10 @@ def report(checks: Sequence[Check]) -> list[str]:
         why = f"{expectation.where}" + (f": {expectation.reason}" if expectation.reason else "")
         for finding in item.violations:
             result = finding.result
+            which = f" ({finding.record})" if finding.record else ""
             lines.append(
                 f"✗ {expectation.probe} {result.cell_id} {expectation.device}: expected {expectation.outcome.value}, "
-                f"got {finding.got.value} [{result.machine}] ({why})"
+                f"got {finding.got.value}{which} [{result.machine}] ({why})"
             )
         if item.out_of_reach:
             lines.append(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix import releases, repeats, results, summaries
+from torchmatrix import criteria, releases, repeats, results, summaries
 from torchmatrix.bisection import Observation, Status, Step, Verdict
 from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.criteria import Criterion
@@ -182,6 +182,18 @@ def test_same_outcome_at_both_ends_and_an_untestable_end_say_so() -> None:
     assert answer(dead, REQUEST) == [
         "torch 1.12.0 (--to) could not be tested: install-error: no space left; make it install (its log says why), "
         "or choose another --to"
+    ]
+    cases = [f"t.py::test_grad[{n}]" for n in (1, 2)]
+    several = Observation(None, criteria.not_one_test("t.py::test_grad", cases))
+    assert answer(verdict(Status.UNTESTABLE_END, [(0, several)]), REQUEST) == [
+        "torch 1.9.0 (--from): t.py::test_grad is not one test but holds 2 (t.py::test_grad[1], t.py::test_grad[2]): "
+        "name one of them, or bisect them all with --all"
+    ]  # another --from holds the same cases: no end helps
+    skipped = Observation(None, "skipped: the script exited with 125 (as for git bisect run: it does not apply to "
+                                "this release)")  # fmt: skip
+    assert answer(verdict(Status.UNTESTABLE_END, [(0, skipped)]), REQUEST) == [
+        "torch 1.9.0 (--from) could not be tested: skipped: the script exited with 125 (as for git bisect run: it "
+        "does not apply to this release); choose another --from, or a script that applies"
     ]
     flaky = Observation(None, "unstable: 3 pass, 2 fail", runs=5, unstable=True)
     assert answer(verdict(Status.UNTESTABLE_END, [(0, flaky)]), REQUEST) == [

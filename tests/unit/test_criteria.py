@@ -230,3 +230,29 @@ def test_by_output_a_record_without_output_or_its_digest_is_untestable() -> None
     assert not module.testable and "only scripts' output is kept" in module.detail
     older = observe(with_record(Outcome.PASS, {"exit_code": 0, "output": ["x"]}), "batched_matmul", "cpu", BY_OUTPUT)
     assert not older.testable and "run it again" in older.detail
+
+
+def test_a_script_that_exits_125_is_skipped_by_its_own_word_not_an_unavailable_device() -> None:
+    skipped = result(records=(Record("repro", "cpu", Outcome.UNAVAILABLE, {"exit_code": 125}, "", 0.1),))
+    seen = observe(skipped, "repro", "cpu", Criterion())
+    assert not seen.testable
+    assert seen.detail == (
+        "skipped: the script exited with 125 (as for git bisect run: it does not apply to this release)"
+    )
+
+
+def test_a_test_file_or_a_parametrized_tests_base_id_is_not_one_test_and_says_which_it_holds() -> None:
+    cases = tuple(
+        Record(f"tests/test_dot.py::test_grad[{kind}]", "cpu", Outcome.PASS, {}, "", 0.1)
+        for kind in ("float32", "float64", "int8", "int16")
+    )
+    found = result(records=(*cases, Record("tests/test_dot.py::test_gradient", "cpu", Outcome.PASS, {}, "", 0.1)))
+    seen = observe(found, "tests/test_dot.py::test_grad", "cpu", Criterion())
+    assert not seen.testable
+    assert seen.detail == (
+        "tests/test_dot.py::test_grad is not one test but holds 4 (tests/test_dot.py::test_grad[float32], "
+        "tests/test_dot.py::test_grad[float64], tests/test_dot.py::test_grad[int8], … 4 in all): "
+        "name one of them, or bisect them all with --all"
+    )
+    assert "holds 5" in observe(found, "tests/test_dot.py", "cpu", Criterion()).detail
+    assert "holds 5" in observe(found, "tests/", "cpu", Criterion()).detail

@@ -43,6 +43,7 @@ def test_each_test_is_a_line_and_tests_unavailable_for_one_reason_are_counted() 
         "[1/3] tests/test_a.py on cpu ...",
         "    ✓ pass (0.00 s) tests/test_a.py::test_x",
         "    ✗ fail (0.00 s) tests/test_a.py::test_y: assert 1 == 2",
+        "        more",
         "[2/3] tests/test_a.py on mps ...",
         f"    – unavailable (0.00 s) tests/test_a.py::x: {absent}",
         "    … and 2 more unavailable for the same reason",
@@ -91,3 +92,25 @@ def test_no_progress_line_lets_a_terminal_act_on_a_name_or_a_message() -> None:
         listen("done", script, None)
         for line in session.lines:
             assert not [char for char in line if unicodedata.category(char) in UNSAFE], repr(line)
+
+
+def test_a_failed_tests_multi_line_exception_is_shown_whole_under_its_line() -> None:
+    session = Session()
+    listen = progress_log(session, 2)  # type: ignore[arg-type]
+    tests = Probe("tests/test_a.py", Path("tests/test_a.py"), kind=Kind.PYTEST)
+    raised = "AssertionError: values differ\nassert 0.9642857 == 0.9642858\n +  where 0.9642857 = f()"
+    listen("start", Pair(tests, "cpu"), None)
+    listen("record", Pair(tests, "cpu"), a_test("test_v", "cpu", Outcome.FAIL, raised))
+    script = Probe("s", Path("s.py"), kind=Kind.SCRIPT)
+    listen("start", Pair(script, "cpu"), None)
+    listen("record", Pair(script, "cpu"), Record("s", "cpu", Outcome.ERROR, {}, "\n".join(map(str, range(20))), 0.0))
+    assert session.lines[1:4] == [
+        "    ✗ fail (0.00 s) tests/test_a.py::test_v: AssertionError: values differ",
+        "        assert 0.9642857 == 0.9642858",
+        "         +  where 0.9642857 = f()",
+    ]
+    assert session.lines[5:] == [
+        "    E error (0.00 s) 0",
+        *(f"        {n}" for n in range(1, 13)),
+        "        … 7 more lines in the result file",
+    ]

@@ -139,3 +139,35 @@ def test_a_stale_record_neither_holds_nor_violates_and_is_counted_as_skipped() -
         "0 of 1 expectations hold; 0 violated, 1 not tested by any result; 2 stale records skipped (re-run them: --run)"
     )
     assert all_hold(check([expect(">=1.12", Outcome.PASS)], [*stale, cell("2.3.0", "3.12", mps=Outcome.PASS)]))
+
+
+def grad_cases(torch: str, **outcomes: Outcome):
+    """A result of the cases of test_grad (``float32=Outcome.PASS``…), or of the module's error (``module=``)."""
+    names = {kind: f"tests/test_dot.py::test_grad[{kind}]" for kind in outcomes}
+    names["module"] = "tests/test_dot.py"
+    records = tuple(Record(names[kind], "cpu", outcome, {}, "", 0.0) for kind, outcome in outcomes.items())
+    return result(torch, cell_id=f"torch-{torch}-py3.10", python="3.10", machine="ci-box", records=records)
+
+
+def test_a_parametrized_tests_base_id_speaks_of_every_case() -> None:
+    grad = Expectation("tests/test_dot.py::test_grad", "cpu", SpecifierSet(">=2"), Outcome.PASS, where="m:3")
+    holding = [grad_cases("2.0.0", float32=Outcome.PASS, float64=Outcome.PASS)]
+    assert report(check([grad], holding)) == [
+        "✓ tests/test_dot.py::test_grad on cpu, torch >=2: pass: holds for torch-2.0.0-py3.10 [ci-box]"
+    ]
+    broken = [*holding, grad_cases("2.1.0", float32=Outcome.PASS, float64=Outcome.FAIL, int8=Outcome.UNAVAILABLE)]
+    assert report(check([grad], broken)) == [
+        "✗ tests/test_dot.py::test_grad torch-2.1.0-py3.10 cpu: expected pass, got fail "
+        "(tests/test_dot.py::test_grad[float64]) [ci-box] (m:3)"
+    ]
+
+
+def test_a_test_whose_module_did_not_import_in_a_covered_release_violates_its_expectation() -> None:
+    grad = Expectation("tests/test_dot.py::test_grad[float32]", "cpu", SpecifierSet(">=2"), Outcome.PASS, where="m:3")
+    found = [grad_cases("2.0.0", float32=Outcome.PASS), grad_cases("2.1.0", module=Outcome.ERROR)]
+    checks = check([grad], found)
+    assert not all_hold(checks)
+    assert report(checks) == [
+        "✗ tests/test_dot.py::test_grad[float32] torch-2.1.0-py3.10 cpu: expected pass, got error "
+        "(tests/test_dot.py) [ci-box] (m:3)"
+    ]

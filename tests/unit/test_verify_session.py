@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchmatrix import identity
-from torchmatrix.core import Outcome, Record
+from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, TorchEntry
 from torchmatrix.sessions.verify import Request, parse, stale_cells
@@ -55,3 +56,22 @@ def test_run_leaves_out_a_covered_cell_that_cannot_run_here(tmp_path: Path) -> N
     runnable, no_wheel = here.cells
     assert no_wheel.outcome is Outcome.NO_WHEEL
     assert stale_cells(here, []) == [runnable]
+
+
+def test_run_takes_a_cell_whose_records_name_every_case_of_a_parametrized_tests_base_id_as_up_to_date(
+    tmp_path: Path,
+) -> None:
+    expect = (Expectation("test_dot.py::test_grad", "cpu", SpecifierSet(">=1.9"), Outcome.PASS),)
+    here = project(tmp_path, TorchEntry(Version("1.9.0")), expect=expect)
+    (tmp_path / "test_dot.py").write_text("import pytest\n")
+    tests = Probe("test_dot.py", tmp_path / "test_dot.py", kind=Kind.PYTEST, root=tmp_path)
+    here = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, probes=(tests,)))
+    (cell,) = here.cells
+    inputs = here.inputs(cell)
+    cases = tuple(
+        here.identified(inputs, Record(f"test_dot.py::test_grad[{kind}]", "cpu", Outcome.PASS, {}, "", 0.1))
+        for kind in ("a", "b")
+    )
+    stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs,
+                    records=cases)  # fmt: skip
+    assert stale_cells(here, [stored]) == []  # `--run` would change nothing: it is no cell to run

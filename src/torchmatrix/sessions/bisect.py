@@ -856,6 +856,10 @@ def untestable_end(verdict: Verdict, request: Request, key: Key | None = None) -
             "with a threshold its noise stays on one side of (--metric NAME --above X)"
         )
     detail = seen.detail if seen else ""
+    if detail.endswith(criteria.NAME_ONE):  # another end would hold the same tests: the name is what to change
+        return f"torch {end} ({flag}): {detail}"
+    if detail.startswith("skipped: "):
+        return f"torch {end} ({flag}) could not be tested: {detail}; choose another {flag}, or a script that applies"
     # An install that failed may fail for every release (a requirement no index has): then no end helps.
     what = (
         f"make it install (its log says why), or choose another {flag}"

@@ -87,8 +87,12 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
             reason = message if record.outcome is core.Outcome.UNAVAILABLE else None
             shown = f"{record.probe}: {message}" if message else record.probe
             say(f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {shown}")
+            for line in _rest_of_message(record):
+                say(line)
             return
         say(_outcome_line(record))
+        for line in _rest_of_message(record):
+            say(line)
         runs.append(record)
         if repeat > 1 and len(runs) == repeat:
             merged = repeats.merge(runs).outcome
@@ -97,6 +101,23 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
             runs.clear()
 
     return listen
+
+
+MESSAGE_LINES = 12
+"""How many lines of what a failed pair raised the console shows below its line; the result file has all."""
+WHOLE_MESSAGE = (core.Outcome.FAIL, core.Outcome.ERROR)
+"""The outcomes whose message is an exception, all of which explains it (``assert x == y`` and its values)."""
+
+
+def _rest_of_message(record: core.Record) -> list[str]:
+    """The lines after the first of a failed record's message, indented under its line, at most MESSAGE_LINES."""
+    if record.outcome not in WHOLE_MESSAGE:
+        return []
+    rest = record.message.rstrip().splitlines()[1:]
+    shown = [f"        {line.rstrip()}" for line in rest[:MESSAGE_LINES]]
+    if len(rest) > MESSAGE_LINES:
+        shown.append(f"        … {len(rest) - MESSAGE_LINES} more lines in the result file")
+    return shown
 
 
 def _outcome_line(record: core.Record) -> str:

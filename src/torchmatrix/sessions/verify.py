@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import freshness, results, terminal, verify
+from .. import criteria, freshness, results, terminal, verify
 from ..arguments import Parser, with_usage
 from ..errors import UsageError
 from ..plan import Cell
@@ -55,11 +55,42 @@ def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
     for cell in project.cells:
         if cell.outcome:
             continue  # it cannot run here (no wheel, no interpreter): running it again would change nothing
-        expect = project.matrix.expect
-        pairs = {(e.probe, e.device) for e in expect if verify.applies(e, cell.torch, cell.python, project.machine)}
+        expect = [e for e in project.matrix.expect if verify.applies(e, cell.torch, cell.python, project.machine)]
+        result = stored.get((cell.torch, cell.python_request))
+        pairs = {pair for e in expect for pair in _records_named(result, e.probe, e.device)}
         if pairs and project.up_to_date(cell, stored, pairs) is None:
             stale.append(cell)
     return stale
+
+
+def _records_named(result: CellResult | None, name: str, device: str) -> set[tuple[str, str]]:
+    """The records an expectation of ``name`` reads in ``result``: its own, the module's that kept its test from
+    being collected, or the tests it names (a file's, a parametrized test's cases); itself where there are none."""
+    own = criteria.record_of(result, name, device) if result else None
+    if own is not None:
+        return {(own.probe, device)}
+    under = criteria.records_under(result, name, device) if result else []
+    return {(record.probe, device) for record in under} or {(name, device)}
+
+
+def _named_nothing(project: Project, cells: Sequence[Cell], found: Sequence[CellResult]) -> str:
+    """Why cells just run still stand for no expectation: a name none of their records answers to, or no result."""
+    stored = project.stored(found)
+    missing = []
+    for cell in cells:
+        result = stored.get((cell.torch, cell.python_request))
+        for e in project.matrix.expect:
+            if result is None or not verify.applies(e, cell.torch, cell.python, project.machine):
+                continue
+            if not _records_named(result, e.probe, e.device) - {(e.probe, e.device)}:
+                missing.append(f"{e.probe} on {e.device} ({e.where})")
+    names = " ".join(cell.session for cell in cells)
+    if missing:
+        return (
+            f"ran {names}: no record of theirs answers to {', '.join(dict.fromkeys(missing))}; name a probe, test "
+            "or file they run (see `nox -s report`); running them again changes nothing"
+        )
+    return f"ran {names}, and they stored no up-to-date result on {project.machine}: their output above says why"
 
 
 def run(project: Project, session: nox.Session, noxfile: Path) -> None:
@@ -89,7 +120,12 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     session.log(terminal.escape(said, keep_newlines=False))
     if stale:
         names = " ".join(cell.session for cell in stale)
-        session.warn(f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first")
+        if request.run:  # they ran, and still hold no record of what an expectation names: running again won't
+            session.warn(terminal.escape(_named_nothing(project, stale, scan.results), keep_newlines=False))
+        else:
+            session.warn(
+                f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first"
+            )
     checks = verify.check(project.matrix.expect, freshness.marked_stale(results.latest(chosen), project))
     for line in verify.report(checks):
         print(terminal.escape(line, keep_newlines=False), flush=True)
