@@ -53,7 +53,7 @@ sys.path.insert(1, str(ROOT))  # for the tests' stand-in torch wheels
 from tests import standin  # noqa: E402
 from torchmatrix import core, freshness, interpreters, results, runner  # noqa: E402
 from torchmatrix.core import Outcome, Record  # noqa: E402
-from torchmatrix.envside.worker import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
+from torchmatrix.envside.torchmatrix_worker.fingerprint import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
 from torchmatrix.plan import Cell  # noqa: E402
 from torchmatrix.project import Project  # noqa: E402
 from torchmatrix.project import load as load_project  # noqa: E402

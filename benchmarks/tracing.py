@@ -3,7 +3,7 @@
 Run ``python benchmarks/tracing.py`` (any Python 3.8+; no torch needed). Each
 sample is a new process that does what a pair does to files: it imports
 ``--modules`` modules of its own folder and reads ``--files`` data files, once
-with the worker's :class:`FilesRead` watching (and its list made at the end, as
+with the worker's ``FilesRead`` (``torchmatrix_worker/reads.py``) watching (and its list made at the end, as
 the worker makes it) and once without. A pair's cost is the difference, the
 median of ``--repeat`` interleaved samples of each (this machine is shared).
 The default sizes are a script's; ``--modules 400 --files 400`` is a test suite's.
@@ -19,18 +19,17 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-WORKER = Path(__file__).resolve().parents[1] / "src" / "torchmatrix" / "envside" / "worker.py"
+ENVSIDE = Path(__file__).resolve().parents[1] / "src" / "torchmatrix" / "envside"
 
 SAMPLE = textwrap.dedent(
     """\
-    import importlib.util, sys, time
+    import sys, time
     folder, modules, files, watched = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
-    spec = importlib.util.spec_from_file_location("worker", {worker!r})
-    worker = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(worker)
-    sys.path.insert(0, folder)
+    sys.path.insert(0, {envside!r})
+    from torchmatrix_worker.reads import FilesRead
+    sys.path[0] = folder
     began = time.perf_counter()
-    reads = worker.FilesRead(folder + "/scratch") if watched else None
+    reads = FilesRead(folder + "/scratch") if watched else None
     for index in range(modules):
         __import__("module_%d" % index)
     for index in range(files):
@@ -39,7 +38,7 @@ SAMPLE = textwrap.dedent(
     found = reads.paths() if reads else []
     print(time.perf_counter() - began, len(found))
     """
-).format(worker=str(WORKER))
+).format(envside=str(ENVSIDE))
 
 
 def main() -> None:

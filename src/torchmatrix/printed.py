@@ -1,6 +1,6 @@
 """What a script printed, as `nox -s bisect -- … --by-output` compares it: all of it, less what is per-process.
 
-The worker reads a script's whole output (``envside/worker.py``,
+The worker reads a script's whole output (``envside/torchmatrix_worker/records.py``,
 ``read_output``): it replaces what provably differs from one process to the
 next (:data:`RULES`) and the cell's own torch version, then keeps the sha256
 of all of it (``metrics.output_sha256``), its size as printed
@@ -25,7 +25,7 @@ KEPT = "the end kept"
 
 def _worker() -> Any:
     """The worker's module: it applies the rules, in each cell's Python (it is no typed module of the host's)."""
-    return importlib.import_module("torchmatrix.envside.worker")
+    return importlib.import_module("torchmatrix.envside.torchmatrix_worker.records")
 
 
 @dataclass(frozen=True)

@@ -295,11 +295,11 @@ class Project:
 
     @functools.cached_property
     def _worker_hash(self) -> str:
-        """The worker's sha256; with its pytest plugin's where tests run (it makes no other probe's records)."""
-        if not any(probe.kind is core.Kind.PYTEST for probe in self.matrix.probes):
-            return _sha256(runner.WORKER)
-        both = _sha256(runner.WORKER) + _sha256(runner.PYTEST_PLUGIN)
-        return hashlib.sha256(both.encode()).hexdigest()
+        """The sha256 of the whole of the code that runs in a cell: the worker, its package and its pytest plugin."""
+        digest = hashlib.sha256()
+        for path in runner.WORKER_FILES:
+            digest.update(path.relative_to(runner.WORKER.parent).as_posix().encode() + b"\0" + path.read_bytes())
+        return digest.hexdigest()
 
 
 def load(root: Path, environ: dict[str, str] | None = None) -> Project:
@@ -419,10 +419,6 @@ class Loaded:
 
     def session_ids(self) -> list[str]:
         return self.found.session_ids() if self.found else [UNLOADED]
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _unwritable(folder: Path) -> str:

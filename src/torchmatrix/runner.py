@@ -15,6 +15,7 @@ stdin, giving the worker a few seconds, then killing the worker's process group.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import queue
@@ -32,9 +33,14 @@ from typing import IO, Any
 
 from . import checks, identity, storedjson, variables
 from .core import Kind, Outcome, Pair, Record
+from .errors import TorchmatrixError
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
 PYTEST_PLUGIN = WORKER.with_name("pytest_plugin.py")
+WORKER_FILES = tuple(sorted([WORKER, PYTEST_PLUGIN, *WORKER.with_name("torchmatrix_worker").glob("*.py")]))
+"""The code that runs in a cell's environment: what a record depends on of torchmatrix's."""
+PROTOCOL_VERSION: int = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").PROTOCOL_VERSION
+"""What the worker must say it speaks when it is ready: a worker of another torchmatrix is not run."""
 """Loaded by the worker into the pytest it runs for tests."""
 STDERR_TAIL = 2000
 STARTUP_SECONDS = 300.0
@@ -222,6 +228,11 @@ class _Worker:
             message = _parse(line)
             event = message.get("event")
             if event == "ready":
+                if message.get("protocol") != PROTOCOL_VERSION:
+                    raise TorchmatrixError(
+                        f"the worker at {WORKER} speaks protocol {message.get('protocol')}, this torchmatrix "
+                        f"{PROTOCOL_VERSION}: its files are of another version; reinstall torchmatrix"
+                    )
                 session.environment = message.get("environment") or {}
             elif event == "start" and message.get("index") == self.first + session.pairs:
                 running = message["index"]

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 from torchmatrix.core import Kind, Outcome, Pair, Probe
-from torchmatrix.envside import worker
+from torchmatrix.envside.torchmatrix_worker import isolation, pairs
 from torchmatrix.interpreters import discover
-from torchmatrix.runner import PYTEST_PLUGIN, WORKER, run_cell
+from torchmatrix.runner import WORKER_FILES, run_cell
 
 from ..conftest import DATA, ROOT, bare_venv
 
 pytestmark = pytest.mark.integration
 
 PYTHONS = {python.minor: python for python in discover()}
-ENVSIDE = [WORKER, PYTEST_PLUGIN, *sorted((ROOT / "probes").glob("*.py"))]
+ENVSIDE = [*WORKER_FILES, *sorted((ROOT / "probes").glob("*.py"))]
 
 
 @pytest.mark.parametrize("minor", sorted(PYTHONS))
@@ -59,9 +59,9 @@ def test_a_workers_children_are_found_by_either_way_of_reading_proc() -> None:
     sleepers = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(2)]
     try:
         started = {sleeper.pid for sleeper in sleepers}
-        assert started <= set(worker.own_children(os.getpid()))
-        assert started <= set(worker.children_by_scan(os.getpid()))
-        assert set(worker.own_children(sleepers[0].pid)) == set(worker.children_by_scan(sleepers[0].pid)) == set()
+        assert started <= set(isolation.own_children(os.getpid()))
+        assert started <= set(isolation.children_by_scan(os.getpid()))
+        assert set(isolation.own_children(sleepers[0].pid)) == set(isolation.children_by_scan(sleepers[0].pid)) == set()
     finally:
         for sleeper in sleepers:
             sleeper.kill()
@@ -79,7 +79,7 @@ def test_the_workers_own_failure_in_a_pairs_process_is_an_error_that_says_so(tmp
     pid = os.fork()
     if pid == 0:  # the pair's process: it ends in child_main, whatever happens
         sys.path.insert(0, str(DATA / "stub_torch"))
-        worker.child_main(job, writer)
+        pairs.child_main(job, writer)
     os.close(writer)
     with os.fdopen(reader, "rb") as answer:
         sent = json.loads(answer.read())

@@ -1,0 +1,101 @@
+"""What a pair's process answers, checked: a probe's result, a script's exit, an error saying what is wrong."""
+
+import json
+import math
+import sys
+
+from .protocol import MAX_MESSAGE, MAX_METRICS_BYTES, OUTCOMES_A_CHILD_MAY_SEND, OUTCOMES_A_PROBE_MAY_RETURN
+
+
+def checked(result):
+    """Turn what a probe returned into a record, or an error record saying what is wrong with it."""
+    if not isinstance(result, dict):
+        return malformed("run() returned {} instead of a dict".format(type(result).__name__))
+    outcome = result.get("outcome")
+    if outcome not in OUTCOMES_A_PROBE_MAY_RETURN:
+        return malformed("run() returned outcome {!r}; expected 'pass' or 'fail'".format(outcome))
+    metrics = result.get("metrics", {})
+    if not isinstance(metrics, dict):
+        return malformed("run() returned metrics of type {}; expected a dict".format(type(metrics).__name__))
+    try:
+        metrics = json_safe(metrics)
+    except (TypeError, ValueError) as error:
+        return malformed("run() returned metrics that are not plain data: {}".format(error))
+    size = len(json.dumps(metrics))
+    if size > MAX_METRICS_BYTES:
+        return malformed(
+            "run() returned {:.1f} MB of metrics; the limit is {} MB: store what was checked "
+            "(observed, expected, error), not whole tensors".format(size / (1 << 20), MAX_METRICS_BYTES >> 20)
+        )
+    return {"outcome": outcome, "metrics": metrics, "message": tail(str(result.get("message", "")))}
+
+
+def malformed(message):
+    return {"outcome": "error", "metrics": {}, "message": "malformed result: " + message}
+
+
+def json_safe(value, depth=0):
+    """Plain JSON data; non-finite floats become the strings 'nan', 'inf', '-inf'."""
+    if depth > 20:
+        raise ValueError("nested too deeply")
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        return {str(key): json_safe(item, depth + 1) for key, item in value.items()}
+    raise TypeError("{!r} of type {}".format(value, type(value).__name__)[:200])
+
+
+def describe(error):
+    return tail("{}: {}".format(type(error).__name__, error))
+
+
+def tail(text):
+    return text if len(text) <= MAX_MESSAGE else "…" + text[-MAX_MESSAGE:]
+
+
+def pair_answer(answer):
+    """A record as a pair's process sent it, checked: a malformed one is an error saying so."""
+    if not (
+        answer.get("outcome") in OUTCOMES_A_CHILD_MAY_SEND
+        and isinstance(answer.get("metrics"), dict)
+        and isinstance(answer.get("message"), str)
+    ):
+        return malformed("the probe's process sent something that is not a record")
+    return {"outcome": answer["outcome"], "metrics": answer["metrics"], "message": tail(answer["message"])}
+
+
+def unavailable(reason):
+    return {"outcome": "unavailable", "metrics": {}, "message": reason, "read": []}
+
+
+EXIT_SKIP = 125
+"""The exit status that says "this does not apply here", as `git bisect run` reads it."""
+
+
+def exit_status(exit):
+    """The exit status ``python`` gives ``sys.exit(code)``: None 0, a number itself, anything else printed and 1."""
+    if exit.code is None:
+        return 0
+    if isinstance(exit.code, int):
+        return exit.code & 0xFF
+    print(exit.code, file=sys.stderr)
+    return 1
+
+
+def exit_answer(status):
+    return {"outcome": exit_outcome(status), "metrics": {"exit_code": status}, "message": ""}
+
+
+def exit_outcome(status):
+    """An exit status as `git bisect run` reads it: 0 good, 125 skip, 1-127 bad; above 127 it gives no verdict."""
+    if status == 0:
+        return "pass"
+    if status == EXIT_SKIP:
+        return "unavailable"
+    return "fail" if 0 < status < 128 else "error"

@@ -1,0 +1,480 @@
+"""Each job in a process of its own, in an empty folder, with its own log: forked on Linux, spawned elsewhere."""
+
+import contextlib
+import faulthandler
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from .pairs import child_main
+from .protocol import MAX_ANSWER_BYTES, WORKER_FILE, ParentGone
+from .records import Ending, exit_code, read_output
+
+try:
+    import ctypes
+except ImportError:  # a Python built without it: no subreaper, no parent-death signal
+    ctypes = None
+
+
+LOG_TAIL = 2000
+"""How much of the end of a crashed pair's log goes into its message (faulthandler's stack is there)."""
+
+
+KILL_SECONDS = 5.0
+"""How long ending a pair's processes may take; a process stuck in the kernel that long is left behind."""
+
+
+TEMP_PREFIX = "torchmatrix-pair-"
+
+
+PR_SET_PDEATHSIG = 1
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class Isolation(object):
+    """Runs each job in a new process, in an empty temporary folder, with its output in a log of its own."""
+
+    def __init__(self, scratch):
+        self.scratch = scratch
+        self.pid = os.getpid()
+        self.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+    def run(self, job, limit, progressed=None):
+        """Do ``job`` in a new process, stopped if it runs longer than ``limit`` seconds; an Ending.
+
+        Tests get ``limit`` seconds each, and ``progressed`` is called as each starts and ends.
+        Raises ParentGone if the parent went away meanwhile, after ending the job's processes.
+        """
+        folder = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.scratch)
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the whole job
+        sides = self.side_files(job)
+        job = dict(job, scratch=self.scratch, **sides)
+        try:
+            deadline = Deadline(limit, sides.get("progress"), progressed)
+            code, answer, timed_out = self.start_and_wait(job, folder, log, deadline)
+            log_tail = keep_log(log, job)
+            written = dict((name, read_side(name, path)) for name, path in sides.items())
+            return Ending(code, answer, timed_out, log_tail, written)
+        finally:
+            log.close()
+            shutil.rmtree(folder, ignore_errors=True)
+            for path in sides.values():
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+    def side_files(self, job):
+        """The file a job of its kind writes besides its answer, by name: beside its folder, which it may empty."""
+        name = SIDE_FILES.get(job["job"])
+        if name is None:
+            return {}
+        fd, path = tempfile.mkstemp(prefix=name + "-", dir=self.scratch)
+        os.close(fd)
+        return {name: path}
+
+    def kill_children(self, deadline):
+        """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""
+        while time.monotonic() < deadline:
+            children = own_children(self.pid)
+            if not children:
+                return
+            for child in children:
+                with contextlib.suppress(OSError):
+                    os.kill(child, signal.SIGKILL)  # a child: until it is reaped, its pid stays its own
+            for child in children:
+                self.reap(child, deadline)
+
+    def reap(self, pid, deadline):
+        """Wait for the child ``pid`` (killed) to end until ``deadline``; its status, None if it did not end."""
+        while True:
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if done:
+                return status
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.pause(min(left, 0.1))
+
+    def pause(self, seconds):
+        time.sleep(min(seconds, 0.01))
+
+    def close(self):
+        self.kill_children(time.monotonic() + KILL_SECONDS)
+
+    def remove_scratch(self):
+        if self.scratch != tempfile.gettempdir():  # a folder of the parent's, not the system's
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+SIDE_FILES = {"script": "output", "pytest": "progress"}
+"""The side file of each kind of job: a script's stdout, the tests' progress (pytest_plugin.py)."""
+
+
+def keep_log(log, job):
+    """Append the job's log, and a script's output, to the worker's (stderr); the log's end, for a crash's message."""
+    what = "the fingerprint" if job["job"] == "fingerprint" else "{} on {}".format(job["name"], job["device"])
+    size = log.seek(0, os.SEEK_END)
+    if size:
+        log.seek(0)
+        append_to_log("the output of " + what, log)
+    if job.get("output") and os.path.getsize(job["output"]):
+        with open(job["output"], "rb") as printed:
+            append_to_log("what {} printed".format(what), printed)
+    log.seek(max(0, size - LOG_TAIL))
+    end = log.read().decode("utf-8", "replace").strip()
+    return ("…" + end) if size > LOG_TAIL else end
+
+
+def append_to_log(title, source):
+    sys.stderr.flush()
+    out = sys.stderr.buffer
+    out.write("--- torchmatrix: {} ---\n".format(title).encode("utf-8"))
+    shutil.copyfileobj(source, out)
+    out.write(b"\n")
+    out.flush()
+
+
+def read_side(name, path):
+    """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the tests' progress."""
+    with open(path, "rb") as side:
+        return read_output(side) if name == "output" else side.read()
+
+
+class Deadline(object):
+    """When a job's time is up: ``limit`` seconds after it starts or, for tests, after their latest start or end.
+
+    Tests share their process, so each gets the limit afresh: the plugin's
+    progress file grows as each starts and ends, and the deadline moves then.
+    """
+
+    POLL_SECONDS = 0.25
+    """How often a progress file is looked at."""
+
+    def __init__(self, limit, progress=None, progressed=None):
+        self.limit = limit
+        self.progress = progress
+        self.progressed = progressed or (lambda: None)
+        self.seen = 0
+        self.start()
+
+    def start(self):
+        self.at = time.monotonic() + self.limit
+
+    def remaining(self):
+        """Seconds until the deadline (none left: at most 0), moved first if the tests made progress."""
+        if self.progress is not None:
+            size = size_of(self.progress)
+            if size != self.seen:
+                self.seen = size
+                self.start()
+                self.progressed()
+        return self.at - time.monotonic()
+
+    def pause(self, remaining):
+        """How long to wait, with ``remaining`` seconds left, before asking again."""
+        return min(remaining, self.POLL_SECONDS) if self.progress is not None else remaining
+
+
+def own_children(pid):
+    """The pids whose parent is ``pid`` ([] where there is no /proc).
+
+    Its threads' lists of children cost microseconds; a kernel without them
+    (CONFIG_PROC_CHILDREN) has every process's stat file read instead.
+    """
+    try:
+        children = []
+        for task in os.listdir("/proc/{}/task".format(pid)):
+            with open("/proc/{}/task/{}/children".format(pid, task)) as listed:
+                children += [int(child) for child in listed.read().split()]
+        return children
+    except OSError:
+        return children_by_scan(pid)
+
+
+def children_by_scan(pid):
+    """The pids whose parent is ``pid``, from every /proc/<pid>/stat ([] where there is no /proc)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    parent = str(pid).encode()
+    children = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/{}/stat".format(name), "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[-1].split()  # the name in parentheses may hold anything
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[1] == parent:
+            children.append(int(name))
+    return children
+
+
+def prctl(option, value):
+    """Linux's prctl(option, value); whether it worked (False elsewhere)."""
+    if ctypes is None or not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+class Forking(Isolation):
+    """Each job in a child forked from this worker, which waits on it, its own stdin and SIGCHLD alone.
+
+    The worker starts no thread (a fork in a process with threads can deadlock
+    its child): one select() watches the child's answer, the child's end (a
+    SIGCHLD handler wakes it) and the parent's end (stdin closes).
+    """
+
+    def __init__(self, scratch, parent_fd, channel_fd):
+        Isolation.__init__(self, scratch)
+        self.parent_fd = parent_fd
+        self.wakeup, wakeup_writer = os.pipe()
+        os.set_blocking(self.wakeup, False)
+        os.set_blocking(wakeup_writer, False)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)  # a handler, so that the signal reaches the fd
+        signal.set_wakeup_fd(wakeup_writer)
+        self.private = [channel_fd, self.wakeup, wakeup_writer]
+        """What a child must not keep: the parent's channel, and the worker's own wake-up pipe."""
+
+    def start_and_wait(self, job, folder, log, deadline):
+        deadline.start()
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.enter_child(folder, log.fileno(), [reader] + self.private)
+                child_main(job, writer)
+            finally:  # never back into the worker's code: its cleanup is the worker's, not this child's
+                os._exit(70)
+        os.close(writer)
+        os.set_blocking(reader, False)
+        try:
+            with contextlib.suppress(OSError):
+                os.setpgid(pid, pid)  # as the child does itself: whichever runs first, it leads its own group
+            answer, timed_out = self.wait(pid, reader, deadline)
+        finally:
+            code = self.end(pid)
+            os.close(reader)
+        return code, answer, timed_out
+
+    def enter_child(self, folder, log_fd, inherited):
+        """Make this forked child a pair's process: own group, own folder, own log, nothing of the parent's."""
+        os.setpgid(0, 0)
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if prctl(PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() != self.pid:
+            os._exit(70)  # the worker died before the signal was armed
+        for fd in inherited:
+            os.close(fd)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)  # stdin was the parent's pipe: the worker's alone
+        os.close(devnull)
+        sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        faulthandler.enable(all_threads=False)  # its stack on a crash, into the log
+        os.chdir(folder)
+
+    def wait(self, pid, reader, deadline):
+        """What the child sends on ``reader`` until it ends or ``deadline`` passes; (answer, timed out).
+
+        A probe's own forked children inherit the pipe, so its end of file does not
+        mean the child ended: the child's exit (SIGCHLD) does.
+        """
+        answer = bytearray()
+        watched = [self.parent_fd, self.wakeup, reader]
+        while not ended(pid):
+            left = deadline.remaining()
+            if left <= 0:
+                return bytes(answer), True
+            readable = select.select(watched, [], [], deadline.pause(left))[0]
+            if self.parent_fd in readable and not os.read(self.parent_fd, 4096):
+                raise ParentGone()
+            if self.wakeup in readable:
+                drain(self.wakeup)
+            if reader in readable:
+                if not read_into(answer, reader):
+                    watched.remove(reader)  # from here on, the child's end is seen by SIGCHLD alone
+                elif len(answer) > MAX_ANSWER_BYTES:
+                    return bytes(answer), False  # more than any record: the pair is over
+        read_into(answer, reader)  # what it wrote just before it ended
+        return bytes(answer), False
+
+    def end(self, pid):
+        """Kill what is left of a job's processes, reap its own; its exit code (None if it could not be stopped)."""
+        deadline = time.monotonic() + KILL_SECONDS
+        for kill in (os.killpg, os.kill):  # unreaped, its pid is still its group's id: no stranger shares it
+            with contextlib.suppress(OSError):
+                kill(pid, signal.SIGKILL)
+        status = self.reap(pid, deadline)
+        self.kill_children(deadline)
+        return None if status is None else exit_code(status)
+
+    def pause(self, seconds):
+        select.select([self.wakeup], [], [], seconds)  # until a child ends, or ``seconds``
+        drain(self.wakeup)
+
+
+def ended(pid):
+    """Whether the child ``pid`` ended, leaving it unreaped: its pid, and so its group's id, stay taken."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def read_into(buffer, fd):
+    """Read what ``fd`` holds now into ``buffer``, up to just past the limit; False at its end of file."""
+    while len(buffer) <= MAX_ANSWER_BYTES:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        buffer += chunk
+    return True
+
+
+def drain(fd):
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+class Spawning(Isolation):
+    """Each job in a new Python running this file, which imports torch again: no fork, nothing inherited.
+
+    A job's time limit starts once its process has imported torch (which may take
+    up to ``startup`` seconds), as it would in a forked child. A thread waits for
+    the parent's end (stdin closes), then ends the running job's processes and the worker.
+    """
+
+    def __init__(self, scratch, parent_fd, startup):
+        Isolation.__init__(self, scratch)
+        self.startup = startup
+        self.process = None
+        watcher = threading.Thread(target=self.watch_parent, args=(parent_fd,), name="torchmatrix-watch-parent")
+        watcher.daemon = True
+        watcher.start()
+
+    def watch_parent(self, fd):
+        try:
+            while os.read(fd, 4096):
+                pass
+        except OSError:
+            pass
+        process = self.process
+        if process is not None:
+            self.end(process)
+        self.remove_scratch()
+        os._exit(70)
+
+    def start_and_wait(self, job, folder, log, deadline):
+        answer_fd, answer_path = tempfile.mkstemp(prefix="answer-", dir=self.scratch)  # beside the pair's folder
+        os.close(answer_fd)
+        try:
+            self.process = subprocess.Popen(
+                child_command(dict(job, answer=answer_path)),
+                cwd=folder, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **own_process_group()
+            )  # fmt: skip
+            timed_out = not self.imported(self.process, answer_path) or not ended_within(self.process, deadline)
+            self.end(self.process)
+            return self.process.returncode, read_answer(answer_path), timed_out
+        finally:
+            if self.process is not None and self.process.returncode is None:  # the parent left while it waited
+                self.end(self.process)
+            self.process = None
+            with contextlib.suppress(OSError):
+                os.unlink(answer_path)
+
+    def imported(self, process, answer_path):
+        """Whether ``process`` imported torch within the startup allowance (or ended before)."""
+        deadline = time.monotonic() + self.startup
+        while not size_of(answer_path):  # it writes a newline once torch is imported
+            if process.poll() is not None:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def end(self, process):
+        """Kill the job's process and what it started, as far as this platform can tell, and reap it."""
+        if sys.platform == "win32":
+            if process.poll() is None:
+                subprocess.call(
+                    ["taskkill", "/F", "/T", "/PID", str(process.pid)],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+        else:
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)  # its own group: start_new_session
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        if self.subreaper:
+            self.kill_children(time.monotonic() + KILL_SECONDS)
+
+
+def size_of(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def read_answer(path):
+    """What a job's process wrote to its answer file; nothing if a probe deleted the file."""
+    try:
+        with open(path, "rb") as answer:
+            return answer.read(MAX_ANSWER_BYTES + 1)
+    except OSError:
+        return b""
+
+
+def ended_within(process, deadline):
+    """Whether ``process`` ended before ``deadline``, which starts now (torch is imported)."""
+    deadline.start()
+    while True:
+        left = deadline.remaining()
+        if left <= 0:
+            return False
+        try:
+            process.wait(timeout=deadline.pause(left))
+            return True
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def child_command(job):
+    """This file run as a job's process, with this Python's -X options (pycache_prefix).
+
+    Not ``-I``, which would ignore PYTHONHASHSEED: the environment is the worker's, which the parent built.
+    """
+    options = []
+    for key, value in sys._xoptions.items():
+        options += ["-X", key if value is True else "{}={}".format(key, value)]
+    return [sys.executable, "-s", "-u"] + options + [WORKER_FILE, "--child", json.dumps(job)]
+
+
+def own_process_group():
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}

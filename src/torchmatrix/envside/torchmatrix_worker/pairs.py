@@ -1,0 +1,225 @@
+"""What a pair's process does: one probe, script or test run on one device, from one seed, then its answer."""
+
+import contextlib
+import faulthandler
+import importlib.util
+import json
+import os
+import random
+import runpy
+import sys
+import traceback
+
+from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
+from .fingerprint import device_available, fingerprint
+from .protocol import DEVICE_VARIABLE, PLUGIN_FILE, write_all
+from .reads import FilesRead, FromSources, excluded_folders
+
+
+def child_main(job, answer_fd):
+    """Do ``job`` in this new process, write its answer to ``answer_fd`` and end the process; never returns."""
+    status, own_pid = 70, os.getpid()
+    try:
+        import torch
+
+        reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"])
+        answer = perform(torch, job)
+        if reads is not None:
+            answer["read"] = reads.paths()
+        if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
+            write_all(answer_fd, json.dumps(answer, allow_nan=False).encode("utf-8"))
+        status = 0
+    except SystemExit as exit:  # sys.exit() in a probe ends its process, as os._exit() does
+        status = exit_status(exit)
+    except Exception as error:  # the worker's own code failed here (a probe's exception is its outcome)
+        traceback.print_exc()
+        if os.getpid() == own_pid:
+            message = "torchmatrix's worker failed in this pair's process: " + describe(error)
+            write_all(answer_fd, json.dumps({"outcome": "error", "metrics": {}, "message": message}).encode("utf-8"))
+            status = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)  # no atexit handlers, no torch shutdown: the parent decides what is left
+
+
+def perform(torch, job):
+    if job["job"] == "fingerprint":
+        checked = {device: device_available(torch, device) for device in job["devices"]}
+        return {"environment": fingerprint(torch), "devices": checked}
+    available, reason = device_available(torch, job["device"])
+    if not available:
+        return unavailable(reason)
+    os.environ[DEVICE_VARIABLE] = job["device"]
+    if job["device"] == "cpu":
+        hide_accelerators(torch)
+    seed_generators(torch, job.get("seed", 0))
+    sys.meta_path.insert(0, FromSources(excluded_folders(job["scratch"])))
+    if job["job"] == "script":
+        return run_script(torch, job)
+    if job["job"] == "pytest":
+        return run_tests(job)
+    return run_pair(torch, job["name"], job["path"], job["device"])
+
+
+def hide_accelerators(torch):
+    """Make this process see no CUDA (nor ROCm) device and no MPS: what runs on the cpu pair runs on the cpu.
+
+    CUDA reads the variables when it starts, which it has not in this process (the worker never starts it).
+    """
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    os.environ["HIP_VISIBLE_DEVICES"] = ""
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None:
+        mps.is_available = lambda: False
+
+
+def seed_generators(torch, seed):
+    """Seed Python's ``random``, torch's generators and NumPy's global one, now or when the pair imports NumPy."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if "numpy" in sys.modules:
+        seed_numpy(sys.modules["numpy"], seed)
+    else:
+        sys.meta_path.insert(0, SeedingNumpy(seed))
+
+
+def seed_numpy(numpy, seed):
+    with contextlib.suppress(Exception):  # a NumPy without a global generator is nothing to seed
+        numpy.random.seed(seed)
+
+
+class SeedingNumpy(object):
+    """A finder that lets NumPy import as it would, then seeds its global generator."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "numpy.random":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        execute, seed = spec.loader.exec_module, self.seed
+
+        def exec_module(module):
+            execute(module)
+            with contextlib.suppress(Exception):
+                module.seed(seed)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def run_pair(torch, name, path, device):
+    try:
+        result = load_probe(name, path).run(device)
+        if device == "cuda":
+            torch.cuda.synchronize()
+    # A probe's exception is its outcome, not its process's end; KeyboardInterrupt too: the pair's process has a
+    # group of its own, which a Ctrl-C at the terminal never reaches, so only the probe can have raised it.
+    except (Exception, KeyboardInterrupt) as error:
+        return {"outcome": "error", "metrics": {"traceback": tail(traceback.format_exc())}, "message": describe(error)}
+    return checked(result)
+
+
+def load_probe(name, path):
+    module = load_module("torchmatrix_probe_" + name, path)
+    if not callable(getattr(module, "run", None)):
+        raise TypeError("probe file {} defines no run(device) function".format(path))
+    return module
+
+
+def load_module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_script(torch, job):
+    """Run the script as its own ``__main__``, its stdout going to ``job["output"]``; how it ended.
+
+    As ``python script.py`` would: its folder first on sys.path, its path as
+    sys.argv[0], its traceback on stderr. What it prints stays out of the
+    answer: the worker reads the output file, even after a crash.
+    """
+    path = job["path"]
+    redirect_stdout(job["output"])
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        runpy.run_path(path, run_name="__main__")
+        if job["device"] == "cuda":
+            torch.cuda.synchronize()
+    except SystemExit as exit:
+        answer = exit_answer(exit_status(exit))
+        if exit.code is not None and not isinstance(exit.code, int):  # sys.exit("why"): python prints why
+            answer["message"] = tail(str(exit.code))
+        return answer
+    except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
+        return exception_answer(error, path)
+    return exit_answer(0)
+
+
+def redirect_stdout(path):
+    """fd 1 (print's and C's stdout) to the file at ``path``; stderr stays the pair's log."""
+    sys.stdout.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
+    os.dup2(fd, 1)
+    os.close(fd)
+
+
+def exception_answer(error, path):
+    """A script that raised: AssertionError fails, unittest.SkipTest does not apply, anything else is an error."""
+    text = script_traceback(path)
+    sys.stderr.write(text)  # as python would
+    if is_skip(error):
+        return {"outcome": "unavailable", "metrics": {}, "message": tail(str(error))}
+    outcome = "fail" if isinstance(error, AssertionError) else "error"
+    return {"outcome": outcome, "metrics": {"traceback": tail(text)}, "message": describe(error)}
+
+
+def is_skip(error):
+    unittest = sys.modules.get("unittest")  # imported by whatever raised SkipTest
+    return unittest is not None and isinstance(error, unittest.SkipTest)
+
+
+def script_traceback(path):
+    """The traceback of the exception being handled from the script's first frame on, as python prints it."""
+    kind, error, frames = sys.exc_info()
+    while frames is not None and frames.tb_frame.f_code.co_filename != path:
+        frames = frames.tb_next  # runpy's and this worker's frames are no part of the script's story
+    return "".join(traceback.format_exception(kind, error, frames))
+
+
+def run_tests(job):
+    """Run pytest on ``job["targets"]`` in this process; its plugin writes each test's end to ``job["progress"]``."""
+    try:
+        import pytest
+    except ImportError as error:
+        return {"outcome": "error", "metrics": {}, "message": "pytest does not import in this cell: {}".format(error)}
+    plugin = load_module("torchmatrix_pytest_plugin", PLUGIN_FILE)
+    if getattr(sys, "pycache_prefix", None) is None:
+        sys.dont_write_bytecode = True  # no __pycache__ in the tests' folders (pytest's rewritten asserts included)
+    arguments = ["-p", "no:cacheprovider", "--continue-on-collection-errors", "--rootdir", job["root"]]
+    code = pytest.main(arguments + job["targets"], plugins=[plugin, plugin.Progress(job["progress"])])
+    return {"pytest_exit": int(code)}
+
+
+def spawned_child(job):
+    """A job's process started by Spawning: its folder, stdin and log are set; its answer goes to a file.
+
+    A newline written first tells the parent that torch is imported (JSON ignores it).
+    """
+    faulthandler.enable(all_threads=False)
+    answer_fd = os.open(job["answer"], os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0))
+    import torch  # noqa: F401 - the import child_main then finds done
+
+    write_all(answer_fd, b"\n")
+    child_main(job, answer_fd)

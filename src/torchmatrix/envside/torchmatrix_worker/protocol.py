@@ -1,0 +1,73 @@
+"""The protocol between the parent and the worker: the request, the messages, the limits on what a pair sends."""
+
+import json
+import os
+
+PROTOCOL_VERSION = 1
+"""Sent in the "ready" message; the parent refuses a worker that speaks another."""
+
+
+OUTCOMES_A_PROBE_MAY_RETURN = ("pass", "fail")
+
+
+OUTCOMES_A_CHILD_MAY_SEND = ("pass", "fail", "error", "unavailable")
+
+
+MAX_MESSAGE = 4000
+
+
+MAX_METRICS_BYTES = 1 << 20
+
+
+MAX_ANSWER_BYTES = MAX_METRICS_BYTES + (1 << 18)
+"""The most a child may send: a record's metrics within their limit, with its message and traceback."""
+
+
+DEVICE_VARIABLE = "TORCHMATRIX_DEVICE"
+"""Where a script and tests learn their device; set for every probe."""
+
+
+WORKER_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker.py")
+"""The script the parent runs, and a spawned pair's process runs again (``--child``)."""
+
+
+PLUGIN_FILE = os.path.join(os.path.dirname(WORKER_FILE), "pytest_plugin.py")
+
+
+class ParentGone(Exception):
+    """The parent closed this worker's stdin: it ended, or wants the worker to stop."""
+
+
+def read_line(fd):
+    """Read up to the first newline byte by byte, so that nothing after it is consumed."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def protocol_channel():
+    """A file on a copy of stdout, for messages only; fd 1 (print, C stdio) becomes stderr, the worker's log."""
+    channel = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    return channel
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def parsed(answer):
+    """The child's answer as a dict; None if it sent none, too much, or something else."""
+    if not answer or len(answer) > MAX_ANSWER_BYTES:
+        return None
+    try:
+        value = json.loads(answer.decode("utf-8"))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

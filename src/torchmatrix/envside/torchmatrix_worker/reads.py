@@ -1,0 +1,108 @@
+"""What a pair's process read outside its environment: the files its records depend on."""
+
+import importlib.machinery
+import os
+import sys
+
+from .protocol import WORKER_FILE
+
+
+class FilesRead(object):
+    """The files this process opens for reading or imports from outside the environment, the standard library,
+    the worker's scratch folder and torchmatrix's worker: what the pair's outcome may depend on besides its probe.
+
+    Python's audit hooks (3.8+) see every ``open``; every module loaded from a file is added by its file, as an
+    import may read bytecode compiled elsewhere instead (and ``sitecustomize`` was imported before this process
+    was a pair's). A file is listed by the path it was opened by, links unresolved, so that a link pointed
+    elsewhere is a change too; one that was not there is listed as well, since its appearing is one. A file the
+    process made or emptied (opened to write, or to append, before it read it) is its own.
+    """
+
+    def __init__(self, scratch):
+        self.scratch = scratch
+        self.reading, self.own = set(), set()
+        self.known = hasattr(sys, "addaudithook")
+        if self.known:
+            sys.addaudithook(self.opened)
+
+    def opened(self, event, arguments):
+        if event != "open":
+            return
+        try:
+            path, mode, flags = arguments[:3]
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if not isinstance(path, str):
+                return  # a file descriptor: opened before, by path
+            path = os.path.abspath(path)
+            if not makes_its_own(mode, flags):
+                if path not in self.own:
+                    self.reading.add(path)
+            elif path not in self.reading:
+                self.own.add(path)
+        except Exception:  # noqa: S110 - an exception here would be the probe's open's, which it is not
+            pass
+
+    def paths(self):
+        """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
+        if not self.known:
+            return None
+        found = set(self.reading)
+        for module in list(sys.modules.values()):
+            where = getattr(module, "__file__", None)
+            if isinstance(where, str):
+                found.add(os.path.abspath(where))
+        excluded = tuple(os.path.join(folder, "") for folder in excluded_folders(self.scratch))
+        return sorted(
+            path for path in found
+            if not is_bytecode(path) and not path.startswith(excluded) and not os.path.isdir(path)
+            and not os.path.realpath(path).startswith(excluded)
+        )  # fmt: skip
+
+
+class FromSources(object):
+    """A finder that compiles every module outside ``excluded`` (the environment, the standard library) from its
+    source, never from bytecode cached before: a source replaced by one of the same size and modification time
+    would run as the old one, while the record names the new one."""
+
+    def __init__(self, excluded):
+        self.excluded = tuple(os.path.join(folder, "") for folder in excluded)
+
+    def find_spec(self, name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None)
+        if type(loader) is not importlib.machinery.SourceFileLoader or spec.origin.startswith(self.excluded):
+            return None  # the next finder finds it as Python would
+        spec.loader = SourceOnly(loader.name, loader.path)
+        return spec
+
+
+class SourceOnly(importlib.machinery.SourceFileLoader):
+    """A loader that neither reads nor writes cached bytecode (SourceLoader skips both without the source's stats)."""
+
+    def path_stats(self, path):
+        raise OSError("compiled from its source every time")
+
+
+def makes_its_own(mode, flags):
+    """Whether an ``open`` with ``mode`` (``open()``'s) or ``flags`` (``os.open``'s) makes or empties the file,
+    or only adds to it: what it held before is then none of the reader's business."""
+    if isinstance(mode, str):
+        return "w" in mode or "x" in mode or ("a" in mode and "+" not in mode)
+    access = flags & 3
+    return access == os.O_WRONLY or bool(flags & os.O_TRUNC) or bool(flags & getattr(os, "O_EXCL", 0))
+
+
+def is_bytecode(path):
+    """A compiled module: what it holds is its source's, which counts by the module's file."""
+    return path.endswith((".pyc", ".pyo"))
+
+
+def excluded_folders(scratch):
+    """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers,
+    the pairs' own folders (in ``scratch``), the worker's, and the kernel's."""
+    folders = [sys.prefix, sys.base_prefix, sys.exec_prefix, getattr(sys, "base_exec_prefix", sys.prefix),
+               os.path.dirname(WORKER_FILE), scratch, "/proc", "/sys", "/dev"]  # fmt: skip
+    prefix = getattr(sys, "pycache_prefix", None)
+    given = folders + ([prefix] if prefix else [])
+    return sorted(set(given + [os.path.realpath(folder) for folder in given]))

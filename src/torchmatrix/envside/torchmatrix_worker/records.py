@@ -1,0 +1,314 @@
+"""What the worker makes of a pair's process: its records, from how the process ended and what it wrote."""
+
+import hashlib
+import json
+import os
+import platform
+import re
+import signal
+import sys
+import time
+
+from .answers import exit_answer, malformed, pair_answer, tail, unavailable
+from .protocol import MAX_ANSWER_BYTES, parsed
+
+
+def records_of(isolation, pair, absent, limit, tests_found, alive):
+    """Every record of one pair: its probe's, or one per test of pytest tests; each with its duration.
+
+    ``alive`` is called as tests make progress.
+    """
+    name, device = pair["name"], pair["device"]
+    if device in absent:  # no process needed to learn it again
+        names = tests_found.get(name) or [name]
+        return [dict(unavailable(absent[device]), probe=test, duration=0.0) for test in names]
+    if pair["kind"] == "pytest":
+        records = records_of_tests(isolation, pair, limit, alive)
+        tests_found[name] = [record["probe"] for record in records]
+        return records
+    began = time.perf_counter()
+    ending = isolation.run(dict(pair, job=pair["kind"]), limit)
+    if pair["kind"] == "script":
+        record = script_record(ending, pair, limit)
+    else:
+        record = pair_record(ending, name, device, limit)
+    return [dict(record, probe=name, duration=time.perf_counter() - began, read=files_read(ending))]
+
+
+def files_read(ending):
+    """The files a pair's process said it read; None when it did not say (it died, or its Python has no audit)."""
+    answer = parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
+    read = answer.get("read") if answer is not None else None
+    if not isinstance(read, list) or not all(isinstance(path, str) for path in read):
+        return None
+    return read
+
+
+class Ending(object):
+    """How a pair's process ended: its exit code (negative: the signal), what it sent, its log's tail.
+
+    ``sides``: what it wrote to its side files (a script's output, the tests' progress), by name.
+    """
+
+    def __init__(self, code, answer, timed_out, log_tail, sides=None):
+        self.code = code
+        self.answer = answer
+        self.timed_out = timed_out
+        self.log_tail = log_tail
+        self.sides = sides or {}
+
+
+def pair_record(ending, name, device, limit):
+    if ending.timed_out:
+        return {"outcome": "timeout", "metrics": {"limit": limit}, "message": "stopped after {:g} s".format(limit)}
+    if len(ending.answer) > MAX_ANSWER_BYTES:  # then the worker ended it: its exit code says nothing
+        return malformed("the probe's process sent more than {} bytes".format(MAX_ANSWER_BYTES))
+    if ending.code != 0 or not ending.answer.strip():
+        how = exit_description(ending.code) + (" before it answered" if ending.code == 0 else "")
+        message = "the probe's process {} while running {} on {}".format(how, name, device)
+        if ending.log_tail:
+            message += ":\n" + ending.log_tail
+        return {"outcome": "crash", "metrics": {"exit_code": ending.code}, "message": message}
+    answer = parsed(ending.answer)
+    if answer is None:
+        return malformed("the probe's process sent something that is not a record")
+    return pair_answer(answer)
+
+
+MAX_OUTPUT_BYTES = 64 << 10
+"""How much of a script's output its record keeps to be read: the end of it. Its digest covers the whole."""
+
+
+MESSAGE_LINES = 3
+"""How many of the last lines a script printed make its record's message."""
+
+
+OUTPUT_CHUNK = 1 << 20
+"""How much of a line of output is normalised at a time: a rule's match cut by a chunk's end stays as printed."""
+
+
+PER_PROCESS = (
+    ("an object's address in its default repr", rb"(?<= at 0x)[0-9a-fA-F]+(?=>)", b"\xe2\x80\xa6"),
+    (
+        "the random part of the names of a pair's folders",
+        rb"(?<=torchmatrix-worker-)[a-z0-9_]{8}(?![\w-])|(?<=torchmatrix-pair-)[a-z0-9_]{8}(?![\w-])",
+        b"<tmp>",
+    ),
+)
+"""What in a script's output differs from one process to the next, and what replaces it
+(torchmatrix/printed.py documents each rule, and what it must not touch)."""
+
+
+TORCH_VERSION = b"<torch version>"
+
+
+def script_record(ending, pair, limit):
+    """A script's record, from how it ended, with the lines it printed (the end of them) in its metrics."""
+    ended_itself = ending.code is not None and ending.code >= 0 and not ending.timed_out
+    if ended_itself and not ending.answer.strip():  # it left (os._exit) before the worker's code could answer
+        record = exit_answer(ending.code)
+    else:
+        record = pair_record(ending, pair["name"], pair["device"], limit)
+    printed = ending.sides.get("output") or {"end": b"", "sha256": hashlib.sha256().hexdigest(), "bytes": 0}
+    lines, cut = printed_lines(printed["end"])
+    metrics = dict(record["metrics"], output=lines, output_sha256=printed["sha256"], output_bytes=printed["bytes"])
+    if cut:
+        metrics["output_truncated"] = True
+    if record["message"] and record["outcome"] not in ("crash", "timeout"):  # what it raised, or exited with
+        said = normalised_output(record["message"].encode("utf-8", "replace"), output_rules())
+        metrics["raised"] = said.decode("utf-8", "replace")
+    message = record["message"] or tail("\n".join(line.rstrip() for line in lines[-MESSAGE_LINES:]).strip())
+    if not message and metrics.get("exit_code"):
+        message = "exited with code {}".format(metrics["exit_code"])
+    return dict(record, metrics=metrics, message=message)
+
+
+def printed_lines(printed):
+    """The lines of a script's output that its record keeps (those of its end), and whether any were left out.
+
+    Where the output was cut, the first line kept is the end of one, and starts with "…".
+    """
+    cut = len(printed) > MAX_OUTPUT_BYTES
+    lines = printed[-MAX_OUTPUT_BYTES:].decode("utf-8", "replace").splitlines()
+    if cut and lines:
+        lines[0] = "\u2026" + lines[0]
+    return lines, cut
+
+
+def output_rules(versions=None):
+    """The rules a script's output is normalised by: PER_PROCESS, then the cell's torch version (``versions``:
+    the one this worker imported) as <torch version>, the longest first (``1.12.1+cu102`` before ``1.12.1``)."""
+    if versions is None:
+        torch = sys.modules.get("torch")
+        version = str(getattr(torch, "__version__", "") or "")
+        versions = [version, version.split("+")[0]]
+    rules = [(re.compile(pattern), replacement) for _, pattern, replacement in PER_PROCESS]
+    for version in sorted(set(v for v in versions if v), key=len, reverse=True):
+        # not a part of another number: 1.12.1 is not in 11.12.1, 1.12.10 or 1.12.1.2
+        pattern = rb"(?<![\w.+])" + re.escape(version.encode("utf-8")) + rb"(?![\w+]|\.\d)"
+        rules.append((re.compile(pattern), TORCH_VERSION))
+    return rules
+
+
+def normalised_output(data, rules):
+    """``data``, bytes a script printed, with each of ``rules`` (:func:`output_rules`) applied in turn."""
+    for pattern, replacement in rules:
+        data = pattern.sub(replacement, data)
+    return data
+
+
+def read_output(printed):
+    """A script's output, from the file ``printed``, normalised: the sha256 of the whole, its size as printed, and its
+    end (one byte more than a record keeps, which tells that it was cut)."""
+    rules = output_rules()
+    digest, size, end = hashlib.sha256(), 0, bytearray()
+    while True:
+        chunk = printed.readline(OUTPUT_CHUNK)
+        if not chunk:
+            break
+        size += len(chunk)
+        chunk = normalised_output(chunk, rules)
+        digest.update(chunk)
+        end += chunk
+        if len(end) > 2 * (MAX_OUTPUT_BYTES + 1):
+            del end[: -(MAX_OUTPUT_BYTES + 1)]
+    return {"end": bytes(end[-(MAX_OUTPUT_BYTES + 1) :]), "sha256": digest.hexdigest(), "bytes": size}
+
+
+def records_of_tests(isolation, pair, limit, alive):
+    """One record per test of a pytest pair, each test within ``limit`` seconds.
+
+    A test that kills or hangs its process gets ``crash`` or ``timeout``, and
+    pytest runs again, in a new process, on the tests it had not reached.
+    Every record gets what all of the pair's processes read: tests share them.
+    """
+    read = []
+    records = run_tests_until_done(isolation, pair, limit, alive, read)
+    return [dict(record, read=None if None in read else sorted(set(path for paths in read for path in paths)))
+            for record in records]  # fmt: skip
+
+
+def run_tests_until_done(isolation, pair, limit, alive, read):
+    """The records of :func:`records_of_tests`; what each process read is appended to ``read``."""
+    records, expected = [], None
+    targets = [pair["path"] + pair.get("select", "")]
+    while True:
+        alive()
+        ending = isolation.run(dict(pair, job="pytest", targets=targets), limit, alive)
+        read.append(files_read(ending))
+        events = ProgressOfTests(ending.sides.get("progress", b""))
+        records += events.ended
+        expected = events.collected if events.collected is not None else expected
+        done = set(record["probe"] for record in records)
+        left = [test for test in expected or () if test not in done and test != events.running]
+        answer = parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
+        if answer is not None:  # pytest returned, or never ran (no such device, no pytest)
+            if not records:
+                return [dict(tests_ended(answer, ending, pair["name"]), probe=pair["name"], duration=0.0)]
+            return records + [dict(not_reached(answer), probe=test, duration=0.0) for test in left]
+        fate = pair_record(ending, events.running or pair["name"], pair["device"], limit)
+        if events.running is None and not events.ended:  # it got nowhere: the tests left share its fate
+            return records + [dict(fate, probe=test, duration=0.0) for test in left or [pair["name"]]]
+        if events.running is not None:
+            records.append(dict(fate, probe=events.running, duration=events.running_for()))
+        if not left:
+            return records
+        targets = [os.path.join(pair["root"], test) for test in left]
+
+
+def tests_ended(answer, ending, name):
+    """The record of a pytest run of ``name`` that ended without a test's record: why it ran none."""
+    if "pytest_exit" not in answer:
+        return pair_answer(answer)
+    code = answer["pytest_exit"]
+    if code == 5:
+        why = ("collected no tests in {} (it collects test_*.py files and their test_* functions; "
+               "list run() probes and scripts one by one)").format(name)  # fmt: skip
+    else:
+        why = "exited with code {} before running a test".format(code)
+    log = ending.log_tail.strip()
+    return {"outcome": "error", "metrics": {"pytest_exit": code},
+            "message": "pytest " + why + (":\n" + log if log else "")}  # fmt: skip
+
+
+def not_reached(answer):
+    """The record of a test pytest collected and returned without running (``-x`` in its options, a plugin)."""
+    code = answer.get("pytest_exit")
+    return {"outcome": "error", "metrics": {"pytest_exit": code},
+            "message": "pytest ended (exit code {}) without running it".format(code)}  # fmt: skip
+
+
+class ProgressOfTests(object):
+    """What a pytest run's plugin wrote (pytest_plugin.py): the tests collected, those that ended, the one running."""
+
+    def __init__(self, data):
+        self.collected = None
+        self.ended = []
+        self.running = None
+        self.started_at = None
+        for line in data.decode("utf-8", "replace").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by the process's end
+            if not isinstance(event, dict):
+                continue
+            if isinstance(event.get("collected"), list):
+                self.collected = [str(test) for test in event["collected"]]
+            elif "start" in event:
+                self.running, self.started_at = str(event["start"]), event.get("at")
+            elif "test" in event:
+                self.ended.append(record_of_test(event))
+                if self.ended[-1]["probe"] == self.running:
+                    self.running = None
+
+    def running_for(self):
+        started = self.started_at if isinstance(self.started_at, (int, float)) else time.time()
+        return max(0.0, time.time() - started)
+
+
+def record_of_test(event):
+    duration = event.get("duration")
+    seconds = float(duration) if isinstance(duration, (int, float)) else 0.0
+    return dict(pair_answer(event), probe=str(event["test"]), duration=seconds)
+
+
+def environment_from(ending, torch):
+    """The fingerprint a child sent; without one, what the worker can tell without calling into torch."""
+    answer = parsed(ending.answer)
+    if ending.code == 0 and answer is not None and isinstance(answer.get("environment"), dict):
+        return answer["environment"]
+    why = "stopped at the time limit" if ending.timed_out else exit_description(ending.code)
+    return {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "fingerprint_error": "the fingerprint's process {}{}".format(
+            why, ":\n" + ending.log_tail if ending.log_tail else ""
+        ),
+    }
+
+
+def absent_devices(ending):
+    """The devices the fingerprint's process found missing, each with why; {} if it could not tell."""
+    answer = parsed(ending.answer) if ending.code == 0 else None
+    checked = answer.get("devices") if answer is not None else None
+    if not isinstance(checked, dict):
+        return {}
+    return {device: str(why) for device, (available, why) in checked.items() if not available}
+
+
+def exit_description(code):
+    if code is None:
+        return "could not be stopped"
+    if code < 0:
+        try:
+            return "died with {}".format(signal.Signals(-code).name)
+        except ValueError:
+            return "died with signal {}".format(-code)
+    return "exited with code {}".format(code)
+
+
+def exit_code(status):
+    """waitpid's status as subprocess reports it: the exit code, or minus the signal that ended it."""
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
