@@ -769,3 +769,16 @@ def test_a_test_pytest_never_reached_is_said_to_be_so(pytest_python: str, tmp_pa
         ("tests/test_sample.py::test_second", Outcome.ERROR),
     ]
     assert cell.records[1].message == "pytest ended (exit code 1) without running it"
+
+
+def test_a_conftest_that_skips_at_import_makes_its_tests_unavailable_saying_why_not_a_crash(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    probe = sample_tests(tmp_path, "def test_a():\n    pass\n")
+    (tmp_path / "tests" / "conftest.py").write_text(
+        'import pytest\n\npytest.skip("needs a GPU", allow_module_level=True)\n'
+    )
+    cell = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0)
+    assert [(record.outcome, record.message) for record in cell.records] == [
+        (Outcome.UNAVAILABLE, "tests/conftest.py skipped every test at its import: needs a GPU")
+    ]

@@ -208,8 +208,19 @@ def run_tests(job):
     if getattr(sys, "pycache_prefix", None) is None:
         sys.dont_write_bytecode = True  # no __pycache__ in the tests' folders (pytest's rewritten asserts included)
     arguments = ["-p", "no:cacheprovider", "--continue-on-collection-errors", "--rootdir", job["root"]]
-    code = pytest.main(arguments + job["targets"], plugins=[plugin, plugin.Progress(job["progress"])])
+    try:
+        code = pytest.main(arguments + job["targets"], plugins=[plugin, plugin.Progress(job["progress"])])
+    except pytest.skip.Exception as skipped:  # a conftest.py that skips at its import: pytest lets it through
+        where = skipping_conftest(skipped, job["root"])
+        return unavailable("{} skipped every test at its import: {}".format(where, skipped.msg))
     return {"pytest_exit": int(code)}
+
+
+def skipping_conftest(skipped, root):
+    """The conftest.py (relative to ``root``) whose import raised ``skipped``: the last one in its traceback."""
+    files = [frame.f_code.co_filename for frame, _ in traceback.walk_tb(skipped.__traceback__)]
+    found = [path for path in files if os.path.basename(path) == "conftest.py"]
+    return os.path.relpath(found[-1], root) if found else "a conftest.py"
 
 
 def spawned_child(job):
