@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from . import results, storedjson
+from .bisection import Observation, Verdict
 from .criteria import Criterion
 from .releases import dated
 from .storedjson import checked, checked_time, checked_version
@@ -39,6 +40,38 @@ SCHEMA = 2
 """2: the changes of every (probe, device) asked. 1: one probe on one device (read as 2)."""
 COMPARE_URL = "https://github.com/pytorch/pytorch/compare/{old}...{new}"
 _GIT_HASH = re.compile(r"[0-9a-f]{7,40}")
+
+
+# --- written by `nox -s bisect` as it goes -------------------------------------------------------
+
+
+def observation_json(seen: Observation | None) -> dict[str, Any] | None:
+    """What the summary holds of what one release showed of one pair (None: nothing)."""
+    if seen is None:
+        return None
+    return {"category": seen.category, "detail": seen.detail, "runs": seen.runs, "unstable": seen.unstable}
+
+
+def unchanged_json(key: tuple[str, str], verdict: Verdict) -> dict[str, Any]:
+    """A pair the ends did not tell apart, as the summary holds it."""
+    probe, device = key
+    return {"probe": probe, "device": device, "status": verdict.status.value, "old": observation_json(verdict.old),
+            "new": observation_json(verdict.new)}  # fmt: skip
+
+
+def verdict_json(verdict: Verdict | None) -> dict[str, Any]:
+    """A pair's bisection as the summary holds it: its status, its ends, what lies between ("running" until done)."""
+    if verdict is None:
+        return {"status": "running"}
+    return {
+        "status": verdict.status.value,
+        "old": observation_json(verdict.old),
+        "new": observation_json(verdict.new),
+        "last_old": str(verdict.last_old) if verdict.last_old else None,
+        "first_new": str(verdict.first_new) if verdict.first_new else None,
+        "between": [{"version": str(v), "why": verdict.why_unresolved(v)} for v in verdict.between],
+        "warnings": list(verdict.warnings),
+    }
 
 
 def git_hash(value: object) -> str | None:

@@ -18,7 +18,9 @@ from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
 from torchmatrix.printed import Printed
-from torchmatrix.sessions.bisect import USAGE, Request, _Bisection, answer, parse, run
+from torchmatrix.sessions.bisect import _Bisection, run
+from torchmatrix.sessions.bisect_request import USAGE, Request, parse
+from torchmatrix.sessions.bisect_words import answer
 
 from .test_plan import THIS_MACHINE
 from .test_project import project

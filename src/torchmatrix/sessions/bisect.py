@@ -30,7 +30,6 @@ no end to bisect from.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import time
@@ -40,206 +39,48 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from packaging.version import InvalidVersion, Version
-from tabulate import tabulate
+from packaging.version import Version
 
 from .. import (
     atomicfile,
     bisection,
-    config,
     criteria,
     library,
     plan,
-    printed,
     releases,
     results,
-    schema,
     summaries,
     terminal,
     variables,
 )
-from ..arguments import Parser, repeat_count
 from ..bisection import Look, Observation, Search, Status, Verdict
-from ..core import DEVICES, Kind, Outcome, Probe
-from ..criteria import Criterion
-from ..errors import TorchmatrixError, UsageError, did_you_mean
-from ..matrix import Matrix
+from ..core import Kind, Probe
+from ..errors import TorchmatrixError, UsageError
 from ..plan import Cell
 from ..releases import Listing, dated
-from ..summaries import Change, Commits, Side
+from ..summaries import Change, Commits
 from . import childnox
 
 if TYPE_CHECKING:
     import nox
 
     from ..project import Project
-
-USAGE = (
-    "nox -s bisect -- (PROBE | --all) --from OLD --to NEW [--device D] [--check NAME] "
-    "[--metric NAME [--above X | --below X] | --by-output] [--pre] [--repeat N] "
-    "[--index-url URL] [--find-links DIR]"
+from .bisect_request import Key, Request, missing_end, parse, sources
+from .bisect_words import (
+    answer,
+    changed_in_table,
+    commits_line,
+    detail,
+    file_name_digest,
+    key_text,
+    one_end_testable,
+    side,
+    unstable_end,
+    untestable_end,
+    widen,
 )
+
 SUMMARY_SCHEMA = summaries.SCHEMA
-SHOWN_PROBES = 6
-"""How many of the questions the first line names (``--all`` over tests may ask hundreds)."""
-
-Key = tuple[str, str]
-"""A question: (probe, device)."""
-
-
-@dataclass(frozen=True)
-class Request:
-    """What to bisect, as the command line asked."""
-
-    probes: tuple[str, ...]
-    devices: tuple[str, ...]
-    old: Version
-    new: Version
-    criterion: Criterion = Criterion()
-    pre: bool = False
-    every: bool = False
-    """``--all``: every probe of the matrix."""
-    repeat: int | None = None
-    """Runs per pair instead of the matrix's ``repeat:``."""
-    index_url: str | None = None
-    find_links: tuple[str, ...] | None = None
-
-    @property
-    def keys(self) -> list[Key]:
-        return [(probe, device) for probe in self.probes for device in self.devices]
-
-    def describe(self) -> str:
-        """``autograd_dot on cpu by outcome``."""
-        shown = ", ".join(self.probes[:SHOWN_PROBES])
-        if len(self.probes) > SHOWN_PROBES:
-            shown += f", … {len(self.probes)} in all"
-        probes = f"every probe ({shown})" if self.every else shown
-        return f"{probes} on {', '.join(self.devices)} {self.criterion.describe()}"
-
-    alone: str | None = None
-    """The script (or test) to run instead of the matrix's probes, for one the matrix does not list."""
-
-
-def parse(argv: Sequence[str], matrix: Matrix) -> Request:
-    """Read the session's arguments; a mistake raises :class:`UsageError` naming it."""
-    parser = Parser(USAGE, "Find the first torch release in which a probe's outcome is NEW's.")
-    parser.add_argument(
-        "probe", metavar="PROBE", nargs="?", help="a probe of the matrix, one of its tests, or a script's path"
-    )
-    parser.add_argument("--all", dest="every", action="store_true", help="every probe and device of the matrix")
-    parser.add_argument("--from", dest="old", required=True, metavar="OLD", help="the older release")
-    parser.add_argument("--to", dest="new", required=True, metavar="NEW", help="the newer release")
-    parser.add_argument("--device", action="append", choices=DEVICES, help="default: cpu; with --all, every one")
-    parser.add_argument(
-        "--check", metavar="NAME", help="look at the check of this name in metrics.checks (an operator of the sweep)"
-    )
-    parser.add_argument(
-        "--metric",
-        metavar="NAME",
-        help="compare a metric of the record (of the check, with --check) instead of the outcome: "
-        "its side of a threshold, or without one its value",
-    )
-    side = parser.add_mutually_exclusive_group()
-    side.add_argument("--above", type=float, metavar="X", help="NAME > X or not")
-    side.add_argument("--below", type=float, metavar="X", help="NAME < X or not")
-    parser.add_argument("--by-output", action="store_true", help="compare what the script prints, normalised")
-    parser.add_argument("--pre", action="store_true", help="include pre-releases and nightly builds")
-    parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each (probe, device) N times")
-    parser.add_argument("--index-url", metavar="URL", help="list and install torch from this index")
-    parser.add_argument("--find-links", action="append", metavar="DIR", help="and from this folder or page")
-    args = parser.parse_args(list(argv))
-
-    names = [probe.name for probe in matrix.probes]
-    if (args.probe is None) != args.every:
-        parser.error(f"name one PROBE, or --all for every probe of {matrix.file.name}, not both")
-    owner, alone = None, None
-    if args.probe is not None:
-        name, owner, alone = _what_to_bisect(parser, args.probe, matrix)
-    devices = tuple(dict.fromkeys(args.device or (matrix.devices if args.every else ["cpu"])))
-    if not args.every and len(devices) > 1:
-        parser.error("one --device for one PROBE; --all takes several")
-    for device in devices:
-        if device not in matrix.devices:
-            parser.error(f"{matrix.file.name} does not run on {device} (devices: {', '.join(matrix.devices)})")
-        if owner is not None and not owner.runs_on(device):
-            parser.error(f"{owner.name} runs on {', '.join(owner.devices or ())} alone, not on {device}")
-    for flag, given in (("--metric", args.metric), ("--check", args.check)):
-        if given is not None and not given.strip():
-            parser.error(f"{flag} needs a name, e.g. {flag} {'max_abs_diff' if flag == '--metric' else 'mul'}")
-    threshold = args.above if args.above is not None else args.below
-    if args.metric is None and threshold is not None:
-        parser.error("--above X and --below X go with --metric NAME")
-    if args.by_output and (args.metric or args.check):
-        parser.error("--by-output compares what a script prints; --metric and --check its record: choose one")
-    if threshold is not None and not math.isfinite(threshold):
-        parser.error(f"the threshold must be a finite number, not {threshold}")
-    old, new = _release(parser, "--from", args.old), _release(parser, "--to", args.new)
-    if old >= new:
-        parser.error(f"--from {old} must be older than --to {new}")
-    for flag, end in (("--from", old), ("--to", new)):
-        if end.is_prerelease and not args.pre:
-            parser.error(f"{flag} {end} is a pre-release; add --pre to bisect among pre-releases and nightly builds")
-    problems = [schema.url_problem(args.index_url)] if args.index_url else []
-    problems += [schema.location_problem(link) for link in args.find_links or ()]
-    for problem in filter(None, problems):
-        parser.error(problem)
-    if args.metric is None:
-        criterion = Criterion(check=args.check)
-    else:
-        criterion = Criterion(args.metric, threshold, args.above is not None, args.check)
-    if args.by_output:
-        criterion = Criterion(by_output=True)
-    probes = tuple(names) if args.every else (name,)
-    return Request(
-        probes, devices, old, new, criterion, args.pre, args.every, args.repeat,
-        args.index_url.rstrip("/") if args.index_url else None,
-        tuple(_absolute(link) for link in args.find_links) if args.find_links else None,
-        alone,
-    )  # fmt: skip
-
-
-def _what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Probe, str | None]:
-    """The records' name, the probe that makes them, and what to run alone when the matrix does not list it.
-
-    A probe of the matrix or one of its tests is bisected as the matrix runs it; a path to
-    a script (or a test's node id) it does not list runs alone in each cell, as
-    ``$TORCHMATRIX_PROBES`` would run it.
-    """
-    owner = next((probe for probe in matrix.probes if probe.covers(given)), None)
-    if owner is not None and owner.kind is Kind.PYTEST and given == owner.name and not owner.select:
-        example = f"{given}test_x.py::test_name" if given.endswith("/") else f"{given}::test_name"
-        parser.error(f"{given} holds tests, a record each: name one (e.g. {example}), or bisect them all with --all")
-    if owner is not None:
-        return given, owner, None
-    target = Path(given.partition("::")[0])
-    if target.suffix == ".py" and target.is_file():
-        listed = next((probe for probe in matrix.probes if probe.path == target.resolve()), None)
-        if listed is not None and listed.kind is not Kind.PYTEST:
-            return listed.name, listed, None
-        _, separator, test = given.partition("::")
-        entry = str(target.resolve()) + separator + test
-        try:
-            (alone,) = config.given_probes([entry], matrix.file.parent, matrix.file.parent, matrix.devices)
-        except UsageError as error:
-            parser.error(str(error))
-        if alone.kind is Kind.PYTEST and "::" not in given:
-            parser.error(f"{given} holds tests: name one of them, e.g. {given}::test_name")
-        return (given if alone.kind is Kind.PYTEST else alone.name), alone, entry
-    probes = [probe.name for probe in matrix.probes]
-    hint = did_you_mean(given, probes, f"it runs: {', '.join(probes)}; or give a script's path")
-    parser.error(f"{given!r} is not a probe of {matrix.file.name}, one of its tests, nor a script here; {hint}")
-
-
-def _release(parser: Parser, flag: str, text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        parser.error(f"{flag} {text!r} is not a torch release (e.g. 1.12.1)")
-
-
-def _absolute(link: str) -> str:
-    """A find-links folder as the child nox must get it: absolute (nox runs in the noxfile's folder)."""
-    return link if "://" in link else str(Path(link).absolute())
 
 
 @dataclass(frozen=True)
@@ -316,7 +157,7 @@ class _Bisection:
             "find_links": list(find_links),
         }
         old, new = self.versions[0], self.versions[-1]  # as the index lists them: --from 1.9 is 1.9.0's
-        digest = _digest(json.dumps(question, sort_keys=True))
+        digest = file_name_digest(json.dumps(question, sort_keys=True))
         return self.folder / f"{asked}{readable}-{old}-{new}-{digest}.json"
 
     def known(self) -> dict[Version, dict[Key, Observation]]:
@@ -471,7 +312,7 @@ class _Bisection:
         if len(self.request.keys) == 1 or look.splits:
             shown = [(key, look.observations[key]) for key in (look.splits or self.request.keys)]
             prefix = len(self.request.keys) > 1
-            return "; ".join((_key_text(key) + ": " if prefix else "") + _detail(seen) for key, seen in shown)
+            return "; ".join((key_text(key) + ": " if prefix else "") + detail(seen) for key, seen in shown)
         tally = Counter(seen.category or "untestable" for seen in look.observations.values())
         return f"{len(look.observations)} pairs: " + ", ".join(f"{count} {name}" for name, count in tally.most_common())
 
@@ -502,7 +343,7 @@ class _Bisection:
         }
         if not request.every:  # what a summary of one probe said before there were others (schema 1)
             verdict = found.verdicts[request.keys[0]] if found else None
-            data.update(probe=request.probes[0], device=request.devices[0], **_verdict_json(verdict))
+            data.update(probe=request.probes[0], device=request.devices[0], **summaries.verdict_json(verdict))
         atomicfile.write_json(self.summary_path, data)
         return self.summary_path
 
@@ -517,7 +358,9 @@ class _Bisection:
                 for key in found.changes
                 if (said := self.boundary(found.verdicts[key]))
             ],
-            "unchanged": [_unchanged_json(key, v) for key, v in found.verdicts.items() if not v.status.changed],
+            "unchanged": [
+                summaries.unchanged_json(key, v) for key, v in found.verdicts.items() if not v.status.changed
+            ],
         }
 
     def change(self, key: Key, verdict: Verdict) -> Change:
@@ -526,7 +369,7 @@ class _Bisection:
         bounds = [verdict.observation(verdict.last_old), verdict.observation(verdict.first_new)]
         probe, device = key
         return Change(
-            probe, device, _side(verdict.old), _side(verdict.new), str(verdict.last_old), str(verdict.first_new),
+            probe, device, side(verdict.old), side(verdict.new), str(verdict.last_old), str(verdict.first_new),
             tuple(map(str, verdict.between)), min(seen.runs for seen in bounds if seen), self.commits(verdict),
         )  # fmt: skip
 
@@ -578,31 +421,13 @@ class _Bisection:
         return Commits(old, new) if old and new else None
 
 
-def _key_text(key: Key) -> str:
-    return f"{key[0]} on {key[1]}"
-
-
-def _detail(seen: Observation) -> str:
-    return seen.detail if seen.testable else f"untestable: {seen.detail}"
-
-
-def _side(seen: Observation) -> Side:
-    return Side(str(seen.category), seen.detail)
-
-
-def _observation_json(seen: Observation | None) -> dict[str, Any] | None:
-    if seen is None:
-        return None
-    return {"category": seen.category, "detail": seen.detail, "runs": seen.runs, "unstable": seen.unstable}
-
-
 def _step_json(look: Look[Key], seen: _Seen) -> dict[str, Any]:
     return {
         "version": str(look.version),
         "cell": seen.cell.id,
         "python": seen.cell.python,
         "observations": [
-            {"probe": probe, "device": device, **(_observation_json(observation) or {})}
+            {"probe": probe, "device": device, **(summaries.observation_json(observation) or {})}
             for (probe, device), observation in look.observations.items()
         ],
         "splits": [{"probe": probe, "device": device} for probe, device in look.splits],
@@ -611,26 +436,6 @@ def _step_json(look: Look[Key], seen: _Seen) -> dict[str, Any]:
         "git_version": seen.git,
         "result": str(seen.result) if seen.result else None,
         "log": str(seen.log) if seen.log else None,
-    }
-
-
-def _unchanged_json(key: Key, verdict: Verdict) -> dict[str, Any]:
-    probe, device = key
-    return {"probe": probe, "device": device, "status": verdict.status.value, "old": _observation_json(verdict.old),
-            "new": _observation_json(verdict.new)}  # fmt: skip
-
-
-def _verdict_json(verdict: Verdict | None) -> dict[str, Any]:
-    if verdict is None:
-        return {"status": "running"}
-    return {
-        "status": verdict.status.value,
-        "old": _observation_json(verdict.old),
-        "new": _observation_json(verdict.new),
-        "last_old": str(verdict.last_old) if verdict.last_old else None,
-        "first_new": str(verdict.first_new) if verdict.first_new else None,
-        "between": [{"version": str(v), "why": verdict.why_unresolved(v)} for v in verdict.between],
-        "warnings": list(verdict.warnings),
     }
 
 
@@ -664,7 +469,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     summary = job.write_summary(found)
     for key, verdict in found.verdicts.items():
         for warning in verdict.warnings:
-            where = f"{_key_text(key)}: " if request.every else ""
+            where = f"{key_text(key)}: " if request.every else ""
             session.warn(terminal.escape(where + warning, keep_newlines=False))
     bound = bisection.describe_budget(len(versions), len(found.changes))
     session.log(
@@ -717,29 +522,6 @@ def _candidates(project: Project, session: nox.Session, request: Request) -> tup
     return versions, listing
 
 
-def sources(request: Request, project: Project) -> tuple[str, tuple[str, ...]]:
-    """The index and find-links the candidates come from and the cells install from: those asked, or the matrix's."""
-    find_links = request.find_links if request.find_links is not None else project.find_links
-    return request.index_url or project.matrix.index_url, find_links
-
-
-def missing_end(listing: Listing, platforms: Sequence[str], end: Version, pre: bool) -> str:
-    """Why an end is no candidate: the releases around it, and the oldest and newest there are.
-
-    An index of nightly builds keeps only the latest: an old nightly is gone from it, not mistyped.
-    """
-    here = [version for version in listing.versions(platforms) if pre or not version.is_prerelease]
-    if not here or end in listing.versions():
-        return listing.missing(end, platforms)
-    below, above = [v for v in here if v < end], [v for v in here if v > end]
-    around = f"; the releases around it are {dated(below[-1])} and {dated(above[0])}" if below and above else ""
-    dropped = "; an index of nightly builds keeps only the latest ones" if end.is_devrelease and not below else ""
-    return (
-        f"the index lists no torch {end}{around}; the oldest it has for this platform is {dated(here[0])}, "
-        f"the newest {dated(here[-1])}{dropped}"
-    )
-
-
 def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
     lines = answer(verdict, job.request)
     if verdict.status.changed:
@@ -763,15 +545,15 @@ def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
         _log(session, [commits_line(key, verdict, job.commits(verdict), every=True)])
         boundary = job.boundary(verdict)
         if boundary:
-            session.warn(terminal.escape(f"{_key_text(key)}: {boundary}", keep_newlines=False))
-        _log(session, [f"    {_key_text(key)}: {v} {verdict.why_unresolved(v)}" for v in verdict.between])
+            session.warn(terminal.escape(f"{key_text(key)}: {boundary}", keep_newlines=False))
+        _log(session, [f"    {key_text(key)}: {v} {verdict.why_unresolved(v)}" for v in verdict.between])
     unstable = _not_compared(session, request, found.verdicts)
     if unstable:
         session.error(terminal.escape(" ".join(unstable), keep_newlines=False))
     if not changes:
         session.error(
             f"no (probe, device) pair changed its outcome between torch {request.old} and {request.new}: "
-            f"nothing to bisect; {_widen(request.criterion)}"
+            f"nothing to bisect; {widen(request.criterion)}"
         )
 
 
@@ -792,119 +574,10 @@ def _stop_at_a_dead_end(session: nox.Session, request: Request, verdicts: Sequen
 def _not_compared(session: nox.Session, request: Request, verdicts: Mapping[Key, Verdict]) -> list[str]:
     """Say which pairs an end kept from being compared; the refusals of the unstable ones, for the exit."""
     ends = {key: verdict for key, verdict in verdicts.items() if verdict.status is Status.UNTESTABLE_END}
-    unstable = [key for key, verdict in ends.items() if _unstable_end(verdict)]
-    one_end = [key for key, verdict in ends.items() if key not in unstable and _one_end_testable(verdict)]
-    _log(session, [f"not compared: {_key_text(key)}: {untestable_end(ends[key], request)}" for key in one_end])
+    unstable = [key for key, verdict in ends.items() if unstable_end(verdict)]
+    one_end = [key for key, verdict in ends.items() if key not in unstable and one_end_testable(verdict)]
+    _log(session, [f"not compared: {key_text(key)}: {untestable_end(ends[key], request)}" for key in one_end])
     both_ends = len(ends) - len(unstable) - len(one_end)
     if both_ends:
         session.log(f"not compared: {both_ends} pairs untestable at both ends (e.g. a device this machine lacks)")
     return [untestable_end(ends[key], request, key) for key in unstable]
-
-
-def _widen(criterion: Criterion) -> str:
-    """What to try when both ends agree."""
-    compared = criterion.metric or criterion.check or criterion.by_output
-    return "widen the range" + ("" if compared else ", or compare a metric (--metric)")
-
-
-def changed_in_table(request: Request, changes: Sequence[Change], asked: int) -> str:
-    """The "changed in" table for the terminal, under a line saying what it answers."""
-    title = (
-        f"changed in, torch {dated(request.old)} to {dated(request.new)} {request.criterion.describe()}: "
-        f"{len(changes)} of {asked} (probe, device) pairs"
-    )
-    if not changes:
-        return title
-    return (
-        title
-        + "\n"
-        + tabulate([change.cells() for change in changes], headers=summaries.COLUMNS, disable_numparse=True)
-    )
-
-
-def commits_line(key: Key, verdict: Verdict, commits: Commits | None, *, every: bool) -> str:
-    """Both git hashes and the link to the commits between them, or why there is none."""
-    where = f"{_key_text(key)}: " if every else ""
-    old, new = verdict.last_old, verdict.first_new
-    if commits is None:
-        return f"{where}no commit range: the builds of torch {old} and {new} do not both name a git hash"
-    return f"{where}commits from torch {old} ({commits.old}) to {new} ({commits.new}): {commits.url}"
-
-
-def _one_end_testable(verdict: Verdict) -> bool:
-    return any(seen is not None and seen.testable for seen in (verdict.old, verdict.new))
-
-
-def _unstable_end(verdict: Verdict) -> bool:
-    return any(seen is not None and seen.unstable for seen in (verdict.old, verdict.new))
-
-
-def _digest(text: str) -> str:
-    """Eight hex digits that tell ``text`` from another that reads the same in a file name."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-
-
-def untestable_end(verdict: Verdict, request: Request, key: Key | None = None) -> str:
-    """Why an end of one pair's bisection cannot be compared: it could not be tested, or its runs disagreed."""
-    old, new = verdict.old, verdict.new
-    flag, end, seen = ("--from", request.old, old) if old and not old.testable else ("--to", request.new, new)
-    if seen is not None and seen.unstable:
-        which = f" for {_key_text(key)}" if key else ""
-        return (
-            f"torch {end} ({flag}) is unstable{which}: {seen.detail.removeprefix('unstable: ')} over {seen.runs} runs; "
-            "an end must give one answer: raise --repeat to see how often each outcome comes, or compare a metric "
-            "with a threshold its noise stays on one side of (--metric NAME --above X)"
-        )
-    detail = seen.detail if seen else ""
-    if detail.endswith(criteria.NAME_ONE):  # another end would hold the same tests: the name is what to change
-        return f"torch {end} ({flag}): {detail}"
-    if detail.startswith("skipped: "):
-        return f"torch {end} ({flag}) could not be tested: {detail}; choose another {flag}, or a script that applies"
-    # An install that failed may fail for every release (a requirement no index has): then no end helps.
-    what = (
-        f"make it install (its log says why), or choose another {flag}"
-        if detail.startswith(Outcome.INSTALL_ERROR.value)
-        else f"choose another {flag}"
-    )
-    return f"torch {end} ({flag}) could not be tested: {detail}; {what}"
-
-
-def answer(verdict: Verdict, request: Request) -> list[str]:
-    """What a person reads at the end: the first release with NEW's outcome and the last with OLD's, or why not."""
-    old, new = verdict.old, verdict.new
-    if verdict.status is Status.UNTESTABLE_END:
-        return [untestable_end(verdict, request)]
-    assert old is not None and new is not None  # both ends were observed
-    label = request.criterion.label
-    if verdict.status is Status.SAME:
-        return [
-            f"torch {request.old} and {request.new} both show {label(old.category)} on {request.devices[0]}: "
-            f"nothing to bisect; {_widen(request.criterion)}"
-        ]
-    assert verdict.last_old is not None and verdict.first_new is not None
-    first = f"first release with NEW's outcome ({label(new.category)}): "
-    last = f"last release with OLD's outcome ({label(old.category)}): torch {_on_runs(verdict, verdict.last_old)}"
-    changed = _what_changed(old, new) if request.criterion.by_output else []
-    if verdict.status is Status.FOUND:
-        return [first + f"torch {_on_runs(verdict, verdict.first_new)}", last, *changed]
-    between = verdict.between
-    span = ", ".join(map(dated, (*between, verdict.first_new)))
-    return [
-        first + f"one of {span}: the answer is bounded by releases that could not be told apart",
-        *[f"    {version}: {verdict.why_unresolved(version)}" for version in between],
-        last,
-        *changed,
-    ]
-
-
-def _on_runs(verdict: Verdict, version: Version) -> str:
-    """``1.12.0 (5 runs)``: a release of the answer, and how many runs of the probe its outcome rests on."""
-    seen = verdict.observation(version)
-    runs = seen.runs if seen else 1
-    return f"{dated(version)} ({runs} run{'s' if runs > 1 else ''})"
-
-
-def _what_changed(old: Observation, new: Observation) -> list[str]:
-    """By output: how the ending changed, and the first line printed that did (or that what came before the end
-    kept did)."""
-    return printed.what_changed(str(old.category), str(new.category))
