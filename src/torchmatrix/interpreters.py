@@ -59,10 +59,6 @@ class Interpreter:
         """The wheel tags this interpreter installs on the given platforms, as pip would compute them."""
         return _tag_set(self.version[:2], self.abiflags, tuple(platforms))
 
-    def ordered_tags(self, platforms: Iterable[str]) -> tuple[Tag, ...]:
-        """:meth:`tags`, most preferred first: the order in which an installer picks among a release's wheels."""
-        return _ordered_tags(self.version[:2], self.abiflags, tuple(platforms))
-
 
 # Both cached: thousands of tags per interpreter, asked for by every cell of the plan.
 @functools.lru_cache(maxsize=64)

@@ -25,11 +25,3 @@ def test_free_threaded_builds_take_their_own_wheels() -> None:
     assert python.free_threaded
     assert Tag("cp313", "cp313t", "linux_x86_64") in python.tags(LINUX)
     assert Tag("cp313", "cp313", "linux_x86_64") not in python.tags(LINUX)
-
-
-def test_ordered_tags_put_the_most_specific_wheel_first() -> None:
-    ordered = Interpreter("/x/python3.9", (3, 9, 18), "", "pyenv").ordered_tags(LINUX)
-    assert ordered.index(Tag("cp39", "cp39", "manylinux_2_36_x86_64")) < ordered.index(
-        Tag("cp39", "cp39", "manylinux1_x86_64")
-    )
-    assert ordered.index(Tag("cp39", "cp39", "linux_x86_64")) < ordered.index(Tag("py3", "none", "any"))

@@ -6,7 +6,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import freshness, results, summaries, summary, terminal, variables
+from .. import freshness, results, summaries, terminal, terminal_table, variables
 from ..errors import TorchmatrixError
 from ..report import cells, diff, model, publish
 from ..report import options as report_options
@@ -34,7 +34,7 @@ def run(project: Project, session: nox.Session) -> None:
     for machine in machines:
         cells = [result for result in merged.results if result.machine == machine]
         print(
-            f"{terminal.escape(machine, keep_newlines=False)}:\n{summary.table(cells, project.matrix.devices)}\n",
+            f"{terminal.escape(machine, keep_newlines=False)}:\n{terminal_table.table(cells, project.matrix.devices)}\n",
             flush=True,
         )
     if merged.others:

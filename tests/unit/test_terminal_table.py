@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.summary import table
+from torchmatrix.terminal_table import table
 
 from ..conftest import hostile_result
 from .test_results import result
