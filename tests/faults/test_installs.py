@@ -172,7 +172,8 @@ def test_a_probes_own_requirements_are_installed_beside_torch(
         ("ok", Outcome.PASS),
         ("needs_six", Outcome.PASS),
     ]
-    assert result.inputs["requirements"] == [f"torch=={torch_here.version}"]  # a record's inputs: torch and pins
+    # Every record depends on every probe's own requirements: they share the cell's environment.
+    assert result.inputs["requirements"] == [f"torch=={torch_here.version}", "six"]
 
 
 def test_a_requirement_no_index_has_names_the_probe_that_asks_for_it(
