@@ -21,7 +21,7 @@ def test_the_scenarios_render_as_their_golden_file() -> None:
 
 def test_only_the_checks_that_changed_are_listed_a_column_per_later_release() -> None:
     found = tables(html(render(sweep_scenario())))
-    compared, changed, legend = found
+    compared, changed, samples, legend = found
     assert compared[0] == [
         "from", "to", "checks in both", "compared (same inputs)", "samples compared", "refused", "changed", "machine"
     ]  # fmt: skip
@@ -34,6 +34,11 @@ def test_only_the_checks_that_changed_are_listed_a_column_per_later_release() ->
         ["check", "1.12.1", "2.2.0", "2.13.0"],
         ["mul", "● 1/2", "", "–"],
         ["nn.functional.conv2d", "◌", "● 1/1", "–"],
+    ]
+    assert samples == [
+        ["check", "from", "to", "input", "output", "ulps from float64", "repro"],
+        ["mul", "1.9.0", "1.12.1", "m1", "M1 → M1*", "", ""],
+        ["nn.functional.conv2d", "1.12.1", "2.2.0", "c2", "C2 → C2*", "", ""],
     ]
     assert ["◌", "not compared: none of its inputs is the same as in the previous release"] in legend
     assert legend[2][0] == "≈" and legend[2][1].startswith("unstable: ")

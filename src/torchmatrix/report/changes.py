@@ -9,9 +9,9 @@ float32 output changed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from . import escape
+from . import escape, repro
 from .history import SHOWN_CHANGES, Change, History, Step
 from .model import Column, Report
 
@@ -27,14 +27,17 @@ INTRO = (
 )
 
 
-def render(report: Report, found: Sequence[History]) -> str:
-    """CHECK-CHANGES.md from the report's histories (:func:`torchmatrix.report.history.histories`)."""
+def render(report: Report, found: Sequence[History], scripts: Collection[str] = ()) -> str:
+    """CHECK-CHANGES.md from the report's histories (:func:`torchmatrix.report.history.histories`).
+
+    ``scripts``: the repro scripts written beside it (:mod:`.repro`), each changed sample's linked where it has one.
+    """
     lines = [f"# {TITLE}", "", INTRO, ""]
     if not found:
         lines += ["No stored record holds checks yet: run nox -s probe.", ""]
     for history in found:
         for column in history.columns:
-            lines += _section(history, column)
+            lines += _section(history, column, scripts)
     if found:
         lines += ["## Legend", "", "| mark | meaning |", "| :-: | --- |"]
         lines += [f"| {change.symbol} | {change.meaning} |" for change in SHOWN_CHANGES]
@@ -49,7 +52,7 @@ def render(report: Report, found: Sequence[History]) -> str:
     return "\n".join(lines)
 
 
-def _section(history: History, column: Column) -> list[str]:
+def _section(history: History, column: Column, scripts: Collection[str] = ()) -> list[str]:
     title = escape.markdown(f"{history.probe} · {column.label}")
     lines = [f"## {title}", ""]
     transitions = [transition for transition in history.transitions if transition.column == column]
@@ -83,6 +86,34 @@ def _section(history: History, column: Column) -> list[str]:
         cells = [_cell(step) for step in steps]
         random = any(step is not None and step.check.get("random") is True for step in steps)
         lines.append(f"| {escape.markdown(name)}{' (random)' if random else ''} | " + " | ".join(cells) + " |")
+    return [*lines, "", *_samples(repro.sample_changes(history, column), scripts)]
+
+
+def _samples(changes: Sequence[repro.SampleChange], scripts: Collection[str]) -> list[str]:
+    """The samples whose output changed, each with its distance from float64 before and after, and its repro."""
+    if not changes:
+        return []
+    lines = [
+        f"{len(changes)} samples changed"
+        + (
+            ", each with a repro: run it under both releases, or `nox -s bisect -- <repro> --by-output --from A --to B`"
+            if any(change.script in scripts for change in changes)
+            else ""
+        )
+        + ":",
+        "",
+        "| check | from | to | input | output | ulps from float64 | repro |",
+        "| :-- | :-- | :-- | :-- | :-- | :-- | :-- |",
+    ]
+    for change in changes:
+        # A script's path is letters, digits, _, / and . (repro.script_path): nothing to escape.
+        link = f"[{change.script.rpartition('/')[2]}]({change.script})" if change.script in scripts else ""
+        lines.append(
+            f"| {escape.markdown(change.check)} | {escape.markdown(change.before.label)} "
+            f"| {escape.markdown(change.after.label)} | {escape.markdown(change.input)} "
+            f"| {escape.markdown(change.output_before)} → {escape.markdown(change.output_after)} "
+            f"| {escape.markdown(change.ulps)} | {link} |"
+        )
     return [*lines, ""]
 
 

@@ -10,15 +10,17 @@ is escaped here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 
+from . import repro
 from .escape import html_text as h
 from .history import SHOWN_CHANGES, Change, History, Step
 from .model import Column, Row
 
 
-def section(history: History, positions: Mapping[tuple[Row, Column], int]) -> str:
-    """The probe's history as HTML; ``positions`` gives the page's entry index of each (release, column) record."""
+def section(history: History, positions: Mapping[tuple[Row, Column], int], scripts: Collection[str] = ()) -> str:
+    """The probe's history as HTML; ``positions`` gives the page's entry index of each (release, column) record;
+    ``scripts``, the repro scripts written beside the page (:mod:`.repro`), which the changed samples link."""
     changed = set(history.changed_checks())
     lines = [
         f'<div class="history" data-probe="{h(history.probe)}">',
@@ -46,8 +48,39 @@ def section(history: History, positions: Mapping[tuple[Row, Column], int]) -> st
         cells = "".join(_cell(steps.get(name), where, index, tips) for steps, where, index in places)
         flag = "1" if name in changed else "0"
         lines.append(f'<tr data-check="{h(name)}" data-changed="{flag}"><th scope="row">{h(name)}</th>{cells}</tr>')
-    lines += ["</tbody></table></div>", _legend(), "</div>"]
+    lines += ["</tbody></table></div>", _legend(), _samples(repro.sample_changes(history), scripts), "</div>"]
     return "\n".join(lines)
+
+
+def _samples(changes: Sequence[repro.SampleChange], scripts: Collection[str]) -> str:
+    """The samples whose output changed, each with its distance from float64 before and after, and its repro."""
+    if not changes:
+        return ""
+    rows = []
+    for change in changes:
+        link = (
+            f'<a href="{h(change.script)}">{h(change.script.rpartition("/")[2])}</a>'
+            if change.script in scripts
+            else ""
+        )
+        rows.append(
+            f"<tr><td>{h(change.check)}</td><td>{h(change.column.label)}</td><td>{h(change.before.label)}</td>"
+            f"<td>{h(change.after.label)}</td><td><code>{h(change.input)}</code></td>"
+            f"<td><code>{h(change.output_before)}</code> → <code>{h(change.output_after)}</code></td>"
+            f"<td>{h(change.ulps)}</td><td>{link}</td></tr>"
+        )
+    hint = (
+        ", each with a repro: run it under both releases, or nox -s bisect -- &lt;repro&gt; --by-output --from A --to B"
+        if any(change.script in scripts for change in changes)
+        else ""
+    )
+    return (
+        f'<details class="repros"><summary>{len(changes)} samples changed{hint}</summary>'
+        '<div class="scroll"><table class="repros-table"><thead><tr><th scope="col">check</th>'
+        '<th scope="col">machine, device</th><th scope="col">from</th><th scope="col">to</th>'
+        '<th scope="col">input</th><th scope="col">output</th><th scope="col">ulps from float64</th>'
+        f'<th scope="col">repro</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div></details>'
+    )
 
 
 def _head(history: History) -> str:

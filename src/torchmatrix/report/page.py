@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -42,10 +42,12 @@ def render(
     charts: Mapping[str, str] | None = None,
     histories: Sequence[History] = (),
     bisections: Sequence[Summary] = (),
+    scripts: Collection[str] = (),
 ) -> str:
     """compatibility.html. ``charts`` maps a probe to its picture (an ``<svg>`` element), shown under its table;
     ``histories`` are the probes' checks across releases (:func:`torchmatrix.report.history.histories`), under it;
-    ``bisections``, the stored bisections' summaries, are shown in a section after the tables.
+    ``bisections``, the stored bisections' summaries, are shown in a section after the tables; ``scripts``, the
+    repro scripts written beside it (:mod:`.repro`), are linked from the samples that changed.
     """
     charts = charts or {}
     history_of = {history.probe: history for history in histories}
@@ -69,7 +71,7 @@ def render(
         if table.probe in charts:
             body.append(f"<figure>{charts[table.probe]}</figure>")
         if table.probe in history_of:
-            body.append(history_page.section(history_of[table.probe], positions))
+            body.append(history_page.section(history_of[table.probe], positions, scripts))
         body.append("</section>")
     if bisections:
         body.append(bisected.html(bisections))

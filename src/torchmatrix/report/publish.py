@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import atomicfile
 from ..summaries import Summary
-from . import changes, chart, export, history, markdown, page, rst, supported
+from . import changes, chart, export, history, markdown, page, repro, rst, supported
 from .model import Report
 
 FILE_NAMES = {
@@ -24,11 +24,16 @@ DEFAULT_FORMATS = ("md", "html", "json", "csv", "changes")
 
 
 def render(
-    report: Report, formats: Iterable[str] = DEFAULT_FORMATS, bisections: Sequence[Summary] = ()
+    report: Report,
+    formats: Iterable[str] = DEFAULT_FORMATS,
+    bisections: Sequence[Summary] = (),
+    sweeps: Mapping[str, repro.Sweep] | None = None,
 ) -> dict[str, str]:
     """File name -> content for each format in ``formats``, and the charts the Markdown or RST shows beside it.
 
     ``bisections`` (the stored bisections' summaries) add their "changed in" section to the Markdown and the page.
+    ``sweeps`` (a probe's name -> what its repros are made from) add, with the page or CHECK-CHANGES.md, a repro
+    script per sample of that probe whose output changed (``repro/…py``), which they link.
     """
     formats = set(formats)
     charts = chart.charts(report)
@@ -38,16 +43,23 @@ def render(
         files.update({pictures[probe]: svg for probe, svg in charts.items()})
     flat = export.rows(report) if formats & {"json", "csv"} else []
     histories = history.histories(report) if formats & {"html", "changes"} else ()
+    scripts = {
+        path: text
+        for found in histories
+        if found.probe in (sweeps or {})
+        for path, text in repro.scripts(repro.sample_changes(found), (sweeps or {})[found.probe]).items()
+    }
     renderers = {
         "md": lambda: markdown.render(report, pictures, bisections),
         "rst": lambda: rst.render(report, pictures),
-        "html": lambda: page.render(report, charts, histories, bisections),
+        "html": lambda: page.render(report, charts, histories, bisections, scripts),
         "json": lambda: export.to_json(report, flat),
         "csv": lambda: export.to_csv(report, flat),
-        "changes": lambda: changes.render(report, histories),
+        "changes": lambda: changes.render(report, histories, scripts),
         "supported": lambda: supported.render(report),
     }
     files.update({FILE_NAMES[name]: renderers[name]() for name in FORMATS if name in formats})
+    files.update(scripts)
     return files
 
 

@@ -24,7 +24,7 @@ sample, never an error.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,18 +75,36 @@ def samples_of(check: Mapping[str, Any]) -> list[tuple[str, str | None]] | None:
     ]
 
 
+def changed_samples(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The samples of check ``after`` whose output changed from the same input in check ``before``, as
+    ``(input, output before, output after)``, in ``after``'s order: those :func:`compare` counts as changed."""
+    earlier, later = samples_of(before), samples_of(after)
+    if earlier is None or later is None:
+        return []
+    return [(digest, old, new) for digest, old, new, refused in _matched(earlier, later) if not refused and old != new]
+
+
 def _compare_samples(earlier: list[tuple[str, str | None]], later: list[tuple[str, str | None]]) -> Comparison:
-    outputs: dict[str, str | None] = {}
-    for digest, output in earlier:
-        outputs.setdefault(digest, output)
     compared = changed = refused = 0
-    for digest, output in later:
-        before = outputs.get(digest)
-        if before is None or output is None:
-            continue
-        if before.startswith(RAISED) != output.startswith(RAISED):
+    for _, before, output, was_refused in _matched(earlier, later):
+        if was_refused:
             refused += 1
             continue
         compared += 1
         changed += before != output
     return Comparison(compared, changed, refused)
+
+
+def _matched(
+    earlier: list[tuple[str, str | None]], later: list[tuple[str, str | None]]
+) -> Iterator[tuple[str, str, str, bool]]:
+    """Each sample of ``later`` with an output whose input ``earlier`` holds with an output: (input, its output
+    before, after, whether one of the two raised on it and the other did not)."""
+    outputs: dict[str, str | None] = {}
+    for digest, output in earlier:
+        outputs.setdefault(digest, output)
+    for digest, output in later:
+        before = outputs.get(digest)
+        if before is None or output is None:
+            continue
+        yield digest, before, output, before.startswith(RAISED) != output.startswith(RAISED)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import freshness, results, summaries, terminal, terminal_table, variables
+from .. import freshness, results, scriptmeta, summaries, terminal, terminal_table, variables
 from ..errors import TorchmatrixError
-from ..report import cells, diff, model, publish
+from ..report import cells, diff, model, publish, repro
 from ..report import options as report_options
 
 if TYPE_CHECKING:
@@ -25,7 +26,9 @@ def run(project: Project, session: nox.Session) -> None:
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
     results.warn_skipped(skipped, session.warn)
     try:
-        written = publish.write(project.matrix.output, publish.render(merged, options.formats, bisections))
+        files = publish.render(merged, options.formats, bisections, _sweeps(project, merged))
+        written = publish.write(project.matrix.output, files)
+        _remove_old_repros(project.matrix.output, files)
     except OSError as exc:
         session.error(terminal.escape(f"cannot write the reports to {project.matrix.output}: {exc.strerror or exc}"))
     # This machine's table first, then those of the machines whose folders were copied in.
@@ -45,13 +48,55 @@ def run(project: Project, session: nox.Session) -> None:
                 keep_newlines=False,
             )
         )
-    names = ", ".join(path.name for path in written)
+    scripts = sum(path.parent.name == repro.FOLDER and path.suffix == ".py" for path in written)
+    names = ", ".join(path.name for path in written if not (path.parent.name == repro.FOLDER and path.suffix == ".py"))
+    names += f" and {scripts} repro script(s) in {repro.FOLDER}/" if scripts else ""
     session.log(
         terminal.escape(f"{len(machines)} machine(s); wrote {names} to {project.matrix.output}", keep_newlines=False)
     )
     if options.diff:
         before = _merged(session, options.diff)
         print(diff.render(diff.changes(before, merged), str(options.diff), str(project.results_dir)), flush=True)
+
+
+def _sweeps(project: Project, report: model.Report) -> dict[str, repro.Sweep]:
+    """What the repro scripts of each probe that is a sweep are made from: its file (the matrix's probe of that name,
+    or the one in probes/), where its store lies from the scripts' folder, and that folder from the matrix's."""
+    base = project.matrix.file.parent
+    scripts = project.matrix.output / repro.FOLDER
+    found = {}
+    for table in report.tables:
+        named = [probe.path for probe in project.matrix.probes if probe.name == table.probe]
+        path = named[0] if named else base / "probes" / f"{table.probe}.py"
+        try:
+            source = path.read_text(encoding="utf-8") if path.is_file() else ""
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not source or not repro.can_borrow(source):
+            continue
+        try:
+            dependencies = scriptmeta.dependencies(path)
+        except TorchmatrixError:
+            continue
+        store = repro.store_option(table)
+        found[table.probe] = repro.Sweep(
+            source,
+            Path(os.path.relpath(path.parent / store, scripts)).as_posix() if store else "",
+            Path(os.path.relpath(scripts, base)).as_posix(),
+            dependencies,
+        )
+    return found
+
+
+def _remove_old_repros(output: Path, files: dict[str, str]) -> None:
+    """Remove the repro scripts of samples that no longer changed: a link to one would be a change no more. Only
+    where a view that links them was written: the others make none."""
+    folder = output / repro.FOLDER
+    if not {publish.FILE_NAMES["changes"], publish.FILE_NAMES["html"]} & set(files):
+        return
+    for path in folder.glob("*.py") if folder.is_dir() else ():
+        if f"{repro.FOLDER}/{path.name}" not in files:
+            path.unlink(missing_ok=True)
 
 
 def _merged(
