@@ -7,7 +7,7 @@ found, the platform tags), so it is tested without a network or a Python zoo.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,8 +133,11 @@ def held_pythons(
     platforms: Sequence[str],
     requires_python: SpecifierSet | None = None,
     newest_pythons: Sequence[NewestPython] | None = None,
+    pinned: Mapping[Version, Sequence[str]] | None = None,
 ) -> tuple[Held, ...]:
     """The Python each of ``versions`` (oldest first) runs on in a bisect, so that torch is all that changes.
+
+    A release the matrix pins Pythons for (``pinned``) runs on one of those alone.
 
     One Python for all where one found here installs every release (that has a wheel for this platform and
     a Python here at all; the others' cells say why they cannot run): the newest, among those under every
@@ -148,6 +151,8 @@ def held_pythons(
     common: set[str] = set()
     for version in versions:
         fits = _installable_minors(version, listing, interpreters, platforms, needs)
+        if pinned and pinned.get(version):
+            fits &= set(pinned[version])
         if not fits:
             continue
         if members and common & fits:

@@ -120,9 +120,32 @@ def valid_result(torch: str, **changes: object) -> CellResult:
     return CellResult(**fields)
 
 
-def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, torch_here: Torch, warm: None) -> None:
+@pytest.fixture(scope="module")
+def made(
+    tmp_path_factory: pytest.TempPathFactory, envdir: Path, suite_cache: Path, torch_here: Torch, warm: None
+) -> Path:
+    """A result file a real run of the suite's one-probe cell made: a good file, current for that matrix."""
+    workspace = Workspace(tmp_path_factory.mktemp("made"), envdir, suite_cache)
     workspace.matrix([torch_here], ["ok"])
-    good = results.write(workspace.results_dir, valid_result("1.9.0"))
+    run = workspace.nox("-s", "probe")
+    assert run.returncode == 0, run.output
+    [result] = workspace.scan().results
+    assert result.path is not None
+    return result.path
+
+
+def with_good(workspace: Workspace, torch_here: Torch, made: Path) -> tuple[Path, list[str]]:
+    """The matrix of ``made``'s cell, ``made`` in its results folder, and the row the terminal's table shows of it."""
+    workspace.matrix([torch_here], ["ok"])
+    good = workspace.machine_dir / made.name
+    good.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(made, good)
+    result = results.read(good)
+    return good, [result.torch, result.python or "-", "ok", "✓"]
+
+
+def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, torch_here: Torch, made: Path) -> None:
+    good, row = with_good(workspace, torch_here, made)
     # Valid, as if merged from another machine, with hostile names; a torch version holding escapes is refused.
     results.write(workspace.results_dir, dataclasses.replace(hostile_result(MACHINE), torch="2.0.0"))
     data = json.loads(good.read_text())
@@ -144,7 +167,7 @@ def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, tor
     (workspace.results_dir / "other-box").mkdir()
     (workspace.results_dir / "other-box" / "torch-1.9.0-py3.9.json").write_text("{")
 
-    run = workspace.nox("-s", "report")
+    run = workspace.nox("-s", "report", "--", "--all-cells")  # the other machine's hostile cell shown too
 
     assert run.returncode == 0, run.output
     assert "Traceback" not in run.output
@@ -158,7 +181,7 @@ def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, tor
     assert "'python' is a number" in run.output
     assert ".tmp" not in run.output
     rows = [line.split() for line in run.stdout.splitlines()]
-    assert ["1.9.0", "3.11", "ok", "✓"] in rows
+    assert row in rows
     assert "'torch' is not a version: '2.1.0\\x1b[2J" in run.output
     assert "\x1b" not in run.output and r"hostilebell\x07" in run.stdout
 
@@ -306,12 +329,13 @@ HOSTILE = [
 POSIX_ONLY = {"fifo", "link-to-dev-zero", "folder-name-with-newline"}
 
 
-def hostile_folder(workspace: Workspace, torch_here: Torch, hostile: list[Hostile]) -> tuple[Path, list[Path]]:
-    """A matrix, a good result of torch 1.9.0 and ``hostile`` beside it: the good file and the hostile paths."""
-    workspace.matrix([torch_here], ["ok"])
-    good = results.write(workspace.results_dir, valid_result("1.9.0"))
+def hostile_folder(
+    workspace: Workspace, torch_here: Torch, made: Path, hostile: list[Hostile]
+) -> tuple[list[str], list[Path]]:
+    """A matrix, a good result and ``hostile`` beside it: the good result's row in the table, the hostile paths."""
+    good, row = with_good(workspace, torch_here, made)
     data = json.loads(good.read_text())
-    return good, [case.make(good, data) for case in hostile]
+    return row, [case.make(good, data) for case in hostile]
 
 
 def skipped(run: Run) -> list[str]:
@@ -335,9 +359,9 @@ def posix_only(hostile: list[Hostile]) -> list[Any]:
 
 @pytest.mark.parametrize("hostile", posix_only(HOSTILE))
 def test_the_report_names_and_skips_a_hostile_file_and_shows_the_good_one(
-    workspace: Workspace, torch_here: Torch, hostile: Hostile
+    workspace: Workspace, torch_here: Torch, made: Path, hostile: Hostile
 ) -> None:
-    _, (path,) = hostile_folder(workspace, torch_here, [hostile])
+    row, (path,) = hostile_folder(workspace, torch_here, made, [hostile])
 
     run = workspace.nox("-s", "report", prefix=MEMORY_CAP, timeout=READ_TIMEOUT)
 
@@ -345,7 +369,7 @@ def test_the_report_names_and_skips_a_hostile_file_and_shows_the_good_one(
     assert_named(run, path, hostile.reason)
     assert len(skipped(run)) == 1
     rows = [line.split() for line in run.stdout.splitlines()]
-    assert ["1.9.0", "3.11", "ok", "✓"] in rows
+    assert row in rows
     assert "2.0.0" not in run.stdout and "other-box" not in run.stdout
 
 
@@ -355,11 +379,14 @@ def with_expectation(matrix: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /dev/zero, newlines in names")
-def test_verify_names_every_hostile_file_and_checks_the_good_result(workspace: Workspace, torch_here: Torch) -> None:
-    _, paths = hostile_folder(workspace, torch_here, HOSTILE)
+def test_verify_names_every_hostile_file_and_checks_the_good_result(
+    workspace: Workspace, torch_here: Torch, made: Path
+) -> None:
+    _, paths = hostile_folder(workspace, torch_here, made, HOSTILE)
     with_expectation(workspace.matrix_file)
     # Valid, in its machine's folder, but the machine's name holds a line of its own.
-    newline = dataclasses.replace(valid_result("1.9.0"), machine=f"box\n{FORGED}")
+    good = results.read(made)
+    newline = dataclasses.replace(good, machine=f"box\n{FORGED}", path=None)
     results.write(workspace.results_dir, newline)
 
     run = workspace.nox("-s", "verify", prefix=MEMORY_CAP, timeout=READ_TIMEOUT)
@@ -369,13 +396,13 @@ def test_verify_names_every_hostile_file_and_checks_the_good_result(workspace: W
         assert_named(run, path, case.reason)
     assert len(skipped(run)) == len(HOSTILE)
     assert "(machines: box\\nnox > Session probe(9.9.9) was successful in 1 second., faults)" in run.output
-    assert "✓ ok on cpu, torch (any): pass: holds for torch-1.9.0-py3.11 [box\\nnox > Session" in run.stdout
-    assert "torch-1.9.0-py3.11 [faults]" in run.stdout
+    assert f"✓ ok on cpu, torch (any): pass: holds for {good.cell_id} [box\\nnox > Session" in run.stdout
+    assert f"{good.cell_id} [faults]" in run.stdout
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /dev/zero, newlines in names")
-def test_bisect_names_every_hostile_file_and_goes_on(workspace: Workspace, torch_here: Torch) -> None:
-    _, paths = hostile_folder(workspace, torch_here, HOSTILE)
+def test_bisect_names_every_hostile_file_and_goes_on(workspace: Workspace, torch_here: Torch, made: Path) -> None:
+    _, paths = hostile_folder(workspace, torch_here, made, HOSTILE)
     # Torch 1.9.0 on a Python no machine has: the plan rules it out, so the bisection ends at once, building nothing.
     matrix = workspace.matrix_file.read_text().replace(torch_here.entry, '{version: "1.9.0", python: "3.5"}')
     workspace.matrix_file.write_text(matrix)

@@ -227,3 +227,15 @@ def test_where_no_python_installs_every_release_the_fewest_changes_each_at_its_b
 def test_a_release_no_python_here_installs_is_left_to_its_cell_and_breaks_no_span() -> None:
     only_310 = [python for python in THIS_MACHINE if python.minor == "3.10"]
     assert held("1.9.0", "1.11.0", "1.12.1", pythons=only_310) == [("3.10", ["1.11.0", "1.12.1"])]
+
+
+def test_a_release_the_matrix_pins_pythons_for_runs_on_one_of_them_alone_in_a_bisect() -> None:
+    versions = [Version(v) for v in ("1.12.1", "1.13.1", "2.0.1")]
+    assert held("1.12.1", "1.13.1", "2.0.1") == [("3.10", ["1.12.1", "1.13.1", "2.0.1"])]
+    pinned = {Version("1.13.1"): ("3.9",)}
+    found = held_pythons(versions, LISTING, THIS_MACHINE, LINUX, pinned=pinned)
+    assert [(span.python, [str(v) for v in span.versions]) for span in found] == [
+        ("3.9", ["1.12.1", "1.13.1", "2.0.1"])
+    ]
+    nowhere = held_pythons(versions, LISTING, THIS_MACHINE, LINUX, pinned={Version("1.12.1"): ("3.5",)})
+    assert [[str(v) for v in span.versions] for span in nowhere] == [["1.13.1", "2.0.1"]]  # 1.12.1: its own cell

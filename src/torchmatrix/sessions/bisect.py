@@ -448,9 +448,11 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         project = project.with_repeat(request.repeat)
     project.require_writable(project.machine_dir)
     versions, listing = _candidates(project, session, request)
+    pinned = {entry.version: entry.pythons for entry in project.matrix.torch if entry.pythons}
     spans = plan.held_pythons(
-        versions, listing, project.interpreters, project.platforms, library.requires_python(project.matrix.project)
-    )
+        versions, listing, project.interpreters, project.platforms, library.requires_python(project.matrix.project),
+        pinned=pinned,
+    )  # fmt: skip
     cells, held = held_cells(project, listing, spans, versions)
     job = _Bisection(project, session, noxfile, request, versions, cells, held, listing)
     job.with_tests_as_questions()

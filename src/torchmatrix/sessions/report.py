@@ -36,10 +36,8 @@ def run(project: Project, session: nox.Session) -> None:
                       key=lambda machine: (machine != project.machine, machine.casefold()))  # fmt: skip
     for machine in machines:
         cells = [result for result in merged.results if result.machine == machine]
-        print(
-            f"{terminal.escape(machine, keep_newlines=False)}:\n{terminal_table.table(cells, project.matrix.devices)}\n",
-            flush=True,
-        )
+        table = terminal_table.table(cells, project.matrix.devices)
+        print(f"{terminal.escape(machine, keep_newlines=False)}:\n{table}\n", flush=True)
     if merged.others:
         session.log(
             terminal.escape(
