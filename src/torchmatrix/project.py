@@ -208,7 +208,7 @@ class Project:
         installed already is made from its probe alone.
         """
         if result.session == results.INSTALLED_SESSION:
-            return self.record_inputs({"probes": self._probe_hashes, **self._options()}, record.probe)
+            return self.record_inputs(self.installed_inputs(), record.probe)
         cell = self._cell_of(result)
         if cell is None:
             return None
@@ -260,6 +260,10 @@ class Project:
             "seed": identity.SEED,
             **self._options(),
         }
+
+    def installed_inputs(self) -> dict[str, object]:
+        """What a record measured in a torch installed already is made from: its probe and its options alone."""
+        return {"probes": dict(self._probe_hashes), **self._options()}
 
     def _options(self) -> dict[str, object]:
         """The probes' options, by probe, where the matrix gives any: what :func:`identity.record_inputs` reads."""
