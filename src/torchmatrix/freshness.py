@@ -193,7 +193,8 @@ def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str 
         if before == after:
             continue
         if key == "probe":
-            changes.append(f"probe {probe} {'added' if before is None else 'changed'}")
+            recorded = before is not None
+            changes.append(f"probe {probe} changed" if recorded else f"probe {probe}'s digest was not recorded")
         elif key == "options":
             changes.append(f"the options of probe {probe} changed")
         elif key == TORCH_BUILD and before is None:
