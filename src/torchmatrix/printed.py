@@ -45,7 +45,13 @@ class Rule:
 _EXAMPLES = {
     "an object's address in its default repr": (
         "<MulBackward0 object at 0x7f3a2c1d5e80>",
-        ("bits of 0.3: 0x3e99999a", "at 0x3e99999a", "<0x3e99999a>", "id 0x7f3a2c1d5e80 >"),
+        (
+            "bits of 0.3: 0x3e99999a",
+            "at 0x3e99999a",
+            "<0x3e99999a>",
+            "id 0x7f3a2c1d5e80 >",
+            "<float32 value at 0x3e99999a>",
+        ),
     ),
     "the random part of the names of a pair's folders": (
         "saved to /tmp/torchmatrix-worker-k2j4x9_a/torchmatrix-pair-9xq1b2c3/model.pt",
@@ -96,6 +102,9 @@ class Printed:
             ended += ": " + _one_line(raised)
         elif outcome in ("crash", "timeout", "error") and message.strip():
             ended += ": " + message.strip().splitlines()[0]
+        whole = metrics.get("raised_sha256")  # a message longer than a record keeps: all of it, by digest
+        if isinstance(whole, str) and whole:
+            ended += f" (all {whole[:16]})"
         cut = metrics.get("output_truncated") is True
         return cls(ended, digest, size, cut, tuple(str(line) for line in lines))
 

@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +92,11 @@ class Project:
     def with_repeat(self, repeat: int) -> Project:
         """This project with each (probe, device) pair run ``repeat`` times (``-- --repeat N``)."""
         return dataclasses.replace(self, matrix=dataclasses.replace(self.matrix, repeat=repeat))
+
+    def with_sources(self, index_url: str, find_links: Sequence[str]) -> Project:
+        """This project installing torch from ``index_url`` and ``find_links`` (bisect's ``--index-url``, ...)."""
+        matrix = dataclasses.replace(self.matrix, index_url=index_url, find_links=tuple(find_links))
+        return dataclasses.replace(self, matrix=matrix, find_links=tuple(find_links))
 
     def plan_release(self, version: Version, listing: Listing | None = None, python: str | None = None) -> Cell:
         """The cell ``TORCHMATRIX_TORCH=<version> nox -s probe`` runs (the first, if the matrix pins Pythons);

@@ -98,3 +98,28 @@ def test_the_first_line_that_differs_is_named_and_a_long_one_shown_where_it_diff
     assert printed.first_difference(["a"], ["a"]) == ""
     long = "x" * 100
     assert printed.first_difference([long + "1"], [long + "2"]) == (f"line 1: '…{'x' * 10}1' → '…{'x' * 10}2'")
+
+
+def test_a_rule_s_match_cut_by_where_a_long_line_is_read_in_pieces_is_still_replaced() -> None:
+    import io
+
+    from torchmatrix.envside.torchmatrix_worker import records
+
+    address = b"<object object at 0x7f0e2b7a0ac0>"
+    cut = address.index(b"0x") + 2
+    line = b"x" * (records.OUTPUT_CHUNK - cut - 4) + address + b"\n"  # the first piece ends inside the address
+    other = line.replace(b"7f0e2b7a0ac0", b"7f2bd4da0ac0")
+    first, second = (records.read_output(io.BytesIO(data)) for data in (line, other))
+    assert first["sha256"] == second["sha256"] and first["bytes"] == len(line)
+    assert first["end"].endswith(b"<object object at 0x\xe2\x80\xa6>\n")
+
+
+def test_all_of_a_message_longer_than_a_record_keeps_is_compared() -> None:
+    said = {"outcome": "fail", "message": "AssertionError: …", "metrics": {"output": [], "output_sha256": "0" * 64,
+            "output_bytes": 0, "raised": "AssertionError: …" + "." * 10}}  # fmt: skip
+    runs = [
+        Printed.of_run(said["outcome"], said["message"], dict(said["metrics"], raised_sha256=digest))
+        for digest in ("a" * 64, "b" * 64)
+    ]
+    assert isinstance(runs[0], Printed) and isinstance(runs[1], Printed)
+    assert runs[0].category() != runs[1].category()

@@ -132,3 +132,14 @@ def test_a_record_measured_in_a_torch_installed_already_is_current_while_its_pro
     assert made.inputs["probe"] and here.wanted_for(installed, made) == {
         key: value for key, value in made.inputs.items() if key != "read"
     }
+
+
+def test_a_stored_record_of_torch_from_another_source_is_not_up_to_date(tmp_path: Path) -> None:
+    """Bisect's --find-links and --index-url: a record installed from elsewhere is no look at this source."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    cell = here.cells[0]
+    made = here.identified(here.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
+    stored = {(cell.torch, cell.python_request): result("1.12.1", python_request=None, records=(made,))}
+    assert here.up_to_date(cell, stored, [("autograd_dot", "cpu")]) is not None
+    elsewhere = here.with_sources("https://pypi.org/simple", [str(tmp_path / "other-wheels")])
+    assert elsewhere.up_to_date(elsewhere.cells[0], stored, [("autograd_dot", "cpu")]) is None

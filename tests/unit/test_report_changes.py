@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from torchmatrix.core import Outcome, Record
 from torchmatrix.report import changes, history, model
 
 from .report_data import assert_golden, hostile, scenario, sweep_scenario
 from .test_report_markdown import html, tables
+from .test_results import result
 
 
 def render(found: list) -> str:
@@ -57,3 +59,9 @@ def test_hostile_text_stays_text_and_keeps_the_tables_square() -> None:
     assert "<script" not in rendered and "<a " not in rendered
     for table in tables(rendered):
         assert len({len(row) for row in table}) == 1, table
+
+
+def test_stale_records_are_said_to_be_left_out_not_passed_over_in_silence() -> None:
+    stale = Record("chk", "cpu", Outcome.STALE, {}, "was ✓ pass; probe chk changed", 0.1)
+    text = render([result("2.2.0", records=(stale,)), result("2.3.0", records=(stale,))])
+    assert "2 stored records are ↻ stale (made from what has changed since), left out here" in text

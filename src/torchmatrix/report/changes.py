@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from . import escape, repro
-from .history import SHOWN_CHANGES, Change, History, Step
+from .history import SHOWN_CHANGES, Change, History, Step, stale_left_out
 from .model import Column, Report
 
 TITLE = "Checks that changed between releases"
@@ -33,6 +33,9 @@ def render(report: Report, found: Sequence[History], scripts: Collection[str] = 
     ``scripts``: the repro scripts written beside it (:mod:`.repro`), each changed sample's linked where it has one.
     """
     lines = [f"# {TITLE}", "", INTRO, ""]
+    left_out = stale_left_out(report)
+    if left_out:
+        lines += [left_out, ""]
     if not found:
         lines += ["No stored record holds checks yet: run nox -s probe.", ""]
     for history in found:

@@ -146,6 +146,24 @@ def histories(report: Report) -> tuple[History, ...]:
     return tuple(item for item in found if item is not None)
 
 
+def stale_left_out(report: Report) -> str:
+    """What the views of checks across releases say of the stale records they leave out ('' when there are none):
+    a stale record's checks are of what has changed since, so none is compared."""
+    shown = set(report.columns)
+    stale = sum(
+        entry.mark is Outcome.STALE
+        for table in report.tables
+        for (_, column), entry in table.entries.items()
+        if column in shown
+    )
+    if not stale:
+        return ""
+    return (
+        f"{stale} stored record{'s are' if stale != 1 else ' is'} ↻ stale (made from what has changed since), "
+        "left out here: `nox -s probe` measures them again."
+    )
+
+
 def history(table: Table, columns: Iterable[Column]) -> History | None:
     """``table``'s probe across releases; None when none of its records holds checks."""
     releases: dict[Column, tuple[Row, ...]] = {}

@@ -446,6 +446,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         project = project.running_alone(request.alone)
     if request.repeat is not None:
         project = project.with_repeat(request.repeat)
+    project = project.with_sources(*sources(request, project))  # a stored record of another source is no look
     project.require_writable(project.machine_dir)
     versions, listing = _candidates(project, session, request)
     pinned = {entry.version: entry.pythons for entry in project.matrix.torch if entry.pythons}

@@ -12,8 +12,9 @@ import traceback
 
 from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
 from .fingerprint import device_available, fingerprint
-from .protocol import DEVICE_VARIABLE, PLUGIN_FILE, write_all
+from .protocol import DEVICE_VARIABLE, MAX_MESSAGE, PLUGIN_FILE, write_all
 from .reads import FilesRead, FromSources, excluded_folders
+from .records import said_digest
 
 
 def child_main(job, answer_fd):
@@ -161,6 +162,7 @@ def run_script(torch, job):
         answer = exit_answer(exit_status(exit))
         if exit.code is not None and not isinstance(exit.code, int):  # sys.exit("why"): python prints why
             answer["message"] = tail(str(exit.code))
+            answer["metrics"].update(whole_of(str(exit.code)))
         return answer
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
         return exception_answer(error, path)
@@ -182,7 +184,13 @@ def exception_answer(error, path):
     if is_skip(error):
         return {"outcome": "unavailable", "metrics": {}, "message": tail(str(error))}
     outcome = "fail" if isinstance(error, AssertionError) else "error"
-    return {"outcome": outcome, "metrics": {"traceback": tail(text)}, "message": describe(error)}
+    said = "{}: {}".format(type(error).__name__, error)
+    return {"outcome": outcome, "metrics": dict(traceback=tail(text), **whole_of(said)), "message": describe(error)}
+
+
+def whole_of(said):
+    """What a record keeps of a message longer than it holds: the digest of all of it, which by-output compares."""
+    return {"raised_sha256": said_digest(said)} if len(said) > MAX_MESSAGE else {}
 
 
 def is_skip(error):

@@ -84,11 +84,20 @@ MESSAGE_LINES = 3
 
 
 OUTPUT_CHUNK = 1 << 20
-"""How much of a line of output is normalised at a time: a rule's match cut by a chunk's end stays as printed."""
+"""How much of a line of output is read at a time."""
+LONGEST_MATCH = 512
+"""More than any rule's match can span (:data:`PER_PROCESS`, a torch version): a line is normalised in pieces cut
+where no match is cut."""
 
 
 PER_PROCESS = (
-    ("an object's address in its default repr", rb"(?<= at 0x)[0-9a-fA-F]+(?=>)", b"\xe2\x80\xa6"),
+    (
+        "an object's address in its default repr",
+        rb"(<[^\s<>]{1,200} object at 0x| of [^\s<>]{1,200} object at 0x"
+        rb"|<function [^\s>]{1,200}(?:>[^\s>]{0,200})? at 0x"
+        rb"|<(?:async_generator|generator|coroutine) object [^\s<>]{1,200} at 0x)[0-9a-fA-F]{1,16}(?=>)",
+        b"\\g<1>\xe2\x80\xa6",
+    ),
     (
         "the random part of the names of a pair's folders",
         rb"(?<=torchmatrix-worker-)[a-z0-9_]{8}(?![\w-])|(?<=torchmatrix-pair-)[a-z0-9_]{8}(?![\w-])",
@@ -116,7 +125,7 @@ def script_record(ending, pair, limit):
         metrics["output_truncated"] = True
     if record["message"] and record["outcome"] not in ("crash", "timeout"):  # what it raised, or exited with
         said = normalised_output(record["message"].encode("utf-8", "replace"), output_rules())
-        metrics["raised"] = said.decode("utf-8", "replace")
+        metrics["raised"] = said.decode("utf-8", "replace")  # a long one's end: its digest is raised_sha256
     message = record["message"] or tail("\n".join(line.rstrip() for line in lines[-MESSAGE_LINES:]).strip())
     if not message and metrics.get("exit_code"):
         message = "exited with code {}".format(metrics["exit_code"])
@@ -150,6 +159,11 @@ def output_rules(versions=None):
     return rules
 
 
+def said_digest(text):
+    """The sha256 of what a script raised or exited with, all of it, normalised as its output is."""
+    return hashlib.sha256(normalised_output(text.encode("utf-8", "replace"), output_rules())).hexdigest()
+
+
 def normalised_output(data, rules):
     """``data``, bytes a script printed, with each of ``rules`` (:func:`output_rules`) applied in turn."""
     for pattern, replacement in rules:
@@ -161,18 +175,31 @@ def read_output(printed):
     """A script's output, from the file ``printed``, normalised: the sha256 of the whole, its size as printed, and its
     end (one byte more than a record keeps, which tells that it was cut)."""
     rules = output_rules()
-    digest, size, end = hashlib.sha256(), 0, bytearray()
+    digest, size, end, pending = hashlib.sha256(), 0, bytearray(), b""
     while True:
         chunk = printed.readline(OUTPUT_CHUNK)
-        if not chunk:
-            break
         size += len(chunk)
-        chunk = normalised_output(chunk, rules)
-        digest.update(chunk)
-        end += chunk
+        data = pending + chunk
+        cut = len(data) if not chunk or data.endswith(b"\n") else uncut_end(data, rules)
+        data, pending = normalised_output(data[:cut], rules), data[cut:]
+        digest.update(data)
+        end += data
         if len(end) > 2 * (MAX_OUTPUT_BYTES + 1):
             del end[: -(MAX_OUTPUT_BYTES + 1)]
+        if not chunk:
+            break
     return {"end": bytes(end[-(MAX_OUTPUT_BYTES + 1) :]), "sha256": digest.hexdigest(), "bytes": size}
+
+
+def uncut_end(data, rules):
+    """Where to end the piece of a long line normalised now: before its last LONGEST_MATCH bytes, and before any
+    match of ``rules`` that would be cut there (the rest waits for the next piece)."""
+    cut = max(0, len(data) - LONGEST_MATCH)
+    for pattern, _ in rules:
+        for match in pattern.finditer(data, max(0, cut - LONGEST_MATCH)):
+            if match.start() < cut < match.end():
+                cut = match.start()
+    return cut
 
 
 def records_of_tests(isolation, pair, limit, alive):
