@@ -220,3 +220,24 @@ def test_a_module_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self
         os.utime(helper, (1577836800, 1577836800))  # 2020-01-01, both times
         [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, pycache_prefix=prefix).records
     assert printed(record) == ["bad!"]
+
+
+def test_what_a_forked_child_of_the_pair_reads_counts_too(stub_torch_python: str, tmp_path: Path) -> None:
+    """A DataLoader's workers are forked from the pair's process: the files they open are the pair's inputs."""
+    (tmp_path / "shard.txt").write_text("data\n")
+    probe = script(
+        tmp_path,
+        "forks",
+        f"""\
+        import os
+        pid = os.fork()
+        if pid == 0:
+            open({str(tmp_path / "shard.txt")!r}).read()
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print("done")
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    assert printed(record) == ["done"]
+    assert str(tmp_path / "shard.txt") in record.inputs[identity.READ]

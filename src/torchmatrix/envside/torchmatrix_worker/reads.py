@@ -15,12 +15,17 @@ class FilesRead(object):
     import may read bytecode compiled elsewhere instead (and ``sitecustomize`` was imported before this process
     was a pair's). A file is listed by the path it was opened by, links unresolved, so that a link pointed
     elsewhere is a change too; one that was not there is listed as well, since its appearing is one. A file the
-    process made or emptied (opened to write, or to append, before it read it) is its own.
+    process made or emptied (opened to write, or to append, before it read it) is its own. A child the process
+    forks (a DataLoader's workers) keeps the hook: what it reads it appends to a file in ``scratch``, which the
+    pair's process reads at its end.
     """
 
     def __init__(self, scratch):
         self.scratch = scratch
+        self.pid = os.getpid()
+        self.of_children = os.path.join(scratch, "read-by-children-of-{}".format(self.pid))
         self.reading, self.own = set(), set()
+        self.telling = False
         self.known = hasattr(sys, "addaudithook")
         if self.known:
             sys.addaudithook(self.opened)
@@ -38,16 +43,32 @@ class FilesRead(object):
             if not makes_its_own(mode, flags):
                 if path not in self.own:
                     self.reading.add(path)
+                    if os.getpid() != self.pid:
+                        self.tell_parent(path)
             elif path not in self.reading:
                 self.own.add(path)
         except Exception:  # noqa: S110 - an exception here would be the probe's open's, which it is not
             pass
 
+    def tell_parent(self, path):
+        """In a forked child: append ``path`` to the pair's list of what its children read (one write, one line)."""
+        if self.telling:
+            return  # this very append's own open
+        self.telling = True
+        try:
+            fd = os.open(self.of_children, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, os.fsencode(path) + b"\n")
+            finally:
+                os.close(fd)
+        finally:
+            self.telling = False
+
     def paths(self):
         """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
         if not self.known:
             return None
-        found = set(self.reading)
+        found = set(self.reading) | set(self.read_by_children())
         for module in list(sys.modules.values()):
             where = getattr(module, "__file__", None)
             if isinstance(where, str):
@@ -58,6 +79,14 @@ class FilesRead(object):
             if not is_bytecode(path) and not path.startswith(excluded) and not os.path.isdir(path)
             and not os.path.realpath(path).startswith(excluded)
         )  # fmt: skip
+
+
+    def read_by_children(self):
+        try:
+            with open(self.of_children, "rb") as told:
+                return [os.fsdecode(line) for line in told.read().splitlines() if line]
+        except OSError:
+            return []
 
 
 class FromSources(object):
