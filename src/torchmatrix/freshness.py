@@ -140,9 +140,15 @@ def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[
     return marked
 
 
+WAS = "was"
+"""The one metric a stale record keeps: the outcome it had (its numbers are of what has changed since)."""
+
+
 def _stale(record: Record, changes: list[str]) -> Record:
     was = f"was {record.outcome.symbol} {record.outcome.value}"
-    return dataclasses.replace(record, outcome=Outcome.STALE, metrics={}, message=f"{was}; {'; '.join(changes)}")
+    return dataclasses.replace(
+        record, outcome=Outcome.STALE, metrics={WAS: record.outcome.value}, message=f"{was}; {'; '.join(changes)}"
+    )
 
 
 def stands_for(record: Record, wanted: Mapping[str, Any]) -> bool:

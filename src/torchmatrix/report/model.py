@@ -19,6 +19,7 @@ from packaging.version import Version
 
 from .. import printed, results
 from ..core import DEVICES, Outcome, Record
+from ..freshness import WAS
 from ..results import CellResult
 from . import escape
 
@@ -268,10 +269,17 @@ def _shown_columns(every: list[Column], entries: Mapping[str, Mapping[tuple[Row,
         column
         for table in entries.values()
         for (_, column), entry in table.items()
-        if entry.record is not None and entry.mark is not Outcome.UNAVAILABLE
+        if entry.record is not None and not _unavailable(entry.record)
     }
     machines_shown = {column.machine for column in informative}
     return [column for column in every if column in informative or column.machine not in machines_shown]
+
+
+def _unavailable(record: Record) -> bool:
+    """Whether ``record`` says its device is not there: unavailable, or stale and unavailable when it was made."""
+    return record.outcome is Outcome.UNAVAILABLE or (
+        record.outcome is Outcome.STALE and record.metrics.get(WAS) == Outcome.UNAVAILABLE.value
+    )
 
 
 def note_text(entry: Entry) -> str:

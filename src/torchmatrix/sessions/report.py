@@ -52,9 +52,9 @@ def run(project: Project, session: nox.Session) -> None:
     session.log(
         terminal.escape(f"{len(machines)} machine(s); wrote {names} to {project.matrix.output}", keep_newlines=False)
     )
-    if options.diff:
-        before = _merged(session, options.diff)
-        print(diff.render(diff.changes(before, merged), str(options.diff), str(project.results_dir)), flush=True)
+    if options.diff:  # the two result sets as stored: what changed between them, not since
+        before, after = _merged(session, options.diff), model.build(results.scan(project.results_dir).results)
+        print(diff.render(diff.changes(before, after), str(options.diff), str(project.results_dir)), flush=True)
 
 
 def _sweeps(project: Project, report: model.Report) -> dict[str, repro.Sweep]:
