@@ -80,7 +80,6 @@ class FilesRead(object):
             and not os.path.realpath(path).startswith(excluded)
         )  # fmt: skip
 
-
     def read_by_children(self):
         try:
             with open(self.of_children, "rb") as told:
