@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,6 +115,8 @@ class Change:
     runs: int = 1
     """How many runs of the probe each release's outcome rests on."""
     commits: Commits | None = None
+    stale: bool = False
+    """Whether the stored records it rests on are stale now (:func:`marked_stale`): a view's, never stored."""
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -151,7 +153,7 @@ class Change:
         return [
             self.probe,
             self.device,
-            f"{self.old.category} → {self.new.category}",
+            ("↻ stale: " if self.stale else "") + f"{self.old.category} → {self.new.category}",
             dated_text(self.first_new),
             dated_text(self.last_old),
             ", ".join(map(dated_text, self.between)),
@@ -161,6 +163,22 @@ class Change:
 
 COLUMNS = ("probe", "device", "OLD → NEW", "first with NEW's", "last with OLD's", "still open between", "runs")
 """The header of the "changed in" table; each :meth:`Change.cells` fills one row."""
+
+
+def marked_stale(found: Iterable[Summary], stale: Collection[tuple[str, str, str, str]]) -> list[Summary]:
+    """``found``, each change marked stale whose record at either end is (``stale``: machine, torch, probe, device
+    of every stale record): an answer is worth what the records it rests on are."""
+    marked = []
+    for summary in found:
+        changes = tuple(
+            dataclasses.replace(change, stale=True)
+            if {(summary.machine, end, change.probe, change.device) for end in (change.last_old, change.first_new)}
+            & set(stale)
+            else change
+            for change in summary.changes
+        )
+        marked.append(dataclasses.replace(summary, changes=changes))
+    return marked
 
 
 def dated_text(version: str) -> str:

@@ -186,3 +186,13 @@ def test_summary_and_change_round_trip() -> None:
     data = summary_json()
     found = Summary.from_json(json.loads(json.dumps(data)))
     assert found is not None and [Change.from_json(c.to_json(), "c") for c in found.changes] == list(found.changes)
+
+
+def test_an_answer_resting_on_a_stale_record_is_shown_stale(tmp_path: Path) -> None:
+    put(tmp_path, "all-cpu-1.11.0-2.6.0.json", summary_json())
+    (found,), _ = summaries.scan(tmp_path)
+    stale = {("linux-x86_64", FOUND.first_new, FOUND.probe, FOUND.device)}
+    (marked,) = summaries.marked_stale([found], stale)
+    assert [change.stale for change in marked.changes] == [True, False]
+    assert marked.changes[0].cells()[2] == f"↻ stale: {FOUND.old.category} → {FOUND.new.category}"
+    assert summaries.marked_stale([found], set())[0].changes == found.changes

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import freshness, results, scriptmeta, summaries, terminal, terminal_table, variables
+from ..core import Outcome
 from ..errors import TorchmatrixError
 from ..report import cells, diff, model, publish, repro
 from ..report import options as report_options
@@ -25,6 +26,7 @@ def run(project: Project, session: nox.Session) -> None:
     merged = _merged(session, project.results_dir, project, None if options.all_cells else _matrix_cells(project))
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
     results.warn_skipped(skipped, session.warn)
+    bisections = summaries.marked_stale(bisections, _stale_records(merged))
     try:
         files = publish.render(merged, options.formats, bisections, _sweeps(project, merged))
         written = publish.write(project.matrix.output, files)
@@ -55,6 +57,17 @@ def run(project: Project, session: nox.Session) -> None:
     if options.diff:  # the two result sets as stored: what changed between them, not since
         before, after = _merged(session, options.diff), model.build(results.scan(project.results_dir).results)
         print(diff.render(diff.changes(before, after), str(options.diff), str(project.results_dir)), flush=True)
+
+
+def _stale_records(report: model.Report) -> set[tuple[str, str, str, str]]:
+    """(machine, torch, probe, device) of every stale record, shown or set aside: what an answer may rest on."""
+    stored = [*report.results, *(aside.result for aside in report.others)]
+    return {
+        (result.machine, result.torch, record.probe, record.device)
+        for result in stored
+        for record in result.records
+        if record.outcome is Outcome.STALE
+    }
 
 
 def _sweeps(project: Project, report: model.Report) -> dict[str, repro.Sweep]:
