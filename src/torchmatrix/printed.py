@@ -162,10 +162,15 @@ def what_changed(old: str, new: str) -> list[str]:
     if difference:
         where = f" (of {KEPT})" if before.cut or after.cut else ""
         said.append(f"what it printed, from OLD to NEW{where}: {difference}")
-    elif before.sha256 != after.sha256:
+    elif before.sha256 != after.sha256 and (before.cut or after.cut):
         said.append(
             f"what it printed, from OLD to NEW: {KEPT} is the same, what came before it is not "
             f"({before.size} bytes → {after.size} bytes in all)"
+        )
+    elif before.sha256 != after.sha256:  # lines read alike, bytes do not: line ends, controls, not UTF-8
+        said.append(
+            "what it printed, from OLD to NEW: bytes its lines do not show (a line's end, \\r or \\f, or bytes "
+            f"that are not UTF-8; {before.size} bytes → {after.size} bytes in all): compare its output byte by byte"
         )
     return said
 

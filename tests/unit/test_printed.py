@@ -123,3 +123,12 @@ def test_all_of_a_message_longer_than_a_record_keeps_is_compared() -> None:
     ]
     assert isinstance(runs[0], Printed) and isinstance(runs[1], Printed)
     assert runs[0].category() != runs[1].category()
+
+
+def test_output_whose_lines_read_alike_but_whose_bytes_differ_is_said_to_differ_in_bytes() -> None:
+    old = Printed("pass", "a" * 64, 6, False, ("value",)).category()  # value\n
+    new = Printed("pass", "b" * 64, 7, False, ("value",)).category()  # value\r\n
+    [said] = printed.what_changed(old, new)
+    assert said.startswith("what it printed, from OLD to NEW: bytes its lines do not show (a line's end, \\r or \\f")
+    cut = Printed("pass", "b" * 64, 70000, True, ("value",)).category()
+    assert "is the same, what came before it is not" in printed.what_changed(old, cut)[0]
