@@ -117,14 +117,14 @@ def test_the_checks_across_releases_filter_by_name_and_by_change(tmp_path: Path)
     everything = chromium(tmp_path, "--dump-dom", html.as_uri())
     sweep = re.search(r'<div class="history" data-probe="opsweep">(.*?)</table>', everything, re.S).group(1)  # type: ignore[union-attr]
     assert '<div class="history-filters">' in sweep  # shown by the script
-    assert "6 of 6 checks shown" in sweep
-    assert re.findall(r'<tr data-check="([^"]+)"', sweep)[:3] == ["linalg.eig", "mul", "nn.functional.conv2d"]
+    assert "8 of 8 checks shown" in sweep
+    assert re.findall(r'<tr data-check="([^"]+)"', sweep)[:3] == ["mul", "nn.functional.conv2d", "linalg.eig"]
     assert re.search(r'<td class="cell o-pass changed"[^>]*>0.01 ●</td>', sweep)
 
     changed = chromium(tmp_path, "--dump-dom", f"{html.as_uri()}#changed=1&check=^(mul|add)$")
     sweep = re.search(r'<div class="history" data-probe="opsweep">(.*?)</table>', changed, re.S).group(1)  # type: ignore[union-attr]
     shown = re.findall(r'<tr data-check="([^"]+)" data-changed="[01]">', sweep)
-    assert shown == ["mul"] and "1 of 6 checks shown" in sweep
+    assert shown == ["mul"] and "1 of 8 checks shown" in sweep
     batched = re.search(r'<div class="history" data-probe="batched_matmul">(.*?)</table>', changed, re.S).group(1)  # type: ignore[union-attr]
     assert "0 of 2 checks shown" in batched  # one filter for every probe's checks
 
