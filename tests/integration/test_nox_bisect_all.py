@@ -326,3 +326,17 @@ def test_all_bisects_tests_whose_module_stops_importing_and_a_second_run_builds_
         assert rows == [["tests/test_breaks.py::test_one", "cpu", "pass", "→", "error", NIGHTLIES[4], "(2024-10-05)"]]
         assert "tests/test_grows.py::test_new" in output(run)  # at NEW alone: not compared
     assert built(second) == [], "every release it needs is stored"
+
+
+def test_an_answer_whose_probe_changed_since_shows_stale_until_it_is_bisected_again(folder: Path, every) -> None:
+    probe = folder / "alpha.py"
+    kept = probe.read_text()
+    try:
+        probe.write_text(kept + "\n# edited since the bisection\n")
+        report = nox(folder, folder / "matrix.yaml", "-s", "report")
+        assert report.returncode == 0, output(report)
+        section = (folder / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8").split("## Changed in", 1)[1]
+        assert f"| alpha | cpu | ↻ stale: pass → fail | {NIGHTLIES[4]} (2024-10-05) |" in section
+        assert f"| beta | cpu | fail → pass | {NIGHTLIES[11]} (2024-10-12) |" in section
+    finally:
+        probe.write_text(kept)

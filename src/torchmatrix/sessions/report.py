@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import freshness, results, scriptmeta, summaries, terminal, terminal_table, variables
-from ..core import Outcome
 from ..errors import TorchmatrixError
 from ..report import cells, diff, model, publish, repro
 from ..report import options as report_options
@@ -26,7 +26,7 @@ def run(project: Project, session: nox.Session) -> None:
     merged = _merged(session, project.results_dir, project, None if options.all_cells else _matrix_cells(project))
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
     results.warn_skipped(skipped, session.warn)
-    bisections = summaries.marked_stale(bisections, _stale_records(merged))
+    bisections = summaries.marked_stale(bisections, _changed_since(project, results.scan(project.results_dir).results))
     try:
         files = publish.render(merged, options.formats, bisections, _sweeps(project, merged))
         written = publish.write(project.matrix.output, files)
@@ -59,14 +59,20 @@ def run(project: Project, session: nox.Session) -> None:
         print(diff.render(diff.changes(before, after), str(options.diff), str(project.results_dir)), flush=True)
 
 
-def _stale_records(report: model.Report) -> set[tuple[str, str, str, str]]:
-    """(machine, torch, probe, device) of every stale record, shown or set aside: what an answer may rest on."""
-    stored = [*report.results, *(aside.result for aside in report.others)]
+def _changed_since(project: Project, found: Iterable[results.CellResult]) -> set[tuple[str, str, str, str]]:
+    """(machine, torch, probe, device) of every record whose probe, options or files read have changed since: what
+    a bisection's answer can no longer rest on. (Its runs per pair and its source are its question's, which the
+    summary holds: they may be other than the matrix's.)"""
     return {
         (result.machine, result.torch, record.probe, record.device)
-        for result in stored
+        for result in found
         for record in result.records
-        if record.outcome is Outcome.STALE
+        if project.owner(record.probe) is not None
+        and freshness.record_changes(
+            record,
+            project.record_inputs(project.installed_inputs(), record.probe),
+            files=result.machine == project.machine,
+        )
     }
 
 
