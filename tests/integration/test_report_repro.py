@@ -58,10 +58,11 @@ def test_a_generated_script_prints_the_digest_the_sweep_recorded(tmp_path: Path)
         Path(os.path.relpath(STORE, scripts)).as_posix(),
         dependencies=scriptmeta.dependencies(probe),
     )
-    [(name, text)] = repro.scripts([change], sweep).items()
-    script = tmp_path / "out" / name
-    script.parent.mkdir(parents=True)
-    script.write_text(text)
+    files = repro.scripts([change], sweep)
+    (tmp_path / "out" / repro.FOLDER).mkdir(parents=True)
+    for name, text in files.items():
+        (tmp_path / "out" / name).write_text(text)
+    [script] = [tmp_path / "out" / name for name in files if name != repro.functions_path("opsweep")]
 
     [python] = (tmp_path / ".nox").glob("probe-*/bin/python")
     # By hand, from elsewhere: the script finds the store from its own place.

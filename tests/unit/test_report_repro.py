@@ -48,6 +48,7 @@ def test_closer_further_or_as_far_from_exact_and_nothing_where_a_distance_is_unk
 def test_a_script_is_a_standalone_script_bisect_takes_as_it_is(tmp_path: Path) -> None:
     sweep = repro.Sweep(SWEEP, "../inputs/opsweep", "reports/repro", ("numpy", "expecttest"))
     files = repro.scripts(repro.sample_changes(sweep_history()), sweep)
+    shared = files.pop(repro.functions_path("opsweep"))
     [(name, text)] = files.items()
     path = tmp_path / name.rpartition("/")[2]
     path.write_text(text)
@@ -55,24 +56,28 @@ def test_a_script_is_a_standalone_script_bisect_takes_as_it_is(tmp_path: Path) -
     assert probekinds.kind_of_file(path) is Kind.SCRIPT  # no run(): a script, whose printed lines bisect compares
     meta = scriptmeta.read(path)
     assert meta.dependencies == ("numpy", "expecttest") and meta.devices is None  # cpu alone
-    tree = ast.parse(text)
-    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert not any(module.startswith("torchmatrix") for module in imported)
+    for source in (text, shared):
+        tree = ast.parse(source)
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not any(module.startswith("torchmatrix") for module in imported)
+    assert "from opsweep_functions import reproduce" in text and len(text.splitlines()) < 60
     assert (
         "OPERATOR = 'exp2'" in text and "INPUT = 'b1e54f21c4cac4e0'" in text and "STORE = '../inputs/opsweep'" in text
     )
     assert "nox -s bisect -- reports/repro/exp2_b1e54f21c4cac4e0.py --by-output --from 2.0.1 --to 2.2.0" in text
     assert "x86-box, cpu: torch 2.0.1 A (3 ulps) -> torch 2.2.0 A* (1 ulps): closer to exact" in text
-    # The sweep's own functions, copied: the digest is the sweep's by construction.
-    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
-    assert {"digest", "tensor_bytes", "call", "Store", "decode", "main", "find_sample"} <= defined
+    # The sweep's own functions, copied once beside the scripts: the digest is the sweep's by construction.
+    defined = {node.name for node in ast.parse(shared).body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    assert {"digest", "tensor_bytes", "call", "Store", "decode", "reproduce", "find_sample"} <= defined
 
 
 def test_a_script_of_another_device_says_it_runs_there(tmp_path: Path) -> None:
     [change] = repro.sample_changes(sweep_history())
     cuda = dataclasses.replace(change, column=model.Column("x86-box", "cuda"))
-    [(name, text)] = repro.scripts([cuda], repro.Sweep(SWEEP)).items()
+    files = repro.scripts([cuda], repro.Sweep(SWEEP))
+    files.pop(repro.functions_path("opsweep"))
+    [(name, text)] = files.items()
     assert name == "repro/exp2_b1e54f21c4cac4e0_cuda.py"
     path = tmp_path / "script.py"
     path.write_text(text)

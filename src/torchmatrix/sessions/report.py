@@ -48,8 +48,9 @@ def run(project: Project, session: nox.Session) -> None:
                 keep_newlines=False,
             )
         )
-    scripts = sum(path.parent.name == repro.FOLDER and path.suffix == ".py" for path in written)
-    names = ", ".join(path.name for path in written if not (path.parent.name == repro.FOLDER and path.suffix == ".py"))
+    in_repro = [path for path in written if path.parent.name == repro.FOLDER and path.suffix == ".py"]
+    scripts = sum(not path.name.endswith("_functions.py") for path in in_repro)  # the sweep's, which they import
+    names = ", ".join(path.name for path in written if path not in in_repro)
     names += f" and {scripts} repro script(s) in {repro.FOLDER}/" if scripts else ""
     session.log(
         terminal.escape(f"{len(machines)} machine(s); wrote {names} to {project.matrix.output}", keep_newlines=False)
