@@ -5,7 +5,7 @@ A page asks for one with ``reference-table`` and the table's name::
     ```{reference-table} matrix-keys
     ```
 
-``matrix-keys``  every key of matrix.yaml: :data:`torchmatrix.schema.MATRIX_KEYS` and the keys of its entries
+``matrix-keys``  every key of matrix.yaml: :data:`torchmatrix.matrix.schema.MATRIX_KEYS` and the keys of its entries
 ``outcomes``     every :class:`torchmatrix.core.Outcome`, with its symbol and meaning
 ``sessions``     every session of the noxfile, as nox's own registry holds it
 ``variables``    every ``TORCHMATRIX_*`` variable of :data:`torchmatrix.variables.ALL`
@@ -32,7 +32,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from torchmatrix import cli, core, printed, schema, variables
+from torchmatrix import cli, core, printed, variables
+from torchmatrix.matrix import schema
 
 ROOT = Path(__file__).resolve().parents[2]
 NOXFILE = ROOT / "noxfile.py"
@@ -127,7 +128,7 @@ class Table:
 
 SRC = ROOT / "src" / "torchmatrix"
 TABLES = {
-    "matrix-keys": Table(("key", "required", "example", "what it is"), key_rows, (SRC / "schema.py",)),
+    "matrix-keys": Table(("key", "required", "example", "what it is"), key_rows, (SRC / "matrix" / "schema.py",)),
     "outcomes": Table(("outcome", "symbol", "for", "meaning"), outcome_rows, (SRC / "core.py",)),
     "sessions": Table(("session", "what it does"), session_rows, (NOXFILE,)),
     "variables": Table(("variable", "what it replaces", "example"), variable_rows, (SRC / "variables.py",)),

@@ -18,7 +18,6 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from . import (
-    config,
     core,
     freshness,
     identity,
@@ -28,13 +27,12 @@ from . import (
     releases,
     results,
     runner,
-    schema,
     variables,
 )
 from .errors import ConfigError, TorchmatrixError, UsageError
 from .findlinks import pip_find_links
 from .interpreters import Interpreter
-from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry
+from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry, loader, schema
 from .plan import KNOWN_PINS_FILE, Cell, plan
 from .releases import Listing
 from .results import CellResult
@@ -110,7 +108,7 @@ class Project:
     def running_alone(self, entry: str) -> Project:
         """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
         base = self.matrix.file.parent
-        probes = config.given_probes([entry], base, base / "probes", self.matrix.devices)
+        probes = loader.given_probes([entry], base, base / "probes", self.matrix.devices)
         matrix = dataclasses.replace(self.matrix, probes=probes, expect=())
         return dataclasses.replace(self, matrix=matrix, given_probes=(entry,))
 
@@ -323,7 +321,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
         raise ConfigError(str(matrix_file.absolute()), None, "", "no such matrix file", hint)
     output = Path(variables.OUTPUT.get(environ)).absolute() if variables.OUTPUT.get(environ) else None
     probes = [entry.strip() for entry in variables.PROBES.get(environ).split(",") if entry.strip()] or None
-    matrix = config.load_matrix(matrix_file, probes_dir=root / "probes", output=output, probes=probes)
+    matrix = loader.load_matrix(matrix_file, probes_dir=root / "probes", output=output, probes=probes)
     if variables.TORCH.get(environ):
         matrix = with_releases(matrix, _releases_from(variables.TORCH.get(environ)))
     if variables.PYTHON.get(environ):
@@ -333,7 +331,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
     found = tuple(interpreters.discover(environ))
     platforms = tuple(interpreters.host_platforms())
-    known_pins = config.load_pin_rules(KNOWN_PINS_FILE)
+    known_pins = loader.load_pin_rules(KNOWN_PINS_FILE)
     cells = plan(matrix, listing, found, platforms, known_pins, library.requires_python(matrix.project))
     named = variables.MACHINE.get(environ) or matrix.machine or identity.default_machine_name()
     if variables.MACHINE.get(environ) and schema.machine_name_problem(named):

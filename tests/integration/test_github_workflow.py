@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from torchmatrix import config
+from torchmatrix.matrix import loader
 
 from ..conftest import ROOT
 
@@ -102,7 +102,7 @@ def test_every_session_the_workflow_runs_exists(workflow: dict[str, Any]) -> Non
 
 
 def test_the_folders_it_moves_are_where_the_matrix_writes(workflow: dict[str, Any]) -> None:
-    matrix = config.load_matrix(ROOT / "matrix.yaml", probes_dir=ROOT / "probes")
+    matrix = loader.load_matrix(ROOT / "matrix.yaml", probes_dir=ROOT / "probes")
     results = (matrix.output / "results").relative_to(ROOT).as_posix()
     [upload] = [step for step in workflow["jobs"]["probe"]["steps"] if "upload-artifact" in step.get("uses", "")]
     [download] = [step for step in workflow["jobs"]["report"]["steps"] if "download-artifact" in step.get("uses", "")]

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import config, identity, runner
+from torchmatrix import identity, runner
 from torchmatrix.core import Kind, Outcome, Pair, Probe
+from torchmatrix.matrix import loader
 
 from ..conftest import DATA, FOREGROUND, bare_venv
 from ..faults.conftest import kill_all, wait_until_dead
@@ -508,7 +509,7 @@ def scripts(tmp_path: Path) -> dict[str, Probe]:
     found = {}
     for name, source in SCRIPTS.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
-        found[name] = config.probe_at(folder / f"{name}.py", tmp_path)
+        found[name] = loader.probe_at(folder / f"{name}.py", tmp_path)
         assert found[name].kind is Kind.SCRIPT
     return found
 
@@ -673,7 +674,7 @@ def sample_tests(root: Path, source: str, entry: str = "tests/test_sample.py") -
     (root / "tests").mkdir(exist_ok=True)
     (root / "tests" / "test_sample.py").write_text(textwrap.dedent(source))
     target, _, select = entry.partition("::")
-    return config.probe_at(root / target, root, select)
+    return loader.probe_at(root / target, root, select)
 
 
 def test_each_test_is_a_record_with_pytest_s_verdict_mapped(pytest_python: str, tmp_path: Path, start: str) -> None:
@@ -727,7 +728,7 @@ def test_a_file_that_cannot_be_collected_is_an_error_of_its_own_and_the_rest_run
     (tmp_path / "tests" / "test_skipped.py").write_text(
         "import pytest\npytest.skip('old torch', allow_module_level=True)\n"
     )
-    cell = run_cell(pytest_python, [Pair(config.probe_at(tmp_path / "tests", tmp_path), "cpu")], 10.0)
+    cell = run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / "tests", tmp_path), "cpu")], 10.0)
     assert outcomes(cell) == [
         ("tests/test_broken.py", Outcome.ERROR),
         ("tests/test_skipped.py", Outcome.UNAVAILABLE),
@@ -741,7 +742,7 @@ def test_tests_without_pytest_or_without_tests_say_so(
     stub_torch_python: str, pytest_python: str, tmp_path: Path
 ) -> None:
     sample_tests(tmp_path, "def helper():\n    pass\n")
-    probe = config.probe_at(tmp_path / "tests", tmp_path)
+    probe = loader.probe_at(tmp_path / "tests", tmp_path)
     (missing,) = run_cell(stub_torch_python, [Pair(probe, "cpu")], 10.0).records
     assert (missing.outcome, missing.probe) == (Outcome.ERROR, "tests/")
     assert missing.message.startswith("pytest does not import in this cell: No module named 'pytest'")

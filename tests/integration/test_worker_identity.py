@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import config, identity, runner
+from torchmatrix import identity, runner
 from torchmatrix.core import Kind, Outcome, Pair, Probe
+from torchmatrix.matrix import loader
 
 from ..conftest import DATA, bare_venv
 
@@ -128,7 +129,7 @@ def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes
             """
         )
     )
-    probe = config.probe_at(project / "tests" / "test_forks.py", project)
+    probe = loader.probe_at(project / "tests" / "test_forks.py", project)
     records = runner.run_cell(python, [Pair(probe, "cpu")], 30.0).records
     assert [(record.probe, record.outcome) for record in records] == [
         ("tests/test_forks.py::test_forks", Outcome.PASS),

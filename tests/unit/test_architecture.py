@@ -50,7 +50,7 @@ def row_of(module: str, chain: dict[str, int]) -> int | None:
 
 
 def imports(module: str) -> Iterator[str]:
-    """The modules of the package that ``module`` imports (``from . import config`` is ``config.py``)."""
+    """The modules of the package that ``module`` imports (``from . import plan`` is ``plan.py``)."""
     path = PACKAGE / module
     here = module.split("/")[:-1]
     known = set(modules())

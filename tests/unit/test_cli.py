@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import cli, config, variables
+from torchmatrix import cli, variables
 from torchmatrix.errors import UsageError
+from torchmatrix.matrix import loader
 
 SCRIPT = "import torch\nprint(2 * torch.dot(torch.arange(4.0), torch.arange(4.0)))\n"
 
@@ -36,7 +37,7 @@ def test_the_default_matrix_runs_on_cpu_alone_with_no_probe_of_its_own_and_keeps
 ) -> None:
     copy = tmp_path / "matrix.yaml"
     copy.write_text(cli.DEFAULT_MATRIX.read_text())
-    matrix = config.load_matrix(copy, probes_dir=tmp_path / "probes")
+    matrix = loader.load_matrix(copy, probes_dir=tmp_path / "probes")
     assert matrix.devices == ("cpu",) and matrix.probes == () and matrix.output == tmp_path
     assert len(matrix.torch) > 1
 

@@ -18,9 +18,10 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-from torchmatrix import config, schema, variables, yamldoc
+from torchmatrix import variables
 from torchmatrix.errors import ConfigError
-from torchmatrix.schema import Key
+from torchmatrix.matrix import loader, schema, yamldoc
+from torchmatrix.matrix.schema import Key
 
 from ..conftest import ROOT
 
@@ -58,7 +59,7 @@ def test_the_entries_a_key_declares_are_those_the_validator_checks(name: str, tm
     other_keys = "" if name == "torch" else "torch: [1.12.1]\n"
     matrix.write_text(f"{other_keys}{name}:\n  - not_a_key_at_all: 1\n")
     with pytest.raises(ConfigError) as error:
-        config.load_matrix(matrix, probes_dir=tmp_path)
+        loader.load_matrix(matrix, probes_dir=tmp_path)
     assert (error.value.key, error.value.problem) == (f"{name}[0].not_a_key_at_all", "unknown key")
     assert error.value.hint == f"known keys: {', '.join(sorted(entries))}"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import probekinds
-from torchmatrix.config import probe_at
 from torchmatrix.core import Kind
+from torchmatrix.matrix.loader import probe_at
 
 RUN = "def run(device):\n    return {'outcome': 'pass'}\n"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from torchmatrix import probekinds, scriptmeta
 from torchmatrix.core import Kind
+from torchmatrix.matrix.schema import PROBE_NAME
 from torchmatrix.report import history, model, publish, repro
-from torchmatrix.schema import PROBE_NAME
 
 from ..conftest import ROOT
 from .report_data import operator, swept

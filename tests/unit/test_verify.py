@@ -5,9 +5,9 @@ from __future__ import annotations
 from packaging.specifiers import SpecifierSet
 
 from torchmatrix import results
-from torchmatrix.config import load_matrix
 from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import Expectation
+from torchmatrix.matrix.loader import load_matrix
 from torchmatrix.verify import all_hold, check, report, tally
 
 from ..conftest import ROOT

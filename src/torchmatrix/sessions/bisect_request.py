@@ -10,15 +10,11 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from .. import (
-    config,
-    schema,
-)
 from ..arguments import Parser, repeat_count
 from ..core import DEVICES, Kind, Probe
 from ..criteria import Criterion
 from ..errors import UsageError, did_you_mean
-from ..matrix import Matrix
+from ..matrix import Matrix, loader, schema
 from ..releases import Listing, dated
 
 if TYPE_CHECKING:
@@ -172,7 +168,7 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
         _, separator, test = given.partition("::")
         entry = str(target.resolve()) + separator + test
         try:
-            (alone,) = config.given_probes([entry], matrix.file.parent, matrix.file.parent, matrix.devices)
+            (alone,) = loader.given_probes([entry], matrix.file.parent, matrix.file.parent, matrix.devices)
         except UsageError as error:
             parser.error(str(error))
         if alone.kind is Kind.PYTEST and "::" not in given:

@@ -1,6 +1,6 @@
-"""matrix.yaml as a JSON Schema, generated from the key tables of :mod:`torchmatrix.schema`, for editors.
+"""matrix.yaml as a JSON Schema, generated from the key tables of :mod:`torchmatrix.matrix.schema`, for editors.
 
-``python -m torchmatrix.matrixschema matrix.schema.json`` writes the file this
+``python -m torchmatrix.matrix.json_schema matrix.schema.json`` writes the file this
 repository keeps at its root (``--check``: exit 1 when it differs from what
 would be written); with no file it prints the schema. An editor with a YAML
 language server then completes keys, shows each key's help and example, and
@@ -12,7 +12,7 @@ more than that (a PEP 440 version, a probe that exists, an expectation about a
 device the matrix runs on) is still judged by the loader, which stays the one
 judge of a matrix. The schema is meant to accept every matrix the loader
 accepts (and so to leave out what it cannot say exactly), and refuses the
-common mistakes: tests/unit/test_matrixschema.py checks both.
+common mistakes: tests/unit/test_json_schema.py checks both.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import Any
 
 import yaml
 
+from ..atomicfile import write_text
+from ..core import DEVICES, STORED_OUTCOMES
+from ..repeats import MAX_REPEAT
 from . import schema
-from .atomicfile import write_text
-from .core import DEVICES, STORED_OUTCOMES
-from .repeats import MAX_REPEAT
 from .schema import Key
 
 Fragment = dict[str, Any]
@@ -110,7 +110,7 @@ _MAPPINGS: tuple[Parse, ...] = (schema.pin_rule, schema._expectation)
 """Parsers of a mapping checked against the ``entries`` of their key."""
 
 _REFUSED_BY_THE_LOADER: dict[str, Fragment] = {"probes": {"minItems": 1}}
-"""What ``config.load_matrix`` refuses beyond the key's parser: a ``probes:`` that lists none."""
+"""What ``loader.load_matrix`` refuses beyond the key's parser: a ``probes:`` that lists none."""
 
 
 def json_schema() -> Fragment:
@@ -122,7 +122,7 @@ def json_schema() -> Fragment:
         "$schema": DIALECT,
         "title": "torchmatrix matrix.yaml",
         "description": "What torchmatrix runs: torch releases, probes, devices. Generated from "
-        "src/torchmatrix/schema.py by `python -m torchmatrix.matrixschema`; see docs/matrix.md.",
+        "src/torchmatrix/matrix/schema.py by `python -m torchmatrix.matrix.json_schema`; see docs/matrix.md.",
         **top,
     }
 
@@ -154,7 +154,7 @@ def _value(parse: Parse, entries: Mapping[str, Key] | None) -> Fragment:
         return {"type": "array", "minItems": 1, "items": {"anyOf": [_VERSION, _mapping(entries)]}}
     if parse not in _VALUES:
         name = getattr(parse, "__qualname__", repr(parse))
-        raise LookupError(f"no JSON Schema for values parsed by schema.{name}: add it to matrixschema._VALUES")
+        raise LookupError(f"no JSON Schema for values parsed by schema.{name}: add it to json_schema._VALUES")
     return dict(_VALUES[parse])
 
 
@@ -172,8 +172,10 @@ def text() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m torchmatrix.matrixschema [FILE] [--check]``: write, print or check the schema."""
-    parser = argparse.ArgumentParser(prog="python -m torchmatrix.matrixschema", description=__doc__.splitlines()[0])
+    """``python -m torchmatrix.matrix.json_schema [FILE] [--check]``: write, print or check the schema."""
+    parser = argparse.ArgumentParser(
+        prog="python -m torchmatrix.matrix.json_schema", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("file", nargs="?", type=Path, help="where to write it (default: print it)")
     parser.add_argument("--check", action="store_true", help="write nothing: exit 1 when FILE differs")
     options = parser.parse_args(argv)
@@ -183,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.check:
         current = options.file.read_text(encoding="utf-8") if options.file.is_file() else ""
         if current != text():
-            print(f"{options.file} is out of date: run python -m torchmatrix.matrixschema {options.file}")
+            print(f"{options.file} is out of date: run python -m torchmatrix.matrix.json_schema {options.file}")
             return 1
         return 0
     write_text(options.file, text())

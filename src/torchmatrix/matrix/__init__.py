@@ -1,6 +1,6 @@
 """The matrix a user wrote, validated: frozen values that the plan, the sessions and verify read.
 
-:func:`torchmatrix.config.load_matrix` makes them from ``matrix.yaml``; nothing here reads a file.
+:func:`torchmatrix.matrix.loader.load_matrix` makes them from ``matrix.yaml``; nothing here reads a file.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from .core import Outcome, Probe
+from ..core import Outcome, Probe
 
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
 DEFAULT_TIMEOUT = 300.0

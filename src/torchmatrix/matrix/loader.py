@@ -1,4 +1,4 @@
-"""Load ``matrix.yaml`` into a frozen :class:`~torchmatrix.matrix.Matrix`, checked against :mod:`~torchmatrix.schema`.
+"""Load ``matrix.yaml`` into a frozen :class:`~torchmatrix.matrix.Matrix`, checked against its :mod:`.schema`.
 
 Besides each key's own checks: the probes named must exist (by name in
 ``probes/``, or as a path beside the matrix file); without ``probes:``, every
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import probekinds, scriptmeta, variables, yamldoc
-from .core import DEVICES, Kind, Probe
-from .errors import UsageError, did_you_mean
-from .matrix import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule
+from .. import probekinds, scriptmeta, variables
+from ..core import DEVICES, Kind, Probe
+from ..errors import UsageError, did_you_mean
+from . import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule, yamldoc
 from .schema import MATRIX_KEYS, PROBE_NAME, check_mapping, fail, list_of, pin_rule
 from .yamldoc import Document, KeyPath
 

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 import yaml
 
-from torchmatrix import config, matrixschema
 from torchmatrix.errors import ConfigError
+from torchmatrix.matrix import json_schema, loader
 
 from ..conftest import ROOT
 from .test_docs import PAGES, code_of, key_paths
@@ -30,7 +30,7 @@ MATRICES = sorted(
 
 @pytest.fixture(scope="module")
 def validator() -> jsonschema.Draft7Validator:
-    generated = matrixschema.json_schema()
+    generated = json_schema.json_schema()
     jsonschema.Draft7Validator.check_schema(generated)
     return jsonschema.Draft7Validator(generated)
 
@@ -40,24 +40,24 @@ def refusals(validator: jsonschema.Draft7Validator, value: Any) -> list[str]:
 
 
 def test_the_committed_schema_is_what_the_key_tables_generate() -> None:
-    assert COMMITTED.read_text(encoding="utf-8") == matrixschema.text(), (
-        "matrix.schema.json is out of date: run python -m torchmatrix.matrixschema matrix.schema.json"
+    assert COMMITTED.read_text(encoding="utf-8") == json_schema.text(), (
+        "matrix.schema.json is out of date: run python -m torchmatrix.matrix.json_schema matrix.schema.json"
     )
 
 
 def test_check_says_whether_a_file_is_up_to_date(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     file = tmp_path / "matrix.schema.json"
-    assert matrixschema.main([str(file), "--check"]) == 1
+    assert json_schema.main([str(file), "--check"]) == 1
     assert "out of date" in capsys.readouterr().out
-    assert matrixschema.main([str(file)]) == 0
-    assert matrixschema.main([str(file), "--check"]) == 0
-    assert json.loads(file.read_text(encoding="utf-8")) == matrixschema.json_schema()
+    assert json_schema.main([str(file)]) == 0
+    assert json_schema.main([str(file), "--check"]) == 0
+    assert json.loads(file.read_text(encoding="utf-8")) == json_schema.json_schema()
 
 
 @pytest.mark.parametrize("path", [path for path, _ in key_paths()])
 def test_each_key_carries_its_help_and_an_example_its_schema_accepts(path: str) -> None:
     key = dict(key_paths())[path]
-    fragment = matrixschema.property_schema(key)
+    fragment = json_schema.property_schema(key)
     assert fragment["description"] == key.help
     [example] = fragment["examples"]
     jsonschema.Draft7Validator(fragment).validate(example)
@@ -110,7 +110,7 @@ def test_what_the_loader_refuses_the_schema_refuses(
     file = tmp_path / "matrix.yaml"
     file.write_text(matrix + "\n")
     with pytest.raises(ConfigError):
-        config.load_matrix(file, probes_dir=ROOT / "probes")
+        loader.load_matrix(file, probes_dir=ROOT / "probes")
     assert refusals(validator, yaml.safe_load(matrix)) != []
 
 
@@ -132,5 +132,5 @@ def test_what_the_loader_accepts_as_text_the_schema_accepts(
     """The loader reads a value as the text written; YAML reads some as numbers or booleans."""
     file = tmp_path / "matrix.yaml"
     file.write_text(matrix + "\n")
-    config.load_matrix(file, probes_dir=ROOT / "probes")
+    loader.load_matrix(file, probes_dir=ROOT / "probes")
     assert refusals(validator, yaml.safe_load(matrix)) == []

@@ -22,11 +22,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from . import yamldoc
-from .core import DEVICES, STORED_OUTCOMES, Outcome
-from .errors import ConfigError, did_you_mean
-from .matrix import Expectation, PinRule, TorchEntry
-from .repeats import MAX_REPEAT
+from ..core import DEVICES, STORED_OUTCOMES, Outcome
+from ..errors import ConfigError, did_you_mean
+from ..repeats import MAX_REPEAT
+from . import Expectation, PinRule, TorchEntry, yamldoc
 from .yamldoc import Document, KeyPath
 
 URL_SCHEMES = ("http", "https", "file")

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 MAX_BYTES = 1 << 20
 MAX_NODES = 100_000

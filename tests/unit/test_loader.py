@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix.config import load_matrix, load_pin_rules
 from torchmatrix.core import DEVICES, Kind, Outcome
 from torchmatrix.errors import ConfigError, UsageError
+from torchmatrix.matrix.loader import load_matrix, load_pin_rules
 
 from ..conftest import ROOT
 
