@@ -49,14 +49,19 @@ def load_newest_pythons(file: Path = NEWEST_PYTHON_FILE) -> tuple[NewestPython, 
 
 @dataclass(frozen=True)
 class Cell:
-    """One torch release with one Python: a nox session, an environment, a result file."""
+    """One torch release with one Python: a nox session, an environment, a result file.
+
+    Its one id is :attr:`id` (``torch-1.12.1-py3.10``), which names its result file; :attr:`session` is the
+    name of its nox session (``probe(1.12.1)``), whose :attr:`parameter` is the part in parentheses.
+    """
 
     torch: Version
     python_request: str | None
     """The Python the matrix pins for this cell; None when the planner chose."""
     interpreter: Interpreter | None
     requirements: tuple[str, ...]
-    session_id: str
+    parameter: str
+    """What its nox session is parametrized by: ``1.12.1``, or ``1.12.1-py3.10`` where a release has two Pythons."""
     outcome: Outcome | None = None
     """Set when the cell cannot run at all (no-wheel, no-interpreter)."""
     # A cell with neither an interpreter nor an outcome cannot be planned on this run (the listing of the
@@ -70,11 +75,11 @@ class Cell:
     @property
     def session(self) -> str:
         """The nox session that runs the cell: ``probe(1.12.1)``."""
-        return f"probe({self.session_id})"
+        return f"probe({self.parameter})"
 
     @property
     def id(self) -> str:
-        """Canonical id, used for result files: ``torch-1.12.1-py3.10``."""
+        """The cell's id, which names its result file and its records' cell: ``torch-1.12.1-py3.10``."""
         return cell_id(self.torch, self.python)
 
 
@@ -106,9 +111,9 @@ def plan(
         requirements = _requirements(entry, rules, matrix.requires)
         requests: Sequence[str | None] = entry.pythons or (None,)
         for request in requests:
-            session_id = str(entry.version) + (f"-py{request}" if len(requests) > 1 else "")
+            parameter = str(entry.version) + (f"-py{request}" if len(requests) > 1 else "")
             pool = interpreters if request else _capped_first(entry.version, interpreters, caps)
-            made = _cell(entry.version, request, session_id, requirements, listing, pool, platforms, needs)
+            made = _cell(entry.version, request, parameter, requirements, listing, pool, platforms, needs)
             cells.append(made)
     return tuple(cells)
 
@@ -240,7 +245,7 @@ def _requirements(entry: TorchEntry, rules: Sequence[PinRule], requires: Sequenc
 def _cell(
     version: Version,
     request: str | None,
-    session_id: str,
+    parameter: str,
     requirements: tuple[str, ...],
     listing: Listing,
     interpreters: Sequence[Interpreter],
@@ -248,7 +253,7 @@ def _cell(
     needs: _Needs = _Needs("the project", None),
 ) -> Cell:
     def cell(interpreter: Interpreter | None, outcome: Outcome | None = None, hint: str = "") -> Cell:
-        return Cell(version, request, interpreter, requirements, session_id, outcome, hint)
+        return Cell(version, request, interpreter, requirements, parameter, outcome, hint)
 
     pool = [python for python in interpreters if request is None or python.minor == request]
     if request and not needs.admits_minor(request):

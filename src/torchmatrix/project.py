@@ -120,9 +120,9 @@ class Project:
     # --- session parameters --------------------------------------------------
 
     def session_parameters(self) -> list[tuple[str | bool, str]]:
-        """(python, session id) per probe session: the interpreter's path, or False for a cell that cannot run.
+        """(python, cell parameter) per probe session: the interpreter's path, or False for a cell that cannot run.
 
-        The parameter is the id, not the cell: nox writes parameters as JSON
+        The parameter is a plain string, not the cell: nox writes parameters as JSON
         (``nox --report``, and every session under ``nox -j``), and for a CI
         job reading ``nox -l --json`` a plain id is the useful value. Where
         results cannot be written, no cell gets an environment: nox would make
@@ -130,23 +130,23 @@ class Project:
         """
         writable = not _unwritable(self.machine_dir)
         return [
-            (cell.interpreter.path if cell.interpreter and not cell.outcome and writable else False, cell.session_id)
+            (cell.interpreter.path if cell.interpreter and not cell.outcome and writable else False, cell.parameter)
             for cell in self.cells
         ]
 
     def session_ids(self) -> list[str]:
-        return [cell.session_id for cell in self.cells]
+        return [cell.parameter for cell in self.cells]
 
     # --- cells ---------------------------------------------------------------
 
-    def cell(self, session_id: str) -> Cell:
-        """The cell whose probe session is ``probe(<session_id>)``.
+    def cell(self, parameter: str) -> Cell:
+        """The cell whose probe session is ``probe(<parameter>)``.
 
         Under ``nox -j`` each session's nox plans again: a matrix edited in between may have no such cell.
         """
-        found = next((cell for cell in self.cells if cell.session_id == session_id), None)
+        found = next((cell for cell in self.cells if cell.parameter == parameter), None)
         if found is None:
-            raise TorchmatrixError(f"probe({session_id}) is no longer in the plan of {self.matrix.file}: run nox again")
+            raise TorchmatrixError(f"probe({parameter}) is no longer in the plan of {self.matrix.file}: run nox again")
         return found
 
     def installer_options(self) -> list[str]:

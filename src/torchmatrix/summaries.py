@@ -101,7 +101,7 @@ class Side:
 
 
 @dataclass(frozen=True)
-class Change:
+class BisectedChange:
     """Where one (probe, device) changed between the ends of a bisection."""
 
     probe: str
@@ -126,7 +126,7 @@ class Change:
         return data
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> Change:
+    def from_json(cls, data: Any, where: str) -> BisectedChange:
         if not isinstance(data, dict):
             raise ValueError(f"{where} is not an object")
         try:
@@ -162,7 +162,7 @@ class Change:
 
 
 COLUMNS = ("probe", "device", "OLD → NEW", "first with NEW's", "last with OLD's", "still open between", "runs")
-"""The header of the "changed in" table; each :meth:`Change.cells` fills one row."""
+"""The header of the "changed in" table; each :meth:`BisectedChange.cells` fills one row."""
 
 
 def marked_stale(found: Iterable[Summary], stale: Collection[tuple[str, str, str, str]]) -> list[Summary]:
@@ -220,7 +220,7 @@ class Summary:
     candidates: int
     built: int
     budget: int
-    changes: tuple[Change, ...]
+    changes: tuple[BisectedChange, ...]
     finished_at: str
     path: Path | None = None
     asked: str = ""
@@ -263,7 +263,7 @@ class Summary:
                 candidates=len(checked(data, "candidates", list)),
                 built=checked(data, "built", int),
                 budget=checked(data, "budget", int),
-                changes=tuple(Change.from_json(item, f"changes[{i}]") for i, item in enumerate(changes)),
+                changes=tuple(BisectedChange.from_json(item, f"changes[{i}]") for i, item in enumerate(changes)),
                 finished_at=checked_time(data, "finished_at"),
                 asked=json.dumps({key: data.get(key) for key in ASKED}, sort_keys=True),
             )

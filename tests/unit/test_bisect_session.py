@@ -19,7 +19,7 @@ from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
 from torchmatrix.printed import Printed
 from torchmatrix.sessions.bisect import _Bisection, run
-from torchmatrix.sessions.bisect_request import USAGE, Request, parse
+from torchmatrix.sessions.bisect_request import USAGE, BisectRequest, parse
 from torchmatrix.sessions.bisect_words import answer
 
 from .test_plan import THIS_MACHINE
@@ -41,7 +41,7 @@ MATRIX = Matrix(
 
 
 def test_the_arguments_become_a_request() -> None:
-    assert parse(["autograd_dot", "--from", "1.9", "--to", "1.12.1"], MATRIX) == Request(
+    assert parse(["autograd_dot", "--from", "1.9", "--to", "1.12.1"], MATRIX) == BisectRequest(
         ("autograd_dot",), ("cpu",), Version("1.9.0"), Version("1.12.1")
     )
     request = parse(
@@ -49,7 +49,7 @@ def test_the_arguments_become_a_request() -> None:
          "--below", "1e-6", "--pre", "--repeat", "5"],
         MATRIX,
     )  # fmt: skip
-    assert request == Request(
+    assert request == BisectRequest(
         ("batched_matmul",), ("mps",), Version("2.1.0rc1"), Version("2.2.0"), Criterion("max_abs_diff", 1e-6, False),
         pre=True, repeat=5,
     )  # fmt: skip
@@ -134,7 +134,7 @@ def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: 
 
 V = [Version(v) for v in ("1.9.0", "1.10.0", "1.10.1", "1.11.0", "1.12.0")]
 OLD, NEW = Observation("fail", "fail (wrong: y)"), Observation("pass", "pass")
-REQUEST = Request(("autograd_dot",), ("cpu",), V[0], V[-1])
+REQUEST = BisectRequest(("autograd_dot",), ("cpu",), V[0], V[-1])
 
 
 def verdict(status: Status, steps: list[tuple[int, Observation]], lo: int | None = None, hi: int | None = None):
@@ -175,7 +175,7 @@ def test_same_outcome_at_both_ends_and_an_untestable_end_say_so() -> None:
         "torch 1.9.0 and 1.12.0 both show pass on cpu: nothing to bisect; "
         "widen the range, or compare a metric (--metric)"
     ]
-    by_metric = Request(("batched_matmul",), ("cpu",), V[0], V[-1], criterion=Criterion("max_abs_diff", 1e-6))
+    by_metric = BisectRequest(("batched_matmul",), ("cpu",), V[0], V[-1], criterion=Criterion("max_abs_diff", 1e-6))
     below = Observation("not above 1e-06", "max_abs_diff = 0 (not above 1e-06)")
     assert answer(verdict(Status.SAME, [(0, below), (4, below)]), by_metric) == [
         "torch 1.9.0 and 1.12.0 both show max_abs_diff not above 1e-06 on cpu: nothing to bisect; widen the range"
@@ -567,7 +567,7 @@ def test_by_output_the_answer_names_the_first_line_printed_that_changed_and_coun
     steps = (Step(versions[0], Observation(old.category(), "", 5), True),
              Step(versions[1], Observation(new.category(), "", 5), True))  # fmt: skip
     verdict = Verdict(Status.FOUND, tuple(versions), steps, 3, last_old=versions[0], first_new=versions[1])
-    request = Request(("sigmoid",), ("cpu",), versions[0], versions[1], criterion=Criterion(by_output=True))
+    request = BisectRequest(("sigmoid",), ("cpu",), versions[0], versions[1], criterion=Criterion(by_output=True))
     assert answer(verdict, request) == [
         "first release with NEW's outcome (pass, prints 'tensor([0.9648], dtype=torch.bfloat16)' / "
         "'tensor([0.9643])'): torch 1.10.0 (5 runs)",
@@ -582,7 +582,7 @@ def test_each_question_keeps_a_summary_of_its_own_named_by_the_whole_question(tm
     here = project(tmp_path)
     ends = [Version("1.9.0"), Version("1.12.1")]
 
-    def path(request: Request) -> Path:
+    def path(request: BisectRequest) -> Path:
         return _Bisection(here, Session(), tmp_path / "noxfile.py", request, ends, {}).summary_path
 
     def name(*asked: str) -> str:
@@ -605,14 +605,14 @@ def test_each_question_keeps_a_summary_of_its_own_named_by_the_whole_question(tm
     assert name("--pre").startswith("autograd_dot-cpu-pre-") and name("--repeat", "2").startswith(
         "autograd_dot-cpu-repeat-2-"
     )
-    tests = [Request((test,), ("cpu",), *ends) for test in ("t.py::test_p[a/b]", "t.py::test_p[a_b]")]
+    tests = [BisectRequest((test,), ("cpu",), *ends) for test in ("t.py::test_p[a/b]", "t.py::test_p[a_b]")]
     paths = {path(asked) for asked in tests}
     assert len(paths) == 2 and all(found.name.startswith("t.py_test_p_a_b-") for found in paths)
     # A probe named "all" is not --all: every probe has a name no probe can take.
     every, named_all = (
-        path(Request(("autograd_dot",), ("cpu",), *ends, every=True)),
-        path(Request(("all",), ("cpu",), *ends)),
+        path(BisectRequest(("autograd_dot",), ("cpu",), *ends, every=True)),
+        path(BisectRequest(("all",), ("cpu",), *ends)),
     )
     assert every != named_all and every.name.startswith("_all-cpu-") and named_all.name.startswith("all-cpu-")
     # Which probes --all found (its tests, known as it runs) does not move its summary.
-    assert path(Request(("autograd_dot", "t.py::test_x"), ("cpu",), *ends, every=True)) == every
+    assert path(BisectRequest(("autograd_dot", "t.py::test_x"), ("cpu",), *ends, every=True)) == every

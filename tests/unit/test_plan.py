@@ -62,7 +62,7 @@ def test_the_newest_python_with_a_wheel_and_full_support_is_chosen(torch: str, p
     assert cell.outcome is None
     assert cell.interpreter.minor == python
     assert cell.id == f"torch-{torch}-py{python}"
-    assert cell.session_id == torch
+    assert cell.parameter == torch
 
 
 def test_on_apple_silicon_torch_1_9_takes_3_8_or_3_9_only() -> None:
@@ -102,7 +102,7 @@ def test_a_release_without_a_wheel_for_this_platform_is_no_wheel() -> None:
 
 def test_pinned_pythons_make_one_cell_each_with_suffixed_sessions() -> None:
     cells = plan(matrix(TorchEntry(Version("2.2.0"), ("3.10", "3.12"))), LISTING, THIS_MACHINE, LINUX)
-    assert [(cell.session_id, cell.id) for cell in cells] == [
+    assert [(cell.parameter, cell.id) for cell in cells] == [
         ("2.2.0-py3.10", "torch-2.2.0-py3.10"),
         ("2.2.0-py3.12", "torch-2.2.0-py3.12"),
     ]

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from torchmatrix.errors import UsageError
-from torchmatrix.sessions.probe import Options, parse
+from torchmatrix.sessions.probe import ProbeRequest, parse
 
 
 def test_force_and_repeat_come_from_the_session_arguments() -> None:
-    assert parse([]) == Options()
-    assert parse(["--force"]) == Options(force=True)
-    assert parse(["--repeat", "5"]) == Options(repeat=5)
-    assert parse(["--repeat=3", "--force"]) == Options(True, 3)
+    assert parse([]) == ProbeRequest()
+    assert parse(["--force"]) == ProbeRequest(force=True)
+    assert parse(["--repeat", "5"]) == ProbeRequest(repeat=5)
+    assert parse(["--repeat=3", "--force"]) == ProbeRequest(True, 3)
 
 
 @pytest.mark.parametrize(

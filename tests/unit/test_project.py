@@ -46,13 +46,13 @@ def test_a_release_is_planned_as_its_own_cell_with_the_matrixs_pins(tmp_path: Pa
     pinned = TorchEntry(Version("2.2.0"), ("3.10", "3.12"), (Requirement("numpy==1.26.4"),))
     here = project(tmp_path, pinned)
     cell = here.plan_release(Version("1.12.1"))
-    assert (cell.id, cell.session_id, cell.requirements) == (
+    assert (cell.id, cell.parameter, cell.requirements) == (
         "torch-1.12.1-py3.10",
         "1.12.1",
         ("torch==1.12.1", "numpy<2"),
     )
     first = here.plan_release(Version("2.2.0"))  # the matrix pins two Pythons: the first one listed
-    assert (first.id, first.session_id, first.requirements) == (
+    assert (first.id, first.parameter, first.requirements) == (
         "torch-2.2.0-py3.10",
         "2.2.0-py3.10",
         ("torch==2.2.0", "numpy==1.26.4"),
@@ -119,7 +119,7 @@ def test_a_release_on_the_python_a_bisect_held_is_wanted_as_that_cell(tmp_path: 
     here = project(tmp_path, TorchEntry(Version("1.12.1")))
     record = Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)
     held = here.plan_release(Version("1.11.0"), python="3.8")
-    assert (held.python, held.python_request, held.session_id) == ("3.8", "3.8", "1.11.0")
+    assert (held.python, held.python_request, held.parameter) == ("3.8", "3.8", "1.11.0")
     assert here.wanted_for(result("1.11.0", python_request="3.8"), record) == here.record_inputs(
         here.inputs(held), "autograd_dot"
     )

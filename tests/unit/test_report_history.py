@@ -6,7 +6,7 @@ import copy
 import dataclasses
 
 from torchmatrix.report import history, model
-from torchmatrix.report.history import Change
+from torchmatrix.report.history import SincePrevious
 from torchmatrix.report.model import Column, Row
 
 from .report_data import scenario, sweep_scenario
@@ -20,7 +20,7 @@ def sweep_history(found: list | None = None) -> history.History:
     return found_history
 
 
-def changes(found: history.History, name: str) -> list[Change | None]:
+def changes(found: history.History, name: str) -> list[SincePrevious | None]:
     steps = [found.steps.get((name, row, CPU)) for row in found.releases[CPU]]
     return [step.change if step else None for step in steps]
 
@@ -29,8 +29,14 @@ def test_each_step_says_how_it_compares_with_the_previous_release() -> None:
     found = sweep_history()
     assert found.probe == "opsweep" and found.columns == (CPU,)
     assert found.releases[CPU] == tuple(RELEASES.values())  # the release whose sweep raised has its column
-    same, changed, first, new, not_compared = Change.SAME, Change.CHANGED, Change.FIRST, Change.NEW, Change.NOT_COMPARED
-    unstable = Change.UNSTABLE
+    same, changed, first, new, not_compared = (
+        SincePrevious.SAME,
+        SincePrevious.CHANGED,
+        SincePrevious.FIRST,
+        SincePrevious.NEW,
+        SincePrevious.NOT_COMPARED,
+    )
+    unstable = SincePrevious.UNSTABLE
     assert changes(found, "add") == [first, same, same, None]
     assert changes(found, "mul") == [first, changed, same, None]
     assert changes(found, "nn.functional.conv2d") == [first, not_compared, changed, None]
@@ -88,7 +94,7 @@ def test_checks_without_samples_are_compared_by_their_observed_value() -> None:
     batched = found["batched_matmul"]
     mps = Column("macos-arm64", "mps")
     step = batched.steps["batched vs looped (float32)", Row("2.2.0", None), mps]
-    assert step.change is Change.CHANGED and step.value == "1.2e-06" and step.mark.value == "within-tolerance"
+    assert step.change is SincePrevious.CHANGED and step.value == "1.2e-06" and step.mark.value == "within-tolerance"
     assert batched.changed_checks(mps) == ("batched vs looped (float32)",)
     assert batched.changed_checks(Column("linux-x86_64", "cpu")) == ()
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from torchmatrix.errors import UsageError
-from torchmatrix.report.options import Options, parse
+from torchmatrix.report.options import ReportOptions, parse
 from torchmatrix.report.publish import DEFAULT_FORMATS, FORMATS
 
 
 def test_no_option_writes_the_default_formats() -> None:
-    assert parse([]) == Options(DEFAULT_FORMATS, None)
+    assert parse([]) == ReportOptions(DEFAULT_FORMATS, None)
     assert "rst" not in DEFAULT_FORMATS
 
 

@@ -13,14 +13,14 @@ import pytest
 
 from torchmatrix import atomicfile, summaries
 from torchmatrix.criteria import Criterion
-from torchmatrix.summaries import Change, Commits, Side, Summary
+from torchmatrix.summaries import BisectedChange, Commits, Side, Summary
 
 OLD_HASH, NEW_HASH = "a" * 40, "b" * 40
-FOUND = Change(
+FOUND = BisectedChange(
     "autograd_dot", "cpu", Side("fail", "fail (y = 0)"), Side("pass", "pass"), "1.11.0", "1.12.0", (), 5,
     Commits(OLD_HASH, NEW_HASH),
 )  # fmt: skip
-BOUNDED = Change(
+BOUNDED = BisectedChange(
     "batched_matmul", "cpu", Side("pass", "pass"), Side("error", "error (boom)"), "2.6.0.dev20241002",
     "2.6.0.dev20241005", ("2.6.0.dev20241003", "2.6.0.dev20241004"),
 )  # fmt: skip
@@ -104,7 +104,11 @@ def test_a_schema_1_summary_of_one_probe_reads_as_its_one_change(tmp_path: Path)
     assert warnings == []
     assert [summary.changes for summary in found] == [  # the range to 1.11.0 first
         (),
-        (Change("autograd_dot", "cpu", Side("fail", "fail"), Side("pass", "pass"), "1.9.0", "1.11.0", ("1.10.0",)),),
+        (
+            BisectedChange(
+                "autograd_dot", "cpu", Side("fail", "fail"), Side("pass", "pass"), "1.9.0", "1.11.0", ("1.10.0",)
+            ),
+        ),
     ]
 
 
@@ -185,7 +189,9 @@ def test_a_git_hash_is_hex_and_nothing_else() -> None:
 def test_summary_and_change_round_trip() -> None:
     data = summary_json()
     found = Summary.from_json(json.loads(json.dumps(data)))
-    assert found is not None and [Change.from_json(c.to_json(), "c") for c in found.changes] == list(found.changes)
+    assert found is not None and [BisectedChange.from_json(c.to_json(), "c") for c in found.changes] == list(
+        found.changes
+    )
 
 
 def test_an_answer_resting_on_a_stale_record_is_shown_stale(tmp_path: Path) -> None:

@@ -13,15 +13,15 @@ from torchmatrix import identity
 from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, TorchEntry
-from torchmatrix.sessions.verify import Request, parse, stale_cells
+from torchmatrix.sessions.verify import VerifyRequest, parse, stale_cells
 
 from .test_project import project
 from .test_results import result
 
 
 def test_the_arguments() -> None:
-    assert parse([]) == Request()
-    assert parse(["--run", "--machine", "a", "--machine", "b"]) == Request(True, ("a", "b"))
+    assert parse([]) == VerifyRequest()
+    assert parse(["--run", "--machine", "a", "--machine", "b"]) == VerifyRequest(True, ("a", "b"))
     with pytest.raises(UsageError, match=r"unrecognized arguments: --rnu\n  usage: nox -s verify"):
         parse(["--rnu"])
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..summaries import COLUMNS, Change, Summary
+from ..summaries import COLUMNS, BisectedChange, Summary
 from . import escape
 from .escape import html_text as h
 
@@ -44,7 +44,7 @@ def _markdown_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _markdown_link(change: Change) -> str:
+def _markdown_link(change: BisectedChange) -> str:
     commits = change.commits
     return f"[{commits.old[:12]}…{commits.new[:12]}]({commits.url})" if commits else ""
 
@@ -72,7 +72,7 @@ def html(found: Sequence[Summary]) -> str:
     return "\n".join(parts)
 
 
-def _html_link(change: Change) -> str:
+def _html_link(change: BisectedChange) -> str:
     commits = change.commits
     if commits is None:
         return ""

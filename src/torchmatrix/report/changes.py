@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from . import escape, repro
-from .history import SHOWN_CHANGES, Change, History, Step, stale_left_out
+from .history import SHOWN_CHANGES, CheckInRelease, History, SincePrevious, stale_left_out
 from .model import Column, Report
 
 TITLE = "Checks that changed between releases"
@@ -125,9 +125,9 @@ def _share(part: int, whole: int) -> str:
     return f"{part} of {whole}" + (f" ({100 * part // whole}%)" if whole else "")
 
 
-def _cell(step: Step | None) -> str:
+def _cell(step: CheckInRelease | None) -> str:
     if step is None:
         return "–"
-    if step.change is Change.CHANGED:
+    if step.change is SincePrevious.CHANGED:
         return f"{step.change.symbol} {step.comparison.changed}/{step.comparison.compared}"
     return step.change.symbol if step.change in SHOWN_CHANGES else ""

@@ -12,7 +12,7 @@ from .model import Column, Report, Row
 
 
 @dataclass(frozen=True)
-class Change:
+class MarkChange:
     """One cell: its mark before and after (None: no such cell on that side)."""
 
     probe: str
@@ -22,7 +22,7 @@ class Change:
     after: Outcome | None
 
 
-def changes(before: Report, after: Report) -> list[Change]:
+def changes(before: Report, after: Report) -> list[MarkChange]:
     """Every (probe, torch release, machine, device) whose mark differs, in table order.
 
     Only columns that either side shows count: a column unavailable throughout
@@ -34,7 +34,7 @@ def changes(before: Report, after: Report) -> list[Change]:
         (key for key in old.keys() | new.keys() if key[2] in shown),
         key=lambda key: (key[0], key[1].sort_key(), key[2].sort_key()),
     )
-    return [Change(*key, old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key)]
+    return [MarkChange(*key, old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key)]
 
 
 def _marks(report: Report) -> dict[tuple[str, Row, Column], Outcome]:
@@ -45,7 +45,7 @@ def _marks(report: Report) -> dict[tuple[str, Row, Column], Outcome]:
     }
 
 
-def render(found: list[Change], before: str, after: str) -> str:
+def render(found: list[MarkChange], before: str, after: str) -> str:
     """A plain-text table of ``found`` for the terminal (every text from a file cleaned)."""
     sides = f"between {escape.clean(before)} (before) and {escape.clean(after)} (after)"
     if not found:

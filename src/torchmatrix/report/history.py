@@ -25,7 +25,7 @@ from .model import Column, Entry, Report, Row, Table
 from .sameinputs import NOT_COMPARABLE, Comparison
 
 
-class Change(str, Enum):
+class SincePrevious(str, Enum):
     """How a step compares with the same check in the previous release that has it."""
 
     FIRST = "first"
@@ -49,32 +49,32 @@ class Change(str, Enum):
 
 
 _SYMBOLS = {
-    Change.FIRST: "",
-    Change.NEW: "+",
-    Change.SAME: "",
-    Change.CHANGED: "●",
-    Change.NOT_COMPARED: "◌",
-    Change.UNSTABLE: "≈",
+    SincePrevious.FIRST: "",
+    SincePrevious.NEW: "+",
+    SincePrevious.SAME: "",
+    SincePrevious.CHANGED: "●",
+    SincePrevious.NOT_COMPARED: "◌",
+    SincePrevious.UNSTABLE: "≈",
 }
 _MEANINGS = {
-    Change.FIRST: "",
-    Change.NEW: "new: no earlier release has this check",
-    Change.SAME: "",
-    Change.CHANGED: "changed: with the same inputs as the previous release, another value or output",
-    Change.NOT_COMPARED: "not compared: none of its inputs is the same as in the previous release",
-    Change.UNSTABLE: "unstable: its output differs between two runs of one release, so no change can be told",
+    SincePrevious.FIRST: "",
+    SincePrevious.NEW: "new: no earlier release has this check",
+    SincePrevious.SAME: "",
+    SincePrevious.CHANGED: "changed: with the same inputs as the previous release, another value or output",
+    SincePrevious.NOT_COMPARED: "not compared: none of its inputs is the same as in the previous release",
+    SincePrevious.UNSTABLE: "unstable: its output differs between two runs of one release, so no change can be told",
 }
-SHOWN_CHANGES = (Change.CHANGED, Change.UNSTABLE, Change.NOT_COMPARED, Change.NEW)
+SHOWN_CHANGES = (SincePrevious.CHANGED, SincePrevious.UNSTABLE, SincePrevious.NOT_COMPARED, SincePrevious.NEW)
 """The changes a renderer marks, in legend order."""
 
 
 @dataclass(frozen=True)
-class Step:
+class CheckInRelease:
     """One check in one release of one machine and device."""
 
     check: Mapping[str, Any]
     mark: Outcome
-    change: Change
+    change: SincePrevious
     comparison: Comparison
     against: Row | None
     """The release it was compared with (None: none has the check)."""
@@ -127,7 +127,7 @@ class History:
     """The record behind each release: its outcome, when it holds no checks (it raised)."""
     checks: tuple[str, ...]
     """Every check's name: those that changed somewhere first (most changes first), then by name."""
-    steps: Mapping[tuple[str, Row, Column], Step]
+    steps: Mapping[tuple[str, Row, Column], CheckInRelease]
     transitions: tuple[Transition, ...]
 
     def changed_checks(self, column: Column | None = None) -> tuple[str, ...]:
@@ -135,7 +135,7 @@ class History:
         changed = {
             name
             for (name, _, where), step in self.steps.items()
-            if step.change is Change.CHANGED and column in (None, where)
+            if step.change is SincePrevious.CHANGED and column in (None, where)
         }
         return tuple(name for name in self.checks if name in changed)
 
@@ -167,7 +167,7 @@ def stale_left_out(report: Report) -> str:
 def history(table: Table, columns: Iterable[Column]) -> History | None:
     """``table``'s probe across releases; None when none of its records holds checks."""
     releases: dict[Column, tuple[Row, ...]] = {}
-    steps: dict[tuple[str, Row, Column], Step] = {}
+    steps: dict[tuple[str, Row, Column], CheckInRelease] = {}
     transitions: list[Transition] = []
     for column in columns:
         rows = tuple(row for row in table.rows if _measured(table.entries.get((row, column))))
@@ -222,12 +222,12 @@ def _walk(
     rows: tuple[Row, ...],
     records: list[Record],
     checks: list[dict[str, Mapping[str, Any]]],
-    steps: dict[tuple[str, Row, Column], Step],
+    steps: dict[tuple[str, Row, Column], CheckInRelease],
     environments: Sequence[Mapping[str, Any]],
 ) -> list[Transition]:
     """Fill ``steps`` for one column, release after release (``checks``: each record's; ``environments``: each
     result's fingerprint); the transitions between consecutive releases."""
-    latest: dict[str, tuple[Row, Record, Step]] = {}
+    latest: dict[str, tuple[Row, Record, CheckInRelease]] = {}
     transitions = []
     for index, (row, record, held) in enumerate(zip(rows, records, checks, strict=True)):
         for name, check in held.items():
@@ -241,20 +241,31 @@ def _walk(
     return transitions
 
 
-def _step(check: Mapping[str, Any], earlier: tuple[Row, Record, Step] | None, record: Record, first: bool) -> Step:
+def _step(
+    check: Mapping[str, Any], earlier: tuple[Row, Record, CheckInRelease] | None, record: Record, first: bool
+) -> CheckInRelease:
     mark = check_mark(check)
     listed = sameinputs.samples_of(check)
     value, samples = short_number(check.get("error")), None if listed is None else len(listed)
     if earlier is None:
-        return Step(check, mark, Change.FIRST if first else Change.NEW, NOT_COMPARABLE, None, False, value, samples)
+        return CheckInRelease(
+            check,
+            mark,
+            SincePrevious.FIRST if first else SincePrevious.NEW,
+            NOT_COMPARABLE,
+            None,
+            False,
+            value,
+            samples,
+        )
     row, earlier_record, earlier_step = earlier
     probe_file = record.inputs.get("probe")
     same_probe = probe_file is not None and earlier_record.inputs.get("probe") == probe_file
     comparison = sameinputs.compare(earlier_step.check, check, same_probe)
-    change = Change.UNSTABLE if check.get("nondeterministic") else Change.NOT_COMPARED
+    change = SincePrevious.UNSTABLE if check.get("nondeterministic") else SincePrevious.NOT_COMPARED
     if comparison.comparable:
-        change = Change.CHANGED if comparison.changed else Change.SAME
-    return Step(check, mark, change, comparison, row, mark is not earlier_step.mark, value, samples)
+        change = SincePrevious.CHANGED if comparison.changed else SincePrevious.SAME
+    return CheckInRelease(check, mark, change, comparison, row, mark is not earlier_step.mark, value, samples)
 
 
 def _transition(
@@ -263,7 +274,7 @@ def _transition(
     after: Row,
     earlier: Mapping[str, Mapping[str, Any]],
     later: Mapping[str, Mapping[str, Any]],
-    steps: Mapping[tuple[str, Row, Column], Step],
+    steps: Mapping[tuple[str, Row, Column], CheckInRelease],
 ) -> Transition:
     both = [name for name in later if name in earlier]
     compared = [steps[name, after, column] for name in both]
@@ -276,15 +287,15 @@ def _transition(
         samples=sum(step.weight for step in compared),
         samples_compared=sum(step.comparison.compared for step in compared),
         refused=sum(step.comparison.refused for step in compared),
-        changed=tuple(name for name, step in zip(both, compared, strict=True) if step.change is Change.CHANGED),
+        changed=tuple(name for name, step in zip(both, compared, strict=True) if step.change is SincePrevious.CHANGED),
     )
 
 
-def _ordered(steps: Mapping[tuple[str, Row, Column], Step]) -> tuple[str, ...]:
+def _ordered(steps: Mapping[tuple[str, Row, Column], CheckInRelease]) -> tuple[str, ...]:
     """Every check's name: most changes of value first, then most changes of outcome, then by name."""
     changes: dict[str, int] = {}
     outcome_changes: dict[str, int] = {}
     for (name, _, _), step in steps.items():
-        changes[name] = changes.get(name, 0) + (step.change is Change.CHANGED)
+        changes[name] = changes.get(name, 0) + (step.change is SincePrevious.CHANGED)
         outcome_changes[name] = outcome_changes.get(name, 0) + step.outcome_changed
     return tuple(sorted(changes, key=lambda name: (-changes[name], -outcome_changes[name], name.casefold(), name)))

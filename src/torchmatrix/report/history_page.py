@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from . import repro
 from .escape import html_text as h
-from .history import SHOWN_CHANGES, Change, History, Step
+from .history import SHOWN_CHANGES, CheckInRelease, History, SincePrevious
 from .model import Column, Row
 
 
@@ -35,7 +35,7 @@ def section(history: History, positions: Mapping[tuple[Row, Column], int], scrip
     ]
     # Escaped once per column and per tooltip, and looked up by the check's name alone, not once per cell by
     # (name, release, column): the sweep's history has thousands of cells.
-    held: dict[tuple[Row, Column], dict[str, Step]] = {}
+    held: dict[tuple[Row, Column], dict[str, CheckInRelease]] = {}
     for (name, row, column), step in history.steps.items():
         held.setdefault((row, column), {})[name] = step
     places = [
@@ -119,11 +119,11 @@ def _head(history: History) -> str:
     )
 
 
-def _cell(step: Step | None, where: str, index: int | None, tips: dict[tuple[object, ...], str]) -> str:
+def _cell(step: CheckInRelease | None, where: str, index: int | None, tips: dict[tuple[object, ...], str]) -> str:
     """One check in one release; ``tips`` keeps each tooltip's escaped text, for the cells that share it."""
     if step is None:
         return f"<td {where}></td>"
-    changed = " changed" if step.change is Change.CHANGED else ""
+    changed = " changed" if step.change is SincePrevious.CHANGED else ""
     opens = f' data-i="{index}" tabindex="0"' if index is not None else ""
     # A number as short_number() writes it (digits, '.', 'e', '+', '-', 'inf', 'nan') or our own symbols: no markup.
     text = (step.value or step.mark.symbol) + (f" {step.change.symbol}" if step.change.symbol else "")
@@ -133,7 +133,7 @@ def _cell(step: Step | None, where: str, index: int | None, tips: dict[tuple[obj
     return f'<td class="cell o-{step.mark.value}{changed}" {where}{opens} title="{tips[key]}">{text}</td>'
 
 
-def _tip(step: Step) -> str:
+def _tip(step: CheckInRelease) -> str:
     """The step's outcome and how it compares (its error is the cell's text)."""
     parts = [step.mark.value]
     comparison, against = step.comparison, step.against

@@ -13,7 +13,7 @@ from .publish import DEFAULT_FORMATS, FILE_NAMES, FORMATS
 
 
 @dataclass(frozen=True)
-class Options:
+class ReportOptions:
     formats: tuple[str, ...] = DEFAULT_FORMATS
     diff: Path | None = None
     """A results folder to compare with (the one before); None: no comparison."""
@@ -21,8 +21,8 @@ class Options:
     """Every stored cell, not only the matrix's cells now (:mod:`torchmatrix.report.cells`)."""
 
 
-def parse(argv: Sequence[str]) -> Options:
-    """Options from the words after `--`; a mistake raises :class:`UsageError`. `--help` prints help and exits 0."""
+def parse(argv: Sequence[str]) -> ReportOptions:
+    """The options the words after `--` ask; a mistake raises :class:`UsageError`. `--help` prints help, exits 0."""
     parser = Parser(
         usage="nox -s report -- [--format FORMAT[,FORMAT...]] [--all-cells] [--diff OTHER_RESULTS]",
         description="Render the stored results of every machine as tables, a page and data files.",
@@ -51,7 +51,7 @@ def parse(argv: Sequence[str]) -> Options:
     # The probe sessions' option: `nox -s probe report -- --force` gives both sessions the same words.
     parser.add_argument("--force", action="store_true", help=argparse.SUPPRESS)
     namespace = parser.parse_args(list(argv))
-    return Options(
+    return ReportOptions(
         formats=_formats(namespace.format), diff=_results_folder(namespace.diff), all_cells=namespace.all_cells
     )
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .history import Change, History
+from .history import History, SincePrevious
 from .model import Column, Row, Table
 from .sameinputs import changed_samples
 
@@ -137,7 +137,7 @@ def sample_changes(history: History, column: Column | None = None) -> tuple[Samp
                 continue
             for row in history.releases[where]:
                 step = history.steps.get((name, row, where))
-                if step is None or step.change is not Change.CHANGED or step.against is None:
+                if step is None or step.change is not SincePrevious.CHANGED or step.against is None:
                     continue
                 earlier = history.steps[name, step.against, where].check
                 options = _options(history, row, where)

@@ -58,14 +58,14 @@ from ..core import Kind, Probe
 from ..errors import TorchmatrixError, UsageError
 from ..plan import Cell
 from ..releases import Listing, dated
-from ..summaries import Change, Commits
+from ..summaries import BisectedChange, Commits
 from . import childnox
 
 if TYPE_CHECKING:
     import nox
 
     from ..project import Project
-from .bisect_request import Key, Request, missing_end, parse, sources
+from .bisect_request import BisectRequest, Key, missing_end, parse, sources
 from .bisect_words import (
     answer,
     changed_in_table,
@@ -105,7 +105,7 @@ class _Bisection:
     project: Project
     session: nox.Session
     noxfile: Path
-    request: Request
+    request: BisectRequest
     versions: list[Version]
     cells: dict[Version, Cell]
     held: Mapping[Version, str] = field(default_factory=dict)
@@ -363,12 +363,12 @@ class _Bisection:
             ],
         }
 
-    def change(self, key: Key, verdict: Verdict) -> Change:
+    def change(self, key: Key, verdict: Verdict) -> BisectedChange:
         """A verdict whose ends differ, as the summary stores it and the reports show it."""
         assert verdict.old and verdict.new and verdict.last_old and verdict.first_new  # the ends differ
         bounds = [verdict.observation(verdict.last_old), verdict.observation(verdict.first_new)]
         probe, device = key
-        return Change(
+        return BisectedChange(
             probe, device, side(verdict.old), side(verdict.new), str(verdict.last_old), str(verdict.first_new),
             tuple(map(str, verdict.between)), min(seen.runs for seen in bounds if seen), self.commits(verdict),
         )  # fmt: skip
@@ -511,7 +511,7 @@ def _pythons_said(spans: Sequence[plan.Held]) -> str:
     )
 
 
-def _candidates(project: Project, session: nox.Session, request: Request) -> tuple[list[Version], Listing]:
+def _candidates(project: Project, session: nox.Session, request: BisectRequest) -> tuple[list[Version], Listing]:
     """The releases to bisect over, oldest first, and the listing they come from; both ends among them."""
     listing = releases.listing(*sources(request, project), wanted=[request.old, request.new])
     for note in listing.notes:
@@ -565,7 +565,7 @@ def _log(session: nox.Session, lines: Sequence[str]) -> None:
         session.log(terminal.escape(line, keep_newlines=False))
 
 
-def _stop_at_a_dead_end(session: nox.Session, request: Request, verdicts: Sequence[Verdict]) -> None:
+def _stop_at_a_dead_end(session: nox.Session, request: BisectRequest, verdicts: Sequence[Verdict]) -> None:
     """End the session once, with why, when an end's cell gave nothing (it did not install, no Python fits it)."""
     for end in ([v.old for v in verdicts], [v.new for v in verdicts]):
         seen = [observation for observation in end if observation is not None]  # NEW is unseen if OLD was dead
@@ -574,7 +574,7 @@ def _stop_at_a_dead_end(session: nox.Session, request: Request, verdicts: Sequen
             session.error(terminal.escape(untestable_end(dead, request), keep_newlines=False))
 
 
-def _not_compared(session: nox.Session, request: Request, verdicts: Mapping[Key, Verdict]) -> list[str]:
+def _not_compared(session: nox.Session, request: BisectRequest, verdicts: Mapping[Key, Verdict]) -> list[str]:
     """Say which pairs an end kept from being compared; the refusals of the unstable ones, for the exit."""
     ends = {key: verdict for key, verdict in verdicts.items() if verdict.status is Status.UNTESTABLE_END}
     unstable = [key for key, verdict in ends.items() if unstable_end(verdict)]

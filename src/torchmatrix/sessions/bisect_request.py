@@ -1,4 +1,4 @@
-"""What `nox -s bisect -- …` asks: its arguments read into a :class:`Request`, and where its releases come from."""
+"""What `nox -s bisect -- …` asks: its arguments read into a :class:`BisectRequest`; where its releases come from."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ Key = tuple[str, str]
 
 
 @dataclass(frozen=True)
-class Request:
+class BisectRequest:
     """What to bisect, as the command line asked."""
 
     probes: tuple[str, ...]
@@ -69,7 +69,7 @@ class Request:
     """The script (or test) to run instead of the matrix's probes, for one the matrix does not list."""
 
 
-def parse(argv: Sequence[str], matrix: Matrix) -> Request:
+def parse(argv: Sequence[str], matrix: Matrix) -> BisectRequest:
     """Read the session's arguments; a mistake raises :class:`UsageError` naming it."""
     parser = Parser(USAGE, "Find the first torch release in which a probe's outcome is NEW's.")
     parser.add_argument(
@@ -139,7 +139,7 @@ def parse(argv: Sequence[str], matrix: Matrix) -> Request:
     if args.by_output:
         criterion = Criterion(by_output=True)
     probes = tuple(names) if args.every else (name,)
-    return Request(
+    return BisectRequest(
         probes, devices, old, new, criterion, args.pre, args.every, args.repeat,
         args.index_url.rstrip("/") if args.index_url else None,
         tuple(absolute(link) for link in args.find_links) if args.find_links else None,
@@ -191,7 +191,7 @@ def absolute(link: str) -> str:
     return link if "://" in link else str(Path(link).absolute())
 
 
-def sources(request: Request, project: Project) -> tuple[str, tuple[str, ...]]:
+def sources(request: BisectRequest, project: Project) -> tuple[str, tuple[str, ...]]:
     """The index and find-links the candidates come from and the cells install from: those asked, or the matrix's."""
     find_links = request.find_links if request.find_links is not None else project.find_links
     return request.index_url or project.matrix.index_url, find_links

@@ -18,11 +18,11 @@ from ..bisection import Observation, Status, Verdict
 from ..core import Outcome
 from ..criteria import Criterion
 from ..releases import dated
-from ..summaries import Change, Commits, Side
+from ..summaries import BisectedChange, Commits, Side
 
 if TYPE_CHECKING:
     pass
-from .bisect_request import Key, Request
+from .bisect_request import BisectRequest, Key
 
 
 def key_text(key: Key) -> str:
@@ -43,7 +43,7 @@ def widen(criterion: Criterion) -> str:
     return "widen the range" + ("" if compared else ", or compare a metric (--metric)")
 
 
-def changed_in_table(request: Request, changes: Sequence[Change], asked: int) -> str:
+def changed_in_table(request: BisectRequest, changes: Sequence[BisectedChange], asked: int) -> str:
     """The "changed in" table for the terminal, under a line saying what it answers."""
     title = (
         f"changed in, torch {dated(request.old)} to {dated(request.new)} {request.criterion.describe()}: "
@@ -80,7 +80,7 @@ def file_name_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
-def untestable_end(verdict: Verdict, request: Request, key: Key | None = None) -> str:
+def untestable_end(verdict: Verdict, request: BisectRequest, key: Key | None = None) -> str:
     """Why an end of one pair's bisection cannot be compared: it could not be tested, or its runs disagreed."""
     old, new = verdict.old, verdict.new
     flag, end, seen = ("--from", request.old, old) if old and not old.testable else ("--to", request.new, new)
@@ -105,7 +105,7 @@ def untestable_end(verdict: Verdict, request: Request, key: Key | None = None) -
     return f"torch {end} ({flag}) could not be tested: {detail}; {what}"
 
 
-def answer(verdict: Verdict, request: Request) -> list[str]:
+def answer(verdict: Verdict, request: BisectRequest) -> list[str]:
     """What a person reads at the end: the first release with NEW's outcome and the last with OLD's, or why not."""
     old, new = verdict.old, verdict.new
     if verdict.status is Status.UNTESTABLE_END:

@@ -44,7 +44,7 @@ USAGE = 'nox -s "probe(<release>)" -- [--force] [--repeat N]'
 
 
 @dataclass(frozen=True)
-class Options:
+class ProbeRequest:
     """What a probe session's arguments ask."""
 
     force: bool = False
@@ -52,23 +52,23 @@ class Options:
     """Runs per (probe, device) pair instead of the matrix's ``repeat:``."""
 
 
-def parse(argv: Sequence[str]) -> Options:
+def parse(argv: Sequence[str]) -> ProbeRequest:
     """Read the session's arguments; anything else is refused (a typo must not pass for a skip)."""
     parser = Parser(USAGE, "Run the probes of a cell whose records are out of date.")
     parser.add_argument("--force", action="store_true", help="re-measure every pair, up to date or not")
     parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each pair N times")
     args = parser.parse_args(list(argv))
-    return Options(args.force, args.repeat)
+    return ProbeRequest(args.force, args.repeat)
 
 
-def run(project: Project, session: nox.Session, session_id: str) -> None:
+def run(project: Project, session: nox.Session, parameter: str) -> None:
     """Install the cell's torch, run the pairs whose records are stale (all with ``--force``), store them."""
     options = parse(session.posargs)
     force = options.force
     if options.repeat is not None:
         project = project.with_repeat(options.repeat)
     notify_report(session)
-    cell = project.cell(session_id)
+    cell = project.cell(parameter)
     if cell.interpreter is None and cell.outcome is None:
         session.error(terminal.escape(cell.hint))  # the plan could not choose a Python: nothing to run or store
     project.require_writable(project.machine_dir)

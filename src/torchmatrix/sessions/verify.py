@@ -31,13 +31,13 @@ USAGE = "nox -s verify [-- [--run] [--machine NAME ...]]"
 
 
 @dataclass(frozen=True)
-class Request:
+class VerifyRequest:
     run: bool = False
     machines: tuple[str, ...] = ()
     """Only these machines' results; empty: every machine's."""
 
 
-def parse(argv: Sequence[str]) -> Request:
+def parse(argv: Sequence[str]) -> VerifyRequest:
     """Read the session's arguments; a mistake raises :class:`UsageError`."""
     parser = Parser(USAGE, "Check stored results against the expectations of the matrix (its expect: key).")
     parser.add_argument("--run", action="store_true", help="first run the covered cells without an up-to-date result")
@@ -45,7 +45,7 @@ def parse(argv: Sequence[str]) -> Request:
         "--machine", action="append", default=[], metavar="NAME", help="only this machine's results (repeatable)"
     )
     args = parser.parse_args(list(argv))
-    return Request(args.run, tuple(args.machine))
+    return VerifyRequest(args.run, tuple(args.machine))
 
 
 def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
