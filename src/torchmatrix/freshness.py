@@ -74,6 +74,7 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     if inputs.get(TORCH_BUILD) is None:
         return Stale(everything, "no torch installed in the environment yet (new or rebuilt)")
     made: dict[tuple[str, str], list[Record]] = {}
+    digests = identity.FileDigests()
     for record in stored.records:
         made.setdefault(identity.maker(record), []).append(record)
     missing: dict[str, list[str]] = {}
@@ -85,7 +86,7 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
             missing.setdefault(pair.probe.name, []).append(pair.device)
         else:
             found = [
-                record_changes(record, identity.record_inputs(dict(inputs), record.probe, pair.probe.name))
+                record_changes(record, identity.record_inputs(dict(inputs), record.probe, pair.probe.name), digests)
                 for record in records
             ]
             if not any(found):
@@ -124,17 +125,20 @@ def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[
     interpreter and files are that machine's.
     """
     marked = []
+    digests = identity.FileDigests()
     for result in found:
         records = []
         for record in result.records:
             here = result.machine == current.machine
             wanted = current.wanted_for(result, record)
             if current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
-                changes = identity.changed_files(record.inputs.get(READ)) if here else []
+                changes = identity.changed_files(record.inputs.get(READ), digests) if here else []
             elif wanted is None:
                 changes = ["the matrix no longer has this cell (its Python or pins changed)"]
             else:
-                changes = record_changes(record, wanted if here else identity.portable(wanted), files=here)
+                changes = record_changes(
+                    record, wanted if here else identity.portable(wanted), digests if here else None
+                )
             records.append(_stale(record, changes) if changes else record)
         marked.append(dataclasses.replace(result, records=tuple(records)))
     return marked
@@ -151,18 +155,19 @@ def _stale(record: Record, changes: list[str]) -> Record:
     )
 
 
-def stands_for(record: Record, wanted: Mapping[str, Any]) -> bool:
+def stands_for(record: Record, wanted: Mapping[str, Any], files: identity.FileDigests | None = None) -> bool:
     """Whether ``record`` answers for a run of its probe from ``wanted`` (:func:`identity.record_inputs`)."""
-    return not record_changes(record, wanted)
+    return not record_changes(record, wanted, files or identity.FileDigests())
 
 
-def record_changes(record: Record, wanted: Mapping[str, Any], files: bool = True) -> list[str]:
+def record_changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDigests | None) -> list[str]:
     """One phrase per input of ``wanted`` that ``record`` was not made from (``probe autograd_dot changed``), and
     one per file it read that is not as it was (``/src/helper.py changed``).
 
     Only the keys ``wanted`` holds are compared: bisect and verify, which have no
     environment at hand, leave out the torch build and the package set. ``files``:
-    whether the files it read are compared, which only the machine it ran on has. The timeout counts only
+    the files it read as hashed now (one :class:`identity.FileDigests` for a pass over many records); None where
+    they are not compared, as only the machine it ran on has them. The timeout counts only
     where it could change the outcome: a record that finished in less than the
     new limit would finish again, one that ran past its limit would run past a
     lower one too.
@@ -178,7 +183,7 @@ def record_changes(record: Record, wanted: Mapping[str, Any], files: bool = True
                 changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
         elif made.get(key) != value:
             changes += describe_changes({key: made.get(key)}, {key: value}, probe=identity.maker(record)[0])
-    return changes + (identity.changed_files(made.get(READ)) if files else [])
+    return changes + (identity.changed_files(made.get(READ), files) if files is not None else [])
 
 
 def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:

@@ -202,16 +202,37 @@ def pytest_configuration(tests: Path) -> list[str]:
     return found
 
 
-def changed_files(read: Any) -> list[str]:
-    """What of ``read`` (a record's :data:`READ`) is not as it was then: ``helper.py changed``, ``data.csv is gone``."""
+def changed_files(read: Any, digests: FileDigests | None = None) -> list[str]:
+    """What of ``read`` (a record's :data:`READ`) is not as it was then: ``helper.py changed``, ``data.csv is gone``.
+
+    ``digests``: the files as hashed in this pass over many records (a file each record of a suite read is hashed
+    once); by default, each is hashed now.
+    """
     if not isinstance(read, dict):
         return []
+    digest_now = digests or FileDigests()
     changes = []
     for path, digest in read.items():
-        now = file_digest(Path(path))
+        now = digest_now(path)
         if now != digest:
             changes.append(f"{path} {'is gone' if now is None else 'appeared' if digest is None else 'changed'}")
     return changes
+
+
+class FileDigests:
+    """The sha256 of files, each read once: for one pass over stored records, in which no file is expected to change.
+
+    Every record of a test suite's pair lists the files the suite read; hashing them once per record would make
+    a report of N tests cost N times the reading of the suite.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[str, str | None] = {}
+
+    def __call__(self, path: str) -> str | None:
+        if path not in self._known:
+            self._known[path] = file_digest(Path(path))
+        return self._known[path]
 
 
 def file_digest(path: Path) -> str | None:

@@ -57,6 +57,11 @@ class Project:
     """The probes named for this run instead of the matrix's (``$TORCHMATRIX_PROBES``), as a child nox gets them."""
     caller: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)
     """The environment nox was started in: what ``pass_env:`` and the variables that steer torch are taken from."""
+    _run_inputs: dict[tuple[str, str | None], dict[str, object] | None] = dataclasses.field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """What a run now would make a stored result from, by its (torch, Python asked): worked out once per result of
+    :meth:`wanted_for`, not once per record (a test suite's result holds a record per test)."""
 
     @property
     def offline(self) -> bool:
@@ -212,10 +217,12 @@ class Project:
         """
         if result.session == results.INSTALLED_SESSION:
             return self.record_inputs(self.installed_inputs(), record.probe)
-        cell = self._cell_of(result)
-        if cell is None:
-            return None
-        return self.record_inputs(self.inputs(cell), record.probe)
+        key = (result.torch, result.python_request)
+        if key not in self._run_inputs:
+            cell = self._cell_of(result)
+            self._run_inputs[key] = None if cell is None else self.inputs(cell)
+        run_inputs = self._run_inputs[key]
+        return None if run_inputs is None else self.record_inputs(run_inputs, record.probe)
 
     def _cell_of(self, result: CellResult) -> Cell | None:
         for cell in self.cells:
@@ -287,11 +294,11 @@ class Project:
         result = stored.get((cell.torch, cell.python_request))
         if result is None or result.outcome is not None:
             return None
-        inputs = self.inputs(cell)
+        inputs, digests = self.inputs(cell), identity.FileDigests()
         records = {(record.probe, record.device): record for record in result.records}
         for probe, device in pairs:
             record = records.get((probe, device))
-            if record is None or not freshness.stands_for(record, self.record_inputs(inputs, probe)):
+            if record is None or not freshness.stands_for(record, self.record_inputs(inputs, probe), digests):
                 return None
         return result
 

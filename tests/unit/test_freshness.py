@@ -143,7 +143,7 @@ def test_without_a_stored_result_everything_runs() -> None:
 def test_a_record_of_one_run_made_before_repeats_stands_for_one_run_only() -> None:
     made = record("autograd_dot")  # its inputs have no repeat: every run was one run then
     assert freshness.stands_for(made, identity.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
-    assert freshness.record_changes(made, identity.record_inputs(dict(INPUTS, repeat=5), "autograd_dot")) == [
+    assert freshness.record_changes(made, identity.record_inputs(dict(INPUTS, repeat=5), "autograd_dot"), None) == [
         "the runs per pair changed: 1 → 5"
     ]
     five = record("autograd_dot", inputs=dict(INPUTS, repeat=5))
@@ -185,7 +185,7 @@ def test_a_record_depends_on_its_probes_options_only_where_the_matrix_gives_some
     assert made.inputs["options"] == {"ops": "add"}
     assert freshness.stands_for(made, identity.record_inputs(with_options, "autograd_dot"))
     other = dict(INPUTS, probe_options={"autograd_dot": {"ops": "mul"}})
-    assert freshness.record_changes(made, identity.record_inputs(other, "autograd_dot")) == [
+    assert freshness.record_changes(made, identity.record_inputs(other, "autograd_dot"), None) == [
         "the options of probe autograd_dot changed"
     ]
     assert not freshness.stands_for(made, identity.record_inputs(INPUTS, "autograd_dot"))  # options removed
@@ -256,6 +256,35 @@ def test_a_record_whose_read_file_changed_is_stale_here(tmp_path: Path) -> None:
     assert shown(result, Current())[0][1] is Outcome.PASS
     helper.write_text("VALUE = 2\n")
     assert shown(result, Current()) == [("autograd_dot", Outcome.STALE, f"was ✓ pass; {helper} changed")]
+
+
+def test_a_file_many_records_read_is_hashed_once_per_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every record of a test suite's pair lists the files the suite read: a pass hashes each once, not per record."""
+    files = [tmp_path / f"module_{number}.py" for number in range(3)]
+    for file in files:
+        file.write_text("VALUE = 1\n")
+    read = {identity.READ: identity.files_read(map(str, files))}
+    tests = [f"test_suite.py::test_{n}" for n in range(50)]
+    made = [dataclasses.replace(record(test), inputs={**identity.record_inputs(INPUTS, test, "autograd_dot"), **read})
+            for test in tests]  # fmt: skip
+    hashed: list[Path] = []
+    real = identity.file_digest
+    monkeypatch.setattr(identity, "file_digest", lambda path: hashed.append(path) or real(path))
+
+    class Suite(Current):
+        def owner(self, record_name: str) -> str:
+            return "autograd_dot"
+
+        def wanted_for(self, result: CellResult, made: Record) -> dict:
+            return identity.record_inputs(INPUTS, made.probe, "autograd_dot")
+
+    [marked] = freshness.marked_stale([stored(*made)], Suite())
+    assert {test.outcome for test in marked.records} == {Outcome.PASS}
+    assert sorted(hashed) == files
+    hashed.clear()
+    suite = Pair(Probe("autograd_dot", Path("autograd_dot.py"), kind=Kind.PYTEST), "cpu")
+    assert freshness.stale(stored(*made), [suite], INPUTS).pairs == ()
+    assert sorted(hashed) == files
 
 
 def test_a_cell_the_matrix_no_longer_has_is_stale() -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
-from torchmatrix.plan import plan
+from torchmatrix.plan import Cell, plan
 from torchmatrix.project import Project, with_releases
 
 from .test_plan import LINUX, LISTING, THIS_MACHINE
@@ -113,6 +114,18 @@ def test_a_stored_record_is_wanted_as_the_cell_that_would_make_it_now(tmp_path: 
         here.inputs(here.plan_release(Version("1.11.0"))), "autograd_dot"
     )
     assert here.wanted_for(result("1.12.1", python_request="3.8"), record) is None  # a Python no longer pinned
+
+
+def test_a_results_cell_is_worked_out_once_for_all_its_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test suite's result holds a record per test: what a run now would make them from is asked once."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    asked: list[Cell] = []
+    inputs = Project.inputs
+    monkeypatch.setattr(Project, "inputs", lambda self, cell: asked.append(cell) or inputs(self, cell))
+    planned = result("1.12.1", python_request=None)
+    wanted = [here.wanted_for(planned, Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)) for _ in range(20)]
+    assert asked == [here.cells[0]]
+    assert wanted == [here.record_inputs(inputs(here, here.cells[0]), "autograd_dot")] * 20
 
 
 def test_a_release_on_the_python_a_bisect_held_is_wanted_as_that_cell(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import freshness, results, scriptmeta, summaries, terminal, terminal_table, variables
+from .. import freshness, identity, results, scriptmeta, summaries, terminal, terminal_table, variables
 from ..errors import TorchmatrixError
 from ..report import cells, diff, model, publish, repro
 from ..report import options as report_options
@@ -64,6 +64,7 @@ def _changed_since(project: Project, found: Iterable[results.CellResult]) -> set
     """(machine, torch, probe, device) of every record whose probe, options or files read have changed since: what
     a bisection's answer can no longer rest on. (Its runs per pair and its source are its question's, which the
     summary holds: they may be other than the matrix's.)"""
+    digests, installed = identity.FileDigests(), project.installed_inputs()
     return {
         (result.machine, result.torch, record.probe, record.device)
         for result in found
@@ -71,8 +72,8 @@ def _changed_since(project: Project, found: Iterable[results.CellResult]) -> set
         if project.owner(record.probe) is not None
         and freshness.record_changes(
             record,
-            project.record_inputs(project.installed_inputs(), record.probe),
-            files=result.machine == project.machine,
+            project.record_inputs(installed, record.probe),
+            digests if result.machine == project.machine else None,
         )
     }
 
