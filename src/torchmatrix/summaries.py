@@ -225,6 +225,12 @@ class Summary:
     path: Path | None = None
     asked: str = ""
     """The rest of the question, as stored: --all, --pre, the runs per pair, the index and find-links."""
+    repeat: int | None = None
+    """The runs per pair its records were made with; None in a summary that did not say (the matrix's, then)."""
+    index_url: str | None = None
+    """The index its releases were installed from; None in a summary that did not say (the matrix's, then)."""
+    find_links: tuple[str, ...] | None = None
+    """The find-links folders its releases were installed from; None in a summary that did not say."""
 
     @property
     def question(self) -> tuple[str, tuple[str, ...], tuple[str, ...], Criterion, str, str, str]:
@@ -266,9 +272,27 @@ class Summary:
                 changes=tuple(BisectedChange.from_json(item, f"changes[{i}]") for i, item in enumerate(changes)),
                 finished_at=checked_time(data, "finished_at"),
                 asked=json.dumps({key: data.get(key) for key in ASKED}, sort_keys=True),
+                repeat=_said(data, "repeat", int),
+                index_url=_said(data, "index_url", str),
+                find_links=_find_links(data),
             )
         except ValueError as exc:
             raise ValueError(f"does not fit bisect summary schema {SCHEMA}: {exc}") from None
+
+
+def _said(data: dict[str, Any], key: str, kind: type) -> Any:
+    """``data[key]`` if it is of ``kind``; None where the summary does not say (one written before it did)."""
+    value = checked({key: data.get(key)}, key, kind, optional=True)
+    if kind is int and value is not None and value < 1:
+        raise ValueError(f"{key!r} is {value}")
+    return value
+
+
+def _find_links(data: dict[str, Any]) -> tuple[str, ...] | None:
+    given = _said(data, "find_links", list)
+    if given is not None and not all(isinstance(item, str) for item in given):
+        raise ValueError("'find_links' is not a list of locations")
+    return None if given is None else tuple(given)
 
 
 def _texts(data: dict[str, Any], key: str) -> tuple[str, ...]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import freshness, identity, results, scriptmeta, summaries, terminal, terminal_table, variables
+from .. import freshness, results, scriptmeta, summaries, terminal, terminal_table, variables
+from ..core import Outcome
 from ..errors import TorchmatrixError
 from ..report import cells, diff, model, publish, repro
 from ..report import options as report_options
@@ -26,7 +27,7 @@ def run(project: Project, session: nox.Session) -> None:
     merged = _merged(session, project.results_dir, project, None if options.all_cells else _matrix_cells(project))
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
     results.warn_skipped(skipped, session.warn)
-    bisections = summaries.marked_stale(bisections, _changed_since(project, results.scan(project.results_dir).results))
+    bisections = answers_marked_stale(project, bisections, results.scan(project.results_dir).results)
     try:
         files = publish.render(merged, options.formats, bisections, _sweeps(project, merged))
         written = publish.write(project.matrix.output, files)
@@ -60,22 +61,34 @@ def run(project: Project, session: nox.Session) -> None:
         print(diff.render(diff.changes(before, after), str(options.diff), str(project.results_dir)), flush=True)
 
 
-def _changed_since(project: Project, found: Iterable[results.CellResult]) -> set[tuple[str, str, str, str]]:
-    """(machine, torch, probe, device) of every record whose probe, options or files read have changed since: what
-    a bisection's answer can no longer rest on. (Its runs per pair and its source are its question's, which the
-    summary holds: they may be other than the matrix's.)"""
-    digests, installed = identity.FileDigests(), project.installed_inputs()
-    return {
-        (result.machine, result.torch, record.probe, record.device)
-        for result in found
-        for record in result.records
-        if project.owner(record.probe) is not None
-        and freshness.record_changes(
-            record,
-            project.record_inputs(installed, record.probe),
-            digests if result.machine == project.machine else None,
-        )
-    }
+def answers_marked_stale(
+    project: Project, bisections: Sequence[summaries.Summary], stored: Sequence[results.CellResult]
+) -> list[summaries.Summary]:
+    """``bisections``, each answer marked stale that rests on a record stale for its question: freshness's one rule
+    (:func:`freshness.marked_stale`), asked with the question's runs per pair and source, which may be other than
+    the matrix's."""
+    stale_by_question: dict[tuple[object, ...], set[tuple[str, str, str, str]]] = {}
+    marked = []
+    for summary in bisections:
+        question = (summary.machine, summary.repeat, summary.index_url, summary.find_links)
+        if question not in stale_by_question:
+            asked = _as_asked(project, summary)
+            machines = [result for result in stored if result.machine == summary.machine]
+            stale_by_question[question] = {
+                (result.machine, result.torch, record.probe, record.device)
+                for result in freshness.marked_stale(machines, asked)
+                for record in result.records
+                if record.outcome is Outcome.STALE
+            }
+        marked += summaries.marked_stale([summary], stale_by_question[question])
+    return marked
+
+
+def _as_asked(project: Project, summary: summaries.Summary) -> Project:
+    """The project as the bisection of ``summary`` ran it: its runs per pair, its index and its find-links."""
+    asked = project.with_repeat(summary.repeat) if summary.repeat is not None else project
+    find_links = summary.find_links if summary.find_links is not None else asked.find_links
+    return asked.with_sources(summary.index_url or asked.matrix.index_url, find_links)
 
 
 def _sweeps(project: Project, report: model.Report) -> dict[str, repro.Sweep]:

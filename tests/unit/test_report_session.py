@@ -1,0 +1,63 @@
+"""`nox -s report`'s own rule for a bisection's answer: stale when a record it rests on is stale for its question."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from packaging.version import Version
+
+from torchmatrix.core import Outcome, Record
+from torchmatrix.matrix import TorchEntry
+from torchmatrix.project import Project
+from torchmatrix.results import CellResult
+from torchmatrix.sessions.report import answers_marked_stale
+from torchmatrix.summaries import Summary
+
+from .test_project import project
+from .test_results import result
+from .test_summaries import summary_json
+
+ENDS = ("1.11.0", "1.12.0")
+"""The releases the answer autograd_dot on cpu rests on (test_summaries.FOUND)."""
+
+
+def stored_ends(here: Project, repeat: int, index_url: str) -> list[CellResult]:
+    """The two ends' results as the bisection stored them: made from what it asked, on this project's machine."""
+    asked = here.with_repeat(repeat).with_sources(index_url, ())
+    made = []
+    for torch in ENDS:
+        cell = asked.plan_release(Version(torch))
+        record = asked.identified(asked.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
+        made.append(result(torch, machine=here.machine, records=(record,)))
+    return made
+
+
+def answer(repeat: int, index_url: str) -> Summary:
+    found = Summary.from_json(summary_json(machine="ci-box", repeat=repeat, index_url=index_url, find_links=[]))
+    assert found is not None
+    return found
+
+
+def staleness(here: Project, summary: Summary, stored: list[CellResult]) -> list[bool]:
+    (marked,) = answers_marked_stale(here, [summary], stored)
+    return [change.stale for change in marked.changes if change.probe == "autograd_dot"]
+
+
+def test_an_answer_is_current_while_its_records_are_for_its_own_runs_and_source(tmp_path: Path) -> None:
+    """Five runs per pair from another index: not the matrix's, and still no change since."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    stored = stored_ends(here, 5, "https://mirror.example/simple")
+    assert staleness(here, answer(5, "https://mirror.example/simple"), stored) == [False]
+    assert staleness(here, answer(1, "https://pypi.org/simple"), stored) == [True]  # another question's records
+
+
+def test_an_answer_is_stale_once_what_its_records_were_made_from_changes(tmp_path: Path) -> None:
+    """Not only its probe: a requirement the matrix added since makes its records, and so the answer, stale."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    stored = stored_ends(here, 5, "https://pypi.org/simple")
+    summary = answer(5, "https://pypi.org/simple")
+    assert staleness(here, summary, stored) == [False]
+    probe = dataclasses.replace(here.matrix.probes[0], requires=("scipy==1.11.4",))
+    pinned = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, probes=(probe, *here.matrix.probes[1:])))
+    assert staleness(pinned, summary, stored) == [True]
