@@ -17,8 +17,7 @@ at most once, and the next release built is, among the middles of the open
 brackets, the one that lies inside the most of them. Each build halves at
 least one bracket, so ``k`` changes cost at most ``2 + k * ceil(log2(n))``
 builds for ``n`` candidates, and never more than ``n``: with one change, the
-``ceil(log2(n)) + 2`` of a single bisection. :func:`bisect` is the search for
-one key.
+``ceil(log2(n)) + 2`` of a single bisection.
 
 What is known costs nothing and is used first.
 """
@@ -158,10 +157,9 @@ class Search(Generic[K]):
         return [key for key, verdict in self.verdicts.items() if verdict.status.changed]
 
 
-Oracle = Callable[[Version], Observation]
-"""Build and run the cell of one release; never raises for a release that cannot be tested."""
 ManyOracle = Callable[[Version], Mapping[K, Observation]]
-"""Build and run the cell of one release, and say what it shows of every key."""
+"""Build and run the cell of one release, and say what it shows of every key; never raises for a release that
+cannot be tested."""
 
 
 def budget_for(count: int, changes: int = 1) -> int:
@@ -189,39 +187,6 @@ def candidates(listing: Listing, platforms: Collection[str], old: Version, new: 
         for version in listing.versions(platforms)
         if old <= version <= new and (pre or not version.is_prerelease)
     ]
-
-
-def bisect(
-    versions: Sequence[Version],
-    run: Oracle,
-    known: Mapping[Version, Observation] | None = None,
-    *,
-    budget: int | None = None,
-    on_step: Callable[[Step], None] | None = None,
-) -> Verdict:
-    """Bisect ``versions`` (oldest first, at least two) between the outcome of the first and of the last.
-
-    ``known`` observations are used before any cell is built; ``run`` is called
-    at most ``budget`` times (default :func:`budget_for`). ``on_step`` hears
-    each step as soon as it is observed.
-    """
-
-    def heard(look: Look[str]) -> None:
-        if on_step:
-            on_step(Step(look.version, look.observations[_ONE], look.built))
-
-    found = search(
-        versions,
-        lambda version: {_ONE: run(version)},
-        [_ONE],
-        {version: {_ONE: observation} for version, observation in (known or {}).items()},
-        budget=budget,
-        on_look=heard,
-    )
-    return found.verdicts[_ONE]
-
-
-_ONE = "the one question"
 
 
 def search(

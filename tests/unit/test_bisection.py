@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 from packaging.version import Version
 
-from torchmatrix.bisection import Observation, Status, bisect, budget_for, candidates, describe_budget, search
+from torchmatrix.bisection import (
+    Look,
+    Observation,
+    Status,
+    Step,
+    Verdict,
+    budget_for,
+    candidates,
+    describe_budget,
+    search,
+)
 from torchmatrix.releases import Listing, _wheels
 
 PASS, FAIL = Observation("pass", "pass"), Observation("fail", "fail (wrong: y)")
@@ -29,6 +40,34 @@ class Script:
     def __call__(self, version: Version) -> Observation:
         self.asked.append(version)
         return self.answers[version]
+
+
+ONE = "the one question"
+
+
+def bisect(
+    versions: Sequence[Version],
+    run: Callable[[Version], Observation],
+    known: Mapping[Version, Observation] | None = None,
+    *,
+    budget: int | None = None,
+    on_step: Callable[[Step], None] | None = None,
+) -> Verdict:
+    """The search for one question: ``versions`` between the outcome of the first and of the last."""
+
+    def heard(look: Look[str]) -> None:
+        if on_step:
+            on_step(Step(look.version, look.observations[ONE], look.built))
+
+    found = search(
+        versions,
+        lambda version: {ONE: run(version)},
+        [ONE],
+        {version: {ONE: observation} for version, observation in (known or {}).items()},
+        budget=budget,
+        on_look=heard,
+    )
+    return found.verdicts[ONE]
 
 
 def change_at(count: int, first_new: int) -> list[Observation]:
