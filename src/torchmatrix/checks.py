@@ -5,8 +5,9 @@ A check is a dict with a ``name``; what a probe records in it is its own
 samples' digests). It comes from a result file, so nothing of it is trusted.
 
 A check is found by its name (``bisect --check NAME``, the changed-in view):
-the runner refuses a record with two checks of one name. A value a check
-records is compared by type and bits (:func:`value_key`), in every view.
+a record with two checks of one name is malformed
+(:meth:`torchmatrix.core.Record.from_json`). A value a check records is
+compared by type and bits (:func:`value_key`), in every view.
 """
 
 from __future__ import annotations
@@ -33,19 +34,6 @@ def check_outcome(check: Mapping[str, Any]) -> Outcome:
     if check.get("raised"):
         return Outcome.ERROR
     return Outcome.PASS if check.get("ok") is True else Outcome.FAIL
-
-
-def duplicated(metrics: Mapping[str, Any]) -> str | None:
-    """The first name that two of ``metrics.checks`` share; None where each name is its own."""
-    checks = metrics.get("checks")
-    seen: set[str] = set()
-    for check in checks if isinstance(checks, list) else []:
-        name = check.get("name") if isinstance(check, dict) else None
-        if isinstance(name, str):
-            if name in seen:
-                return name
-            seen.add(name)
-    return None
 
 
 def value_key(value: Any) -> str:

@@ -1,17 +1,31 @@
 """The values every stage passes on: the devices, a probe, a (probe, device) pair, its record, the outcomes.
 
-The ground floor of the package: it imports nothing of torchmatrix, and every
-other module takes these from here.
+The ground floor of the package: of torchmatrix it imports only the field checks of
+:mod:`torchmatrix.storedjson`, which read a record's JSON, and every other module
+takes these from here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CELL_OUTCOMES", "DEVICES", "STORED_OUTCOMES", "Kind", "Outcome", "Pair", "Probe", "Record"]
+from .storedjson import checked
+
+__all__ = [
+    "CELL_OUTCOMES",
+    "DEVICES",
+    "RECORD_OUTCOMES",
+    "STORED_OUTCOMES",
+    "Kind",
+    "MalformedRecord",
+    "Outcome",
+    "Pair",
+    "Probe",
+    "Record",
+]
 
 DEVICES = ("cpu", "cuda", "mps")
 """Every device a probe can run on, in the order tables show them (a matrix's ``devices: auto``)."""
@@ -123,6 +137,10 @@ class Outcome(str, Enum):
 
 CELL_OUTCOMES = frozenset({Outcome.NO_INTERPRETER, Outcome.NO_WHEEL, Outcome.INSTALL_ERROR})
 STORED_OUTCOMES = tuple(outcome for outcome in Outcome if outcome.is_stored)
+"""Those a result file may hold: a record's and a cell's."""
+RECORD_OUTCOMES = tuple(outcome for outcome in STORED_OUTCOMES if not outcome.is_cell_outcome)
+"""Those a record may hold. The worker sends each but ``unstable``, which :mod:`torchmatrix.repeats` makes
+(its own list, ``envside/torchmatrix_worker/protocol.py``, is checked against this one by the tests)."""
 
 _SYMBOLS = {
     Outcome.PASS: "✓",
@@ -155,6 +173,10 @@ _MEANINGS = {
 }
 
 
+class MalformedRecord(ValueError):
+    """JSON that is no record (:meth:`Record.from_json`): the message names the field and what is wrong with it."""
+
+
 @dataclass(frozen=True)
 class Record:
     """The outcome of one probe on one device, with its numbers."""
@@ -175,3 +197,59 @@ class Record:
         if self.outcome is Outcome.PASS and self.metrics.get("bit_identical") is False:
             return Outcome.WITHIN_TOLERANCE
         return self.outcome
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as a result file holds it, and :meth:`from_json` reads it."""
+        return dict(asdict(self), outcome=self.outcome.value)
+
+    @classmethod
+    def from_json(cls, data: Any) -> Record:
+        """The record ``data`` holds: a result file's, or the worker's with what the runner adds (device, inputs).
+
+        Every field is checked for its type, not converted; raises :class:`MalformedRecord` saying which is
+        wrong. Each reader reacts its own way: the runner makes the pair's record an ``error`` that says why,
+        :mod:`torchmatrix.results` refuses the file.
+        """
+        if not isinstance(data, dict):
+            raise MalformedRecord("not an object")
+        try:
+            probe = checked(data, "probe", str)
+            return cls(
+                probe=probe,
+                device=checked(data, "device", str),
+                outcome=_record_outcome(checked(data, "outcome", str)),
+                metrics=_checks_named_once(probe, checked(data, "metrics", dict)),
+                message=checked(data, "message", str),
+                duration=float(checked(data, "duration", (int, float))),
+                inputs=checked(data, "inputs", dict),
+            )
+        except ValueError as exc:
+            raise MalformedRecord(str(exc)) from None
+
+
+def _record_outcome(value: str) -> Outcome:
+    """The outcome ``value`` names, if a record may hold it (:data:`RECORD_OUTCOMES`), else ValueError."""
+    try:
+        outcome = Outcome(value)
+    except ValueError:
+        raise ValueError(f"outcome {value!r} is none of {', '.join(each.value for each in RECORD_OUTCOMES)}") from None
+    if outcome.is_cell_outcome:
+        raise ValueError(f"outcome {value!r} is a cell outcome")
+    if not outcome.is_stored:
+        raise ValueError(f"outcome {value!r} is shown only")
+    return outcome
+
+
+def _checks_named_once(probe: str, metrics: dict[str, Any]) -> dict[str, Any]:
+    """``metrics``, unless two of its ``checks`` share a name (ValueError): ``bisect --check`` and the views find a
+    check by its name, and which of the two they took would be a guess."""
+    checks = metrics.get("checks")
+    seen: set[str] = set()
+    for check in checks if isinstance(checks, list) else []:
+        name = check.get("name") if isinstance(check, dict) else None
+        if not isinstance(name, str):
+            continue  # a check without a name is found by none
+        if name in seen:
+            raise ValueError(f"{probe} records two checks named {name!r}: a check is found by its name")
+        seen.add(name)
+    return metrics

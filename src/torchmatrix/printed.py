@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .core import Outcome
+
 KEPT = "the end kept"
 
 
@@ -100,7 +102,7 @@ class Printed:
         raised = metrics.get("raised")
         if isinstance(raised, str) and raised:
             ended += ": " + _one_line(raised)
-        elif outcome in ("crash", "timeout", "error") and message.strip():
+        elif outcome in (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR) and message.strip():
             ended += ": " + message.strip().splitlines()[0]
         whole = metrics.get("raised_sha256")  # a message longer than a record keeps: all of it, by digest
         if isinstance(whole, str) and whole:

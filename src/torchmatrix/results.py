@@ -28,7 +28,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from . import atomicfile, storedjson, terminal
-from .core import Outcome, Record
+from .core import MalformedRecord, Outcome, Record
 from .identity import maker, record_inputs
 from .storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
 
@@ -85,7 +85,7 @@ class CellResult:
         del data["path"]
         data["schema"] = SCHEMA_VERSION
         data["outcome"] = self.outcome.value if self.outcome else None
-        data["records"] = [dict(asdict(record), outcome=record.outcome.value) for record in self.records]
+        data["records"] = [record.to_json() for record in self.records]
         return data
 
     @classmethod
@@ -153,22 +153,10 @@ def _from_schema_1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(item: Any, where: str) -> Record:
-    if not isinstance(item, dict):
-        raise ValueError(f"{where} is not an object")
+    """The record ``item`` holds; ValueError naming ``where`` it is in the file when it is malformed."""
     try:
-        outcome = Outcome(checked(item, "outcome", str))
-        if outcome.is_cell_outcome or not outcome.is_stored:
-            raise ValueError(f"outcome {outcome.value!r} is {'a cell outcome' if outcome.is_stored else 'shown only'}")
-        return Record(
-            probe=checked(item, "probe", str),
-            device=checked(item, "device", str),
-            outcome=outcome,
-            metrics=checked(item, "metrics", dict),
-            message=checked(item, "message", str),
-            duration=float(checked(item, "duration", (int, float))),
-            inputs=checked(item, "inputs", dict),
-        )
-    except ValueError as exc:
+        return Record.from_json(item)
+    except MalformedRecord as exc:
         raise ValueError(f"{where}: {exc}") from None
 
 

@@ -15,6 +15,7 @@ stdin, giving the worker a few seconds, then killing the worker's process group.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import json
 import os
@@ -31,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from . import checks, identity, storedjson, variables
-from .core import Kind, Outcome, Pair, Record
+from . import identity, storedjson, variables
+from .core import Kind, MalformedRecord, Outcome, Pair, Record
 from .errors import TorchmatrixError
 
 WORKER = Path(__file__).with_name("envside") / "worker.py"
@@ -334,31 +335,30 @@ def _unanswered(pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: 
     return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs)
 
 
-def _record(pair: Pair, message: dict[str, Any]) -> Record:
+def _record(pair: Pair, sent: dict[str, Any]) -> Record:
+    """The record the worker sent, read as a result file's is (:meth:`Record.from_json`), with its device and inputs.
+
+    A malformed one is the pair's ``error``, saying why: a worker's bad answer is data about the pair.
+    """
+    inputs = {identity.READ: _files_read(pair, sent.get("read"))}
     try:
-        outcome = Outcome(message.get("outcome"))
-    except ValueError:
-        outcome = Outcome.ERROR
-    if outcome.is_cell_outcome or not outcome.is_stored:
-        outcome = Outcome.ERROR
-    sent = message.get("metrics")
-    metrics: dict[str, Any] = sent if isinstance(sent, dict) else {}
-    name = message.get("probe")
-    said = str(message.get("message", ""))
-    if (twice := checks.duplicated(metrics)) is not None:  # --check and the views find a check by its name
-        outcome = Outcome.ERROR
-        said = f"malformed result: {pair.probe.name} records two checks named {twice!r}: a check is found by its name"
-        # Kept for whoever reads the file, under a name no view reads: which of the two a view took would be a guess.
-        metrics = {("refused_checks" if key == "checks" else key): value for key, value in metrics.items()}
-    return Record(
-        probe=name if isinstance(name, str) and pair.probe.covers(name) else pair.probe.name,
-        device=pair.device,
-        outcome=outcome,
-        metrics=metrics,
-        message=said,
-        duration=float(message.get("duration") or 0.0),
-        inputs={identity.READ: _files_read(pair, message.get("read"))},
-    )
+        record = Record.from_json(dict(sent, device=pair.device, inputs=inputs))
+    except MalformedRecord as exc:
+        name, metrics = _record_name(pair, sent.get("probe")), _refused_metrics(sent.get("metrics"))
+        return Record(name, pair.device, Outcome.ERROR, metrics, f"malformed result: {exc}", 0.0, inputs)
+    return dataclasses.replace(record, probe=_record_name(pair, record.probe))
+
+
+def _refused_metrics(sent: Any) -> dict[str, Any]:
+    """The metrics of a malformed record, kept for whoever reads the file: its checks under a name no view reads."""
+    if not isinstance(sent, dict):
+        return {}
+    return {("refused_checks" if key == "checks" else key): value for key, value in sent.items()}
+
+
+def _record_name(pair: Pair, sent: Any) -> str:
+    """The name a record the worker sent is filed under: its own, if one of its pair's probe, else the probe's."""
+    return sent if isinstance(sent, str) and pair.probe.covers(sent) else pair.probe.name
 
 
 def _files_read(pair: Pair, read: Any) -> dict[str, str | None]:

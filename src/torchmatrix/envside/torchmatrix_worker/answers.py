@@ -4,7 +4,16 @@ import json
 import math
 import sys
 
-from .protocol import MAX_MESSAGE, MAX_METRICS_BYTES, OUTCOMES_A_CHILD_MAY_SEND, OUTCOMES_A_PROBE_MAY_RETURN
+from .protocol import (
+    ERROR,
+    FAIL,
+    MAX_MESSAGE,
+    MAX_METRICS_BYTES,
+    OUTCOMES_A_CHILD_MAY_SEND,
+    OUTCOMES_A_PROBE_MAY_RETURN,
+    PASS,
+    UNAVAILABLE,
+)
 
 
 def checked(result):
@@ -31,7 +40,7 @@ def checked(result):
 
 
 def malformed(message):
-    return {"outcome": "error", "metrics": {}, "message": "malformed result: " + message}
+    return {"outcome": ERROR, "metrics": {}, "message": "malformed result: " + message}
 
 
 def json_safe(value, depth=0):
@@ -71,7 +80,7 @@ def pair_answer(answer):
 
 
 def unavailable(reason):
-    return {"outcome": "unavailable", "metrics": {}, "message": reason, "read": []}
+    return {"outcome": UNAVAILABLE, "metrics": {}, "message": reason, "read": []}
 
 
 EXIT_SKIP = 125
@@ -95,7 +104,7 @@ def exit_answer(status):
 def exit_outcome(status):
     """An exit status as `git bisect run` reads it: 0 good, 125 skip, 1-127 bad; above 127 it gives no verdict."""
     if status == 0:
-        return "pass"
+        return PASS
     if status == EXIT_SKIP:
-        return "unavailable"
-    return "fail" if 0 < status < 128 else "error"
+        return UNAVAILABLE
+    return FAIL if 0 < status < 128 else ERROR

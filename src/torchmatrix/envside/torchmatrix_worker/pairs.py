@@ -12,7 +12,7 @@ import traceback
 
 from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
 from .fingerprint import device_available, fingerprint
-from .protocol import DEVICE_VARIABLE, MAX_MESSAGE, PLUGIN_FILE, write_all
+from .protocol import DEVICE_VARIABLE, ERROR, FAIL, MAX_MESSAGE, PLUGIN_FILE, UNAVAILABLE, write_all
 from .reads import FilesRead, FromSources, excluded_folders
 from .records import said_digest
 
@@ -36,7 +36,7 @@ def child_main(job, answer_fd):
         traceback.print_exc()
         if os.getpid() == own_pid:
             message = "torchmatrix's worker failed in this pair's process: " + describe(error)
-            write_all(answer_fd, json.dumps({"outcome": "error", "metrics": {}, "message": message}).encode("utf-8"))
+            write_all(answer_fd, json.dumps({"outcome": ERROR, "metrics": {}, "message": message}).encode("utf-8"))
             status = 0
     except BaseException:
         traceback.print_exc()
@@ -125,7 +125,7 @@ def run_pair(torch, name, path, device):
     # A probe's exception is its outcome, not its process's end; KeyboardInterrupt too: the pair's process has a
     # group of its own, which a Ctrl-C at the terminal never reaches, so only the probe can have raised it.
     except (Exception, KeyboardInterrupt) as error:
-        return {"outcome": "error", "metrics": {"traceback": tail(traceback.format_exc())}, "message": describe(error)}
+        return {"outcome": ERROR, "metrics": {"traceback": tail(traceback.format_exc())}, "message": describe(error)}
     return checked(result)
 
 
@@ -182,8 +182,8 @@ def exception_answer(error, path):
     text = script_traceback(path)
     sys.stderr.write(text)  # as python would
     if is_skip(error):
-        return {"outcome": "unavailable", "metrics": {}, "message": tail(str(error))}
-    outcome = "fail" if isinstance(error, AssertionError) else "error"
+        return {"outcome": UNAVAILABLE, "metrics": {}, "message": tail(str(error))}
+    outcome = FAIL if isinstance(error, AssertionError) else ERROR
     said = "{}: {}".format(type(error).__name__, error)
     return {"outcome": outcome, "metrics": dict(traceback=tail(text), **whole_of(said)), "message": describe(error)}
 
@@ -211,7 +211,7 @@ def run_tests(job):
     try:
         import pytest
     except ImportError as error:
-        return {"outcome": "error", "metrics": {}, "message": "pytest does not import in this cell: {}".format(error)}
+        return {"outcome": ERROR, "metrics": {}, "message": "pytest does not import in this cell: {}".format(error)}
     plugin = load_module("torchmatrix_pytest_plugin", PLUGIN_FILE)
     if getattr(sys, "pycache_prefix", None) is None:
         sys.dont_write_bytecode = True  # no __pycache__ in the tests' folders (pytest's rewritten asserts included)

@@ -7,10 +7,24 @@ PROTOCOL_VERSION = 1
 """Sent in the "ready" message; the parent refuses a worker that speaks another."""
 
 
-OUTCOMES_A_PROBE_MAY_RETURN = ("pass", "fail")
+PASS = "pass"
+FAIL = "fail"
+ERROR = "error"
+CRASH = "crash"
+TIMEOUT = "timeout"
+UNAVAILABLE = "unavailable"
+"""The outcomes of the records the worker sends, as the host's ``torchmatrix.core.Outcome`` names them (which
+this side cannot import: the host's tests check that the two agree)."""
 
 
-OUTCOMES_A_CHILD_MAY_SEND = ("pass", "fail", "error", "unavailable")
+OUTCOMES_A_PROBE_MAY_RETURN = (PASS, FAIL)
+
+
+OUTCOMES_A_CHILD_MAY_SEND = OUTCOMES_A_PROBE_MAY_RETURN + (ERROR, UNAVAILABLE)
+
+
+OUTCOMES_THE_WORKER_MAY_SEND = OUTCOMES_A_CHILD_MAY_SEND + (CRASH, TIMEOUT)
+"""A child's, and the worker's own for a pair's process that died or ran past its limit."""
 
 
 MAX_MESSAGE = 4000

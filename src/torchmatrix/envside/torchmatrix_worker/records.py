@@ -10,7 +10,7 @@ import sys
 import time
 
 from .answers import exit_answer, malformed, pair_answer, tail, unavailable
-from .protocol import MAX_ANSWER_BYTES, parsed
+from .protocol import CRASH, ERROR, MAX_ANSWER_BYTES, TIMEOUT, parsed
 
 
 def records_of(isolation, pair, absent, limit, tests_found, alive):
@@ -60,7 +60,7 @@ class Ending(object):
 
 def pair_record(ending, name, device, limit):
     if ending.timed_out:
-        return {"outcome": "timeout", "metrics": {"limit": limit}, "message": "stopped after {:g} s".format(limit)}
+        return {"outcome": TIMEOUT, "metrics": {"limit": limit}, "message": "stopped after {:g} s".format(limit)}
     if len(ending.answer) > MAX_ANSWER_BYTES:  # then the worker ended it: its exit code says nothing
         return malformed("the probe's process sent more than {} bytes".format(MAX_ANSWER_BYTES))
     if ending.code != 0 or not ending.answer.strip():
@@ -68,7 +68,7 @@ def pair_record(ending, name, device, limit):
         message = "the probe's process {} while running {} on {}".format(how, name, device)
         if ending.log_tail:
             message += ":\n" + ending.log_tail
-        return {"outcome": "crash", "metrics": {"exit_code": ending.code}, "message": message}
+        return {"outcome": CRASH, "metrics": {"exit_code": ending.code}, "message": message}
     answer = parsed(ending.answer)
     if answer is None:
         return malformed("the probe's process sent something that is not a record")
@@ -123,7 +123,7 @@ def script_record(ending, pair, limit):
     metrics = dict(record["metrics"], output=lines, output_sha256=printed["sha256"], output_bytes=printed["bytes"])
     if cut:
         metrics["output_truncated"] = True
-    if record["message"] and record["outcome"] not in ("crash", "timeout"):  # what it raised, or exited with
+    if record["message"] and record["outcome"] not in (CRASH, TIMEOUT):  # what it raised, or exited with
         said = normalised_output(record["message"].encode("utf-8", "replace"), output_rules())
         metrics["raised"] = said.decode("utf-8", "replace")  # a long one's end: its digest is raised_sha256
     message = record["message"] or tail("\n".join(line.rstrip() for line in lines[-MESSAGE_LINES:]).strip())
@@ -254,14 +254,14 @@ def tests_ended(answer, ending, name):
     else:
         why = "exited with code {} before running a test".format(code)
     log = ending.log_tail.strip()
-    return {"outcome": "error", "metrics": {"pytest_exit": code},
+    return {"outcome": ERROR, "metrics": {"pytest_exit": code},
             "message": "pytest " + why + (":\n" + log if log else "")}  # fmt: skip
 
 
 def not_reached(answer):
     """The record of a test pytest collected and returned without running (``-x`` in its options, a plugin)."""
     code = answer.get("pytest_exit")
-    return {"outcome": "error", "metrics": {"pytest_exit": code},
+    return {"outcome": ERROR, "metrics": {"pytest_exit": code},
             "message": "pytest ended (exit code {}) without running it".format(code)}  # fmt: skip
 
 
