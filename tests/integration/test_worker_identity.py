@@ -223,6 +223,32 @@ def test_a_module_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self
     assert printed(record) == ["bad!"]
 
 
+def test_a_pair_looks_each_module_up_once(stub_torch_python: str, tmp_path: Path) -> None:
+    """Compiling from sources stands in PathFinder's place, after the built-in and frozen finders, not beside it."""
+    (tmp_path / "beside.py").write_text("VALUE = 1\n")
+    probe = script(
+        tmp_path,
+        "imports",
+        """\
+        import importlib.machinery, sys
+        finders = [getattr(finder, "__name__", type(finder).__name__) for finder in sys.meta_path]
+        looked_up = []
+        real = importlib.machinery.PathFinder.find_spec.__func__
+
+        def counted(cls, name, path=None, target=None):
+            looked_up.append(name)
+            return real(cls, name, path, target)
+
+        importlib.machinery.PathFinder.find_spec = classmethod(counted)
+        import beside, colorsys  # one from beside the script, one from the standard library
+        print(looked_up)
+        print(finders.index("FromSources") + 1 == finders.index("PathFinder"))
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    assert printed(record) == ["['beside', 'colorsys']", "True"], record.message
+
+
 def test_what_a_forked_child_of_the_pair_reads_counts_too(stub_torch_python: str, tmp_path: Path) -> None:
     """A DataLoader's workers are forked from the pair's process: the files they open are the pair's inputs."""
     (tmp_path / "shard.txt").write_text("data\n")

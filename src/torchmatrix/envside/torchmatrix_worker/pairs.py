@@ -58,7 +58,7 @@ def perform(torch, job):
     if job["device"] == "cpu":
         hide_accelerators(torch)
     seed_generators(torch, job.get("seed", 0))
-    sys.meta_path.insert(0, FromSources(excluded_folders(job["scratch"])))
+    FromSources(excluded_folders(job["scratch"])).install()
     if job["job"] == "script":
         return run_script(torch, job)
     if job["job"] == "pytest":

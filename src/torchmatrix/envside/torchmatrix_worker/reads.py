@@ -91,18 +91,26 @@ class FilesRead(object):
 class FromSources(object):
     """A finder that compiles every module outside ``excluded`` (the environment, the standard library) from its
     source, never from bytecode cached before: a source replaced by one of the same size and modification time
-    would run as the old one, while the record names the new one."""
+    would run as the old one, while the record names the new one.
+
+    It stands in Python's PathFinder's place (:meth:`install`) and finds what it would: each module is looked
+    up once, and only the loader of one outside ``excluded`` is another."""
 
     def __init__(self, excluded):
         self.excluded = tuple(os.path.join(folder, "") for folder in excluded)
 
+    def install(self):
+        """Go just before PathFinder: the finders before it (built-in and frozen modules, …) keep their turn."""
+        finders = sys.meta_path
+        here = next((i for i, finder in enumerate(finders) if finder is importlib.machinery.PathFinder), len(finders))
+        finders.insert(here, self)
+
     def find_spec(self, name, path=None, target=None):
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         loader = getattr(spec, "loader", None)
-        if type(loader) is not importlib.machinery.SourceFileLoader or spec.origin.startswith(self.excluded):
-            return None  # the next finder finds it as Python would
-        spec.loader = SourceOnly(loader.name, loader.path)
-        return spec
+        if type(loader) is importlib.machinery.SourceFileLoader and not spec.origin.startswith(self.excluded):
+            spec.loader = SourceOnly(loader.name, loader.path)
+        return spec  # None: the finders after PathFinder (an editable install's, …) have their turn
 
 
 class SourceOnly(importlib.machinery.SourceFileLoader):
