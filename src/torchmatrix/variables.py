@@ -1,7 +1,7 @@
 """The environment variables torchmatrix reads, each declared once with what it overrides; and the one it sets.
 
 A nox run of the noxfile reads them when it loads (:func:`torchmatrix.project.load`);
-bisect and verify set them for the child nox they start; the docs list them from here.
+bisect and verify set them for the child nox they start, with :data:`HANDBACK`; the docs list them from here.
 The worker sets :data:`DEVICE` for every pair's process.
 """
 
@@ -71,7 +71,14 @@ PROBE_OPTIONS = Variable(
     '{"opsweep": {"ops": "add|mul"}}',
 )
 
-ALL = (MATRIX, MACHINE, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS)
+HANDBACK = Variable(
+    "TORCHMATRIX_HANDBACK",
+    "nothing: bisect and verify set it for the child nox they start, the folder where each probe session writes "
+    "how it ended (its hand-back file), which they read instead of its output",
+    "/tmp/torchmatrix-handback-x1y2",
+)
+
+ALL = (MATRIX, MACHINE, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS, HANDBACK)
 
 
 @dataclass(frozen=True)
