@@ -14,12 +14,14 @@ sessions that need it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
 
 from .errors import exits_on_error, say
 from .project import Loaded
+from .sessions import handback
 from .sessions import probe as probe_session  # the others import theirs when they run
 
 __all__ = ["register"]
@@ -46,7 +48,8 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
     @exits_on_error
     def probe(session: nox.Session, cell: str) -> None:
         """Install one torch release and run every probe on every device."""
-        probe_session.run(loaded.project(), session, cell)
+        with handback.handing_back(session.name, os.environ) as ending:  # for the bisect or verify that runs it
+            probe_session.run(loaded.project(), session, cell, ending)
 
     @nox.session(name="probe-installed", python=False)
     @exits_on_error

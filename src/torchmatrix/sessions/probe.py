@@ -31,6 +31,7 @@ from ..plan import Cell
 from ..results import CellResult
 from ..tee import Tee
 from .common import cell_result, notify_report, progress_log, run_pairs, tally, write_result
+from .handback import Ending
 
 if TYPE_CHECKING:
     import nox
@@ -61,8 +62,11 @@ def parse(argv: Sequence[str]) -> ProbeRequest:
     return ProbeRequest(args.force, args.repeat)
 
 
-def run(project: Project, session: nox.Session, parameter: str) -> None:
-    """Install the cell's torch, run the pairs whose records are stale (all with ``--force``), store them."""
+def run(project: Project, session: nox.Session, parameter: str, ending: Ending) -> None:
+    """Install the cell's torch, run the pairs whose records are stale (all with ``--force``), store them.
+
+    ``ending`` hears whether the result was written or found up to date, for the session's hand-back.
+    """
     options = parse(session.posargs)
     force = options.force
     if options.repeat is not None:
@@ -73,15 +77,15 @@ def run(project: Project, session: nox.Session, parameter: str) -> None:
         session.error(terminal.escape(cell.hint))  # the plan could not choose a Python: nothing to run or store
     project.require_writable(project.machine_dir)
     if cell.outcome:  # no wheel, no interpreter: stored as such, with no environment to take turns with
-        _store_outcome(project, session, cell, _stored(project, session, cell), results.now_iso(), cell.outcome,
-                       cell.hint)  # fmt: skip
+        _store_outcome(project, session, cell, ending, _stored(project, session, cell), results.now_iso(),
+                       cell.outcome, cell.hint)  # fmt: skip
     env = Path(session.virtualenv.location)
     # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
     with atomicfile.locked(env.parent, f".{env.name}.lock"):
-        _measure(project, session, cell, env, force)
+        _measure(project, session, cell, ending, env, force)
 
 
-def _measure(project: Project, session: nox.Session, cell: Cell, env: Path, force: bool) -> None:
+def _measure(project: Project, session: nox.Session, cell: Cell, ending: Ending, env: Path, force: bool) -> None:
     """Make ``env`` sound, install the cell's torch, run the pairs whose records are stale (all with ``force``)."""
     started = results.now_iso()
     stored = _stored(project, session, cell)
@@ -95,9 +99,10 @@ def _measure(project: Project, session: nox.Session, cell: Cell, env: Path, forc
         built = {TORCH_BUILD: cellenv.built_torch(env), PACKAGES: cellenv.package_set(env)}
         todo = freshness.stale(stored, pairs, {**project.inputs(cell), **built})
     if not todo.pairs:
+        ending.up_to_date(project.result_file(cell))
         session.skip(terminal.escape(f"{cell.id}: {todo.reason}", keep_newlines=False))  # it names files read
     session.log(terminal.escape(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
-    cell_run, inputs = _install_and_run(project, session, cell, env, stored, started, todo.pairs)
+    cell_run, inputs = _install_and_run(project, session, cell, ending, env, stored, started, todo.pairs)
     problem = mislabelled(cell, cell_run.environment)
     if problem:
         session.error(terminal.escape(f"{cell.id}: {problem}; nothing is stored"))
@@ -106,6 +111,7 @@ def _measure(project: Project, session: nox.Session, cell: Cell, env: Path, forc
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
     result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
     path = write_result(project, session, result)
+    ending.written(path)
     session.log(terminal.escape(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
 
 
@@ -146,6 +152,7 @@ def _install_and_run(
     project: Project,
     session: nox.Session,
     cell: Cell,
+    ending: Ending,
     env: Path,
     stored: CellResult | None,
     started: str,
@@ -174,7 +181,7 @@ def _install_and_run(
                 return cell_run, inputs
             failure = f"torch does not import: {cell_run.import_failure}"
         if not reused:
-            _store_outcome(project, session, cell, stored, started, Outcome.INSTALL_ERROR, failure, inputs)
+            _store_outcome(project, session, cell, ending, stored, started, Outcome.INSTALL_ERROR, failure, inputs)
         _rebuild(session, env, f"in it, {terminal.first_line(failure)}")
     raise AssertionError("unreachable: the second try stores its failure")
 
@@ -262,6 +269,7 @@ def _store_outcome(
     project: Project,
     session: nox.Session,
     cell: Cell,
+    ending: Ending,
     stored: CellResult | None,
     started: str,
     outcome: Outcome,
@@ -274,9 +282,8 @@ def _store_outcome(
         said += f"\n(the records stored at {stored.finished_at} are kept)"
     else:
         made_from = inputs or project.inputs(cell)
-        write_result(
-            project, session, _cell_result(project, cell, started, outcome=outcome, message=message, inputs=made_from)
-        )
+        result = _cell_result(project, cell, started, outcome=outcome, message=message, inputs=made_from)
+        ending.written(write_result(project, session, result))
     if outcome is Outcome.INSTALL_ERROR:
         session.error(said)
     session.skip(said)
