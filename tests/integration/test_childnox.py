@@ -1,16 +1,27 @@
-"""A child nox, really run: the named sessions of a noxfile, with the variables given, into a log or through."""
+"""A child nox, really run: the named sessions of a noxfile, with the variables given, into a log or through;
+this checkout's probe sessions, on a stand-in torch, handing back how they ended."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
+import nox
 import pytest
 
 from torchmatrix import variables
+from torchmatrix.project import Project, load
 from torchmatrix.sessions import childnox
+from torchmatrix.sessions.handback import HandBack, Stored
+
+from .. import standin
+from ..conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
@@ -55,3 +66,61 @@ def test_the_exit_code_is_nox_s(tmp_path: Path) -> None:
     noxfile = tmp_path / "noxfile.py"
     noxfile.write_text(NOXFILE)
     assert childnox.run(noxfile, tmp_path / "envs", ["other"], {}, tmp_path / "other.log") == 1
+
+
+MATRIX = """
+torch: [9.0.0]
+probes: [alpha.py]
+devices: [cpu]
+timeout: 60
+output: out
+find_links: [wheels]
+"""
+
+
+def probe_cells(folder: Path, matrix: str = MATRIX) -> tuple[Project, nox.Session]:
+    """The project of a matrix of one stand-in torch and one probe in ``folder``, and what run_cells needs of
+    the running nox session: where its environments are."""
+    standin.wheel(folder / "wheels", "9.0.0", {"alpha": "pass"})
+    standin.probe(folder, "alpha")
+    (folder / "matrix.yaml").write_text(matrix)
+    environ = dict(os.environ, TORCHMATRIX_MATRIX=str(folder / "matrix.yaml"), TORCHMATRIX_MACHINE="ci-box")
+    session = SimpleNamespace(cache_dir=folder / ".nox" / ".cache")
+    return load(folder, environ), cast(nox.Session, session)
+
+
+def test_a_probe_session_hands_back_the_result_it_wrote_then_that_it_is_up_to_date(tmp_path: Path) -> None:
+    here, session = probe_cells(tmp_path)
+    (cell,) = here.cells
+    log = tmp_path / "logs" / "cell.log"
+    handed = childnox.run_cells(here, session, ROOT / "noxfile.py", [cell], log)
+    assert handed == {cell.session: HandBack(cell.session, Stored.WRITTEN, here.result_file(cell), "")}
+    assert f"Running session {cell.session}" in log.read_text()  # the log is kept, for people
+
+    (again,) = childnox.run_cells(here, session, ROOT / "noxfile.py", [cell], log).values()
+    assert (again.stored, again.result) == (Stored.UP_TO_DATE, here.result_file(cell))
+    assert again.message.startswith(f"{cell.id}: ") and "up to date" in again.message
+
+
+def test_a_probe_session_that_stops_hands_back_why_and_one_that_never_began_is_said_so(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file, where the results would go\n")
+    here, session = probe_cells(tmp_path, MATRIX.replace("output: out", "output: taken/out"))
+    (cell,) = here.cells
+    log = tmp_path / "cell.log"
+    (handed,) = childnox.run_cells(here, session, ROOT / "noxfile.py", [cell], log).values()
+    assert (handed.stored, handed.result) == (Stored.NOTHING, None)
+    assert handed.message == (
+        f"{tmp_path / 'matrix.yaml'}: output: results cannot go under {here.machine_dir}: "
+        f"{tmp_path / 'taken'} is a file\n  hint: name a folder you can write in (`output:`, or $TORCHMATRIX_OUTPUT "
+        "for one run)"
+    )
+
+    unplanned = dataclasses.replace(cell, parameter="9.0.0-py3.1")  # no such session: nox stops before any runs
+    (never,) = childnox.run_cells(here, session, ROOT / "noxfile.py", [unplanned], log).values()
+    assert never == HandBack(
+        "probe(9.0.0-py3.1)",
+        Stored.NOTHING,
+        None,
+        f"the child nox stopped before its probe session began (exit 3); see {log}",
+    )
+    assert "Sessions not found: probe(9.0.0-py3.1)" in log.read_text()

@@ -1,10 +1,21 @@
-"""A child nox runs the named sessions of a noxfile, with the variables given, into a log or through."""
+"""A child nox runs the named sessions of a noxfile, with the variables given; its probe sessions hand back."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
-from torchmatrix.sessions import childnox
+import nox
+import pytest
+from packaging.version import Version
+
+from torchmatrix.matrix import TorchEntry
+from torchmatrix.sessions import childnox, handback
+from torchmatrix.sessions.handback import HandBack, Stored
+
+from .test_project import project
 
 
 def test_the_command_names_each_session(tmp_path: Path) -> None:
@@ -16,14 +27,43 @@ def test_the_command_names_each_session(tmp_path: Path) -> None:
     ]
 
 
-def test_the_line_that_says_why_a_child_stopped_is_found_in_its_log(tmp_path: Path) -> None:
-    log = tmp_path / "cell.log"
-    log.write_text(
-        "$ nox -s probe(1.9.0)\nnox > Running session probe(1.9.0)\n"
-        "torchmatrix: error: probe(1.9.0) is no longer in the plan\nnox > Session probe(1.9.0) failed.\n"
-    )
-    assert childnox.last_error(log) == "probe(1.9.0) is no longer in the plan"
-    log.write_text("nox > Session probe(1.9.0) aborted: cannot write x.json: its lock x/.lock cannot be opened\n")
-    assert childnox.last_error(log) == "probe(1.9.0) aborted: cannot write x.json: its lock x/.lock cannot be opened"
-    log.write_text("nox > Session probe(1.9.0) was successful in 1 second.\n")
-    assert childnox.last_error(log) == "" and childnox.last_error(tmp_path / "missing.log") == ""
+def run_cells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child: Callable[[dict[str, str]], int]
+) -> dict[str, HandBack]:
+    """What run_cells returns for two cells of a project when the child nox does what ``child`` does with the
+    variables it is given, and exits with what ``child`` returns."""
+    here = project(tmp_path, TorchEntry(Version("1.11.0")), TorchEntry(Version("1.12.1")))
+    session = cast(nox.Session, SimpleNamespace(cache_dir=tmp_path / ".nox" / ".cache"))
+    monkeypatch.setattr(childnox, "run", lambda noxfile, envdir, sessions, variables, log, arguments: child(variables))
+    return childnox.run_cells(here, session, tmp_path / "noxfile.py", here.cells, tmp_path / "cells.log")
+
+
+def test_what_each_probe_session_handed_back_is_returned_by_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = tmp_path / "reports" / "results" / "ci-box" / "torch-1.11.0-py3.10.json"
+    written = HandBack("probe(1.11.0)", Stored.WRITTEN, result, "")
+
+    def child(variables: dict[str, str]) -> int:
+        handback.write(Path(variables["TORCHMATRIX_HANDBACK"]), written)
+        return 1
+
+    assert run_cells(tmp_path, monkeypatch, child) == {
+        "probe(1.11.0)": written,
+        "probe(1.12.1)": HandBack(
+            "probe(1.12.1)",
+            Stored.NOTHING,
+            None,
+            f"the child nox stopped before its probe session began (exit 1); see {tmp_path / 'cells.log'}",
+        ),
+    }
+
+
+def test_a_hand_back_that_cannot_be_read_is_said_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def child(variables: dict[str, str]) -> int:
+        for session in ("probe(1.11.0)", "probe(1.12.1)"):
+            handback.path(Path(variables["TORCHMATRIX_HANDBACK"]), session).write_text("[]")
+        return 0
+
+    handed = run_cells(tmp_path, monkeypatch, child)
+    assert {back.message for back in handed.values()} == {"its hand-back cannot be read: not a JSON object"}

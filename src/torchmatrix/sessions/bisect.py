@@ -60,6 +60,7 @@ from ..plan import Cell
 from ..releases import Listing, dated
 from ..summaries import BisectedChange, Commits
 from . import childnox
+from .handback import HandBack
 
 if TYPE_CHECKING:
     import nox
@@ -96,8 +97,8 @@ class _Seen:
     stored_at: str = ""
     git: str | None = None
     """The git hash of the build that showed it (``torch.version.git_version``), if it names one."""
-    code: int | None = None
-    """The child nox's exit status, for a release built."""
+    why: str = ""
+    """Why a release built has no result: what its probe session handed back."""
 
 
 @dataclass
@@ -234,9 +235,7 @@ class _Bisection:
         result = self.ends_built.pop(version) if version in self.ends_built else self._run_cell(version)
         if result is None:
             seen = self.seen[version]
-            said = childnox.last_error(seen.log) if seen.log else ""
-            code = f"{seen.code}: {said}" if said else str(seen.code)
-            why = f"the probe session stored no result (nox exited with {code}; see {seen.log})"
+            why = f"{seen.cell.session} stored no result: {seen.why}"
             return {key: Observation(None, why) for key in self.request.keys}
         return {key: self.observe(result, key) for key in self.request.keys}
 
@@ -252,8 +251,8 @@ class _Bisection:
                 keep_newlines=False,
             )
         )
-        started_at, clock = results.now_iso(), time.monotonic()
-        code = childnox.run_cells(
+        clock = time.monotonic()
+        handed = childnox.run_cells(
             self.project,
             self.session,
             self.noxfile,
@@ -261,17 +260,11 @@ class _Bisection:
             log,
             arguments=self._arguments(),
             settings=self._settings(version),
-        )
-        path = self.project.result_file(cell)
-        try:
-            result: results.CellResult | None = results.read(path)
-        except (OSError, ValueError):
-            result = None
-        # Written by this run, or found up to date by the child (it said so, and exited 0): a result of this cell.
-        fresh = result is not None and (result.started_at >= started_at or code == 0)
-        git = summaries.git_hash(result.environment.get("git_version")) if result and fresh else None
-        self.seen[version] = _Seen(cell, "built", time.monotonic() - clock, path, log, git=git, code=code)
-        return result if fresh else None
+        )[cell.session]
+        result, why = _result_handed_back(handed)
+        git = summaries.git_hash(result.environment.get("git_version")) if result else None
+        self.seen[version] = _Seen(cell, "built", time.monotonic() - clock, handed.result, log, git=git, why=why)
+        return result
 
     def _arguments(self) -> list[str]:
         return ["--repeat", str(self.request.repeat)] if self.request.repeat else []
@@ -419,6 +412,16 @@ class _Bisection:
         assert verdict.last_old and verdict.first_new
         old, new = self.seen[verdict.last_old].git, self.seen[verdict.first_new].git
         return Commits(old, new) if old and new else None
+
+
+def _result_handed_back(handed: HandBack) -> tuple[results.CellResult | None, str]:
+    """The result a child's probe session wrote or found up to date; else None, and why there is none."""
+    if handed.result is None:
+        return None, handed.message
+    try:
+        return results.read(handed.result), ""
+    except (OSError, ValueError) as exc:
+        return None, f"its result {handed.result} cannot be read: {exc}"
 
 
 def _step_json(look: Look[Key], seen: _Seen) -> dict[str, Any]:

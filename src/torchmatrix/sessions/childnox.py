@@ -2,7 +2,9 @@
 
 Same noxfile, same environments folder (``--envdir``), same matrix and
 machine: a cell built here is the one a later `nox -s probe` reuses, and its
-result file is the one `nox -s report` shows.
+result file is the one `nox -s report` shows. What each session did comes
+back in its hand-back file (:mod:`.handback`); the child's output is for
+people, and nothing here reads it.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import variables
+from .handback import HandBack, Stored, received
 
 if TYPE_CHECKING:
     import nox
@@ -39,12 +43,13 @@ def run_cells(
     *,
     arguments: Sequence[str] = (),
     settings: Mapping[str, str] | None = None,
-) -> int:
+) -> dict[str, HandBack]:
     """Run the probe sessions of ``cells`` as the running nox would: same noxfile, envdir, matrix and machine.
 
     A cell's own release goes in ``TORCHMATRIX_TORCH``, so a release the matrix does not list runs too;
     probes given for this run (a script bisect runs alone) go in ``TORCHMATRIX_PROBES``.
     ``arguments`` go to the probe sessions (``--repeat 5``); ``settings`` are more variables for them.
+    Returns what each session handed back, by its name (``probe(1.12.0)``), in a folder of this run's own.
     """
     chosen = {
         variables.MATRIX.name: str(project.matrix.file),
@@ -55,7 +60,25 @@ def run_cells(
     if project.given_probes:
         chosen[variables.PROBES.name] = ",".join(project.given_probes)
     envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
-    return run(noxfile, envdir, [cell.session for cell in cells], chosen, log, arguments)
+    sessions = [cell.session for cell in cells]
+    with tempfile.TemporaryDirectory(prefix="torchmatrix-handback-") as folder:
+        chosen[variables.HANDBACK.name] = folder
+        code = run(noxfile, envdir, sessions, chosen, log, arguments)
+        return {name: _handed_back(Path(folder), name, code, log) for name in sessions}
+
+
+def _handed_back(folder: Path, session: str, code: int, log: Path | None) -> HandBack:
+    """What ``session`` handed back in ``folder``; where it handed back nothing, that it never began."""
+    try:
+        handed = received(folder, session)
+    except (OSError, ValueError) as exc:
+        return HandBack(session, Stored.NOTHING, None, f"its hand-back cannot be read: {exc}")
+    if handed is not None:
+        return handed
+    see = f"see {log}" if log else "its output is above"
+    return HandBack(
+        session, Stored.NOTHING, None, f"the child nox stopped before its probe session began (exit {code}); {see}"
+    )
 
 
 def run(
@@ -68,8 +91,8 @@ def run(
 ) -> int:
     """Run ``sessions`` with ``variables`` added to the environment; their output goes to ``log`` (or through).
 
-    Returns nox's exit code. A cell that fails is data in its result file, so
-    callers read the result file rather than trust the exit code.
+    Returns nox's exit code, which says little: a cell that fails is data in its result file, and a
+    probe session says how it ended in its hand-back (:func:`run_cells`).
     """
     environ = dict(os.environ, **variables)
     argv = command(noxfile, envdir, sessions, arguments)
@@ -82,20 +105,3 @@ def run(
         return subprocess.run(
             argv, env=environ, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT, check=False
         ).returncode
-
-
-ERROR_MARKS = ("torchmatrix: error: ", "nox > Session ")
-"""How the lines that say why a child nox stopped begin: torchmatrix's own message, then nox's verdict."""
-
-
-def last_error(log: Path) -> str:
-    """The first line of ``log`` that says why the child stopped ('' if none): torchmatrix's message, else nox's."""
-    try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return ""
-    for mark in ERROR_MARKS:
-        found = next((line for line in lines if line.startswith(mark) and "was successful" not in line), None)
-        if found is not None:
-            return found.removeprefix(mark).strip()
-    return ""

@@ -10,7 +10,7 @@ through a child `nox -s "probe(…)"` (same environments, same result files).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from ..errors import UsageError
 from ..plan import Cell
 from ..results import CellResult
 from . import childnox
+from .handback import HandBack
 
 if TYPE_CHECKING:
     import nox
@@ -73,8 +74,11 @@ def _records_named(result: CellResult | None, name: str, device: str) -> set[tup
     return {(record.probe, device) for record in under} or {(name, device)}
 
 
-def _named_nothing(project: Project, cells: Sequence[Cell], found: Sequence[CellResult]) -> str:
-    """Why cells just run still stand for no expectation: a name none of their records answers to, or no result."""
+def _named_nothing(
+    project: Project, cells: Sequence[Cell], found: Sequence[CellResult], handed: Mapping[str, HandBack]
+) -> str:
+    """Why cells just run still stand for no expectation: a name none of their records answers to, or no result
+    (with what their probe sessions handed back)."""
     stored = project.stored(found)
     missing = []
     for cell in cells:
@@ -90,7 +94,10 @@ def _named_nothing(project: Project, cells: Sequence[Cell], found: Sequence[Cell
             f"ran {names}: no record of theirs answers to {', '.join(dict.fromkeys(missing))}; name a probe, test "
             "or file they run (see `nox -s report`); running them again changes nothing"
         )
-    return f"ran {names}, and they stored no up-to-date result on {project.machine}: their output above says why"
+    said = [f"{cell.session}: {back.message}" for cell in cells if (back := handed.get(cell.session)) and back.message]
+    return f"ran {names}, and they stored no up-to-date result on {project.machine}" + "".join(
+        f"; {line}" for line in said
+    )
 
 
 def run(project: Project, session: nox.Session, noxfile: Path) -> None:
@@ -103,11 +110,12 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         )
     scan = results.scan(project.results_dir)
     stale = stale_cells(project, scan.results)
+    handed: dict[str, HandBack] = {}
     if request.run and stale:
         project.require_writable(project.machine_dir)
         sessions = [cell.session for cell in stale]
         session.log(f"running {len(stale)} cells without an up-to-date result here: {' '.join(sessions)}")
-        childnox.run_cells(project, session, noxfile, stale)
+        handed = childnox.run_cells(project, session, noxfile, stale)
         scan = results.scan(project.results_dir)
         stale = stale_cells(project, scan.results)
     results.warn_skipped(scan, session.warn)
@@ -121,7 +129,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     if stale:
         names = " ".join(cell.session for cell in stale)
         if request.run:  # they ran, and still hold no record of what an expectation names: running again won't
-            session.warn(terminal.escape(_named_nothing(project, stale, scan.results), keep_newlines=False))
+            session.warn(terminal.escape(_named_nothing(project, stale, scan.results, handed), keep_newlines=False))
         else:
             session.warn(
                 f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first"
