@@ -18,9 +18,11 @@ from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
 from torchmatrix.printed import Printed
+from torchmatrix.sessions import childnox
 from torchmatrix.sessions.bisect import _Bisection, run
 from torchmatrix.sessions.bisect_request import USAGE, BisectRequest, parse
 from torchmatrix.sessions.bisect_words import answer
+from torchmatrix.sessions.handback import HandBack, Stored
 
 from .test_plan import THIS_MACHINE
 from .test_project import project
@@ -484,6 +486,24 @@ def test_all_with_an_end_that_cannot_run_says_why_once(tmp_path: Path, private_c
     with pytest.raises(SessionError) as caught:
         run(here, Session("--all", "--pre", "--from", NIGHTLIES[0], "--to", NIGHTLIES[-1]), tmp_path / "noxfile.py")
     assert str(caught.value).startswith(f"torch {NIGHTLIES[0]} (--from) could not be tested: no-interpreter: ")
+
+
+def test_a_release_whose_probe_session_stored_nothing_is_untestable_with_what_it_handed_back(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = nightly_project(tmp_path, private_cache, "alpha")
+    said = "torch-2.6.0.dev20241001-py3.10: the worker ran Python 3.9, but the cell's is 3.10; nothing is stored"
+
+    def child(project, session, noxfile, cells, log, **given) -> dict[str, HandBack]:
+        return {cell.session: HandBack(cell.session, Stored.NOTHING, None, said) for cell in cells}
+
+    monkeypatch.setattr(childnox, "run_cells", child)
+    with pytest.raises(SessionError) as caught:
+        run(here, Session("alpha", "--pre", "--from", NIGHTLIES[0], "--to", NIGHTLIES[-1]), tmp_path / "noxfile.py")
+    assert f"probe({NIGHTLIES[0]}) stored no result: {said}" in str(caught.value)
+    (step,) = json.loads(summary_file(tmp_path, f"alpha-cpu-pre-{NIGHTLIES[0]}").read_text())["steps"]
+    assert step["observations"][0]["detail"] == f"probe({NIGHTLIES[0]}) stored no result: {said}"
+    assert step["result"] is None
 
 
 def test_an_end_an_index_of_nightlies_has_dropped_names_the_oldest_and_newest_it_has(

@@ -13,8 +13,11 @@ from torchmatrix import identity
 from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, TorchEntry
-from torchmatrix.sessions.verify import VerifyRequest, parse, stale_cells
+from torchmatrix.sessions import childnox
+from torchmatrix.sessions.handback import HandBack, Stored
+from torchmatrix.sessions.verify import VerifyRequest, parse, run, stale_cells
 
+from .test_bisect_session import Session, SessionError
 from .test_project import project
 from .test_results import result
 
@@ -75,3 +78,20 @@ def test_run_takes_a_cell_whose_records_name_every_case_of_a_parametrized_tests_
     stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs,
                     records=cases)  # fmt: skip
     assert stale_cells(here, [stored]) == []  # `--run` would change nothing: it is no cell to run
+
+
+def test_a_cell_run_that_stored_nothing_is_named_with_what_its_probe_session_handed_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expect = (Expectation("autograd_dot", "cpu", SpecifierSet(">=1.9"), Outcome.PASS),)
+    here = project(tmp_path, TorchEntry(Version("1.9.0")), expect=expect)
+    said = "the child nox stopped before its probe session began (exit 1); its output is above"
+
+    def child(project, session, noxfile, cells) -> dict[str, HandBack]:
+        return {cell.session: HandBack(cell.session, Stored.NOTHING, None, said) for cell in cells}
+
+    monkeypatch.setattr(childnox, "run_cells", child)
+    session = Session("--run")
+    with pytest.raises(SessionError):  # the expectation holds nowhere: nothing tested it
+        run(here, session, tmp_path / "noxfile.py")
+    assert f"ran probe(1.9.0), and they stored no up-to-date result on ci-box; probe(1.9.0): {said}" in session.said
