@@ -121,6 +121,7 @@ def test_a_probe_session_that_stops_hands_back_why_and_one_that_never_began_is_s
         "probe(9.0.0-py3.1)",
         Stored.NOTHING,
         None,
-        f"the child nox stopped before its probe session began (exit 3); see {log}",
+        f"the child nox handed back nothing: it stopped before its probe session began, or could not write its "
+        f"hand-back (exit 3); see {log}",
     )
     assert "Sessions not found: probe(9.0.0-py3.1)" in log.read_text()

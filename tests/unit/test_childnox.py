@@ -54,7 +54,8 @@ def test_what_each_probe_session_handed_back_is_returned_by_its_name(
             "probe(1.12.1)",
             Stored.NOTHING,
             None,
-            f"the child nox stopped before its probe session began (exit 1); see {tmp_path / 'cells.log'}",
+            "the child nox handed back nothing: it stopped before its probe session began, or could not write its "
+            f"hand-back (exit 1); see {tmp_path / 'cells.log'}",
         ),
     }
 

@@ -116,3 +116,19 @@ def test_a_session_no_one_asked_to_hand_back_writes_nothing(tmp_path: Path) -> N
     with handback.handing_back(SESSION, {}) as ending:
         ending.written(tmp_path / "torch-1.12.0-py3.10.json")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_hand_back_that_cannot_be_written_is_said_and_leaves_the_session_ending_as_it_did(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder that cannot be made (a file stands in its way; a full disk alike) costs a warning, not a traceback."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    asked = {variables.HANDBACK.name: str(blocked / "handback")}
+    with pytest.raises(TorchmatrixError, match="the session's own error"), handback.handing_back(SESSION, asked):
+        raise TorchmatrixError("the session's own error")
+    with handback.handing_back(SESSION, asked) as ending:
+        ending.written(tmp_path / "torch-1.12.0-py3.10.json")
+    warnings = capsys.readouterr().err.splitlines()
+    assert len(warnings) == 2
+    assert all(line.startswith(f"torchmatrix: warning: cannot hand back how {SESSION} ended in ") for line in warnings)

@@ -85,7 +85,10 @@ def test_a_cell_run_that_stored_nothing_is_named_with_what_its_probe_session_han
 ) -> None:
     expect = (Expectation("autograd_dot", "cpu", SpecifierSet(">=1.9"), Outcome.PASS),)
     here = project(tmp_path, TorchEntry(Version("1.9.0")), expect=expect)
-    said = "the child nox stopped before its probe session began (exit 1); its output is above"
+    said = (
+        "the child nox handed back nothing: it stopped before its probe session began, or could not write its "
+        "hand-back (exit 1); its output is above"
+    )
 
     def child(project, session, noxfile, cells) -> dict[str, HandBack]:
         return {cell.session: HandBack(cell.session, Stored.NOTHING, None, said) for cell in cells}

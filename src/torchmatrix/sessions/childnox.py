@@ -76,9 +76,8 @@ def _handed_back(folder: Path, session: str, code: int, log: Path | None) -> Han
     if handed is not None:
         return handed
     see = f"see {log}" if log else "its output is above"
-    return HandBack(
-        session, Stored.NOTHING, None, f"the child nox stopped before its probe session began (exit {code}); {see}"
-    )
+    why = "it stopped before its probe session began, or could not write its hand-back"
+    return HandBack(session, Stored.NOTHING, None, f"the child nox handed back nothing: {why} (exit {code}); {see}")
 
 
 def run(

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import atomicfile, storedjson, variables
+from .. import atomicfile, storedjson, terminal, variables
 from ..errors import TorchmatrixError
 from ..results import safe_name
 
@@ -129,7 +130,17 @@ def handing_back(session: str, environ: Mapping[str, str]) -> Iterator[Ending]:
         raise
     finally:
         if folder:
-            write(Path(folder), HandBack(session, ending.stored, ending.result, message))
+            _hand_back(Path(folder), HandBack(session, ending.stored, ending.result, message))
+
+
+def _hand_back(folder: Path, handed: HandBack) -> None:
+    """Write ``handed``; where it cannot be written (a folder that cannot be made, a full disk), say so and let
+    the session end as it did: the parent then finds no hand-back, and says so."""
+    try:
+        write(folder, handed)
+    except OSError as exc:
+        said = f"torchmatrix: warning: cannot hand back how {handed.session} ended in {folder}: {exc.strerror or exc}"
+        print(terminal.escape(said, keep_newlines=False), file=sys.stderr, flush=True)
 
 
 def _why_stopped(stop: BaseException) -> str:
