@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import identity, runner
+from torchmatrix import identity, results, runner
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.matrix import loader
 
@@ -43,6 +43,8 @@ PROBES = {
     "surrogates": "def run(device):\n    return {'outcome': 'fail', 'metrics': {'\\udfff': ['\\ud800']},\n"
     "            'message': '\\ud800 x \\U0001f600'}\n",
     "nan": "def run(device):\n    return {'outcome': 'pass', 'metrics': {'error': float('nan'), 'big': 1e999}}\n",
+    "wide": "def run(device):\n"
+    "    return {'outcome': 'pass', 'metrics': {'count': 10**25, 'huge': 10**5000, 'ok': -(10**19)}}\n",
     "no_run": "x = 1\n",
     "fork_crash": "import ctypes, os, time\ndef run(device):\n    if os.fork() == 0:\n        time.sleep(60)\n"
     "        os._exit(0)\n    ctypes.string_at(0)\n",
@@ -372,6 +374,21 @@ def test_megabytes_of_output_neither_block_nor_corrupt(stub_torch_python: str, p
 def test_non_finite_numbers_are_kept_as_text(stub_torch_python: str, probes: dict[str, Probe]) -> None:
     cell, _ = run(stub_torch_python, probes, ["nan"])
     assert cell.records[0].metrics == {"error": "nan", "big": "inf"}
+
+
+def test_integers_wider_than_a_result_file_holds_are_kept_as_text(
+    stub_torch_python: str, probes: dict[str, Probe], tmp_path: Path
+) -> None:
+    """A result file holds integers of at most 20 digits: a wider one would make its whole cell unreadable."""
+    cell, _ = run(stub_torch_python, probes, ["wide"])
+    count, huge, ok = (cell.records[0].metrics[key] for key in ("count", "huge", "ok"))
+    assert (count, ok) == (str(10**25), -(10**19))
+    # Python 3.11 and newer print no more than 4300 digits
+    assert huge == "an integer of 16610 bits" or huge == "1" + "0" * 5000
+    now = results.now_iso()
+    stored = results.CellResult("m", "torch-2.0.0-py3.10", "2.0.0", "3.10", None, "probe", None, "", cell.records,
+                                started_at=now, finished_at=now)  # fmt: skip
+    assert results.read(results.write(tmp_path, stored)).records == cell.records
 
 
 def test_absent_devices_are_unavailable_not_failures(stub_torch_python: str, probes: dict[str, Probe]) -> None:

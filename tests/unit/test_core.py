@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import results, runner
+from torchmatrix import results, runner, storedjson
 from torchmatrix.core import RECORD_OUTCOMES, MalformedRecord, Outcome, Pair, Probe, Record
 from torchmatrix.envside.torchmatrix_worker import protocol
 
@@ -75,3 +75,7 @@ def test_the_outcomes_the_worker_sends_are_those_of_a_record_but_the_one_the_hos
     sent = set(protocol.OUTCOMES_THE_WORKER_MAY_SEND)
     assert sent == {outcome.value for outcome in RECORD_OUTCOMES} - {outcome.value for outcome in made_by_the_host}
     assert set(protocol.OUTCOMES_A_PROBE_MAY_RETURN) <= set(protocol.OUTCOMES_A_CHILD_MAY_SEND) <= sent
+
+
+def test_the_worker_sends_no_integer_wider_than_a_result_file_holds() -> None:
+    assert protocol.MAX_INT_DIGITS == storedjson.MAX_INT_DIGITS

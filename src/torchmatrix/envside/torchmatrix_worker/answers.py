@@ -7,6 +7,7 @@ import sys
 from .protocol import (
     ERROR,
     FAIL,
+    MAX_INT_DIGITS,
     MAX_MESSAGE,
     MAX_METRICS_BYTES,
     OUTCOMES_A_CHILD_MAY_SEND,
@@ -44,13 +45,14 @@ def malformed(message):
 
 
 def json_safe(value, depth=0):
-    """Plain JSON data; non-finite floats become the strings 'nan', 'inf', '-inf'."""
+    """Plain JSON data; non-finite floats become the strings 'nan', 'inf', '-inf', and integers wider than a result
+    file holds (:data:`MAX_INT_DIGITS`) their digits as text."""
     if depth > 20:
         raise ValueError("nested too deeply")
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
-        return value
+        return value if abs(value) < 10**MAX_INT_DIGITS else wide_int_text(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, (list, tuple)):
@@ -58,6 +60,14 @@ def json_safe(value, depth=0):
     if isinstance(value, dict):
         return {str(key): json_safe(item, depth + 1) for key, item in value.items()}
     raise TypeError("{!r} of type {}".format(value, type(value).__name__)[:200])
+
+
+def wide_int_text(value):
+    """An integer too wide for a result file, as text: its digits, or its width where Python will not print them."""
+    try:
+        return str(value)
+    except ValueError:  # Python 3.11 and newer print at most 4300 digits
+        return "an integer of {} bits".format(value.bit_length())
 
 
 def describe(error):

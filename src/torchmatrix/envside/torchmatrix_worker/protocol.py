@@ -30,6 +30,11 @@ OUTCOMES_THE_WORKER_MAY_SEND = OUTCOMES_A_CHILD_MAY_SEND + (CRASH, TIMEOUT)
 MAX_MESSAGE = 4000
 
 
+MAX_INT_DIGITS = 20
+"""The most digits an integer in a result file may have (the host's ``torchmatrix.storedjson.MAX_INT_DIGITS``,
+checked by its tests): a wider one in a probe's metrics is sent as text, as a non-finite float is."""
+
+
 MAX_METRICS_BYTES = 1 << 20
 
 
