@@ -97,6 +97,7 @@ def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshol
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--index-url", "--no-index"], "expected one argument"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--index-url", "ftp://x"], "not an http(s) or file URL"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--find-links=-f"], "looks like an installer option"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--find-links", "my wheels"], "holds a space"),
         (["autograd_dott", "--from", "1.9.0", "--to", "1.12.1"], "did you mean 'autograd_dot'?"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "cuda"], "does not run on cuda"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "tpu"], "invalid choice: 'tpu'"),

@@ -129,7 +129,7 @@ def parse(argv: Sequence[str], matrix: Matrix) -> BisectRequest:
         if end.is_prerelease and not args.pre:
             parser.error(f"{flag} {end} is a pre-release; add --pre to bisect among pre-releases and nightly builds")
     problems = [schema.url_problem(args.index_url)] if args.index_url else []
-    problems += [schema.location_problem(link) for link in args.find_links or ()]
+    problems += [schema.location_problem(link) or _spaced(link) for link in args.find_links or ()]
     for problem in filter(None, problems):
         parser.error(problem)
     if args.metric is None:
@@ -189,6 +189,17 @@ def release(parser: Parser, flag: str, text: str) -> Version:
 def absolute(link: str) -> str:
     """A find-links folder as the child nox must get it: absolute (nox runs in the noxfile's folder)."""
     return link if "://" in link else str(Path(link).absolute())
+
+
+def _spaced(link: str) -> str:
+    """Why ``link`` cannot be handed to the probe sessions, whose TORCHMATRIX_FIND_LINKS is split at spaces as
+    pip's PIP_FIND_LINKS is; '' when it can."""
+    if not any(character.isspace() for character in link):
+        return ""
+    return (
+        f"--find-links {link!r} holds a space, and the probe sessions that install from it read their find-links "
+        "split at spaces; use a path without one (a link to the folder), or a file:// URL with %20 for each space"
+    )
 
 
 def sources(request: BisectRequest, project: Project) -> tuple[str, tuple[str, ...]]:
