@@ -54,6 +54,24 @@ def test_check_says_whether_a_file_is_up_to_date(tmp_path: Path, capsys: pytest.
     assert json.loads(file.read_text(encoding="utf-8")) == json_schema.json_schema()
 
 
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["--check"], "--check needs the FILE to compare"),  # checking nothing must not pass for a check
+        (["{folder}"], "is a folder: name the file"),
+        (["{folder}/a-file/matrix.schema.json"], "cannot write"),
+    ],
+)
+def test_a_mistaken_command_is_one_message_and_a_failing_exit(
+    arguments: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(SystemExit) as exited:
+        json_schema.main([argument.format(folder=tmp_path) for argument in arguments])
+    assert exited.value.code != 0
+    assert said in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("path", [path for path, _ in key_paths()])
 def test_each_key_carries_its_help_and_an_example_its_schema_accepts(path: str) -> None:
     key = dict(key_paths())[path]

@@ -180,15 +180,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing: exit 1 when FILE differs")
     options = parser.parse_args(argv)
     if options.file is None:
+        if options.check:
+            parser.error("--check needs the FILE to compare, e.g. matrix.schema.json")
         sys.stdout.write(text())
         return 0
+    if options.file.is_dir():
+        parser.error(f"{options.file} is a folder: name the file, e.g. {options.file / 'matrix.schema.json'}")
     if options.check:
         current = options.file.read_text(encoding="utf-8") if options.file.is_file() else ""
         if current != text():
             print(f"{options.file} is out of date: run python -m torchmatrix.matrix.json_schema {options.file}")
             return 1
         return 0
-    write_text(options.file, text())
+    try:
+        write_text(options.file, text())
+    except OSError as exc:
+        parser.exit(1, f"{parser.prog}: error: cannot write {options.file}: {exc.strerror or exc}\n")
     return 0
 
 
