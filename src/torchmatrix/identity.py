@@ -208,8 +208,10 @@ def changed_files(read: Any, digests: FileDigests | None = None) -> list[str]:
     ``digests``: the files as hashed in this pass over many records (a file each record of a suite read is hashed
     once); by default, each is hashed now.
     """
-    if not isinstance(read, dict):
+    if read is None:
         return []
+    if not isinstance(read, dict) or not all(isinstance(digest, (str, type(None))) for digest in read.values()):
+        return ["what it read is not a list of files with their digests"]  # a hand-edited file: never current
     digest_now = digests or FileDigests()
     changes = []
     for path, digest in read.items():

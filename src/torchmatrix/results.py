@@ -111,6 +111,8 @@ class CellResult:
             if cell_outcome is not None and not cell_outcome.is_cell_outcome:
                 raise ValueError(f"outcome {outcome!r} is not a cell outcome")
             records = checked(data, "records", list)
+            if cell_outcome is not None and records:  # never written so: a cell outcome would hide what ran
+                raise ValueError(f"the cell outcome {outcome!r} comes with records, which it would hide")
             return cls(
                 machine=checked(data, "machine", str),
                 cell_id=checked(data, "cell_id", str),

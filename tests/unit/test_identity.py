@@ -79,6 +79,8 @@ def test_a_file_read_is_known_by_its_content(tmp_path: Path) -> None:
     helper.write_text("VALUE = 2\n")
     data.unlink()
     assert identity.changed_files(read) == [f"{data} is gone", f"{helper} changed"]
+    for garbage in ("x", ["helper.py"], {"helper.py": 3}):
+        assert identity.changed_files(garbage) == ["what it read is not a list of files with their digests"]
 
 
 def test_a_folder_read_whole_leaves_out_hidden_files_and_bytecode(tmp_path: Path) -> None:

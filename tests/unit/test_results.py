@@ -297,6 +297,17 @@ def test_a_torch_that_is_no_version_and_a_finish_that_is_no_time_are_refused(tmp
     assert [found.path for found in scan.results] == [good]
 
 
+def test_a_cell_outcome_that_comes_with_records_is_refused(tmp_path: Path) -> None:
+    """No run writes one: shown, the cell's outcome would hide the records under it."""
+    good = results.write(tmp_path, result())
+    beside(good, "hiding.json", json.dumps(dict(json.loads(good.read_text()), outcome="no-wheel")))
+    scan = results.scan(tmp_path)
+    assert reasons(scan) == {
+        "hiding.json": "does not fit schema 2: the cell outcome 'no-wheel' comes with records, which it would hide"
+    }
+    assert [found.path for found in scan.results] == [good]
+
+
 def test_a_result_from_the_future_or_in_another_machines_folder_is_refused(tmp_path: Path) -> None:
     now = datetime.now(timezone.utc)
     soon = (now + results.CLOCK_SKEW - timedelta(minutes=5)).isoformat()  # a clock a little ahead: fine
