@@ -15,7 +15,7 @@ from typing import cast
 import nox
 import pytest
 
-from torchmatrix import variables
+from torchmatrix import results, variables
 from torchmatrix.project import Project, load
 from torchmatrix.sessions import childnox
 from torchmatrix.sessions.handback import HandBack, Stored
@@ -94,11 +94,12 @@ def test_a_probe_session_hands_back_the_result_it_wrote_then_that_it_is_up_to_da
     (cell,) = here.cells
     log = tmp_path / "logs" / "cell.log"
     handed = childnox.run_cells(here, session, ROOT / "noxfile.py", [cell], log)
-    assert handed == {cell.session: HandBack(cell.session, Stored.WRITTEN, here.result_file(cell), "")}
+    written = results.read(here.result_file(cell)).finished_at
+    assert handed == {cell.session: HandBack(cell.session, Stored.WRITTEN, here.result_file(cell), written)}
     assert f"Running session {cell.session}" in log.read_text()  # the log is kept, for people
 
     (again,) = childnox.run_cells(here, session, ROOT / "noxfile.py", [cell], log).values()
-    assert (again.stored, again.result) == (Stored.UP_TO_DATE, here.result_file(cell))
+    assert (again.stored, again.result, again.finished_at) == (Stored.UP_TO_DATE, here.result_file(cell), written)
     assert again.message.startswith(f"{cell.id}: ") and "up to date" in again.message
 
 
@@ -121,7 +122,7 @@ def test_a_probe_session_that_stops_hands_back_why_and_one_that_never_began_is_s
         "probe(9.0.0-py3.1)",
         Stored.NOTHING,
         None,
-        f"the child nox handed back nothing: it stopped before its probe session began, or could not write its "
+        message=f"the child nox handed back nothing: it stopped before its probe session began, or could not write its "
         f"hand-back (exit 3); see {log}",
     )
     assert "Sessions not found: probe(9.0.0-py3.1)" in log.read_text()

@@ -19,7 +19,7 @@ from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
 from torchmatrix.printed import Printed
 from torchmatrix.sessions import childnox
-from torchmatrix.sessions.bisect import _Bisection, run
+from torchmatrix.sessions.bisect import _Bisection, _result_handed_back, run
 from torchmatrix.sessions.bisect_request import USAGE, BisectRequest, parse
 from torchmatrix.sessions.bisect_words import answer
 from torchmatrix.sessions.handback import HandBack, Stored
@@ -496,7 +496,7 @@ def test_a_release_whose_probe_session_stored_nothing_is_untestable_with_what_it
     said = "torch-2.6.0.dev20241001-py3.10: the worker ran Python 3.9, but the cell's is 3.10; nothing is stored"
 
     def child(project, session, noxfile, cells, log, **given) -> dict[str, HandBack]:
-        return {cell.session: HandBack(cell.session, Stored.NOTHING, None, said) for cell in cells}
+        return {cell.session: HandBack(cell.session, Stored.NOTHING, None, message=said) for cell in cells}
 
     monkeypatch.setattr(childnox, "run_cells", child)
     with pytest.raises(SessionError) as caught:
@@ -637,3 +637,16 @@ def test_each_question_keeps_a_summary_of_its_own_named_by_the_whole_question(tm
     assert every != named_all and every.name.startswith("_all-cpu-") and named_all.name.startswith("all-cpu-")
     # Which probes --all found (its tests, known as it runs) does not move its summary.
     assert path(BisectRequest(("autograd_dot", "t.py::test_x"), ("cpu",), *ends, every=True)) == every
+
+
+def test_a_result_another_run_replaced_before_it_was_read_is_not_this_releases(tmp_path: Path) -> None:
+    """The hand-back names when its result finished: the file is this run's only while it says the same."""
+    path = results.write(tmp_path, result("1.12.1", finished="2026-03-01T00:00:00+00:00"))
+    handed = HandBack("probe(1.12.1)", Stored.WRITTEN, path, "2026-03-01T00:00:00+00:00")
+    assert _result_handed_back(handed)[0] == results.read(path)
+    path = results.write(tmp_path, result("1.12.1", finished="2026-03-01T00:05:00+00:00"))  # another run's
+    assert _result_handed_back(handed) == (
+        None,
+        f"its result {path}, finished at 2026-03-01T00:00:00+00:00, was replaced by another run's, finished at "
+        "2026-03-01T00:05:00+00:00, before it was read",
+    )

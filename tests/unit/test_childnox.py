@@ -42,7 +42,7 @@ def test_what_each_probe_session_handed_back_is_returned_by_its_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result = tmp_path / "reports" / "results" / "ci-box" / "torch-1.11.0-py3.10.json"
-    written = HandBack("probe(1.11.0)", Stored.WRITTEN, result, "")
+    written = HandBack("probe(1.11.0)", Stored.WRITTEN, result, "2026-03-01T00:00:00+00:00")
 
     def child(variables: dict[str, str]) -> int:
         handback.write(Path(variables["TORCHMATRIX_HANDBACK"]), written)
@@ -54,8 +54,8 @@ def test_what_each_probe_session_handed_back_is_returned_by_its_name(
             "probe(1.12.1)",
             Stored.NOTHING,
             None,
-            "the child nox handed back nothing: it stopped before its probe session began, or could not write its "
-            f"hand-back (exit 1); see {tmp_path / 'cells.log'}",
+            message="the child nox handed back nothing: it stopped before its probe session began, or could not "
+            f"write its hand-back (exit 1); see {tmp_path / 'cells.log'}",
         ),
     }
 

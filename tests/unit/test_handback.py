@@ -16,6 +16,7 @@ from torchmatrix.sessions import handback
 from torchmatrix.sessions.handback import HandBack, Stored
 
 SESSION = "probe(1.12.0)"
+FINISHED = "2026-03-01T00:00:00+00:00"
 
 
 def handed_back(folder: Path, data: Any) -> HandBack | None:
@@ -27,9 +28,9 @@ def handed_back(folder: Path, data: Any) -> HandBack | None:
 def test_a_hand_back_reads_as_it_was_written(tmp_path: Path) -> None:
     result = tmp_path / "results" / "ci-box" / "torch-1.12.0-py3.10.json"
     for handed in (
-        HandBack(SESSION, Stored.WRITTEN, result, "no-wheel: no torch 1.12.0 wheel for Python 3.13"),
-        HandBack(SESSION, Stored.UP_TO_DATE, result, "torch-1.12.0-py3.10: every record is up to date"),
-        HandBack(SESSION, Stored.NOTHING, None, "the worker ran Python 3.9, but the cell's is 3.10"),
+        HandBack(SESSION, Stored.WRITTEN, result, FINISHED, "no-wheel: no torch 1.12.0 wheel for Python 3.13"),
+        HandBack(SESSION, Stored.UP_TO_DATE, result, FINISHED, "torch-1.12.0-py3.10: every record is up to date"),
+        HandBack(SESSION, Stored.NOTHING, None, message="the worker ran Python 3.9, but the cell's is 3.10"),
     ):
         handback.write(tmp_path, handed)
         assert handback.received(tmp_path, SESSION) == handed
@@ -46,6 +47,7 @@ def test_a_hand_back_reads_as_it_was_written(tmp_path: Path) -> None:
         ({"schema": 1, "stored": "nothing", "result": "x.json"}, "'stored' is 'nothing', and 'result' names a file"),
         ({"schema": 1, "stored": "nothing", "result": None, "session": SESSION}, "no 'message'"),
         ({"schema": 1, "stored": "nothing", "result": None, "session": 1, "message": ""}, "'session' is a number"),
+        ({"schema": 1, "stored": "nothing", "result": None, "session": SESSION, "message": ""}, "no 'finished_at'"),
     ],
 )
 def test_a_file_that_is_no_hand_back_is_refused_with_what_is_wrong(tmp_path: Path, data: Any, reason: str) -> None:
@@ -58,7 +60,7 @@ def test_a_file_that_is_not_json_or_is_another_sessions_is_refused(tmp_path: Pat
     handback.path(tmp_path, SESSION).write_text('{"schema": 1,')
     with pytest.raises(ValueError, match=r"not valid JSON \(Expecting property name"):
         handback.received(tmp_path, SESSION)
-    other = HandBack("probe(1.9.0)", Stored.NOTHING, None, "")
+    other = HandBack("probe(1.9.0)", Stored.NOTHING, None)
     with pytest.raises(ValueError, match=r"is the hand-back of probe\(1.9.0\), not of probe\(1.12.0\)"):
         handed_back(tmp_path, other.to_json())
 
@@ -78,14 +80,14 @@ def test_every_way_out_of_a_probe_session_is_handed_back_with_its_message(tmp_pa
     session = cast(nox.Session, None)  # skip and error raise nox's exceptions, whatever the session
 
     def wrote(ending: handback.Ending) -> None:
-        ending.written(result)
+        ending.written(result, FINISHED)
 
     def up_to_date(ending: handback.Ending) -> None:
-        ending.up_to_date(result)
+        ending.up_to_date(result, FINISHED)
         nox.Session.skip(session, "torch-1.12.0-py3.10: every record is up to date")
 
     def stored_then_aborted(ending: handback.Ending) -> None:
-        ending.written(result)
+        ending.written(result, FINISHED)
         nox.Session.error(session, "install-error: installing torch==1.12.0 failed")
 
     def raising(error: BaseException) -> Any:
@@ -94,12 +96,12 @@ def test_every_way_out_of_a_probe_session_is_handed_back_with_its_message(tmp_pa
 
         return body
 
-    assert run_body(tmp_path, wrote) == HandBack(SESSION, Stored.WRITTEN, result, "")
+    assert run_body(tmp_path, wrote) == HandBack(SESSION, Stored.WRITTEN, result, FINISHED)
     assert run_body(tmp_path, up_to_date) == HandBack(
-        SESSION, Stored.UP_TO_DATE, result, "torch-1.12.0-py3.10: every record is up to date"
+        SESSION, Stored.UP_TO_DATE, result, FINISHED, "torch-1.12.0-py3.10: every record is up to date"
     )
     assert run_body(tmp_path, stored_then_aborted) == HandBack(
-        SESSION, Stored.WRITTEN, result, "install-error: installing torch==1.12.0 failed"
+        SESSION, Stored.WRITTEN, result, FINISHED, "install-error: installing torch==1.12.0 failed"
     )
     for error, message in (
         (TorchmatrixError("probe(1.12.0) is no longer in the plan of matrix.yaml"), "probe(1.12.0) is no longer"),
@@ -114,7 +116,7 @@ def test_every_way_out_of_a_probe_session_is_handed_back_with_its_message(tmp_pa
 
 def test_a_session_no_one_asked_to_hand_back_writes_nothing(tmp_path: Path) -> None:
     with handback.handing_back(SESSION, {}) as ending:
-        ending.written(tmp_path / "torch-1.12.0-py3.10.json")
+        ending.written(tmp_path / "torch-1.12.0-py3.10.json", FINISHED)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -128,7 +130,7 @@ def test_a_hand_back_that_cannot_be_written_is_said_and_leaves_the_session_endin
     with pytest.raises(TorchmatrixError, match="the session's own error"), handback.handing_back(SESSION, asked):
         raise TorchmatrixError("the session's own error")
     with handback.handing_back(SESSION, asked) as ending:
-        ending.written(tmp_path / "torch-1.12.0-py3.10.json")
+        ending.written(tmp_path / "torch-1.12.0-py3.10.json", FINISHED)
     warnings = capsys.readouterr().err.splitlines()
     assert len(warnings) == 2
     assert all(line.startswith(f"torchmatrix: warning: cannot hand back how {SESSION} ended in ") for line in warnings)

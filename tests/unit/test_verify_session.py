@@ -91,7 +91,7 @@ def test_a_cell_run_that_stored_nothing_is_named_with_what_its_probe_session_han
     )
 
     def child(project, session, noxfile, cells) -> dict[str, HandBack]:
-        return {cell.session: HandBack(cell.session, Stored.NOTHING, None, said) for cell in cells}
+        return {cell.session: HandBack(cell.session, Stored.NOTHING, None, message=said) for cell in cells}
 
     monkeypatch.setattr(childnox, "run_cells", child)
     session = Session("--run")

@@ -419,9 +419,15 @@ def _result_handed_back(handed: HandBack) -> tuple[results.CellResult | None, st
     if handed.result is None:
         return None, handed.message
     try:
-        return results.read(handed.result), ""
+        result = results.read(handed.result)
     except (OSError, ValueError) as exc:
         return None, f"its result {handed.result} cannot be read: {exc}"
+    if result.finished_at != handed.finished_at:  # another run of the cell stored its own since
+        return None, (
+            f"its result {handed.result}, finished at {handed.finished_at}, was replaced by another run's, finished "
+            f"at {result.finished_at}, before it was read"
+        )
+    return result, ""
 
 
 def _step_json(look: Look[Key], seen: _Seen) -> dict[str, Any]:

@@ -72,12 +72,14 @@ def _handed_back(folder: Path, session: str, code: int, log: Path | None) -> Han
     try:
         handed = received(folder, session)
     except (OSError, ValueError) as exc:
-        return HandBack(session, Stored.NOTHING, None, f"its hand-back cannot be read: {exc}")
+        return HandBack(session, Stored.NOTHING, None, message=f"its hand-back cannot be read: {exc}")
     if handed is not None:
         return handed
     see = f"see {log}" if log else "its output is above"
     why = "it stopped before its probe session began, or could not write its hand-back"
-    return HandBack(session, Stored.NOTHING, None, f"the child nox handed back nothing: {why} (exit {code}); {see}")
+    return HandBack(
+        session, Stored.NOTHING, None, message=f"the child nox handed back nothing: {why} (exit {code}); {see}"
+    )
 
 
 def run(

@@ -49,6 +49,9 @@ class HandBack:
     stored: Stored
     result: Path | None
     """The cell's result file, unless nothing was stored."""
+    finished_at: str = ""
+    """When the result it wrote or found finished (its ``finished_at``): a reader takes the file for this
+    session's only while it says so, not once another run has replaced it. '' when nothing was stored."""
     message: str = ""
     """Why the session stopped: the torchmatrix error's text, ``session.error``'s or ``session.skip``'s message,
     the reason of a command that failed; '' when it returned."""
@@ -59,6 +62,7 @@ class HandBack:
             "session": self.session,
             "stored": self.stored.value,
             "result": str(self.result) if self.result is not None else None,
+            "finished_at": self.finished_at,
             "message": self.message,
         }
 
@@ -76,7 +80,8 @@ class HandBack:
         if (result is None) != (stored == Stored.NOTHING.value):
             raise ValueError(f"'stored' is {stored!r}, and 'result' {'is null' if result is None else 'names a file'}")
         session, message = storedjson.checked(data, "session", str), storedjson.checked(data, "message", str)
-        return cls(session, Stored(stored), Path(result) if result is not None else None, message)
+        finished_at = storedjson.checked(data, "finished_at", str)
+        return cls(session, Stored(stored), Path(result) if result is not None else None, finished_at, message)
 
 
 def path(folder: Path, session: str) -> Path:
@@ -109,12 +114,13 @@ class Ending:
 
     stored: Stored = Stored.NOTHING
     result: Path | None = None
+    finished_at: str = ""
 
-    def written(self, result: Path) -> None:
-        self.stored, self.result = Stored.WRITTEN, result
+    def written(self, result: Path, finished_at: str) -> None:
+        self.stored, self.result, self.finished_at = Stored.WRITTEN, result, finished_at
 
-    def up_to_date(self, result: Path) -> None:
-        self.stored, self.result = Stored.UP_TO_DATE, result
+    def up_to_date(self, result: Path, finished_at: str) -> None:
+        self.stored, self.result, self.finished_at = Stored.UP_TO_DATE, result, finished_at
 
 
 @contextlib.contextmanager
@@ -130,7 +136,7 @@ def handing_back(session: str, environ: Mapping[str, str]) -> Iterator[Ending]:
         raise
     finally:
         if folder:
-            _hand_back(Path(folder), HandBack(session, ending.stored, ending.result, message))
+            _hand_back(Path(folder), HandBack(session, ending.stored, ending.result, ending.finished_at, message))
 
 
 def _hand_back(folder: Path, handed: HandBack) -> None:

@@ -99,7 +99,8 @@ def _measure(project: Project, session: nox.Session, cell: Cell, ending: Ending,
         built = {TORCH_BUILD: cellenv.built_torch(env), PACKAGES: cellenv.package_set(env)}
         todo = freshness.stale(stored, pairs, {**project.inputs(cell), **built})
     if not todo.pairs:
-        ending.up_to_date(project.result_file(cell))
+        assert stored is not None  # a cell with nothing stored has every pair to run
+        ending.up_to_date(project.result_file(cell), stored.finished_at)
         session.skip(terminal.escape(f"{cell.id}: {todo.reason}", keep_newlines=False))  # it names files read
     session.log(terminal.escape(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
     cell_run, inputs = _install_and_run(project, session, cell, ending, env, stored, started, todo.pairs)
@@ -111,7 +112,7 @@ def _measure(project: Project, session: nox.Session, cell: Cell, ending: Ending,
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
     result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
     path = write_result(project, session, result)
-    ending.written(path)
+    ending.written(path, result.finished_at)
     session.log(terminal.escape(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
 
 
@@ -283,7 +284,7 @@ def _store_outcome(
     else:
         made_from = inputs or project.inputs(cell)
         result = _cell_result(project, cell, started, outcome=outcome, message=message, inputs=made_from)
-        ending.written(write_result(project, session, result))
+        ending.written(write_result(project, session, result), result.finished_at)
     if outcome is Outcome.INSTALL_ERROR:
         session.error(said)
     session.skip(said)
