@@ -68,3 +68,8 @@ def test_a_hand_back_that_cannot_be_read_is_said_so(tmp_path: Path, monkeypatch:
 
     handed = run_cells(tmp_path, monkeypatch, child)
     assert {back.message for back in handed.values()} == {"its hand-back cannot be read: not a JSON object"}
+
+
+def test_a_child_killed_by_a_signal_is_said_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    handed = run_cells(tmp_path, monkeypatch, lambda variables: -9)
+    assert {back.message.split("(")[1].split(")")[0] for back in handed.values()} == {"killed by SIGKILL"}

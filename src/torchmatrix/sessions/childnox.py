@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -78,8 +79,18 @@ def _handed_back(folder: Path, session: str, code: int, log: Path | None) -> Han
     see = f"see {log}" if log else "its output is above"
     why = "it stopped before its probe session began, or could not write its hand-back"
     return HandBack(
-        session, Stored.NOTHING, None, message=f"the child nox handed back nothing: {why} (exit {code}); {see}"
+        session, Stored.NOTHING, None, message=f"the child nox handed back nothing: {why} ({_ended(code)}); {see}"
     )
+
+
+def _ended(code: int) -> str:
+    """How the child nox ended, by its exit status: ``exit 3``, or ``killed by SIGKILL`` (a negative status)."""
+    if code >= 0:
+        return f"exit {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
 
 
 def run(
