@@ -143,6 +143,8 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
         ("torch: " + "[" * 3000 + "]" * 3000, 1, "", "nested more than 64 deep", "a few levels"),
         ("torch: [2024-01-15]\n", 1, "torch[0]", "'2024-01-15' is not a PEP 440 version", ""),
         ("torch: [1.9.0]\ntimeout: soon\n", 2, "timeout", "seconds", "e.g. timeout: 300"),
+        ("torch: [1.9.0]\ntimeout: inf\n", 2, "timeout", "seconds", "e.g. timeout: 300"),  # no such as inf
+        ("torch: [1.9.0]\ntimeout: 1e400\n", 2, "timeout", "seconds", "e.g. timeout: 300"),
         (
             "torch: [1.9.0]\nprobe_options: {autograd_dott: {}}\n",
             2,

@@ -162,8 +162,9 @@ def _positive_seconds(doc: Document, path: KeyPath, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 86400:
         hint = ""
         with contextlib.suppress(ValueError):
-            if isinstance(value, str) and float(value):  # YAML 1.1 reads 1e3 (no dot) as text
-                hint = f"YAML reads {value} as text: write a number such as {float(value):.1f}"
+            written = float(value) if isinstance(value, str) else 0.0
+            if 0 < written < 86400:  # YAML 1.1 reads 1e3 (no dot) as text; inf and nan are no limit
+                hint = f"YAML reads {value} as text: write a number such as {written:.1f}"
         raise fail(doc, path, f"expected seconds between 0 and 86400, got {_kind(value)}", hint)
     return float(value)
 
