@@ -55,6 +55,14 @@ timeout: 60
 output: out-split
 find_links: [wheels]
 """
+HELD = """
+torch: [7.0.0, 7.3.0]
+probes: [alpha.py]
+devices: [cpu]
+timeout: 60
+output: out-held
+find_links: [wheels]
+"""
 SPLIT_PROBE = PYVER.replace("(3, 11)", "(3, 10)")
 
 
@@ -74,6 +82,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     standin.probe(path, "alpha")
     (path / "matrix.yaml").write_text(textwrap.dedent(MATRIX))
     (path / "split.yaml").write_text(textwrap.dedent(SPLIT))
+    (path / "held.yaml").write_text(textwrap.dedent(HELD))
     return path
 
 
@@ -103,3 +112,23 @@ def test_where_no_python_has_wheels_of_both_sides_the_answer_says_the_python_cha
         "the Python changes here too: torch 6.1.0 ran on Python 3.9, 6.2.0 on 3.10, so the change may be Python's, "
         "not torch's; no Python has wheels of both, so no run tells torch's change from Python's" in text
     )
+
+
+def test_a_bisect_holding_a_python_leaves_the_matrixs_environment_of_that_release_as_it_was(folder: Path) -> None:
+    envdir = folder / "held-envs"
+    matrix = folder / "held.yaml"
+    first = nox(envdir, matrix, "-s", "probe(7.3.0)")
+    assert first.returncode == 0, output(first)
+    made = (envdir / ".nox" / "probe-7-3-0" / "pyvenv.cfg").read_text()
+    assert "version_info = 3.12" in made  # the planner's Python for 7.3.0
+
+    run = nox(envdir, matrix, "-s", "bisect", "--", "alpha", "--from", "7.0.0", "--to", "7.3.0")
+    assert run.returncode == 0, output(run)
+    assert "on Python 3.10 throughout" in output(run)
+    assert (envdir / ".nox" / "probe-7-3-0" / "pyvenv.cfg").read_text() == made
+    held = (envdir / ".nox" / "held-python-3.10" / "probe-7-3-0" / "pyvenv.cfg").read_text()
+    assert "version_info = 3.10" in held
+
+    again = nox(envdir, matrix, "-s", "probe(7.3.0)")
+    assert again.returncode == 0, output(again)
+    assert "rebuilding" not in output(again), output(again)

@@ -73,3 +73,15 @@ def test_a_hand_back_that_cannot_be_read_is_said_so(tmp_path: Path, monkeypatch:
 def test_a_child_killed_by_a_signal_is_said_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     handed = run_cells(tmp_path, monkeypatch, lambda variables: -9)
     assert {back.message.split("(")[1].split(")")[0] for back in handed.values()} == {"killed by SIGKILL"}
+
+
+def test_cells_on_a_held_python_have_environments_of_their_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    session = cast(nox.Session, SimpleNamespace(cache_dir=tmp_path / ".nox" / ".cache"))
+    used: list[Path] = []
+    monkeypatch.setattr(
+        childnox, "run", lambda noxfile, envdir, sessions, variables, log, arguments: used.append(envdir) or 0
+    )
+    childnox.run_cells(here, session, tmp_path / "noxfile.py", here.cells)
+    childnox.run_cells(here, session, tmp_path / "noxfile.py", here.cells, settings={"TORCHMATRIX_PYTHON": "3.9"})
+    assert used == [(tmp_path / ".nox").resolve(), (tmp_path / ".nox" / "held-python-3.9").resolve()]

@@ -2,7 +2,9 @@
 
 Same noxfile, same environments folder (``--envdir``), same matrix and
 machine: a cell built here is the one a later `nox -s probe` reuses, and its
-result file is the one `nox -s report` shows. What each session did comes
+result file is the one `nox -s report` shows. A cell on a Python the bisect
+holds is not the matrix's cell of that release: its environment is its own,
+in a folder of that Python's (:func:`envdir_for`), so neither rebuilds the other. What each session did comes
 back in its hand-back file (:mod:`.handback`); the child's output is for
 people, and nothing here reads it.
 """
@@ -61,11 +63,23 @@ def run_cells(
     if project.given_probes:
         chosen[variables.PROBES.name] = ",".join(project.given_probes)
     envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
+    envdir = envdir_for(envdir, chosen.get(variables.PYTHON.name))
     sessions = [cell.session for cell in cells]
     with tempfile.TemporaryDirectory(prefix="torchmatrix-handback-") as folder:
         chosen[variables.HANDBACK.name] = folder
         code = run(noxfile, envdir, sessions, chosen, log, arguments)
         return {name: _handed_back(Path(folder), name, code, log) for name in sessions}
+
+
+def envdir_for(envdir: Path, held_python: str | None) -> Path:
+    """Where the environments of cells on ``held_python`` go: ``<envdir>/held-python-3.10``; ``envdir`` itself
+    for the matrix's own cells (no Python held).
+
+    A session's environment is named by the session alone (``probe-1-13-1``); a bisect that holds Python 3.10
+    over a release the matrix runs on 3.11 would otherwise rebuild the matrix's environment on 3.10, and the
+    next plain run rebuild it back.
+    """
+    return envdir / f"held-python-{held_python}" if held_python else envdir
 
 
 def _handed_back(folder: Path, session: str, code: int, log: Path | None) -> HandBack:
