@@ -78,7 +78,17 @@ HANDBACK = Variable(
     "/tmp/torchmatrix-handback-x1y2",
 )
 
-ALL = (MATRIX, MACHINE, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS, HANDBACK)
+STEP_SUMMARY = Variable(
+    "GITHUB_STEP_SUMMARY",
+    "nothing: GitHub Actions sets it for every step, the file of the job's summary page, to which `nox -s report` "
+    "adds the report's Markdown",
+    "/home/runner/work/_temp/_runner_file_commands/step_summary_x1y2",
+)
+
+ALL = (
+    MATRIX, MACHINE, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS, HANDBACK,
+    STEP_SUMMARY,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import json
 import textwrap
 from dataclasses import replace
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -70,7 +71,22 @@ def test_rst_on_request_and_a_diff_against_another_result_set(tmp_path: Path, ma
 def test_a_bad_option_is_one_message_and_exit_code_2(tmp_path: Path, matrix: Path) -> None:
     run = nox(tmp_path, matrix, "-s", "report", "--", "--format", "pdf")
     assert run.returncode == 2
-    hint = "hint: choose from md, rst, html, json, csv, changes, supported, all"
+    hint = "hint: choose from md, rst, html, json, csv, changes, supported, junit, all"
     assert f"torchmatrix: error: --format: unknown format 'pdf'\n  {hint}" in run.stderr
     assert "Traceback" not in run.stderr
     assert not (tmp_path / "out" / "COMPATIBILITY.md").exists()
+
+
+def test_junit_for_ci_and_the_tables_on_githubs_step_summary(
+    tmp_path: Path, matrix: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("earlier steps' lines\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run = nox(tmp_path, matrix, "-s", "report", "--", "--all-cells", "--format", "junit")
+    assert run.returncode == 0, run.stdout + run.stderr
+    suites = ElementTree.parse(tmp_path / "out" / "junit.xml").getroot()
+    assert suites.tag == "testsuites" and int(suites.get("tests", 0)) > 0
+    written = summary.read_text()
+    assert written.startswith("earlier steps' lines\n# torch compatibility")  # added to, never replaced
+    assert "| torch | python | H200 · cpu |" in written

@@ -27,7 +27,8 @@ def test_formats_are_chosen_by_name_list_or_all() -> None:
     [
         (
             ["--format", "xml"],
-            "--format: unknown format 'xml'\n  hint: choose from md, rst, html, json, csv, changes, supported, all",
+            "--format: unknown format 'xml'\n"
+            "  hint: choose from md, rst, html, json, csv, changes, supported, junit, all",
         ),
         (["--format", ","], "--format: no format given"),
         (["--fromat", "md"], "unrecognized arguments: --fromat md\n  usage: nox -s report -- [--format"),

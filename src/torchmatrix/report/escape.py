@@ -17,9 +17,11 @@ from typing import Any
 # ESC followed by a CSI sequence, an OSC sequence (ended by BEL or ST) or a single-character sequence.
 _ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
 # C0 and C1 controls but tab and newline, and the invisible characters that reorder or hide text
-# (bidirectional overrides, zero-width characters, line and paragraph separators).
-_INVISIBLE_BUT_LINES = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+# (bidirectional overrides, zero-width characters, line and paragraph separators), and the two non-characters
+# U+FFFE and U+FFFF, which XML cannot hold.
+_INVISIBLE_BUT_LINES = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufffe\uffff"
 _INVISIBLE = re.compile(f"[\t\n{_INVISIBLE_BUT_LINES}]")
+_INVISIBLE_LINES_KEPT = re.compile(f"[{_INVISIBLE_BUT_LINES}]")
 _SPACES = re.compile(r"\s+")
 # What starts a block in Markdown or reStructuredText when it opens a line: an enumerator such as `1.`,
 # `a)` or `(iv)`; any other punctuation that opens a line is escaped by itself.
@@ -45,6 +47,14 @@ def clean(text: object, limit: int = 0) -> str:
     if limit and len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
+
+
+def lines(text: object) -> str:
+    """``text`` as lines of visible characters: what :func:`clean` does, but tabs and line breaks are kept (CR LF
+    and CR as LF), as a record's message was printed. No character is left that XML 1.0 cannot hold."""
+    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    return _INVISIBLE_LINES_KEPT.sub("\ufffd", text)
 
 
 def page_patterns() -> dict[str, str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import atomicfile
 from ..summaries import Summary
-from . import changes, chart, export, history, markdown, page, repro, rst, supported
+from . import changes, chart, export, history, junit, markdown, page, repro, rst, supported
 from .model import Report
 
 FILE_NAMES = {
@@ -18,6 +18,7 @@ FILE_NAMES = {
     "csv": "compatibility.csv",
     "changes": "CHECK-CHANGES.md",
     "supported": "SUPPORTED.md",
+    "junit": "junit.xml",
 }
 FORMATS = tuple(FILE_NAMES)
 DEFAULT_FORMATS = ("md", "html", "json", "csv", "changes")
@@ -57,6 +58,7 @@ def render(
         "csv": lambda: export.to_csv(report, flat),
         "changes": lambda: changes.render(report, histories, scripts),
         "supported": lambda: supported.render(report),
+        "junit": lambda: junit.render(report),
     }
     files.update({FILE_NAMES[name]: renderers[name]() for name in FORMATS if name in formats})
     files.update(scripts)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .. import freshness, results, scriptmeta, summaries, terminal, terminal_table, variables
 from ..core import Outcome
 from ..errors import TorchmatrixError
-from ..report import cells, diff, model, publish, repro
+from ..report import cells, diff, markdown, model, publish, repro
 from ..report import options as report_options
 
 if TYPE_CHECKING:
@@ -56,9 +56,31 @@ def run(project: Project, session: nox.Session) -> None:
     session.log(
         terminal.escape(f"{len(machines)} machine(s); wrote {names} to {project.matrix.output}", keep_newlines=False)
     )
+    _add_to_step_summary(session, project, merged, bisections)
     if options.diff:  # the two result sets as stored: what changed between them, not since
         before, after = _merged(session, options.diff), model.build(results.scan(project.results_dir).results)
         print(diff.render(diff.changes(before, after), str(options.diff), str(project.results_dir)), flush=True)
+
+
+STEP_SUMMARY_LIMIT = 1 << 20
+"""GitHub refuses a step summary over 1 MiB, and shows none of it then."""
+
+
+def _add_to_step_summary(
+    session: nox.Session, project: Project, report: model.Report, bisections: Sequence[summaries.Summary]
+) -> None:
+    """On GitHub Actions, the report's Markdown on the job's summary page (:data:`variables.STEP_SUMMARY`)."""
+    path = variables.STEP_SUMMARY.get(project.caller)
+    if not path:
+        return
+    text = markdown.render(report, bisections=bisections)
+    if len(text.encode()) > STEP_SUMMARY_LIMIT:
+        text = f"# {markdown.TITLE}\n\nThe report is over the 1 MiB a step summary holds: see its files.\n"
+    try:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(text + "\n")
+    except OSError as exc:
+        session.warn(terminal.escape(f"cannot add the report to the step summary {path}: {exc.strerror or exc}"))
 
 
 def answers_marked_stale(
