@@ -14,7 +14,10 @@ sessions that need it.
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import nox
@@ -40,11 +43,16 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
     loaded = Loaded.of(Path(root).resolve() if root is not None else noxfile.parent)
     if loaded.error is not None:  # said at once, as `nox -l` and `nox -s "probe(1.9.0)"` run no session to say it
         say(loaded.error)
+    hint = python_selection_hint(sys.argv[1:])
+    if hint:
+        print(f"torchmatrix: {hint}", file=sys.stderr, flush=True)
     nox.options.sessions = ["probe"]
     nox.options.default_venv_backend = "uv|virtualenv"
 
     @nox.session(reuse_venv=True, download_python="never", allow_parallel=True)
-    @nox.parametrize(("python", "cell"), loaded.session_parameters(), ids=loaded.session_ids())
+    @nox.parametrize(
+        ("python", "cell"), loaded.session_parameters(), ids=loaded.session_ids(), tags=loaded.session_tags()
+    )
     @exits_on_error
     def probe(session: nox.Session, cell: str) -> None:
         """Install one torch release and run every probe on every device."""
@@ -92,3 +100,18 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
         verify_session.run(loaded.project(), session, noxfile)
 
     return loaded
+
+
+def python_selection_hint(argv: Sequence[str]) -> str:
+    """What to type instead of ``nox -p 3.10``, which matches no probe session ('' when not asked).
+
+    A probe session's Python is the interpreter's path (the planner finds Pythons that are not on PATH), and
+    nox's ``-p`` compares it with what was typed; each session is tagged with its Python instead.
+    """
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("-p", "--python", "--pythons", dest="pythons", nargs="*", action="extend")
+    asked = [python for python in parser.parse_known_args(list(argv))[0].pythons or [] if python]
+    if not asked:
+        return ""
+    tags = " ".join(f"py{python}" for python in asked)
+    return f"the probe sessions' Pythons are paths, which -p {' '.join(asked)} does not match: nox -t {tags}"

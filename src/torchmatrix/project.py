@@ -142,6 +142,17 @@ class Project:
     def session_ids(self) -> list[str]:
         return [cell.parameter for cell in self.cells]
 
+    def session_tags(self) -> list[list[str]]:
+        """nox's tags of each probe session: its torch minor and its Python (``nox -t torch-2.2``, ``nox -t py3.11``).
+
+        The sessions' Pythons are paths (the planner found them outside PATH too), so ``nox -p 3.11`` matches
+        none of them: the tags are how to choose by Python.
+        """
+        return [
+            [f"torch-{cell.torch.major}.{cell.torch.minor}", *([f"py{cell.python}"] if cell.python else [])]
+            for cell in self.cells
+        ]
+
     # --- cells ---------------------------------------------------------------
 
     def cell(self, parameter: str) -> Cell:
@@ -433,6 +444,9 @@ class Loaded:
 
     def session_ids(self) -> list[str]:
         return self.found.session_ids() if self.found else [UNLOADED]
+
+    def session_tags(self) -> list[list[str]]:
+        return self.found.session_tags() if self.found else [[]]
 
 
 def _unwritable(folder: Path) -> str:

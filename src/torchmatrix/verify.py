@@ -84,6 +84,41 @@ def check(expectations: Sequence[Expectation], found: Iterable[CellResult]) -> l
     return checks
 
 
+GATED = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.INSTALL_ERROR})
+"""What ``--strict`` (``strict: true``) fails a probe session for, unless an expectation allows it."""
+
+
+def not_allowed(result: CellResult, expectations: Sequence[Expectation]) -> list[str]:
+    """What of ``result`` fails a strict run: each record (or the cell) whose outcome is in :data:`GATED` that no
+    expectation of its cell says it must have. One line each: ``✗ test_x.py::test_y on cpu: fail (why)``."""
+    try:
+        torch = Version(result.torch)
+    except InvalidVersion:
+        return []
+    covering = [item for item in expectations if applies(item, torch, result.python, result.machine)]
+    if result.outcome is not None:
+        allowed = any(item.outcome is result.outcome for item in covering)
+        wrong = result.outcome in GATED and not allowed
+        return [f"✗ {result.cell_id}: {result.outcome.value} ({_first_line(result.message)})"] if wrong else []
+    return [
+        f"✗ {record.probe} on {record.device}: {record.outcome.value} ({_first_line(record.message)})"
+        for record in result.records
+        if record.outcome in GATED and not any(_allows(item, result, record) for item in covering)
+    ]
+
+
+def _allows(expectation: Expectation, result: CellResult, record: Record) -> bool:
+    """Whether ``expectation`` says ``record`` (its own, or one of the tests it names) has its outcome."""
+    if expectation.outcome is not record.outcome or expectation.device != record.device:
+        return False
+    own = record_of(result, expectation.probe, record.device)
+    return own is record or record in records_under(result, expectation.probe, record.device)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "no message")
+
+
 def applies(expectation: Expectation, torch: Version, python: str | None, machine: str) -> bool:
     """Whether the cell of ``torch`` on ``python``, on ``machine``, is one ``expectation`` speaks of."""
     named = expectation.machine is None or safe_name(expectation.machine) == machine

@@ -60,6 +60,7 @@ def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, p
             devices: [cpu]
             timeout: 12
             repeat: 5
+            strict: true
             output: out
             find_links: [wheels]
             pins:
@@ -80,6 +81,7 @@ def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, p
     assert matrix.devices == ("cpu",)
     assert matrix.timeout == 12.0
     assert matrix.repeat == 5
+    assert matrix.strict is True
     assert matrix.output == tmp_path / "out"
     assert matrix.find_links == (str(tmp_path / "wheels"),)
     assert matrix.pins[0].applies_to(Version("1.13.1")) and not matrix.pins[0].applies_to(Version("2.0.1"))
@@ -90,6 +92,7 @@ def test_without_probes_every_probe_in_the_folder_runs(tmp_path: Path, probes_di
     assert [probe.name for probe in matrix.probes] == ["autograd_dot", "batched_matmul"]
     assert matrix.find_links is None
     assert matrix.repeat == 1
+    assert matrix.strict is False
 
 
 def test_an_opt_in_probe_runs_only_where_a_matrix_names_it(tmp_path: Path, probes_dir: Path) -> None:
@@ -170,6 +173,7 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
         ("torch: [1.9.0]\nrepeat: 0\n", 2, "repeat", "runs from 1 to 1000", "e.g. repeat: 5"),
         ("torch: [1.9.0]\nrepeat: 2.5\n", 2, "repeat", "got a number (2.5)", "e.g. repeat: 5"),
         ("torch: [1.9.0]\nrepeat: true\n", 2, "repeat", "got a boolean", ""),
+        ("torch: [1.9.0]\nstrict: 1\n", 2, "strict", "expected true or false, got a number (1)", "e.g. strict: true"),
         ("torch: [1.9.0]\nenv: {PATH: /x}\n", 2, "env.PATH", "set by torchmatrix", "pass_env: [PATH]"),
         ("torch: [1.9.0]\nenv: {PYTHONHASHSEED: '1'}\n", 2, "env.PYTHONHASHSEED", "set by torchmatrix", ""),
         ("torch: [1.9.0]\nenv: {A=B: x}\n", 2, "env.A=B", "not a variable name", "MY_BACKEND"),

@@ -156,3 +156,12 @@ def test_a_stored_record_of_torch_from_another_source_is_not_up_to_date(tmp_path
     assert here.up_to_date(cell, stored, [("autograd_dot", "cpu")]) is not None
     elsewhere = here.with_sources("https://pypi.org/simple", [str(tmp_path / "other-wheels")])
     assert elsewhere.up_to_date(elsewhere.cells[0], stored, [("autograd_dot", "cpu")]) is None
+
+
+def test_each_probe_session_is_tagged_with_its_torch_minor_and_its_python(tmp_path: Path) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.12.1")), TorchEntry(Version("2.2.0"), ("3.10", "3.12")))
+    assert dict(zip(here.session_ids(), here.session_tags(), strict=True)) == {
+        "1.12.1": ["torch-1.12", "py3.10"],
+        "2.2.0-py3.10": ["torch-2.2", "py3.10"],
+        "2.2.0-py3.12": ["torch-2.2", "py3.12"],
+    }

@@ -8,7 +8,7 @@ from torchmatrix import results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import Expectation
 from torchmatrix.matrix.loader import load_matrix
-from torchmatrix.verify import all_hold, check, report, tally
+from torchmatrix.verify import all_hold, check, not_allowed, report, tally
 
 from ..conftest import ROOT
 from .test_results import result
@@ -171,3 +171,31 @@ def test_a_test_whose_module_did_not_import_in_a_covered_release_violates_its_ex
         "✗ tests/test_dot.py::test_grad[float32] torch-2.1.0-py3.10 cpu: expected pass, got error "
         "(tests/test_dot.py) [ci-box] (m:3)"
     ]
+
+
+def test_strict_names_each_gated_outcome_no_expectation_of_its_cell_allows() -> None:
+    broken = cell("1.9.0", mps=Outcome.FAIL, cpu=Outcome.CRASH, cuda=Outcome.UNAVAILABLE)
+    assert not_allowed(broken, []) == [
+        "✗ autograd_dot on mps: fail (no message)",
+        "✗ autograd_dot on cpu: crash (no message)",
+    ]
+    allowed = [expect("<1.12", Outcome.FAIL), expect("<1.12", Outcome.CRASH, device="cpu")]
+    assert not_allowed(broken, allowed) == []
+    elsewhere = [expect(">=1.12", Outcome.FAIL), expect("<1.12", Outcome.PASS, device="cpu")]  # another range, outcome
+    assert len(not_allowed(broken, elsewhere)) == 2
+
+
+def test_strict_allows_a_test_by_the_file_or_test_an_expectation_names() -> None:
+    records = tuple(Record(f"tests/test_x.py::test_{n}", "cpu", Outcome.FAIL, {}, "assert 0\nmore", 0.0) for n in "ab")
+    failing = result("2.2.0", cell_id="torch-2.2.0-py3.11", python="3.11", records=records)
+    by_file = Expectation("tests/test_x.py", "cpu", SpecifierSet(), Outcome.FAIL)
+    by_test = Expectation("tests/test_x.py::test_a", "cpu", SpecifierSet(), Outcome.FAIL)
+    assert not_allowed(failing, [by_file]) == []
+    assert not_allowed(failing, [by_test]) == ["✗ tests/test_x.py::test_b on cpu: fail (assert 0)"]
+
+
+def test_strict_gates_a_cell_that_could_not_install_but_not_one_without_a_wheel() -> None:
+    broken = result("1.9.0", cell_id="torch-1.9.0-py3.9", outcome=Outcome.INSTALL_ERROR, message="uv failed")
+    missing = result("1.9.0", cell_id="torch-1.9.0", outcome=Outcome.NO_WHEEL, message="no wheel")
+    assert not_allowed(broken, []) == ["✗ torch-1.9.0-py3.9: install-error (uv failed)"]
+    assert not_allowed(missing, []) == []

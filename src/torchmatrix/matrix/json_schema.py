@@ -70,6 +70,7 @@ _VALUES: dict[Parse, Fragment] = {
     schema._specifier: {"type": "string", "pattern": r"^[\s,]*((~=|===?|!=|<=?|>=?)\s*[^,\s]+[\s,]*)*$"},
     schema._positive_seconds: {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 86400},
     schema._repeat: {"type": "integer", "minimum": 1, "maximum": MAX_REPEAT},
+    schema._flag: {"type": "boolean"},
     schema._devices: {
         "anyOf": [{"const": "auto"}, _DEVICE, {"type": "array", "items": _DEVICE, "minItems": 1, "uniqueItems": True}]
     },

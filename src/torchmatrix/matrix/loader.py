@@ -165,6 +165,7 @@ def load_matrix(
         project=_project(doc, base, fields["project"]) if "project" in fields else None,
         requires=tuple(fields.get("requires", ())),
         repeat=fields.get("repeat", 1),
+        strict=fields.get("strict", False),
         env=tuple(fields.get("env", {}).items()),
         pass_env=tuple(fields.get("pass_env", ())),
     )

@@ -175,6 +175,12 @@ def _repeat(doc: Document, path: KeyPath, value: Any) -> int:
     return value
 
 
+def _flag(doc: Document, path: KeyPath, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise fail(doc, path, f"expected true or false, got {_kind(value)}")
+    return value
+
+
 def _devices(doc: Document, path: KeyPath, value: Any) -> tuple[str, ...]:
     if value == "auto":
         return DEVICES
@@ -447,6 +453,12 @@ MATRIX_KEYS = {
         _repeat,
         "5",
         "runs of each (probe, device) pair, each in a fresh process; differing ones are `unstable`; default: 1",
+    ),
+    "strict": Key(
+        _flag,
+        "true",
+        "fail a probe session on a fail, error, crash, timeout or install-error no `expect:` entry allows "
+        "(as `-- --strict` does); default: false",
     ),
     "output": Key(
         _nonempty_text, "reports", "the folder results and reports go to, relative to this file; default: reports"

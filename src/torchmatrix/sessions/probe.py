@@ -23,7 +23,7 @@ from nox.virtualenv import VirtualEnv
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal
+from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal, verify
 from ..arguments import Parser, repeat_count
 from ..core import Outcome
 from ..identity import PACKAGES, TORCH_BUILD
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 PYCACHE_FOLDER = ".pycache"
 
 
-USAGE = 'nox -s "probe(<release>)" -- [--force] [--repeat N]'
+USAGE = 'nox -s "probe(<release>)" -- [--force] [--repeat N] [--strict]'
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,8 @@ class ProbeRequest:
     force: bool = False
     repeat: int | None = None
     """Runs per (probe, device) pair instead of the matrix's ``repeat:``."""
+    strict: bool = False
+    """Fail the session on an outcome no expectation allows, as the matrix's ``strict: true`` does."""
 
 
 def parse(argv: Sequence[str]) -> ProbeRequest:
@@ -58,8 +60,11 @@ def parse(argv: Sequence[str]) -> ProbeRequest:
     parser = Parser(USAGE, "Run the probes of a cell whose records are out of date.")
     parser.add_argument("--force", action="store_true", help="re-measure every pair, up to date or not")
     parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each pair N times")
+    parser.add_argument(
+        "--strict", action="store_true", help="fail on a fail, error, crash or timeout no expect: entry allows"
+    )
     args = parser.parse_args(list(argv))
-    return ProbeRequest(args.force, args.repeat)
+    return ProbeRequest(args.force, args.repeat, args.strict)
 
 
 def run(project: Project, session: nox.Session, parameter: str, ending: Ending) -> None:
@@ -82,10 +87,12 @@ def run(project: Project, session: nox.Session, parameter: str, ending: Ending) 
     env = Path(session.virtualenv.location)
     # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
     with atomicfile.locked(env.parent, f".{env.name}.lock"):
-        _measure(project, session, cell, ending, env, force)
+        _measure(project, session, cell, ending, env, force, options.strict or project.matrix.strict)
 
 
-def _measure(project: Project, session: nox.Session, cell: Cell, ending: Ending, env: Path, force: bool) -> None:
+def _measure(
+    project: Project, session: nox.Session, cell: Cell, ending: Ending, env: Path, force: bool, strict: bool
+) -> None:
     """Make ``env`` sound, install the cell's torch, run the pairs whose records are stale (all with ``force``)."""
     started = results.now_iso()
     stored = _stored(project, session, cell)
@@ -101,6 +108,8 @@ def _measure(project: Project, session: nox.Session, cell: Cell, ending: Ending,
     if not todo.pairs:
         assert stored is not None  # a cell with nothing stored has every pair to run
         ending.up_to_date(project.result_file(cell), stored.finished_at)
+        if strict:
+            _gate(project, session, stored)
         session.skip(terminal.escape(f"{cell.id}: {todo.reason}", keep_newlines=False))  # it names files read
     session.log(terminal.escape(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
     cell_run, inputs = _install_and_run(project, session, cell, ending, env, stored, started, todo.pairs)
@@ -114,6 +123,17 @@ def _measure(project: Project, session: nox.Session, cell: Cell, ending: Ending,
     path = write_result(project, session, result)
     ending.written(path, result.finished_at)
     session.log(terminal.escape(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
+    if strict:
+        _gate(project, session, result)
+
+
+def _gate(project: Project, session: nox.Session, result: CellResult) -> None:
+    """Fail the session on each outcome of ``result`` that no expectation allows (it is stored either way)."""
+    wrong = verify.not_allowed(result, project.matrix.expect)
+    if wrong:
+        allowed = "an expect: entry of its outcome in the matrix allows one"
+        said = f"{result.cell_id}: strict: {len(wrong)} outcome(s) not allowed ({allowed}):\n" + "\n".join(wrong)
+        session.error(terminal.escape(said))
 
 
 def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | None:
