@@ -28,4 +28,4 @@ def test_anything_else_is_refused_rather_than_ignored(argv: list[str], message: 
     with pytest.raises(UsageError) as caught:
         parse(argv)
     assert message in str(caught.value)
-    assert str(caught.value).endswith('usage: nox -s "probe(<release>)" -- [--force] [--repeat N]')
+    assert str(caught.value).endswith('usage: nox -s "probe(<release>)" -- [--force] [--repeat N] [--strict]')
