@@ -347,6 +347,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     matrix = _with_index(matrix, environ)
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
+    _refuse_unlisted(matrix, listing)
     found = tuple(interpreters.discover(environ))
     platforms = tuple(interpreters.host_platforms())
     known_pins = loader.load_pin_rules(KNOWN_PINS_FILE)
@@ -395,6 +396,24 @@ def _with_index(matrix: Matrix, environ: Mapping[str, str]) -> Matrix:
         absolute = tuple(link if "://" in link else str(Path(link).absolute()) for link in find_links)
         matrix = dataclasses.replace(matrix, find_links=absolute)
     return matrix
+
+
+def _refuse_unlisted(matrix: Matrix, listing: Listing) -> None:
+    """A release the index (read just now) does not list is a mistake in the matrix, not a cell: ``2.0.3``.
+
+    A release with wheels for other platforms only is a cell (``no-wheel``), and so is any release while the
+    index cannot be read: an old listing may not know a new release yet.
+    """
+    if not listing.known or listing.offline:
+        return
+    for number, entry in enumerate(matrix.torch):
+        if listing.wheels_for(entry.version):
+            continue
+        problem = listing.missing(entry.version)
+        if entry.line is None:
+            raise UsageError(f"{variables.TORCH.name}: {problem}")
+        hint = "`nox -s plan` lists the cells; torch's releases are those on the index's torch page"
+        raise ConfigError(str(matrix.file), entry.line, f"torch[{number}]", problem, hint)
 
 
 def _releases_from(text: str) -> list[Version]:

@@ -68,16 +68,15 @@ def stale(cache: Path) -> None:
         path.write_text(json.dumps(data))
 
 
-def test_a_release_that_does_not_exist_is_no_wheel_naming_the_releases_around_it(
+def test_a_release_that_does_not_exist_is_a_matrix_error_naming_the_releases_around_it(
     workspace: Workspace, warm: None
 ) -> None:
     workspace.matrix([Torch("1.99.0")], ["ok"])
     run = workspace.nox("-s", "probe")
-    assert run.returncode == 0, run.output
+    assert run.returncode == 2, run.output
     expected = "the index lists no torch 1.99.0; the releases around it are 1.13.1 and 2.0.0"
-    assert f"skipped: no-wheel: {expected}" in run.output
-    result = workspace.result("torch-1.99.0")
-    assert (result.outcome, result.message, result.records) == (Outcome.NO_WHEEL, expected, ())
+    assert f"{workspace.matrix_file}:2: torch[0]: {expected}" in run.output
+    assert not workspace.machine_dir.exists()  # no result file stands for a cell that is no release
     assert not (workspace.envdir / "probe-1-99-0").exists()
 
 

@@ -24,7 +24,6 @@ def matrix(tmp_path: Path) -> Path:
             """
             torch:
               - 1.9.0      # wheels for Python 3.6-3.9 only: the planner must find one
-              - 1.99.0     # not a release
             probes: [autograd_dot, batched_matmul]
             timeout: 120
             output: out
@@ -38,8 +37,9 @@ def test_nox_json_lists_one_probe_session_per_cell(tmp_path: Path, matrix: Path)
     listed = nox(tmp_path, matrix, "-l", "--json")
     assert listed.returncode == 0, listed.stderr
     sessions = json.loads(listed.stdout)
-    assert [session["session"] for session in sessions] == ["probe(1.9.0)", "probe(1.99.0)"]
-    assert [session["call_spec"] for session in sessions] == [{"cell": "1.9.0"}, {"cell": "1.99.0"}]
+    assert [session["session"] for session in sessions] == ["probe(1.9.0)"]
+    assert [session["call_spec"] for session in sessions] == [{"cell": "1.9.0"}]
+    assert sessions[0]["tags"][0] == "torch-1.9"  # nox -t torch-1.9 selects it
 
 
 def test_probe_runs_real_torch_and_stores_every_outcome(tmp_path: Path, matrix: Path) -> None:
@@ -49,7 +49,7 @@ def test_probe_runs_real_torch_and_stores_every_outcome(tmp_path: Path, matrix: 
     assert "[1/6] autograd_dot on cpu ..." in output
 
     stored = {result.torch: result for result in results.scan(tmp_path / "out" / "results").results}
-    assert stored.keys() == {"1.9.0", "1.99.0"}
+    assert stored.keys() == {"1.9.0"}
     old = stored["1.9.0"]
     assert old.machine == "ci-box" and old.python in {"3.6", "3.7", "3.8", "3.9"}
     assert old.environment["torch"].startswith("1.9.0")
@@ -61,16 +61,26 @@ def test_probe_runs_real_torch_and_stores_every_outcome(tmp_path: Path, matrix: 
         ("autograd_dot", "mps"): Outcome.UNAVAILABLE,
         ("batched_matmul", "mps"): Outcome.UNAVAILABLE,
     }
-    assert stored["1.99.0"].outcome is Outcome.NO_WHEEL
 
     summary = [line.split() for line in output.splitlines()]
     assert ["1.9.0", old.python, "autograd_dot", "✓", "–", "–"] in summary
-    assert ["1.99.0", "-", "(all)", "no-whl", "no-whl", "no-whl"] in summary
 
     # The report session that follows every probe run rendered the tables from the real results.
     table = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
-    assert f"| 1.9.0 | {old.python} | ✓ |" in table and "| 1.99.0 |  | no-whl¹ |" in table
+    assert f"| 1.9.0 | {old.python} | ✓ |" in table
     assert (tmp_path / "out" / "compatibility-batched_matmul.svg").exists()
+
+
+def test_a_release_the_index_does_not_list_is_a_matrix_error_not_a_cell(tmp_path: Path) -> None:
+    typo = tmp_path / "matrix.yaml"
+    typo.write_text("torch:\n  - 1.9.0\n  - 2.0.3\nprobes: [autograd_dot]\noutput: out\n")
+    run = nox(tmp_path, typo, "-s", "probe")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        f"torchmatrix: error: {typo}:3: torch[1]: the index lists no torch 2.0.3; "
+        "the releases around it are 2.0.1 and 2.1.0" in run.stderr
+    )
+    assert not (tmp_path / "out" / "results").exists()  # nothing ran, nothing is stored
 
 
 def test_a_bad_matrix_costs_one_message_and_exit_code_2(tmp_path: Path) -> None:

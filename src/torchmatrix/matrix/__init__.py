@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -25,6 +25,8 @@ class TorchEntry:
     version: Version
     pythons: tuple[str, ...] = ()
     pins: tuple[Requirement, ...] = ()
+    line: int | None = field(default=None, compare=False)
+    """Where the matrix file lists it, for messages; None for a release given otherwise (``TORCHMATRIX_TORCH``)."""
 
 
 @dataclass(frozen=True)

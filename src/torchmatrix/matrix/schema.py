@@ -367,9 +367,9 @@ def _built_hint(name: str) -> str:
 
 def _torch_entry(doc: Document, path: KeyPath, value: Any) -> TorchEntry:
     if not isinstance(value, dict):
-        return TorchEntry(_version(doc, path, value))
+        return TorchEntry(_version(doc, path, value), line=doc.line(path))
     fields = check_mapping(doc, path, value, TORCH_ENTRY_KEYS)
-    return TorchEntry(fields["version"], fields.get("python", ()), tuple(fields.get("pins", ())))
+    return TorchEntry(fields["version"], fields.get("python", ()), tuple(fields.get("pins", ())), doc.line(path))
 
 
 def _torch_entries(doc: Document, path: KeyPath, value: Any) -> tuple[TorchEntry, ...]:
