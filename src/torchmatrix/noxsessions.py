@@ -46,6 +46,7 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
     hint = python_selection_hint(sys.argv[1:])
     if hint:
         print(f"torchmatrix: {hint}", file=sys.stderr, flush=True)
+    ran: list[str] = []  # the probe sessions this nox run ran: the table it queues shows their cells
     nox.options.sessions = ["probe"]
     nox.options.default_venv_backend = "uv|virtualenv"
 
@@ -56,6 +57,7 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
     @exits_on_error
     def probe(session: nox.Session, cell: str) -> None:
         """Install one torch release and run every probe on every device."""
+        ran.append(session.name)
         with handback.handing_back(session.name, os.environ) as ending:  # for the bisect or verify that runs it
             probe_session.run(loaded.project(), session, cell, ending)
 
@@ -73,7 +75,7 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
         """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
         from .sessions import report as report_session
 
-        report_session.run(loaded.project(), session)
+        report_session.run(loaded.project(), session, tuple(ran))
 
     @nox.session(python=False)
     @exits_on_error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from torchmatrix.report import model, publish
@@ -20,6 +21,16 @@ def test_default_formats_write_the_tables_page_data_and_pictures(tmp_path: Path)
     written = publish.write(tmp_path / "out", files)
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == sorted(files)
     assert all(path.read_text(encoding="utf-8") == files[path.name] for path in written)
+
+
+def test_a_file_that_holds_its_text_already_is_not_written_again(tmp_path: Path) -> None:
+    files = publish.render(model.build(scenario()))
+    publish.write(tmp_path, files)
+    table = tmp_path / "COMPATIBILITY.md"
+    os.utime(table, (0, 0))
+    changed = {**files, "compatibility.csv": files["compatibility.csv"] + "\n"}
+    assert publish.write(tmp_path, changed) == [tmp_path / "compatibility.csv"]
+    assert table.stat().st_mtime == 0  # untouched: its content was the same
 
 
 def test_rst_alone_comes_with_the_pictures_it_shows() -> None:

@@ -66,10 +66,23 @@ def render(
 
 
 def write(output: Path, files: Mapping[str, str]) -> list[Path]:
-    """Write each file into ``output`` atomically; the paths written."""
+    """Write each file into ``output`` atomically, unless it holds that text already; the paths written.
+
+    A report of one cell renders every file again: one whose content did not change keeps its time, so a
+    build tool or ``git status`` sees only what did.
+    """
     written = []
     for name, text in files.items():
         path = output / name
+        if _holds(path, text):
+            continue
         atomicfile.write_text(path, text)
         written.append(path)
     return written
+
+
+def _holds(path: Path, text: str) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size == len(text.encode()) and path.read_text("utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False

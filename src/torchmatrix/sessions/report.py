@@ -20,8 +20,12 @@ if TYPE_CHECKING:
     from ..project import Project
 
 
-def run(project: Project, session: nox.Session) -> None:
-    """Render every machine's results into the output folder, print each machine's table, diff if asked."""
+def run(project: Project, session: nox.Session, ran: Sequence[str] = ()) -> None:
+    """Render every machine's results into the output folder, print each machine's table, diff if asked.
+
+    ``ran``: the probe sessions this nox run ran before it (``probe(1.12.1)``), whose cells alone its tables show;
+    none: every table.
+    """
     options = report_options.parse(session.posargs)
     project.require_writable(project.matrix.output)
     merged = _merged(session, project.results_dir, project, None if options.all_cells else _matrix_cells(project))
@@ -37,10 +41,17 @@ def run(project: Project, session: nox.Session) -> None:
     # This machine's table first, then those of the machines whose folders were copied in.
     machines = sorted({result.machine for result in merged.results} or {project.machine},
                       key=lambda machine: (machine != project.machine, machine.casefold()))  # fmt: skip
+    shown = [result for result in merged.results if not ran or _ran_here(result, project.machine, ran)]
     for machine in machines:
-        cells = [result for result in merged.results if result.machine == machine]
-        table = terminal_table.table(cells, project.matrix.devices)
-        print(f"{terminal.escape(machine, keep_newlines=False)}:\n{table}\n", flush=True)
+        cells = [result for result in shown if result.machine == machine]
+        if cells or not ran:
+            table = terminal_table.table(cells, project.matrix.devices)
+            print(f"{terminal.escape(machine, keep_newlines=False)}:\n{table}\n", flush=True)
+    if len(shown) < len(merged.results):
+        others = len(merged.results) - len(shown)
+        session.log(
+            f"{others} other stored cell(s) not shown, as this run did not run them: `nox -s report` shows them"
+        )
     if merged.others:
         session.log(
             terminal.escape(
@@ -53,13 +64,18 @@ def run(project: Project, session: nox.Session) -> None:
     scripts = sum(not path.name.endswith("_functions.py") for path in in_repro)  # the sweep's, which they import
     names = ", ".join(path.name for path in written if path not in in_repro)
     names += f" and {scripts} repro script(s) in {repro.FOLDER}/" if scripts else ""
-    session.log(
-        terminal.escape(f"{len(machines)} machine(s); wrote {names} to {project.matrix.output}", keep_newlines=False)
-    )
+    kept = len(files) - len(written)
+    did = f"wrote {names} to {project.matrix.output}" if written else f"the reports in {project.matrix.output}"
+    did += f" ({kept} unchanged)" if written and kept else " are up to date" if not written else ""
+    session.log(terminal.escape(f"{len(machines)} machine(s); {did}", keep_newlines=False))
     _add_to_step_summary(session, project, merged, bisections)
     if options.diff:  # the two result sets as stored: what changed between them, not since
         before, after = _merged(session, options.diff), model.build(results.scan(project.results_dir).results)
         print(diff.render(diff.changes(before, after), str(options.diff), str(project.results_dir)), flush=True)
+
+
+def _ran_here(result: results.CellResult, machine: str, ran: Sequence[str]) -> bool:
+    return result.machine == machine and result.session in ran
 
 
 STEP_SUMMARY_LIMIT = 1 << 20
