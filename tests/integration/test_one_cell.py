@@ -35,7 +35,7 @@ def test_one_cells_run_prints_its_rows_and_a_line_for_the_rest(tmp_path: Path) -
     everything = nox(tmp_path, matrix, "-s", "probe")
     assert everything.returncode == 0, everything.stdout + everything.stderr
     assert table_rows(everything.stdout) == ["8.0.0", "8.1.0"]
-    assert "[1/2] torch-8.0.0-py" in everything.stderr and "[2/2] torch-8.1.0-py" in everything.stderr
+    assert "cell 1 of 2: torch-8.0.0-py" in everything.stderr and "cell 2 of 2: torch-8.1.0-py" in everything.stderr
     page = tmp_path / "out" / "compatibility.html"
     before = page.stat().st_mtime_ns
 

@@ -78,7 +78,7 @@ def run(project: Project, session: nox.Session, parameter: str, ending: Ending) 
         project = project.with_repeat(options.repeat)
     notify_report(session)
     cell = project.cell(parameter)
-    session.log(f"[{project.cells.index(cell) + 1}/{len(project.cells)}] {terminal.escape(cell.id)}")
+    session.log(f"cell {project.cells.index(cell) + 1} of {len(project.cells)}: {terminal.escape(cell.id)}")
     if cell.interpreter is None and cell.outcome is None:
         session.error(terminal.escape(cell.hint))  # the plan could not choose a Python: nothing to run or store
     project.require_writable(project.machine_dir)
