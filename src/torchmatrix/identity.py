@@ -16,22 +16,27 @@ identity holds:
 - what the pair saw: an environment built here, not inherited
   (:func:`pair_environment`), described by :func:`environment_identity`, and
   one fixed seed (:data:`SEED`);
-- where it ran: the machine's name, which by default names its CPU and GPU
-  (:func:`default_machine_name`), and the folder its results are filed in.
+- where it ran: the machine's name, which by default names how it computes (:class:`Machine`: its CPU's
+  model, vendor, family and model numbers, ISA levels and features, its GPUs), and the folder its results are
+  filed in; the whole identity is stored with each result (:data:`HARDWARE`).
 
 What none of it can see: the network, the time of day, and faults of the hardware.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import functools
 import hashlib
+import json
 import os
 import platform
 import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -254,34 +259,162 @@ def _digest(data: bytes) -> str:
 
 # --- where it ran ----------------------------------------------------------------------------
 
+HARDWARE = "hardware"
+"""The key of this machine's :class:`Machine` (its JSON) in each result's ``environment``."""
 
-def default_machine_name() -> str:
-    """``linux-x86_64-amd-epyc``, ``darwin-arm64-apple-m1``: the OS, the architecture, the CPU's model and, where
-    there is one, the GPU's. Machines that can compute differently (AMD and Intel x86 round float32 differently
-    in some kernels) are different columns, and one's results never overwrite the other's."""
-    models = [_slug(model) for model in (cpu_model(), *gpu_models())]
-    return "-".join([f"{platform.system()}-{platform.machine()}".lower(), *(model for model in models if model)])
+PSABI_LEVELS = (
+    ("x86-64-v2", ("cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3")),
+    ("x86-64-v3", ("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave")),
+    ("x86-64-v4", ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")),
+)  # fmt: skip
+"""The x86-64 psABI's micro-architecture levels, each with the /proc/cpuinfo flags it adds to the one before."""
+LEVEL_NAMES = {"x86-64-v4": "avx512", "x86-64-v3": "avx2", "x86-64-v2": "sse4"}
+"""A level as a machine's name says it: the name of the kernels torch dispatches to on it (AVX512, AVX2)."""
+DISPATCHED = (
+    "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx512ifma", "avx512vbmi", "avx_vnni", "amx_tile", "amx_bf16",
+    "amx_int8", "amx_fp16", "asimd", "asimddp", "asimdhp", "fphp", "bf16", "i8mm", "sve", "sve2", "svebf16",
+    "svei8mm", "sme", "sme2",
+)  # fmt: skip
+"""The CPU features beyond the levels that torch, oneDNN or its BLAS choose kernels by (VNNI, BF16, AMX; on arm64
+NEON, dot products, SVE, SME). The other flags (a hypervisor's, power management's) say nothing of arithmetic:
+two VMs of one CPU differ in them, and must not be two machines."""
+ARM_LEVELS = ("sme", "sve2", "sve", "asimd")
+"""The arm64 features a name says, the widest first; NEON (``asimd``) is the baseline."""
+MACOS_FEATURES = {
+    "hw.optional.AdvSIMD": "asimd", "hw.optional.arm.FEAT_DotProd": "asimddp", "hw.optional.arm.FEAT_FP16": "asimdhp",
+    "hw.optional.arm.FEAT_BF16": "bf16", "hw.optional.arm.FEAT_I8MM": "i8mm", "hw.optional.arm.FEAT_SME": "sme",
+    "hw.optional.arm.FEAT_SME2": "sme2",
+}  # fmt: skip
+"""What macOS's ``sysctl hw.optional`` calls the features of :data:`DISPATCHED`: as Linux names them, so that one
+CPU's identity reads alike under either."""
 
 
-def cpu_model() -> str:
-    """The CPU's model as the OS names it (``AMD EPYC 7B13 64-Core Processor``); '' where it cannot tell."""
+@dataclass(frozen=True)
+class Machine:
+    """How this machine computes, as it says itself: the OS and architecture, the CPU's model, its vendor, family
+    and model numbers, the ISA levels and features kernels are chosen by, and the GPUs' models.
+
+    Two machines with one identity run the same kernels on the same instructions; the default name
+    (:meth:`name`) is a readable part and a digest of the whole, so machines that differ in any of it are filed
+    apart, and results filed under one name from two identities are warned of.
+    """
+
+    system: str
+    architecture: str
+    cpu: str = ""
+    vendor: str = ""
+    family: str = ""
+    model: str = ""
+    levels: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}
+
+    def digest(self) -> str:
+        """A short digest of the whole identity: what separates machines whose readable names are alike."""
+        return hardware_digest(self.to_json())
+
+    def level(self) -> str:
+        """The widest vector ISA it has, as torch's dispatch names it (``avx512``, ``avx2``, ``sve``, ``neon``)."""
+        if self.levels:
+            return LEVEL_NAMES.get(self.levels[-1], self.levels[-1])
+        widest = next((feature for feature in ARM_LEVELS if feature in self.features), "")
+        return "neon" if widest == "asimd" else widest
+
+    def name(self) -> str:
+        """``linux-x86_64-amd-epyc-7b13-avx2-0fe363``: the OS, the architecture, the CPU's model, its widest ISA,
+        the GPUs' models where there are some, and the digest of the rest (family, model, features)."""
+        parts = [self.system, self.architecture, _slug(self.cpu), self.level(), *(_slug(gpu) for gpu in self.gpus)]
+        return "-".join([*(part for part in parts if part), self.digest()])
+
+
+def hardware_digest(data: Mapping[str, Any]) -> str:
+    """The digest of a machine's identity as stored (:meth:`Machine.to_json`): the same for the same identity."""
+    return _digest(json.dumps(data, sort_keys=True).encode())[:6]
+
+
+def describe_hardware(data: Mapping[str, Any]) -> str:
+    """A stored identity in a few words: ``AMD EPYC 7B13 (AuthenticAMD 25/1, x86-64-v3, 0fe363)``."""
+    numbers = "/".join(str(data.get(key) or "?") for key in ("family", "model"))
+    levels = data.get("levels")
+    level = str(levels[-1]) if isinstance(levels, list) and levels else ""
+    details = ", ".join(part for part in (f"{data.get('vendor') or '?'} {numbers}", level, hardware_digest(data)))
+    return f"{data.get('cpu') or 'a CPU'} ({details})"
+
+
+@functools.cache
+def this_machine() -> Machine:
+    """This machine's :class:`Machine`, asked once: /proc/cpuinfo on Linux, ``sysctl`` on macOS."""
+    system, architecture, gpus = platform.system().lower(), platform.machine().lower(), tuple(gpu_models())
     if sys.platform.startswith("linux"):
         try:
-            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
-                for line in cpuinfo:
-                    key, _, value = line.partition(":")
-                    if key.strip() in ("model name", "Model", "Hardware"):
-                        return value.strip()
+            text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return ""
-        return ""
+            text = ""
+        return from_cpuinfo(text, system, architecture, gpus)
     if sys.platform == "darwin":
-        try:
-            done = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True)
-            return done.stdout.strip()
-        except OSError:
-            return ""
-    return platform.processor()
+        return from_sysctl(_sysctl(), system, architecture, gpus)
+    return Machine(system, architecture, cpu=platform.processor(), gpus=gpus)
+
+
+def from_cpuinfo(text: str, system: str, architecture: str, gpus: Sequence[str] = ()) -> Machine:
+    """The machine /proc/cpuinfo's ``text`` describes (its first processor's lines; x86 and arm64 alike)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, colon, value = line.partition(":")
+        if colon:
+            fields.setdefault(key.strip(), value.strip())
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    levels: list[str] = []
+    for level, needs in PSABI_LEVELS:
+        if architecture not in ("x86_64", "amd64") or not flags.issuperset(needs):
+            break
+        levels.append(level)
+    return Machine(
+        system,
+        architecture,
+        cpu=fields.get("model name") or fields.get("Model") or fields.get("Hardware") or "",
+        vendor=fields.get("vendor_id") or fields.get("CPU implementer") or "",
+        family=fields.get("cpu family") or fields.get("CPU architecture") or "",
+        model=fields.get("model") or fields.get("CPU part") or "",
+        levels=tuple(levels),
+        features=tuple(sorted(flags.intersection(DISPATCHED))),
+        gpus=tuple(gpus),
+    )
+
+
+def from_sysctl(text: str, system: str, architecture: str, gpus: Sequence[str] = ()) -> Machine:
+    """The machine ``sysctl machdep.cpu.brand_string hw.cpufamily hw.cpusubfamily hw.optional`` describes: its
+    features are those of :data:`MACOS_FEATURES` that are 1 there."""
+    fields = dict(_split(line) for line in text.splitlines() if ":" in line)
+    features = {feature for name, feature in MACOS_FEATURES.items() if fields.get(name) == "1"}
+    brand = fields.get("machdep.cpu.brand_string", "")
+    return Machine(
+        system,
+        architecture,
+        cpu=brand,
+        vendor=brand.split(" ", 1)[0],
+        family=fields.get("hw.cpufamily", ""),
+        model=fields.get("hw.cpusubfamily", ""),
+        features=tuple(sorted(features)),
+        gpus=tuple(gpus),
+    )
+
+
+def _split(line: str) -> tuple[str, str]:
+    key, _, value = line.partition(":")
+    return key.strip(), value.strip()
+
+
+def _sysctl() -> str:
+    names = ["machdep.cpu.brand_string", "hw.cpufamily", "hw.cpusubfamily", "hw.optional"]
+    try:
+        return subprocess.run(["sysctl", *names], capture_output=True, text=True).stdout
+    except OSError:
+        return ""
 
 
 def gpu_models() -> list[str]:

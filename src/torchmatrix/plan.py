@@ -7,7 +7,7 @@ found, the platform tags), so it is tested without a network or a Python zoo.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +38,44 @@ class NewestPython:
 
     def caps(self, version: Version) -> bool:
         return self.torch.contains(version, prereleases=True)
+
+    @property
+    def until(self) -> Version | None:
+        """The first release it no longer covers (its ``<`` bound); None where it has none."""
+        return self._bound("<", min)
+
+    @property
+    def since(self) -> Version | None:
+        """The first release it covers (its ``>=`` bound); None where it has none."""
+        return self._bound(">=", max)
+
+    def _bound(self, operator: str, pick: Callable[[list[Version]], Version]) -> Version | None:
+        bounds = [Version(spec.version) for spec in self.torch if spec.operator == operator]
+        return pick(bounds) if bounds else None
+
+
+def cap_of(version: Version, caps: Sequence[NewestPython]) -> NewestPython | None:
+    """The row of ``caps`` (oldest first) that covers ``version``; for a release newer than every row, the newest
+    row: what is known of the newest release is assumed of a newer one until the table says otherwise (a Python
+    its torch.compile refuses is likelier than not the newest one it has a wheel for). None for an older one."""
+    found = next((cap for cap in caps if cap.caps(version)), None)
+    if found is None and caps and caps[-1].until is not None and version >= caps[-1].until:
+        return caps[-1]
+    return found
+
+
+def assumed_support(version: Version, caps: Sequence[NewestPython] | None = None) -> str:
+    """What the plan assumes of ``version`` when it is newer than the table (:func:`cap_of`); '' when the table
+    covers it or it is older than every row."""
+    table = load_newest_pythons() if caps is None else caps
+    cap = cap_of(version, table)
+    if cap is None or cap.caps(version):
+        return ""
+    return (
+        f"torch {version} is newer than {NEWEST_PYTHON_FILE.name}, the table of the newest Python each release is "
+        f"fully supported on (it ends before {cap.until}): assumed, as of the releases from {cap.since}, to be fully "
+        f"supported up to Python {cap.python}; pin a Python in the matrix to choose another"
+    )
 
 
 @functools.cache
@@ -196,7 +234,7 @@ def _installable_minors(
 
 def _preferred(common: set[str], versions: Sequence[Version], caps: Sequence[NewestPython]) -> str:
     """The newest of ``common`` under every release's cap, or the newest of them where none is."""
-    capped = (next((cap for cap in caps if cap.caps(version)), None) for version in versions)
+    capped = (cap_of(version, caps) for version in versions)
     limits = [Version(cap.python) for cap in capped if cap is not None]
     newest_first = sorted(common, key=Version, reverse=True)
     under = [minor for minor in newest_first if all(Version(minor) <= limit for limit in limits)]
@@ -207,10 +245,10 @@ def _capped_first(
     version: Version, interpreters: Sequence[Interpreter], caps: Sequence[NewestPython]
 ) -> list[Interpreter]:
     """``interpreters`` (newest first) with those above the release's newest fully supported Python last."""
-    cap = next((Version(each.python) for each in caps if each.caps(version)), None)
-    if cap is None:
+    row = cap_of(version, caps)
+    if row is None:
         return list(interpreters)
-    under = [python for python in interpreters if Version(python.minor) <= cap]
+    under = [python for python in interpreters if Version(python.minor) <= Version(row.python)]
     return under + [python for python in interpreters if python not in under]
 
 

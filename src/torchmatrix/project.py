@@ -57,6 +57,8 @@ class Project:
     """The probes named for this run instead of the matrix's (``$TORCHMATRIX_PROBES``), as a child nox gets them."""
     caller: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)
     """The environment nox was started in: what ``pass_env:`` and the variables that steer torch are taken from."""
+    hardware: identity.Machine = identity.Machine("", "")
+    """How this machine computes, whatever its name: stored with each of its results (:func:`load` asks it)."""
     _run_inputs: dict[tuple[str, str | None], dict[str, object] | None] = dataclasses.field(
         default_factory=dict, init=False, compare=False, repr=False
     )
@@ -352,13 +354,14 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     platforms = tuple(interpreters.host_platforms())
     known_pins = loader.load_pin_rules(KNOWN_PINS_FILE)
     cells = plan(matrix, listing, found, platforms, known_pins, library.requires_python(matrix.project))
-    named = variables.MACHINE.get(environ) or matrix.machine or identity.default_machine_name()
+    hardware = identity.this_machine()
+    named = variables.MACHINE.get(environ) or matrix.machine or hardware.name()
     if variables.MACHINE.get(environ) and schema.machine_name_problem(named):
         problem, example = schema.machine_name_problem(named), schema.machine_name_example(named)
         raise UsageError(f"{variables.MACHINE.name}: {problem}\n  hint: e.g. {variables.MACHINE.name}={example}")
     return Project(
         matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,
-        given_probes=tuple(probes or ()), caller=environ,
+        given_probes=tuple(probes or ()), caller=environ, hardware=hardware,
     )  # fmt: skip
 
 

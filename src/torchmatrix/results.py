@@ -29,7 +29,7 @@ from packaging.version import InvalidVersion, Version
 
 from . import atomicfile, storedjson, terminal
 from .core import MalformedRecord, Outcome, Record
-from .identity import maker, record_inputs
+from .identity import HARDWARE, describe_hardware, maker, record_inputs
 from .storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
 
 __all__ = ["SCHEMA_VERSION", "CellResult", "Scan", "read", "scan", "latest"]
@@ -275,18 +275,22 @@ def scan(results_dir: Path) -> Scan:
 
 
 def _mixed_hardware(found: Iterable[CellResult]) -> list[str]:
-    """One warning per machine whose results come from more than one CPU or GPU model: one column, two machines."""
+    """One warning per machine whose results come from more than one CPU or GPU model, or (among the results that
+    record it, :data:`~torchmatrix.identity.HARDWARE`) more than one machine identity: one column, two machines."""
     seen: dict[tuple[str, str], set[str]] = {}
     for result in found:
         devices = result.environment.get("devices")
         for kind in ("cpu", "cuda"):
             named = devices.get(kind) if isinstance(devices, dict) else None
             names = named if isinstance(named, list) else [named] if named else []
-            seen.setdefault((result.machine, kind), set()).update(str(name) for name in names)
+            seen.setdefault((result.machine, f"{kind.upper()} models"), set()).update(str(name) for name in names)
+        hardware = result.environment.get(HARDWARE)
+        if isinstance(hardware, dict):  # an older result does not say: it is compared by its models alone
+            seen.setdefault((result.machine, "machine identities"), set()).add(describe_hardware(hardware))
     return [
-        f"machine {machine} holds results of {len(models)} {kind.upper()} models ({', '.join(sorted(models))}), "
-        "which can compute differently: file each under its own name (the default name says the model; "
-        "`machine:` or TORCHMATRIX_MACHINE name one)"
+        f"machine {machine} holds results of {len(models)} {kind} ({'; '.join(sorted(models))}), "
+        "which can compute differently: file each under its own name (the default name says the model, its ISA "
+        "and a digest of the rest; `machine:` or TORCHMATRIX_MACHINE name one)"
         for (machine, kind), models in sorted(seen.items())
         if len(models) > 1
     ]

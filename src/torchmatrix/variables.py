@@ -28,7 +28,7 @@ MATRIX = Variable(
 )
 MACHINE = Variable(
     "TORCHMATRIX_MACHINE",
-    "the name results are filed under, instead of `machine:` or `<os>-<arch>-<cpu>[-<gpu>]`",
+    "the name results are filed under, instead of `machine:` or `<os>-<arch>-<cpu>-<widest ISA>[-<gpu>]-<digest>`",
     "H200",
 )
 TORCH = Variable(

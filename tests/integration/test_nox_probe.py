@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import results
+from torchmatrix import identity, results
 from torchmatrix.core import Outcome
 
 from . import nox
@@ -61,6 +61,8 @@ def test_probe_runs_real_torch_and_stores_every_outcome(tmp_path: Path, matrix: 
         ("autograd_dot", "mps"): Outcome.UNAVAILABLE,
         ("batched_matmul", "mps"): Outcome.UNAVAILABLE,
     }
+    # Named ci-box, the result still says how the machine that made it computes.
+    assert old.environment[identity.HARDWARE] == identity.this_machine().to_json()
 
     summary = [line.split() for line in output.splitlines()]
     assert ["1.9.0", old.python, "autograd_dot", "✓", "–", "–"] in summary

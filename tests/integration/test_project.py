@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import platform
 import re
 from pathlib import Path
 
 import pytest
 
+from torchmatrix import identity
 from torchmatrix.errors import ConfigError, UsageError
 from torchmatrix.project import load
 
@@ -23,6 +25,21 @@ def test_the_output_folder_can_come_from_the_environment(tmp_path: Path, private
     elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
     assert elsewhere.matrix.output == tmp_path / "elsewhere"
     assert elsewhere.results_dir == tmp_path / "elsewhere" / "results"
+
+
+def test_this_machine_is_named_by_how_it_computes_asked_of_it(tmp_path: Path, private_cache: Path) -> None:
+    """The real /proc/cpuinfo (sysctl on macOS): the machine's default name is its identity's, which results store."""
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text("torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\n")
+    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
+    project = load(ROOT, environ)
+    here = project.hardware
+    assert here == identity.this_machine() and here.system == platform.system().lower() and here.cpu
+    assert project.machine == here.name() and project.machine.endswith("-" + here.digest())
+    if here.architecture == "x86_64":
+        assert here.levels, "every x86-64 CPU a torch wheel runs on has SSE4.2 and POPCNT (x86-64-v2)"
+    named = load(ROOT, dict(environ, TORCHMATRIX_MACHINE="box"))
+    assert (named.machine, named.hardware) == ("box", here)
 
 
 def test_the_index_and_find_links_can_come_from_the_environment(tmp_path: Path, private_cache: Path) -> None:

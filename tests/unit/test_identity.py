@@ -90,28 +90,74 @@ def test_a_folder_read_whole_leaves_out_hidden_files_and_bytecode(tmp_path: Path
     assert identity.folder_files(tmp_path) == [str(tmp_path / "repro.py"), str(tmp_path / "lib" / "helper.py")]
 
 
+CPUINFO = Path(__file__).parents[1] / "data" / "cpuinfo"
+
+
+def machine(name: str, gpus: tuple[str, ...] = ()) -> identity.Machine:
+    """The machine of the /proc/cpuinfo (or, for ``macos-*``, the ``sysctl``) text ``tests/data/cpuinfo/<name>``."""
+    text = (CPUINFO / f"{name}.txt").read_text()
+    if name.startswith("macos"):
+        return identity.from_sysctl(text, "darwin", "arm64", gpus)
+    arm = name.startswith("graviton")
+    return identity.from_cpuinfo(text, "linux", "aarch64" if arm else "x86_64", gpus)
+
+
 @pytest.mark.parametrize(
-    ("model", "slug"),
+    ("name", "prefix"),
     [
-        ("AMD EPYC 7B13 64-Core Processor", "amd-epyc-7b13"),
-        ("Intel(R) Xeon(R) CPU @ 2.20GHz", "intel-xeon"),
-        ("Intel(R) Core(TM) i7-8700K CPU @ 3.70GHz", "intel-core-i7-8700k"),
-        ("Apple M1 Pro", "apple-m1-pro"),
-        ("NVIDIA H200", "nvidia-h200"),
+        ("epyc-milan", "linux-x86_64-amd-epyc-7b13-avx2-"),
+        ("xeon-broadwell", "linux-x86_64-intel-xeon-avx2-"),
+        ("xeon-cascadelake", "linux-x86_64-intel-xeon-avx512-"),
+        ("xeon-emeraldrapids", "linux-x86_64-intel-xeon-avx512-"),
+        ("graviton2", "linux-aarch64-neon-"),
+        ("graviton3", "linux-aarch64-sve-"),
+        ("macos-m1", "darwin-arm64-apple-m1-pro-neon-"),
+        ("macos-m4", "darwin-arm64-apple-m4-sme-"),
     ],
 )
-def test_a_machine_is_named_by_its_cpu_and_gpu(monkeypatch: pytest.MonkeyPatch, model: str, slug: str) -> None:
-    monkeypatch.setattr(identity, "cpu_model", lambda: model)
-    monkeypatch.setattr(identity, "gpu_models", lambda: [])
-    assert identity.default_machine_name().endswith("-" + slug)
-    monkeypatch.setattr(identity, "gpu_models", lambda: ["NVIDIA H200"])
-    assert identity.default_machine_name().endswith(f"-{slug}-nvidia-h200")
+def test_a_machine_is_named_by_its_cpu_its_widest_isa_and_a_digest_of_the_rest(name: str, prefix: str) -> None:
+    named = machine(name).name()
+    assert named.startswith(prefix) and len(named) == len(prefix) + 6
+    assert machine(name, ("NVIDIA H200",)).name().startswith(prefix + "nvidia-h200-")
 
 
-def test_amd_and_intel_machines_of_one_os_and_architecture_are_two_columns(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(identity, "gpu_models", lambda: [])
-    names = set()
-    for model in ("AMD EPYC", "Intel(R) Xeon(R) Processor"):
-        monkeypatch.setattr(identity, "cpu_model", lambda model=model: model)
-        names.add(identity.default_machine_name())
-    assert len(names) == 2
+def test_two_xeons_of_one_model_string_are_two_machines() -> None:
+    """GCP names Broadwell and Cascade Lake alike; one has AVX2, the other AVX-512 and VNNI."""
+    broadwell, cascadelake = machine("xeon-broadwell"), machine("xeon-cascadelake")
+    assert broadwell.cpu == cascadelake.cpu == "Intel(R) Xeon(R) CPU @ 2.20GHz"
+    assert broadwell.levels == ("x86-64-v2", "x86-64-v3") and broadwell.features == ()
+    assert cascadelake.levels == ("x86-64-v2", "x86-64-v3", "x86-64-v4") and cascadelake.features == ("avx512_vnni",)
+    assert (broadwell.family, broadwell.model, cascadelake.model) == ("6", "79", "85")
+    assert broadwell.name() != cascadelake.name()
+
+
+def test_machines_of_one_level_that_dispatch_differently_have_other_digests() -> None:
+    cascadelake, emeraldrapids = machine("xeon-cascadelake"), machine("xeon-emeraldrapids")
+    assert cascadelake.level() == emeraldrapids.level() == "avx512"
+    assert {"avx512_bf16", "avx512_fp16", "avx_vnni"} <= set(emeraldrapids.features)  # its VM hides AMX
+    assert cascadelake.name() != emeraldrapids.name()
+
+
+def test_what_says_nothing_of_arithmetic_is_no_part_of_the_identity() -> None:
+    """Two VMs of one CPU differ in a hypervisor's flags and the clock the OS reads; they are one machine."""
+    text = (CPUINFO / "epyc-milan.txt").read_text()
+    other = text.replace(" hypervisor", "").replace("cpu MHz\t\t: 2450.000", "cpu MHz\t\t: 3100.000")
+    assert identity.from_cpuinfo(other, "linux", "x86_64") == identity.from_cpuinfo(text, "linux", "x86_64")
+
+
+def test_arm_and_apple_cpus_are_identified_by_their_own_numbers_and_features() -> None:
+    graviton3 = machine("graviton3")
+    assert (graviton3.vendor, graviton3.family, graviton3.model) == ("0x41", "8", "0xd40")
+    assert {"sve", "bf16", "i8mm", "asimd"} <= set(graviton3.features) and graviton3.levels == ()
+    m1 = machine("macos-m1")
+    assert (m1.cpu, m1.vendor, m1.family) == ("Apple M1 Pro", "Apple", "458787763")
+    assert m1.features == ("asimd", "asimddp", "asimdhp")  # named as Linux names them; FEAT_BF16 is 0 there
+
+
+def test_a_stored_identity_is_described_and_digested_as_it_was_made() -> None:
+    milan = machine("epyc-milan")
+    assert identity.hardware_digest(milan.to_json()) == milan.digest()
+    assert (
+        identity.describe_hardware(milan.to_json()) == f"AMD EPYC 7B13 (AuthenticAMD 25/1, x86-64-v3, {milan.digest()})"
+    )
+    assert identity.describe_hardware({}).startswith("a CPU (? ?/?, ")

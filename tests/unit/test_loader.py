@@ -41,7 +41,7 @@ def test_the_default_matrix_is_valid() -> None:
     assert Version("1.9.0") in [entry.version for entry in matrix.torch]
     assert [probe.name for probe in matrix.probes] == ["autograd_dot", "batched_matmul"]
     assert matrix.devices == DEVICES
-    assert matrix.output == ROOT / "reports"
+    assert matrix.output == ROOT / "out"
 
 
 def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, probes_dir: Path) -> None:

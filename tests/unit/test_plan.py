@@ -11,6 +11,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from torchmatrix import plan as plan_module
 from torchmatrix.core import DEVICES, Outcome
 from torchmatrix.interpreters import Interpreter
 from torchmatrix.matrix import Matrix, PinRule, TorchEntry
@@ -184,9 +185,45 @@ def test_the_newest_fully_supported_python_is_a_preference_not_a_limit() -> None
 def test_the_newest_python_table_names_a_source_for_each_range_and_no_range_twice() -> None:
     table = load_newest_pythons()
     assert table and all(entry.source.strip() for entry in table)
-    for version in ("2.0.1", "2.1.2", "2.2.0", "2.3.1", "2.4.1"):
+    for version in ("2.0.1", "2.1.2", "2.2.0", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.9.1", "2.10.0", "2.13.0"):
         assert sum(entry.caps(Version(version)) for entry in table) == 1, version
     assert [entry.python for entry in table if entry.caps(Version("2.3.1"))] == ["3.11"]
+    # Oldest first and without a gap: a release between two rows would be taken for one newer than the table.
+    assert all(before.until == after.since for before, after in zip(table, table[1:], strict=False))
+
+
+NEWER = [  # the wheels of releases the recorded listing lacks, as the index names them
+    f"torch-{version}-cp3{minor}-cp3{minor}-manylinux_2_28_x86_64.whl"
+    for version, newest in (("2.5.1", 13), ("2.6.0", 13), ("2.9.1", 14), ("2.10.0", 14))
+    for minor in range(10, newest + 1)
+]
+UP_TO_3_15 = [Interpreter(f"/uv/3.{minor}/bin/python", (3, minor, 0), "", "uv") for minor in (15, 14, 13, 12)]
+
+
+@pytest.mark.parametrize(
+    ("torch", "python"),
+    [
+        ("2.5.1", "3.12"),  # its 3.13 wheel's torch.compile raises "Dynamo is not supported on Python 3.13+"
+        ("2.6.0", "3.13"),
+        ("2.9.1", "3.13"),  # its 3.14 wheel's raises "torch.compile is not supported on Python 3.14+"
+        ("2.10.0", "3.14"),
+        ("2.13.0", "3.14"),
+        ("2.15.0", "3.14"),  # newer than the table: as the newest release it knows, not on 3.15 for its wheel
+    ],
+)
+def test_releases_since_2_5_get_the_newest_python_their_torch_compile_accepts(torch: str, python: str) -> None:
+    listing = Listing((*LISTING.wheels, *_wheels(NEWER, "https://pypi.org/simple")))
+    assert one(TorchEntry(Version(torch)), pythons=UP_TO_3_15, listing=listing).interpreter.minor == python
+
+
+def test_what_is_assumed_of_a_release_newer_than_the_table_is_said() -> None:
+    assert plan_module.assumed_support(Version("2.13.0")) == ""
+    assert plan_module.assumed_support(Version("1.9.0")) == ""
+    assert plan_module.assumed_support(Version("2.15.0")) == (
+        "torch 2.15.0 is newer than newest_python.yaml, the table of the newest Python each release is fully "
+        "supported on (it ends before 2.14): assumed, as of the releases from 2.10, to be fully supported up to "
+        "Python 3.14; pin a Python in the matrix to choose another"
+    )
 
 
 def test_releases_whose_inductor_imports_pkg_resources_get_setuptools() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -382,12 +383,30 @@ def test_a_copy_of_a_cells_file_beside_it_is_named_and_the_newest_counts(tmp_pat
     assert [found.path for found in results.latest(scan.results)] == [copy]
 
 
+WARNING_END = (
+    "which can compute differently: file each under its own name (the default name says the model, its ISA and a "
+    "digest of the rest; `machine:` or TORCHMATRIX_MACHINE name one)"
+)
+
+
 def test_a_machine_folder_holding_results_of_two_cpu_models_is_named(tmp_path: Path) -> None:
     for torch, cpu in (("1.12.1", "AMD EPYC"), ("2.2.0", "Intel(R) Xeon(R) Processor")):
         results.write(tmp_path, result(torch, environment={"torch": torch, "devices": {"cpu": cpu}}))
     results.write(tmp_path, result("2.0.1", machine="H200", environment={"devices": {"cuda": ["NVIDIA H200"] * 2}}))
     assert results.scan(tmp_path).warnings == (
-        "machine linux-x86_64 holds results of 2 CPU models (AMD EPYC, Intel(R) Xeon(R) Processor), which can compute "
-        "differently: file each under its own name (the default name says the model; `machine:` or "
-        "TORCHMATRIX_MACHINE name one)",
+        f"machine linux-x86_64 holds results of 2 CPU models (AMD EPYC; Intel(R) Xeon(R) Processor), {WARNING_END}",
+    )
+
+
+def test_a_machine_folder_holding_results_of_two_machine_identities_is_named(tmp_path: Path) -> None:
+    """One model string, two CPUs (AVX2 and AVX-512): only the identity each result stored tells them apart."""
+    cpu = "Intel(R) Xeon(R) CPU @ 2.20GHz"
+    avx2 = identity.Machine("linux", "x86_64", cpu, "GenuineIntel", "6", "79", ("x86-64-v2", "x86-64-v3"))
+    avx512 = dataclasses.replace(avx2, model="85", levels=(*avx2.levels, "x86-64-v4"), features=("avx512_vnni",))
+    for torch, hardware in (("1.12.1", avx2), ("2.2.0", avx512), ("2.0.1", None)):  # 2.0.1: from before it was stored
+        stored = {identity.HARDWARE: hardware.to_json()} if hardware else {}
+        results.write(tmp_path, result(torch, environment={"devices": {"cpu": cpu}, **stored}))
+    assert results.scan(tmp_path).warnings == (
+        f"machine linux-x86_64 holds results of 2 machine identities ({cpu} (GenuineIntel 6/79, x86-64-v3, "
+        f"{avx2.digest()}); {cpu} (GenuineIntel 6/85, x86-64-v4, {avx512.digest()})), {WARNING_END}",
     )

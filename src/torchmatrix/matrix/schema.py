@@ -463,7 +463,9 @@ MATRIX_KEYS = {
     "output": Key(
         _nonempty_text, "reports", "the folder results and reports go to, relative to this file; default: reports"
     ),
-    "machine": Key(_machine, "H200", "the name results are filed under; default: `<os>-<arch>-<cpu>[-<gpu>]`"),
+    "machine": Key(
+        _machine, "H200", "the name results are filed under; default: `<os>-<arch>-<cpu>-<widest ISA>[-<gpu>]-<digest>`"
+    ),
     "index_url": Key(
         _url, "https://download.pytorch.org/whl/cpu", "where torch comes from; default: https://pypi.org/simple"
     ),

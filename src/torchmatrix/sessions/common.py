@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import core, repeats, results, runner, terminal
+from .. import core, identity, repeats, results, runner, terminal
 from ..results import CellResult
 
 if TYPE_CHECKING:
@@ -134,11 +134,16 @@ def tally(records: Sequence[core.Record]) -> str:
 
 
 def cell_result(project: Project, started: str, **fields: Any) -> CellResult:
-    """A result of this machine, started at ``started`` and finished now; ``fields`` are the rest of it."""
-    defaults: dict[str, Any] = {"outcome": None, "message": "", "records": (), "environment": {}, "inputs": {}}
+    """A result of this machine, started at ``started`` and finished now; ``fields`` are the rest of it.
+
+    Its environment holds how this machine computes (:data:`identity.HARDWARE`), whatever else it holds.
+    """
+    defaults: dict[str, Any] = {"outcome": None, "message": "", "records": (), "inputs": {}}
+    environment = {**fields.pop("environment", {}), identity.HARDWARE: project.hardware.to_json()}
     return CellResult(
-        machine=project.machine, **{**defaults, **fields}, started_at=started, finished_at=results.now_iso()
-    )
+        machine=project.machine, **{**defaults, **fields}, environment=environment, started_at=started,
+        finished_at=results.now_iso(),
+    )  # fmt: skip
 
 
 def write_result(project: Project, session: nox.Session, result: CellResult) -> Path:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tabulate import tabulate
 
 from .. import terminal
 from ..errors import UsageError
+from ..plan import assumed_support
 
 if TYPE_CHECKING:
     import nox
@@ -27,6 +29,7 @@ def text(project: Project) -> str:
     lines = [f"matrix:  {project.matrix.file}", f"machine: {project.machine}", f"results: {project.results_dir}"]
     lines += [f"find-links: {link}" for link in project.find_links]
     lines += [f"note: {terminal.escape(note)}" for note in project.notes]
+    lines += [f"note: {assumed}" for assumed in _assumptions(project.cells)]
     rows = [
         [
             cell.session,
@@ -38,6 +41,12 @@ def text(project: Project) -> str:
     ]
     table = tabulate(rows, headers=["session", "python", "requirements", "status"], disable_numparse=True)
     return "\n".join(lines) + "\n\n" + table
+
+
+def _assumptions(cells: Sequence[Cell]) -> list[str]:
+    """What the plan assumed of each release newer than its table, once per release whose Python it chose."""
+    chosen = dict.fromkeys(cell.torch for cell in cells if cell.python_request is None and cell.interpreter)
+    return [text for text in (assumed_support(version) for version in chosen) if text]
 
 
 def _status(cell: Cell) -> str:
