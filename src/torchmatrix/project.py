@@ -356,9 +356,13 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     cells = plan(matrix, listing, found, platforms, known_pins, library.requires_python(matrix.project))
     hardware = identity.this_machine()
     named = variables.MACHINE.get(environ) or matrix.machine or hardware.name()
-    if variables.MACHINE.get(environ) and schema.machine_name_problem(named):
-        problem, example = schema.machine_name_problem(named), schema.machine_name_example(named)
-        raise UsageError(f"{variables.MACHINE.name}: {problem}\n  hint: e.g. {variables.MACHINE.name}={example}")
+    for variable in (variables.MACHINE, variables.MACHINE_LABEL):
+        given = variable.get(environ)
+        if given and schema.machine_name_problem(given):
+            problem, example = schema.machine_name_problem(given), schema.machine_name_example(given)
+            raise UsageError(f"{variable.name}: {problem}\n  hint: e.g. {variable.name}={example}")
+    if variables.MACHINE_LABEL.get(environ):
+        named = f"{named}+{variables.MACHINE_LABEL.get(environ)}"
     return Project(
         matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,
         given_probes=tuple(probes or ()), caller=environ, hardware=hardware,

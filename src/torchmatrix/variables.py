@@ -31,6 +31,12 @@ MACHINE = Variable(
     "the name results are filed under, instead of `machine:` or `<os>-<arch>-<cpu>-<widest ISA>[-<gpu>]-<digest>`",
     "H200",
 )
+MACHINE_LABEL = Variable(
+    "TORCHMATRIX_MACHINE_LABEL",
+    "nothing: a label added to the machine's name after a `+` (a CI runner's, `…-avx2-1a2b3c+ubuntu-24.04`), "
+    "which keeps the name's CPU identity",
+    "ubuntu-24.04",
+)
 TORCH = Variable(
     "TORCHMATRIX_TORCH",
     "the matrix's torch releases (separated by commas); the rest of the matrix stays",
@@ -86,7 +92,7 @@ STEP_SUMMARY = Variable(
 )
 
 ALL = (
-    MATRIX, MACHINE, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS, HANDBACK,
+    MATRIX, MACHINE, MACHINE_LABEL, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS, HANDBACK,
     STEP_SUMMARY,
 )  # fmt: skip
 

@@ -27,6 +27,9 @@ pytestmark = pytest.mark.integration
 WORKFLOWS = ROOT / ".github" / "workflows"
 WORKFLOW = WORKFLOWS / "matrix.yml"
 CHECKS = WORKFLOWS / "checks.yml"
+LIBRARY = ROOT / "examples" / "gausstail" / ".github" / "workflows" / "torch-matrix.yml"
+"""The workflow a library copies into its own repository (docs/parallel-and-ci.md shows it)."""
+EVERY_WORKFLOW = [*sorted(WORKFLOWS.glob("*.yml")), LIBRARY]
 PINNED = re.compile(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}")
 """An action as ``uses:`` names it, pinned to a full commit: a tag can be moved to other code, a commit cannot."""
 
@@ -64,7 +67,8 @@ def test_the_jobs_fan_out_over_three_runners_and_merge_at_the_end(workflow: dict
     assert probe["strategy"]["matrix"]["os"] == ["ubuntu-latest", "macos-14", "windows-latest"]
     assert probe["strategy"]["matrix"]["session"] == "${{ fromJSON(needs.sessions.outputs.sessions) }}"
     assert jobs["sessions"]["outputs"]["sessions"] == "${{ steps.list.outputs.sessions }}"
-    assert probe["env"]["TORCHMATRIX_MACHINE"] == "${{ matrix.os }}"
+    assert "TORCHMATRIX_MACHINE" not in probe["env"]  # the machine's own name, which says how it computes
+    assert probe["env"]["TORCHMATRIX_MACHINE_LABEL"] == "${{ matrix.os }}"
     assert jobs["report"]["needs"] == ["sessions", "probe"]
     # `on:` is YAML 1.1's true to a YAML reader, and still the trigger to GitHub.
     assert "workflow_dispatch" in workflow[True]
@@ -94,11 +98,11 @@ def test_every_session_the_workflow_runs_exists(workflow: dict[str, Any]) -> Non
         for command in run_steps(job)
         for match in re.findall(r'nox -s ("[^"]+"|\S+)', command)
     }
-    # The probe sessions come from the listing (tested above), through $SESSION; `report` is named outright.
-    assert named == {"$SESSION", "report"}
+    # The probe sessions come from the listing (tested above), through $SESSION; the others are named outright.
+    assert named == {"$SESSION", "report", "verify"}
     (probe,) = [step for step in workflow["jobs"]["probe"]["steps"] if "$SESSION" in step.get("run", "")]
     assert probe["env"]["SESSION"] == "${{ matrix.session }}"
-    assert nox_listing("-s", "report") == ["report"]
+    assert nox_listing("-s", "report", "verify") == ["report", "verify"]
 
 
 def test_the_folders_it_moves_are_where_the_matrix_writes(workflow: dict[str, Any]) -> None:
@@ -110,6 +114,19 @@ def test_the_folders_it_moves_are_where_the_matrix_writes(workflow: dict[str, An
     assert download["with"]["path"] == results and download["with"]["merge-multiple"] is True
     assert download["with"]["pattern"] == "results-*" and upload["with"]["name"].startswith("results-")
     assert "nox -s report -- --format all" in run_steps(workflow["jobs"]["report"])
+    assert run_steps(workflow["jobs"]["report"])[-1] == "nox -s verify"  # the gate, on every runner's results
+
+
+def test_the_library_s_workflow_gates_on_strict_and_keeps_the_machine_s_name() -> None:
+    library = load(LIBRARY)
+    (job,) = library["jobs"].values()
+    steps = run_steps(job)
+    assert "nox -s probe -- --strict" in steps
+    assert any(step.startswith("nox -s report -- --format") and "junit" in step for step in steps)
+    assert "TORCHMATRIX_MACHINE" not in str(library)
+    matrix = loader.load_matrix(LIBRARY.parents[2] / "matrix.yaml", probes_dir=LIBRARY.parents[2] / "probes")
+    uploaded = [step for step in job["steps"] if "upload-artifact" in step.get("uses", "")][0]["with"]["path"]
+    assert (matrix.output / "junit.xml").relative_to(LIBRARY.parents[2]).as_posix() in uploaded
 
 
 def test_the_checks_run_the_readme_s_command_on_every_push_and_pull_request() -> None:
@@ -121,7 +138,7 @@ def test_the_checks_run_the_readme_s_command_on_every_push_and_pull_request() ->
     assert nox_listing("-s", "lint", "docs", "tests") == ["lint", "docs", "tests"]
 
 
-@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", EVERY_WORKFLOW, ids=lambda path: path.name)
 def test_every_action_is_pinned_and_no_job_keeps_more_than_it_needs(path: Path) -> None:
     """Pinned to commits, a read-only token at most, and no checkout leaves the token in .git/config."""
     loaded = load(path)
@@ -135,7 +152,7 @@ def test_every_action_is_pinned_and_no_job_keeps_more_than_it_needs(path: Path) 
                 assert step["with"]["persist-credentials"] is False
 
 
-@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", EVERY_WORKFLOW, ids=lambda path: path.name)
 @pytest.mark.parametrize(
     "checker",
     [

@@ -40,6 +40,10 @@ def test_this_machine_is_named_by_how_it_computes_asked_of_it(tmp_path: Path, pr
         assert here.levels, "every x86-64 CPU a torch wheel runs on has SSE4.2 and POPCNT (x86-64-v2)"
     named = load(ROOT, dict(environ, TORCHMATRIX_MACHINE="box"))
     assert (named.machine, named.hardware) == ("box", here)
+    labelled = load(ROOT, dict(environ, TORCHMATRIX_MACHINE_LABEL="ubuntu-24.04"))  # a CI runner's
+    assert labelled.machine == f"{here.name()}+ubuntu-24.04"
+    with pytest.raises(UsageError, match=re.escape("TORCHMATRIX_MACHINE_LABEL: 'my runner' cannot name")):
+        load(ROOT, dict(environ, TORCHMATRIX_MACHINE_LABEL="my runner"))
 
 
 def test_the_index_and_find_links_can_come_from_the_environment(tmp_path: Path, private_cache: Path) -> None:
