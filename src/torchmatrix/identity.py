@@ -9,7 +9,7 @@ identity holds:
   files (:data:`TORCH_BUILD`), the resolved package set (``packages``), the
   interpreter and its exact version;
 - what the pair read: its probe's file (``probe``), its options, and every
-  file it imported or opened outside the environment and the standard library
+  file it imported, opened or loaded with ``ctypes`` outside the environment and the standard library
   (``read``: path → sha256, as the worker saw it through Python's audit hooks;
   on Pythons without them, every file of the probe's folder), the matrix's
   ``project:`` as built;

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -268,3 +270,45 @@ def test_what_a_forked_child_of_the_pair_reads_counts_too(stub_torch_python: str
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
     assert printed(record) == ["done"]
     assert str(tmp_path / "shard.txt") in record.inputs[identity.READ]
+
+
+def build_library(folder: Path, value: int) -> Path:
+    """``libvalue.so``, built from C with the machine's compiler: its ``value()`` returns ``value``."""
+    (folder / "value.c").write_text(f"int value(void) {{ return {value}; }}\n")
+    library = folder / "libvalue.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(folder / "value.c")], check=True)
+    return library
+
+
+@pytest.mark.skipif(shutil.which("cc") is None or sys.platform == "win32", reason="needs a C compiler, and .so")
+def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_record_stale(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """`torch.ops.load_library` loads a custom operator's library with ctypes, which opens it without `open`."""
+    built = tmp_path / "build"
+    built.mkdir()
+    library = build_library(built, 1)
+    probe = script(
+        tmp_path,
+        "loads",
+        f"""\
+        import ctypes, ctypes.util
+        print(ctypes.CDLL({str(library)!r}).value())
+        try:
+            ctypes.CDLL({str(built / "libgone.so")!r})
+        except OSError:
+            pass
+        ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")  # by name: the system's, looked up by the linker
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    assert printed(record) == ["1"], record.message
+    read = {path: digest for path, digest in record.inputs[identity.READ].items() if path.startswith(str(tmp_path))}
+    assert read == {
+        str(tmp_path / "loads.py"): identity.file_digest(tmp_path / "loads.py"),
+        str(library): identity.file_digest(library),
+        str(built / "libgone.so"): None,
+    }
+    assert not [path for path in record.inputs[identity.READ] if "libm" in os.path.basename(path)]
+    build_library(built, 2)
+    assert identity.changed_files(read) == [f"{library} changed"]
