@@ -20,3 +20,12 @@ def test_the_plan_names_the_library_it_would_build_and_builds_nothing(tmp_path: 
     here = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, project=library))
     text = plan.text(here)
     assert f"torch==2.2.0 numpy<2 {library} (built)  ready" in text
+
+
+def test_the_plan_names_the_shells_variables_no_pair_sees(tmp_path: Path) -> None:
+    """Whatever a variable steers, one the matrix neither takes nor sets is said to stay out, never dropped silently."""
+    here = project(tmp_path, TorchEntry(Version("2.2.0")))
+    shell = {"ATEN_CPU_CAPABILITY": "default", "HOME": "/home/me", "NVPL_BLAS_DEBUG_CPU_TYPE": "x", "MY_KEY": "k"}
+    here = dataclasses.replace(here, caller=shell, matrix=dataclasses.replace(here.matrix, pass_env=("MY_*",)))
+    assert "not passed to the pairs (`pass_env:` passes one): NVPL_BLAS_DEBUG_CPU_TYPE\n" in plan.text(here)
+    assert "not passed to the pairs" not in plan.text(dataclasses.replace(here, caller={"HOME": "/home/me"}))
