@@ -18,6 +18,7 @@ from torchmatrix.core import Outcome
 from torchmatrix.findlinks import pip_find_links
 from torchmatrix.results import CellResult
 
+from ..conftest import CAN_BUILD_LIBRARIES, build_library
 from .conftest import Torch, Workspace
 
 pytestmark = pytest.mark.integration
@@ -70,6 +71,35 @@ def test_a_file_the_probe_read_is_an_input_and_its_record_is_stale_until_it_runs
     data_changed = workspace.nox("-s", "probe")
     assert f"{probes / 'data.txt'} changed" in data_changed.output
     assert output(workspace, torch_here) == ["2 b"]
+
+
+LOADS = """\
+import ctypes, os
+import torch
+library = os.environ["TORCHMATRIX_FAULTS_LIBRARY"]
+torch.ops.load_library(library)  # as a custom operator's library is loaded: with ctypes
+print(ctypes.CDLL(library).value())
+"""
+
+
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler making shared libraries (cc)")
+def test_a_shared_library_torch_loads_is_an_input_and_rebuilt_its_record_runs_again(
+    workspace: Workspace, torch_here: Torch, warm: None, tmp_path: Path
+) -> None:
+    built = tmp_path / "build"
+    built.mkdir()
+    library = build_library(built, 1)
+    (workspace.folder / "probes" / "loads.py").write_text(LOADS)
+    workspace.matrix([torch_here], ["loads"])
+    caller = workspace.environ(TORCHMATRIX_FAULTS_LIBRARY=str(library))
+    assert workspace.nox("-s", "probe", env=caller).returncode == 0
+    assert output(workspace, torch_here) == ["1"]
+    assert "up to date" in workspace.nox("-s", "probe", env=caller).output
+
+    build_library(built, 2)
+    rerun = workspace.nox("-s", "probe", env=caller)
+    assert f"{library} changed" in rerun.output, rerun.output
+    assert output(workspace, torch_here) == ["2"]
 
 
 SEES = """\

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -15,7 +13,7 @@ from torchmatrix import identity, runner
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.matrix import loader
 
-from ..conftest import DATA, bare_venv
+from ..conftest import CAN_BUILD_LIBRARIES, DATA, bare_venv, build_library
 
 pytestmark = pytest.mark.integration
 
@@ -272,15 +270,7 @@ def test_what_a_forked_child_of_the_pair_reads_counts_too(stub_torch_python: str
     assert str(tmp_path / "shard.txt") in record.inputs[identity.READ]
 
 
-def build_library(folder: Path, value: int) -> Path:
-    """``libvalue.so``, built from C with the machine's compiler: its ``value()`` returns ``value``."""
-    (folder / "value.c").write_text(f"int value(void) {{ return {value}; }}\n")
-    library = folder / "libvalue.so"
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(folder / "value.c")], check=True)
-    return library
-
-
-@pytest.mark.skipif(shutil.which("cc") is None or sys.platform == "win32", reason="needs a C compiler, and .so")
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler making shared libraries (cc)")
 def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_record_stale(
     stub_torch_python: str, tmp_path: Path
 ) -> None:
