@@ -30,7 +30,7 @@ def text(project: Project) -> str:
     lines += [f"note: {terminal.escape(note)}" for note in project.notes]
     unseen = project.unseen_variables()
     if unseen:  # whatever they steer, no pair sees them: said, never dropped in silence
-        lines.append(f"not passed to the pairs (`pass_env:` passes one): {terminal.escape(', '.join(unseen))}")
+        lines.append(f"not passed to the pairs: {terminal.escape(', '.join(unseen))} (`pass_env:` passes one)")
     rows = [
         [
             cell.session,
