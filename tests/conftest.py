@@ -7,6 +7,7 @@ marked ``integration``; tests/unit stays the fast tier.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -73,6 +74,18 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("TORCHMATRIX_CACHE_DIR", str(cache))
     return cache
+
+
+CAN_BUILD_LIBRARIES = shutil.which("cc") is not None and sys.platform != "win32"
+"""Whether :func:`build_library` can build here: a C compiler, and an OS whose shared libraries it makes."""
+
+
+def build_library(folder: Path, value: int) -> Path:
+    """``libvalue.so`` in ``folder``, built from C with the machine's compiler: its ``value()`` returns ``value``."""
+    (folder / "value.c").write_text(f"int value(void) {{ return {value}; }}\n")
+    library = folder / "libvalue.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(folder / "value.c")], check=True)
+    return library
 
 
 def bare_venv(folder: Path, base: str = sys.executable) -> tuple[str, Path]:

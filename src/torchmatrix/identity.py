@@ -9,7 +9,7 @@ identity holds:
   files (:data:`TORCH_BUILD`), the resolved package set (``packages``), the
   interpreter and its exact version;
 - what the pair read: its probe's file (``probe``), its options, and every
-  file it imported or opened outside the environment and the standard library
+  file it imported, opened or loaded with ``ctypes`` outside the environment and the standard library
   (``read``: path → sha256, as the worker saw it through Python's audit hooks;
   on Pythons without them, every file of the probe's folder), the matrix's
   ``project:`` as built;
@@ -64,20 +64,27 @@ one, and the hash seed (``PYTHONHASHSEED``). Results are reproducible; a repeat 
 generators' (threads, atomics, uninitialised memory)."""
 
 PASSED_THROUGH = (
-    "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR", "TEMP", "TMP",
+    "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "TEMP", "TMP",
     "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
 )  # fmt: skip
-"""What every pair gets from the caller's environment: what a process needs to run at all, and no more."""
-SHAPING = ("HOME", "LANG", "LANGUAGE", "LC_*", "TZ")
-"""Of :data:`PASSED_THROUGH`, what can change what a pair reads or prints (``~/.config``, the locale, the time zone):
-their values are part of the identity."""
+"""What every pair gets from the caller's environment for a process to run at all: its home and user, its locale
+and time zone, where temporary files go (the pairs' own folders are made there), Windows' own; no more (not TERM:
+a pair's output goes to a file, never a terminal). Each can change what a pair reads, writes or prints: their
+values are part of the identity."""
 STEERING = (
-    "CUDA_*", "HIP_*", "ROCR_*", "NVIDIA_*", "CUBLAS_*", "CUDNN_*", "OMP_*", "MKL_*", "KMP_*", "GOMP_*",
-    "OPENBLAS_*", "TORCH_*", "PYTORCH_*", "TORCHINDUCTOR_*", "TRITON_*",
+    "OMP_*", "GOMP_*", "KMP_*", "MKL_*", "OPENBLAS_*", "ATEN_*", "DNNL_*", "ONEDNN_*", "MKLDNN_*",
+    "CUDA_*", "CUBLAS_*", "CUBLASLT_*", "CUDNN_*", "NVIDIA_*", "HIP_*", "ROCR_*",
+    "TORCH_*", "PYTORCH_*", "TORCHINDUCTOR_*", "TRITON_*",
 )  # fmt: skip
-"""Variables that steer torch and its libraries: passed through, and their values are part of the identity."""
+"""The families of variables that steer torch and the libraries it loads, as their own documentation names them:
+torch's pages of environment variables (threads: ``OMP_*``, ``MKL_*``; CUDA: ``CUDA_*``, ``CUBLAS_*``,
+``CUBLASLT_*``, ``CUDNN_*``, ``NVIDIA_TF32_OVERRIDE``, ``PYTORCH_*``, ``TORCH_*``; MPS and debugging: the same),
+ATen's CPU dispatch (``ATEN_CPU_CAPABILITY``), oneDNN's run-time controls (``ONEDNN_*``, ``DNNL_*``, ``MKLDNN_*``
+before), OpenMP's runtimes (GNU's ``GOMP_*``, Intel's ``KMP_*``), OpenBLAS, ROCm (``HIP_*``, ``ROCR_*``),
+Inductor's configuration (``TORCHINDUCTOR_*``) and Triton's. Passed through, and their values are part of the
+identity."""
 OWN = ("TORCHMATRIX_WORKER_START",)
-"""torchmatrix's own switches for the worker (how it starts a pair's process); no probe reads them."""
+"""torchmatrix's own switches for the worker (how it starts a pair's process): passed, and part of the identity."""
 
 
 def record_inputs(run_inputs: Mapping[str, Any], probe: str, made_by: str | None = None) -> dict[str, Any]:
@@ -128,12 +135,12 @@ def pair_environment(
     """The environment every pair of a cell runs in: built from the cell, never the caller's as it is.
 
     The cell's ``bin`` first on PATH (then the system's folders, or the caller's PATH if ``passed`` names it),
-    VIRTUAL_ENV the cell's, :data:`SEED` as the hash seed, :data:`PASSED_THROUGH` and :data:`STEERING` from
-    ``caller``, the variables ``passed`` names (``NAME`` or a pattern, ``MY_*``), then the ``declared`` ones.
+    VIRTUAL_ENV the cell's, :data:`SEED` as the hash seed, what :func:`taken_from_caller` takes from ``caller``
+    (:data:`PASSED_THROUGH`, :data:`STEERING`, :data:`OWN` and the variables ``passed`` names, ``NAME`` or a
+    pattern, ``MY_*``), then the ``declared`` ones.
     """
     bin_dir = str(Path(python).parent)
-    kept = {name: value for name, value in caller.items() if _matches(name, (*PASSED_THROUGH, *STEERING, *OWN))}
-    kept.update(_passed(passed, caller))
+    kept = {name: value for taken in taken_from_caller(passed, caller).values() for name, value in taken.items()}
     rest = kept.pop("PATH", None) or os.defpath
     environment = {**kept, "PATH": os.pathsep.join([bin_dir, rest]), "PYTHONHASHSEED": str(SEED)}
     prefix = Path(bin_dir).parent
@@ -146,22 +153,37 @@ def pair_environment(
 def environment_identity(
     declared: Mapping[str, str], passed: Sequence[str], caller: Mapping[str, str]
 ) -> dict[str, Any]:
-    """What of :func:`pair_environment` a record depends on: the declared values, a digest of each passed one
-    (never the value: it may be a secret), the values of the variables that steer torch, and of those passed
-    through that shape what a process reads or prints (:data:`SHAPING`)."""
-    passed_values = _passed(passed, caller)
+    """What of :func:`pair_environment` a record depends on: every variable that reaches a pair from the matrix or
+    the caller. The values the matrix sets (``set``), a digest of each value ``passed`` takes from the caller
+    (``passed``: never the value, it may be a secret), the values of the variables torchmatrix takes itself
+    (``steering``: :data:`STEERING` and :data:`OWN`; ``needed``: :data:`PASSED_THROUGH`). A caller's variable the
+    matrix sets reaches no pair, and is not among them."""
+    reaching = {
+        why: {name: value for name, value in sorted(taken.items()) if name not in declared}
+        for why, taken in taken_from_caller(passed, caller).items()
+    }
+    given = {name: _digest(value.encode()) for name, value in reaching.pop("passed").items()}
+    return {"set": dict(sorted(declared.items())), "passed": given, **reaching}
 
-    def taken(patterns: Sequence[str]) -> dict[str, str]:
-        return {name: value for name, value in sorted(caller.items())
-                if _matches(name, patterns) and name not in declared and name not in passed_values}  # fmt: skip
 
-    given = {name: _digest(value.encode()) for name, value in passed_values.items() if name not in declared}
-    return {"set": dict(sorted(declared.items())), "passed": dict(sorted(given.items())),
-            "steering": taken(STEERING), "shaping": taken(SHAPING)}  # fmt: skip
+def taken_from_caller(passed: Sequence[str], caller: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """What of ``caller`` reaches every pair, by why: what ``passed`` names (``passed``), what steers torch, its
+    libraries or the worker (``steering``), what a process needs to run (``needed``); each variable once, under
+    the first that takes it. One rule for what a pair sees and what its record holds: nothing passes unrecorded."""
+    taken: dict[str, dict[str, str]] = {"passed": {}, "steering": {}, "needed": {}}
+    patterns = {"passed": tuple(passed), "steering": (*STEERING, *OWN), "needed": PASSED_THROUGH}
+    for name, value in caller.items():
+        why = next((why for why, names in patterns.items() if _matches(name, names)), None)
+        if why is not None:
+            taken[why][name] = value
+    return taken
 
 
-def _passed(patterns: Sequence[str], caller: Mapping[str, str]) -> dict[str, str]:
-    return {name: value for name, value in caller.items() if _matches(name, patterns)}
+def left_out(declared: Mapping[str, str], passed: Sequence[str], caller: Mapping[str, str]) -> list[str]:
+    """The names of the caller's variables that reach no pair, sorted: neither taken (:func:`taken_from_caller`)
+    nor set by the matrix. Whatever they steer, no pair sees it: a plan says so, ``pass_env:`` passes one."""
+    taken = {name for names in taken_from_caller(passed, caller).values() for name in names}
+    return sorted(name for name in caller if name not in taken and name not in declared)
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:

@@ -263,6 +263,10 @@ class Project:
         """What every pair of a cell whose Python is ``python`` sees (:func:`identity.pair_environment`)."""
         return identity.pair_environment(python, dict(self.matrix.env), self.matrix.pass_env, self.caller)
 
+    def unseen_variables(self) -> list[str]:
+        """The caller's variables no pair sees (:func:`identity.left_out`): what the plan names."""
+        return identity.left_out(dict(self.matrix.env), self.matrix.pass_env, self.caller)
+
     def inputs(self, cell: Cell) -> dict[str, object]:
         """What the cell's result depends on; a change in any of it makes the stored result stale.
 

@@ -18,6 +18,7 @@ from torchmatrix.core import Outcome
 from torchmatrix.findlinks import pip_find_links
 from torchmatrix.results import CellResult
 
+from ..conftest import CAN_BUILD_LIBRARIES, build_library
 from .conftest import Torch, Workspace
 
 pytestmark = pytest.mark.integration
@@ -72,6 +73,35 @@ def test_a_file_the_probe_read_is_an_input_and_its_record_is_stale_until_it_runs
     assert output(workspace, torch_here) == ["2 b"]
 
 
+LOADS = """\
+import ctypes, os
+import torch
+library = os.environ["TORCHMATRIX_FAULTS_LIBRARY"]
+torch.ops.load_library(library)  # as a custom operator's library is loaded: with ctypes
+print(ctypes.CDLL(library).value())
+"""
+
+
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler making shared libraries (cc)")
+def test_a_shared_library_torch_loads_is_an_input_and_rebuilt_its_record_runs_again(
+    workspace: Workspace, torch_here: Torch, warm: None, tmp_path: Path
+) -> None:
+    built = tmp_path / "build"
+    built.mkdir()
+    library = build_library(built, 1)
+    (workspace.folder / "probes" / "loads.py").write_text(LOADS)
+    workspace.matrix([torch_here], ["loads"])
+    caller = workspace.environ(TORCHMATRIX_FAULTS_LIBRARY=str(library))
+    assert workspace.nox("-s", "probe", env=caller).returncode == 0
+    assert output(workspace, torch_here) == ["1"]
+    assert "up to date" in workspace.nox("-s", "probe", env=caller).output
+
+    build_library(built, 2)
+    rerun = workspace.nox("-s", "probe", env=caller)
+    assert f"{library} changed" in rerun.output, rerun.output
+    assert output(workspace, torch_here) == ["2"]
+
+
 SEES = """\
 import os, subprocess, sys
 import torch
@@ -104,6 +134,43 @@ def test_the_callers_shell_reaches_a_pair_only_as_declared_and_what_it_declares_
     assert "the variables the pairs see changed" in steered.output, steered.output
     again = workspace.nox("-s", "probe", env=dict(caller, OMP_NUM_THREADS="1", UNRELATED="x"))
     assert "up to date" in again.output, again.output
+
+
+SEES_SHELL = """\
+import os
+import torch
+print(os.environ.get("ATEN_CPU_CAPABILITY"), os.environ.get("USER"), os.environ.get("TERM"))
+"""
+
+
+def test_every_variable_of_the_shell_a_pair_sees_is_recorded_and_the_plan_names_those_it_does_not(
+    workspace: Workspace, torch_here: Torch, warm: None, tmp_path: Path
+) -> None:
+    """Passes ⇒ recorded: what steers torch (ATEN_CPU_CAPABILITY) reaches the pair, and a changed user or
+    temporary folder re-runs it; TERM reaches none, so changing it changes nothing, and the plan says it stays out."""
+    (workspace.folder / "probes" / "sees_shell.py").write_text(SEES_SHELL)
+    workspace.matrix([torch_here], ["sees_shell"])
+    for folder in ("tmp-a", "tmp-b"):
+        (tmp_path / folder).mkdir()
+    caller = workspace.environ(USER="me", TERM="xterm", TMPDIR=str(tmp_path / "tmp-a"))
+    caller.pop("ATEN_CPU_CAPABILITY", None)
+    assert workspace.nox("-s", "probe", env=caller).returncode == 0
+    assert output(workspace, torch_here) == ["None me None"]
+
+    for changed in ({"ATEN_CPU_CAPABILITY": "default"}, {"USER": "someone else"}, {"TMPDIR": str(tmp_path / "tmp-b")}):
+        caller.update(changed)
+        rerun = workspace.nox("-s", "probe", env=caller)
+        assert "the variables the pairs see changed" in rerun.output, (changed, rerun.output)
+    assert output(workspace, torch_here) == ["default someone else None"]
+    [record] = stored(workspace).records
+    assert record.inputs["environment"]["steering"]["ATEN_CPU_CAPABILITY"] == "default"
+    assert stored(workspace).environment["cpu_capability"] == "DEFAULT"  # torch obeyed it
+
+    terminal = workspace.nox("-s", "probe", env=dict(caller, TERM="dumb"))
+    assert "up to date" in terminal.output, terminal.output
+    plan = workspace.nox("-s", "plan", env=caller)
+    [unseen] = [line for line in plan.output.splitlines() if line.startswith("not passed to the pairs")]
+    assert "TERM" in unseen.removeprefix("not passed to the pairs: ").split(" (")[0].split(", ")
 
 
 SEEDED = """\

@@ -13,7 +13,7 @@ from torchmatrix import identity, runner
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.matrix import loader
 
-from ..conftest import DATA, bare_venv
+from ..conftest import CAN_BUILD_LIBRARIES, DATA, bare_venv, build_library
 
 pytestmark = pytest.mark.integration
 
@@ -268,3 +268,37 @@ def test_what_a_forked_child_of_the_pair_reads_counts_too(stub_torch_python: str
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
     assert printed(record) == ["done"]
     assert str(tmp_path / "shard.txt") in record.inputs[identity.READ]
+
+
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler making shared libraries (cc)")
+def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_record_stale(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """`torch.ops.load_library` loads a custom operator's library with ctypes, which opens it without `open`."""
+    built = tmp_path / "build"
+    built.mkdir()
+    library = build_library(built, 1)
+    probe = script(
+        tmp_path,
+        "loads",
+        f"""\
+        import ctypes, ctypes.util
+        print(ctypes.CDLL({str(library)!r}).value())
+        try:
+            ctypes.CDLL({str(built / "libgone.so")!r})
+        except OSError:
+            pass
+        ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")  # by name: the system's, looked up by the linker
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    assert printed(record) == ["1"], record.message
+    read = {path: digest for path, digest in record.inputs[identity.READ].items() if path.startswith(str(tmp_path))}
+    assert read == {
+        str(tmp_path / "loads.py"): identity.file_digest(tmp_path / "loads.py"),
+        str(library): identity.file_digest(library),
+        str(built / "libgone.so"): None,
+    }
+    assert not [path for path in record.inputs[identity.READ] if "libm" in os.path.basename(path)]
+    build_library(built, 2)
+    assert identity.changed_files(read) == [f"{library} changed"]

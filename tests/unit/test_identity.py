@@ -55,7 +55,7 @@ def test_what_a_record_depends_on_holds_values_set_digests_of_values_passed_and_
         "set": {"MY_BACKEND": "torch"},
         "passed": {"MY_TOKEN": hashlib.sha256(b"s3cret").hexdigest()},
         "steering": {"OMP_NUM_THREADS": "4"},
-        "shaping": {"HOME": "/home/me", "LC_ALL": "C.UTF-8"},
+        "needed": {"HOME": "/home/me", "LC_ALL": "C.UTF-8"},
     }
     assert "s3cret" not in repr(described)
     other_token = identity.environment_identity({"MY_BACKEND": "torch"}, ("MY_TOKEN",), {**CALLER, "MY_TOKEN": "x"})
@@ -66,6 +66,57 @@ def test_what_a_record_depends_on_holds_values_set_digests_of_values_passed_and_
     assert unrelated == described
     for shaping in ({"TZ": "Asia/Tokyo"}, {"LANG": "de_DE.UTF-8"}, {"HOME": "/home/other"}):
         assert identity.environment_identity({"MY_BACKEND": "torch"}, ("MY_TOKEN",), {**CALLER, **shaping}) != described
+
+
+SHELL = {
+    **CALLER,
+    "USER": "me",
+    "LOGNAME": "me",
+    "TERM": "xterm-256color",
+    "TMPDIR": "/var/tmp/me",
+    "TEMP": "/var/tmp/me",
+    "ATEN_CPU_CAPABILITY": "default",
+    "DNNL_MAX_CPU_ISA": "AVX2",
+    "ONEDNN_VERBOSE": "1",
+    "CUBLASLT_WORKSPACE_SIZE": "1024",
+    "TORCHMATRIX_WORKER_START": "spawn",
+    "EDITOR": "vi",
+    "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1",
+    "MY_DECLARED": "from the shell",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHELL))
+def test_a_variable_that_reaches_a_pair_is_in_its_identity_and_one_that_does_not_is_not(
+    tmp_path: Path, name: str
+) -> None:
+    """Passes ⇔ recorded: changing a variable of the shell changes what a pair sees exactly when it changes the
+    identity of its records, so no change a pair saw leaves its record up to date."""
+    python, declared, passed = cell_python(tmp_path), {"MY_DECLARED": "declared"}, ("MY_TOKEN", "PATH")
+    changed = {**SHELL, name: SHELL[name] + "-changed"}
+    sees = identity.pair_environment(python, declared, passed, changed) != identity.pair_environment(
+        python, declared, passed, SHELL
+    )
+    recorded = identity.environment_identity(declared, passed, changed) != identity.environment_identity(
+        declared, passed, SHELL
+    )
+    assert sees == recorded
+
+
+def test_a_pair_sees_what_it_needs_to_run_and_what_steers_torch_and_nothing_else_of_the_shell(tmp_path: Path) -> None:
+    seen = identity.pair_environment(cell_python(tmp_path), {}, (), SHELL)
+    for name in ("USER", "LOGNAME", "TMPDIR", "TEMP", "ATEN_CPU_CAPABILITY", "DNNL_MAX_CPU_ISA", "ONEDNN_VERBOSE"):
+        assert seen[name] == SHELL[name]
+    assert not {"TERM", "EDITOR", "SSH_AUTH_SOCK", "MY_DECLARED"} & seen.keys()  # a pair's output goes to a file
+    described = identity.environment_identity({}, (), SHELL)
+    assert described["steering"]["ATEN_CPU_CAPABILITY"] == "default"
+    assert described["needed"]["TMPDIR"] == "/var/tmp/me"
+
+
+def test_what_reaches_no_pair_is_named(tmp_path: Path) -> None:
+    unseen = identity.left_out({"MY_DECLARED": "declared"}, ("MY_TOKEN",), SHELL)
+    assert unseen == ["AWS_SECRET_ACCESS_KEY", "EDITOR", "MY_BACKEND", "PATH", "PYTHONPATH", "SSH_AUTH_SOCK", "TERM",
+                      "VIRTUAL_ENV"]  # fmt: skip
 
 
 def test_a_file_read_is_known_by_its_content(tmp_path: Path) -> None:

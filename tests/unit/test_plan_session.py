@@ -28,3 +28,12 @@ def test_the_plan_says_what_it_assumed_of_a_release_newer_than_its_table(tmp_pat
     assert "newer than" not in plan.text(project(tmp_path, TorchEntry(Version("2.2.0"))))
     pinned = plan.text(project(tmp_path, TorchEntry(Version("2.15.0"), pythons=("3.12",))))
     assert "newer than" not in pinned  # its Python is the matrix's: nothing was assumed
+
+
+def test_the_plan_names_the_shells_variables_no_pair_sees(tmp_path: Path) -> None:
+    """Whatever a variable steers, one the matrix neither takes nor sets is said to stay out, never dropped silently."""
+    here = project(tmp_path, TorchEntry(Version("2.2.0")))
+    shell = {"ATEN_CPU_CAPABILITY": "default", "HOME": "/home/me", "NVPL_BLAS_DEBUG_CPU_TYPE": "x", "MY_KEY": "k"}
+    here = dataclasses.replace(here, caller=shell, matrix=dataclasses.replace(here.matrix, pass_env=("MY_*",)))
+    assert "not passed to the pairs: NVPL_BLAS_DEBUG_CPU_TYPE (`pass_env:` passes one)\n" in plan.text(here)
+    assert "not passed to the pairs" not in plan.text(dataclasses.replace(here, caller={"HOME": "/home/me"}))

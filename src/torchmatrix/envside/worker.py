@@ -34,9 +34,9 @@ stdout, which is kept for them alone (whatever probes print goes to logs):
 with each record ``{"probe": name, "outcome": ..., "metrics": {...},
 "message": ..., "duration": s, "read": [path, ...] or null}``: one per pair,
 named as its probe, except for pytest tests, which get one per test, named by
-its node id. ``read`` lists the files the pair's process imported or opened
-for reading outside its environment, the standard library and ``scratch``
-(seen by an audit hook, Python 3.8+); null where that is not known
+its node id. ``read`` lists the files the pair's process imported, opened
+for reading or loaded with ``ctypes`` outside its environment, the standard
+library and ``scratch`` (seen by an audit hook, Python 3.8+); null where that is not known
 (an older Python, a process that died before it could say). Each test may
 run ``timeout`` seconds, so a pair of tests may take longer: "alive" says,
 as each test starts and ends, that the worker is not stuck.

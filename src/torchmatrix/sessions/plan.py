@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 def run(project: Project, session: nox.Session) -> None:
-    """Print where the plan looked (matrix, machine, results, find-links, notes) and each cell's row."""
+    """Print where the plan looked (matrix, machine, results, find-links, notes), the caller's variables no pair
+    sees, and each cell's row."""
     if session.posargs:
         raise UsageError(f"nox -s plan takes no arguments, not {' '.join(session.posargs)}")
     print(text(project))
@@ -30,6 +31,9 @@ def text(project: Project) -> str:
     lines += [f"find-links: {link}" for link in project.find_links]
     lines += [f"note: {terminal.escape(note)}" for note in project.notes]
     lines += [f"note: {assumed}" for assumed in _assumptions(project.cells)]
+    unseen = project.unseen_variables()
+    if unseen:  # whatever they steer, no pair sees them: said, never dropped in silence
+        lines.append(f"not passed to the pairs: {terminal.escape(', '.join(unseen))} (`pass_env:` passes one)")
     rows = [
         [
             cell.session,

@@ -11,11 +11,12 @@ class FilesRead(object):
     """The files this process opens for reading or imports from outside the environment, the standard library,
     the worker's scratch folder and torchmatrix's worker: what the pair's outcome may depend on besides its probe.
 
-    Python's audit hooks (3.8+) see every ``open``; every module loaded from a file is added by its file, as an
-    import may read bytecode compiled elsewhere instead (and ``sitecustomize`` was imported before this process
-    was a pair's). A file is listed by the path it was opened by, links unresolved, so that a link pointed
-    elsewhere is a change too; one that was not there is listed as well, since its appearing is one. A file the
-    process made or emptied (opened to write, or to append, before it read it) is its own. A child the process
+    Python's audit hooks (3.8+) see every ``open`` and every shared library ``ctypes`` loads (``ctypes.dlopen``:
+    ``torch.ops.load_library`` loads a custom operator's library so); every module loaded from a file is added by
+    its file, as an import may read bytecode compiled elsewhere instead (and ``sitecustomize`` was imported before
+    this process was a pair's). A file is listed by the path it was opened by, links unresolved, so that a link
+    pointed elsewhere is a change too; one that was not there is listed as well, since its appearing is one. A file
+    the process made or emptied (opened to write, or to append, before it read it) is its own. A child the process
     forks (a DataLoader's workers) keeps the hook: what it reads it appends to a file in ``scratch``, which the
     pair's process reads at its end.
     """
@@ -28,27 +29,39 @@ class FilesRead(object):
         self.telling = False
         self.known = hasattr(sys, "addaudithook")
         if self.known:
-            sys.addaudithook(self.opened)
+            sys.addaudithook(self.heard)
 
-    def opened(self, event, arguments):
-        if event != "open":
-            return
+    def heard(self, event, arguments):
+        """The audit hook: an ``open`` (its path, mode and flags) or a ``ctypes.dlopen`` (the library's name)."""
         try:
-            path, mode, flags = arguments[:3]
-            if isinstance(path, bytes):
-                path = os.fsdecode(path)
-            if not isinstance(path, str):
-                return  # a file descriptor: opened before, by path
-            path = os.path.abspath(path)
-            if not makes_its_own(mode, flags):
-                if path not in self.own:
-                    self.reading.add(path)
-                    if os.getpid() != self.pid:
-                        self.tell_parent(path)
-            elif path not in self.reading:
-                self.own.add(path)
-        except Exception:  # noqa: S110 - an exception here would be the probe's open's, which it is not
+            if event == "open":
+                self.opened(*arguments[:3])
+            elif event == "ctypes.dlopen":
+                self.loaded(arguments[0])
+        except Exception:  # noqa: S110 - an exception here would be the probe's open's or load's, which it is not
             pass
+
+    def opened(self, path, mode, flags):
+        path = as_path(path)
+        if path is None:
+            return  # a file descriptor: opened before, by path
+        if not makes_its_own(mode, flags):
+            self.read(path)
+        elif path not in self.reading:
+            self.own.add(path)
+
+    def loaded(self, name):
+        """A library ``ctypes`` loads by its path is read; one named without a folder (``libm.so.6``) is the
+        system's: the dynamic linker looks it up in its own folders, as ``dlopen`` does a name without a slash."""
+        path = as_path(name)
+        if path is not None and has_folder(name):
+            self.read(path)
+
+    def read(self, path):
+        if path not in self.own:
+            self.reading.add(path)
+            if os.getpid() != self.pid:
+                self.tell_parent(path)
 
     def tell_parent(self, path):
         """In a forked child: append ``path`` to the pair's list of what its children read (one write, one line)."""
@@ -118,6 +131,19 @@ class SourceOnly(importlib.machinery.SourceFileLoader):
 
     def path_stats(self, path):
         raise OSError("compiled from its source every time")
+
+
+def as_path(name):
+    """``name`` (str or bytes) as an absolute path; None for what names no file (a descriptor, None)."""
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
+    return os.path.abspath(name) if isinstance(name, str) else None
+
+
+def has_folder(name):
+    """Whether a library's ``name`` holds a folder: a path, not a name for the dynamic linker to look up."""
+    text = os.fsdecode(name)
+    return os.sep in text or bool(os.altsep and os.altsep in text)
 
 
 def makes_its_own(mode, flags):
