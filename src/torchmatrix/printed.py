@@ -59,7 +59,7 @@ EXAMPLE_FOLDER = EXAMPLE_SCRATCH + "/torchmatrix-pair-9xq1b2c3"
 EXAMPLE_ENVIRONMENT = "/home/me/project/.nox/probe-1-12-1"
 _EXAMPLE_PLACES = (EXAMPLE_FOLDER, EXAMPLE_SCRATCH, EXAMPLE_ENVIRONMENT)
 _EXAMPLES = {
-    "an address in a repr": (
+    _worker().PER_PROCESS[0][0]: (
         "<weakref at 0x7f3a2c1d5e80; to 'A' at 0x7f3a2c1d9a10>",
         (
             "bits of 0.3: 0x3e99999a",
@@ -77,7 +77,7 @@ _EXAMPLES = {
     _worker().PLACES[1][0]: (f"cache in {EXAMPLE_SCRATCH}/cache", (f"{EXAMPLE_SCRATCH}-old/cache",)),
     _worker().PLACES[2][0]: (
         f"{EXAMPLE_ENVIRONMENT}/lib/python3.10/site-packages/torch/__init__.py",
-        (f"{EXAMPLE_ENVIRONMENT}0/bin/python", "/home/me/project/.nox/probe-1-12-10/bin/python"),
+        (f"{EXAMPLE_ENVIRONMENT}0/bin/python", f"/mnt{EXAMPLE_ENVIRONMENT}/bin/python"),
     ),
 }
 
