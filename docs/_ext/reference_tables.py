@@ -136,7 +136,7 @@ TABLES = {
     "normalised": Table(
         ("what", "pattern", "a line", "compared as", "left as printed"),
         normalised_rows,
-        (SRC / "printed.py", SRC / "envside" / "worker.py"),
+        (SRC / "printed.py", SRC / "envside" / "torchmatrix_worker" / "records.py"),
     ),
     "commands": Table(("session", "usage", "what it does"), command_rows, (SRC / "cli.py",)),
 }

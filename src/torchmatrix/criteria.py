@@ -7,8 +7,8 @@ while every release still passes; or, without a threshold, the metric's value
 itself (an output digest), so that the first release with NEW's value is
 found. A check (``--check NAME``, a ``name`` in ``metrics.checks``, such as one
 operator of the sweep) narrows either to that check: its outcome, or a metric
-inside it. By output, it shows the outcome and what a script printed,
-by digest, all of it, with only what is per-process gone
+inside it. By output, it shows the outcome and what a script or a test
+printed and raised, by digest, all of it, with only what is per-process gone
 (:mod:`torchmatrix.printed`), so that a script that only prints can be
 bisected. A cell that did not run, a device the build or machine lacks, and
 a check, metric or output the record does not hold make a release untestable.
@@ -228,22 +228,18 @@ def _in_run(metrics: Mapping[str, Any], record: Record, criterion: Criterion) ->
 
 
 def _output_observed(record: Record) -> Observation:
-    """How each run ended and the digest of all it printed (:class:`printed.Printed`); runs that differ: unstable."""
+    """How each run ended and the digest of all it printed (:class:`printed.Printed`), the runs as one release
+    (:func:`printed.one_release`): where they cannot be one, unstable."""
     runs = repeats.runs_of(record)
     seen = [printed.Printed.of_run(str(run.get("outcome")), str(run.get("message") or ""), run.get("metrics") or {})
             for run in runs]  # fmt: skip
     missing = next((why for why in seen if isinstance(why, str)), None)
     if missing is not None:
         return Observation(None, f"{record.outcome.value}, {missing}", len(runs))
-    shown = Counter(run.category() for run in seen if isinstance(run, printed.Printed))
-    if len(shown) > 1:
-        split = "; ".join(
-            f"{printed.Printed.from_category(category).describe(VALUE_SHOWN * 2)} in {count}"
-            for category, count in shown.most_common()
-        )
-        return Observation(None, f"unstable: {split} of {len(runs)} runs", len(runs), True)
-    (category,) = shown
-    return Observation(category, printed.Printed.from_category(category).describe(), len(runs))
+    release = printed.one_release([run for run in seen if isinstance(run, printed.Printed)])
+    if isinstance(release, str):
+        return Observation(None, f"unstable: {release}", len(runs), True)
+    return Observation(release.category(), release.describe(), len(runs))
 
 
 def metric_found(metrics: Mapping[str, Any], name: str) -> Any:

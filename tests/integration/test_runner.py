@@ -508,6 +508,16 @@ SCRIPTS = {
         print(object.__repr__(print))
         print(torch.__version__, '10.0.0.0')
         """,
+    "prints_its_folders": """
+        import os, sys, weakref
+        class A: pass
+        kept = A()
+        print(os.getcwd())
+        print(sys.executable, os.environ['VIRTUAL_ENV'])
+        print(os.path.join(sys.prefix, 'lib'))
+        print(weakref.ref(kept))
+        print(compile('1', 'f', 'eval'))
+        """,
     "as_main": """
         import os, sys
         import sibling
@@ -628,6 +638,19 @@ def test_a_script_s_output_loses_only_what_is_per_process(stub_torch_python: str
     assert first["output_sha256"] == second["output_sha256"]
 
 
+def test_a_script_s_own_folders_and_any_repr_s_addresses_are_normalised(
+    stub_torch_python: str, scripts: dict[str, Probe], start: str
+) -> None:
+    cell, _ = run(stub_torch_python, scripts, ["prints_its_folders"])
+    assert cell.records[0].metrics["output"] == [
+        "<pair folder>",
+        "<cell environment>/bin/python <cell environment>",
+        "<cell environment>/lib",
+        "<weakref at 0x…; to 'A' at 0x…>",
+        '<code object <module> at 0x…, file "f", line 1>',
+    ]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
 def test_a_forked_script_finds_torch_imported_already(
     stub_torch_python: str, scripts: dict[str, Probe], stub_log: Path
@@ -716,6 +739,34 @@ def test_each_test_is_a_record_with_pytest_s_verdict_mapped(pytest_python: str, 
     mps = [record for record in cell.records if record.device == "mps"]  # the same tests, none of them run
     assert [record.probe for record in mps] == [record.probe for record in cell.records if record.device == "cpu"]
     assert {record.outcome for record in mps} == {Outcome.UNAVAILABLE}
+
+
+PRINTING_TESTS = """
+import os
+
+def test_prints():
+    print("in", os.getcwd())
+
+def test_raises():
+    print("before")
+    raise RuntimeError("All tensors must have the same dtype")
+
+def test_asserts():
+    assert 2 + 2 == 5
+"""
+
+
+def test_a_test_s_record_keeps_what_it_printed_and_raised_normalised_as_a_script_s(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    cell = run_cell(pytest_python, [Pair(sample_tests(tmp_path, PRINTING_TESTS), "cpu")], 60.0)
+    got = {record.probe.split("::")[1]: record.metrics for record in cell.records}
+    assert got["test_prints"]["output"] == ["in <pair folder>"] and "raised" not in got["test_prints"]
+    assert got["test_raises"]["output"] == ["before"]
+    assert got["test_raises"]["output_sha256"] == hashlib.sha256(b"before\n").hexdigest()
+    assert got["test_raises"]["raised"] == "RuntimeError: All tensors must have the same dtype"
+    assert got["test_asserts"]["raised"].startswith("AssertionError: assert (2 + 2) == 5")
+    assert "test_sample.py" not in got["test_raises"]["raised"]  # its type and message: no traceback's path
 
 
 def test_each_test_gets_the_time_limit_of_its_own(

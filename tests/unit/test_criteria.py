@@ -8,6 +8,7 @@ import math
 import pytest
 
 from torchmatrix import printed, repeats
+from torchmatrix.bisection import Observation
 from torchmatrix.core import Outcome, Record
 from torchmatrix.criteria import Criterion, metric_value, observe
 
@@ -199,7 +200,7 @@ def test_by_output_a_change_before_the_end_kept_is_a_change_and_is_said_to_be() 
     old = observe(printing(end, whole="a" + "x" * 70000 + "\n"), "repro", "cpu", BY_OUTPUT)
     new = observe(printing(end, whole="b" + "x" * 70000 + "\n"), "repro", "cpu", BY_OUTPUT)
     assert old.testable and new.testable and old.category != new.category
-    assert old.detail.startswith("pass, prints 70002 bytes, of which the end kept: ")
+    assert old.detail.startswith("pass, prints more than 64 KiB, of which the end kept: ")
 
 
 def test_by_output_an_exception_s_type_and_message_count() -> None:
@@ -215,19 +216,31 @@ def test_by_output_an_exception_s_type_and_message_count() -> None:
     assert error.detail == f"error: {raised}, prints nothing"
 
 
-def test_by_output_every_run_of_a_repeat_must_agree_and_each_counts() -> None:
-    runs = [Record("repro", "cpu", Outcome.PASS, printed_metrics([x]), x, 0.1) for x in ("0.1", "0.7", "0.1")]
-    merged = repeats.merge(runs)
-    split = observe(result(records=(merged,)), "repro", "cpu", BY_OUTPUT)
-    assert (split.category, split.unstable, split.runs) == (None, True, 3)
-    assert split.detail == "unstable: pass, prints '0.1' in 2; pass, prints '0.7' in 1 of 3 runs"
-    same = observe(result(records=(repeats.merge([runs[0], runs[2]]),)), "repro", "cpu", BY_OUTPUT)
-    assert (same.testable, same.runs) == (True, 2)
+def test_by_output_a_line_that_differs_between_runs_is_per_process_and_the_same_in_every_release() -> None:
+    def release(*values: str) -> Observation:
+        runs = [Record("repro", "cpu", Outcome.PASS, printed_metrics(["x", v]), v, 0.1) for v in values]
+        return observe(result(records=(repeats.merge(runs),)), "repro", "cpu", BY_OUTPUT)
+
+    old, new = release("0.1", "0.7", "0.1"), release("0.3", "0.2")
+    assert (old.testable, old.runs, new.runs) == (True, 3, 2) and old.category == new.category
+    assert old.detail == "pass, prints 'x' / '<differs between runs>' (line 2 per-process: differ between runs)"
+    same = release("0.1", "0.1")
+    assert (same.testable, same.runs) == (True, 2) and same.category != old.category
+
+
+def test_by_output_runs_that_differ_otherwise_are_unstable_and_the_line_is_named() -> None:
+    runs = [Record("repro", "cpu", Outcome.PASS, printed_metrics(lines), "", 0.1) for lines in (["a"], ["a", "b"])]
+    split = observe(result(records=(repeats.merge(runs),)), "repro", "cpu", BY_OUTPUT)
+    assert (split.category, split.unstable, split.runs) == (None, True, 2)
+    assert split.detail == (
+        "unstable: pass, prints 'a' in 1; pass, prints 'a' / 'b' in 1 of 2 runs; "
+        "first difference: line 2: nothing → 'b'"
+    )
 
 
 def test_by_output_a_record_without_output_or_its_digest_is_untestable() -> None:
     module = observe(with_record(Outcome.PASS), "batched_matmul", "cpu", BY_OUTPUT)
-    assert not module.testable and "only scripts' output is kept" in module.detail
+    assert not module.testable and "a run(device) probe's record keeps what run() returned" in module.detail
     older = observe(with_record(Outcome.PASS, {"exit_code": 0, "output": ["x"]}), "batched_matmul", "cpu", BY_OUTPUT)
     assert not older.testable and "run it again" in older.detail
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,16 +25,29 @@ def test_each_rule_changes_its_example_and_leaves_what_it_must_not_touch(rule: p
     [
         ("<MulBackward0 object at 0x7f3a2c1d5e80>", "<MulBackward0 object at 0x…>"),
         ("<function f at 0x7f3a2c1d5e80>", "<function f at 0x…>"),
+        ("<function f.<locals>.g at 0x7f3a2c1d5e80>", "<function f.<locals>.g at 0x…>"),
+        ("<weakref at 0x7f3a2c1d5e80; to 'A' at 0x7f3a2c1d9a10>", "<weakref at 0x…; to 'A' at 0x…>"),
+        (
+            '<code object f at 0x7f3a2c1d5e80, file "<string>", line 1>',
+            '<code object f at 0x…, file "<string>", line 1>',
+        ),
+        (
+            "<bound method A.f of <__main__.A object at 0x7f3a2c1d5e80>>",
+            "<bound method A.f of <__main__.A object at 0x…>>",
+        ),
+        ("<cell at 0x7f3a2c1d5e80: int object at 0x7f3a2c1d9a10>", "<cell at 0x…: int object at 0x…>"),
         ("tensor(28., grad_fn=<MulBackward0>)", "tensor(28., grad_fn=<MulBackward0>)"),
+        # The pair's folders are known, not guessed from their names.
         (
             "in /tmp/torchmatrix-worker-k2j4x9_a/torchmatrix-pair-9xq1b2c3/m.pt",
-            "in /tmp/torchmatrix-worker-<tmp>/torchmatrix-pair-<tmp>/m.pt",
+            "in /tmp/torchmatrix-worker-k2j4x9_a/torchmatrix-pair-9xq1b2c3/m.pt",
         ),
         ("torch 1.12.1+cu102 on python 3.10", "torch <torch version> on python 3.10"),
         ("torch 1.12.1", "torch <torch version>"),
         # What is not per-process counts: each of these could be the very change asked about.
         ("0x3e99999a", "0x3e99999a"),  # a float's bits, as struct and hex print them
         ("bits 0x3e99999b at 0x3e99999b", "bits 0x3e99999b at 0x3e99999b"),
+        ("<bits 0x3e99999b> <mask at 0x1ffffffffffffffff>", "<bits 0x3e99999b> <mask at 0x1ffffffffffffffff>"),
         ("wrote /tmp/tmpab12_x9q/out.pt", "wrote /tmp/tmpab12_x9q/out.pt"),
         ("step took 0.0312 s (12ms on the GPU)", "step took 0.0312 s (12ms on the GPU)"),
         ("[2026-01-05 14:03:27,118] ready", "[2026-01-05 14:03:27,118] ready"),
@@ -42,6 +57,44 @@ def test_each_rule_changes_its_example_and_leaves_what_it_must_not_touch(rule: p
 )
 def test_what_is_normalised_and_what_is_not(line: str, becomes: str) -> None:
     assert printed.normalised(line, ["1.12.1+cu102", "1.12.1"]) == becomes
+
+
+ENVIRONMENT = "/home/me/.nox/probe-1-12-1"
+PLACES = [
+    ("/tmp/torchmatrix-worker-k2j4x9_a/torchmatrix-pair-9xq1b2c3", "<pair folder>"),
+    ("/tmp/torchmatrix-worker-k2j4x9_a", "<worker folder>"),
+    (ENVIRONMENT, "<cell environment>"),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "becomes"),
+    [
+        (f"{ENVIRONMENT}/lib/python3.10/site-packages/torch/__init__.py",
+         "<cell environment>/lib/python3.10/site-packages/torch/__init__.py"),
+        (f"'{ENVIRONMENT}/bin/python'", "'<cell environment>/bin/python'"),
+        ("/tmp/torchmatrix-worker-k2j4x9_a/torchmatrix-pair-9xq1b2c3/m.pt", "<pair folder>/m.pt"),
+        ("/tmp/torchmatrix-worker-k2j4x9_a/output", "<worker folder>/output"),
+        # Another folder whose name starts alike is another folder.
+        (f"{ENVIRONMENT}0/bin/python", f"{ENVIRONMENT}0/bin/python"),
+        ("/home/me/.nox/probe-1-12-10/bin/python", "/home/me/.nox/probe-1-12-10/bin/python"),
+        ("/tmp/torchmatrix-worker-k2j4x9_a/torchmatrix-pair-9xq1b2c4", "<worker folder>/torchmatrix-pair-9xq1b2c4"),
+    ],
+)  # fmt: skip
+def test_the_cell_s_own_folders_are_replaced_whole(line: str, becomes: str) -> None:
+    assert printed.normalised(line, ["1.12.1"], PLACES) == becomes
+
+
+def test_the_worker_knows_the_cell_s_folders_as_given_and_resolved(tmp_path: Path) -> None:
+    from torchmatrix.envside.torchmatrix_worker import records
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    folder = tmp_path / "link" / "pair"
+    places = records.cell_places(str(folder), str(tmp_path / "link"))
+    assert [str(folder), "<pair folder>"] in places and [str(tmp_path / "real" / "pair"), "<pair folder>"] in places
+    assert [sys.prefix, "<cell environment>"] in places
+    assert [len(path) for path, _ in places] == sorted((len(path) for path, _ in places), reverse=True)
 
 
 def run(lines: list[str], outcome: str = "pass", **metrics: object) -> Printed:
@@ -57,9 +110,11 @@ def test_a_run_is_how_it_ended_and_the_digest_of_all_it_printed() -> None:
     seen = run(["tensor(28.)"])
     assert Printed.from_category(seen.category()) == seen
     assert seen.describe() == "pass, prints 'tensor(28.)'"
-    cut = Printed("pass", "ab" * 32, 70001, True, ("…xxxx",))
+    cut = Printed("pass", "ab" * 32, True, ("…xxxx",))
     assert Printed.from_category(cut.category()) == cut
-    assert cut.describe() == "pass, prints 70001 bytes, of which the end kept: '…xxxx'"
+    assert cut.describe() == "pass, prints more than 64 KiB, of which the end kept: '…xxxx'"
+    masked = Printed("pass", "cd" * 32, False, ("a", "<differs between runs>"), (2,))
+    assert Printed.from_category(masked.category()) == masked
     raised = run([], "fail", exit_code=None, raised="AssertionError: 0.9642857\nsecond line")
     assert raised.ended == "fail: AssertionError: 0.9642857\\nsecond line"
     assert run([], "fail", exit_code=2).ended == "fail (exit code 2)"
@@ -77,11 +132,51 @@ def test_what_changed_names_the_ending_the_line_or_what_came_before_the_end_kept
     assert printed.what_changed(failed[0].category(), failed[1].category()) == [
         "how it ended, from OLD to NEW: 'fail: AssertionError: 0.9642857' → 'fail: AssertionError: 0.9642858'"
     ]
-    ends = [Printed("pass", digest * 64, 70001, True, ("…x",)) for digest in "ab"]
+    ends = [Printed("pass", digest * 64, True, ("…x",)) for digest in "ab"]
     assert printed.what_changed(ends[0].category(), ends[1].category()) == [
-        "what it printed, from OLD to NEW: the end kept is the same, what came before it is not "
-        "(70001 bytes → 70001 bytes in all)"
+        "what it printed, from OLD to NEW: the end kept is the same, what came before it is not"
     ]
+
+
+def test_what_is_compared_is_the_normalised_digest_never_the_size_as_printed() -> None:
+    # torch.__version__ printed by 1.8.0 and by 1.9.1+cu102: normalised alike, printed 6 and 12 bytes long
+    normalised = "<torch version>\n"
+    digest = hashlib.sha256(normalised.encode()).hexdigest()
+    old, new = (
+        Printed.of_run("pass", "", {"output": ["<torch version>"], "output_sha256": digest, "output_bytes": size})
+        for size in (6, 12)
+    )
+    assert isinstance(old, Printed) and isinstance(new, Printed)
+    assert old.category() == new.category()
+
+
+def test_lines_that_differ_between_runs_of_one_release_are_per_process() -> None:
+    runs = [run(["seed", f"id {number}", "done"]) for number in (140234, 140876, 140234)]
+    release = printed.one_release(runs)
+    assert isinstance(release, Printed) and release.per_process == (2,)
+    assert release.lines == ("seed", "<differs between runs>", "done")
+    assert release.describe() == (
+        "pass, prints 'seed' / '<differs between runs>' / 'done' (line 2 per-process: differ between runs)"
+    )
+    other = printed.one_release([run(["seed", f"id {number}", "done"]) for number in (7, 8)])
+    assert isinstance(other, Printed) and other.category() == release.category()
+    assert printed.one_release([runs[0], runs[2]]) == runs[0]
+
+
+def test_runs_that_cannot_be_one_release_are_unstable_and_say_where_they_differ_first() -> None:
+    lines = printed.one_release([run(["a", "b"]), run(["a", "b", "c"]), run(["a", "b"])])
+    assert lines == (
+        "pass, prints 'a' / 'b' in 2; pass, prints 'a' / 'b' / 'c' in 1 of 3 runs; first difference: line 3: "
+        "nothing → 'c'"
+    )
+    ended = printed.one_release([run(["a"]), run(["a"], "fail", exit_code=1)])
+    assert isinstance(ended, str) and ended.endswith("first difference: how it ended: 'pass' → 'fail (exit code 1)'")
+    cut = [Printed("pass", digest * 64, True, ("…x", "y")) for digest in "ab"]
+    assert printed.one_release(cut) == (
+        "pass, prints more than 64 KiB, of which the end kept: '…x' / 'y' in 1; pass, prints more than 64 KiB, of "
+        "which the end kept: '…x' / 'y' in 1 of 2 runs; first difference: the end kept is the same, what came before "
+        "it is not"
+    )
 
 
 def test_what_was_printed_in_a_few_words() -> None:
@@ -109,7 +204,7 @@ def test_a_rule_s_match_cut_by_where_a_long_line_is_read_in_pieces_is_still_repl
     cut = address.index(b"0x") + 2
     line = b"x" * (records.OUTPUT_CHUNK - cut - 4) + address + b"\n"  # the first piece ends inside the address
     other = line.replace(b"7f0e2b7a0ac0", b"7f2bd4da0ac0")
-    first, second = (records.read_output(io.BytesIO(data)) for data in (line, other))
+    first, second = (records.read_output(io.BytesIO(data), ()) for data in (line, other))
     assert first["sha256"] == second["sha256"] and first["bytes"] == len(line)
     assert first["end"].endswith(b"<object object at 0x\xe2\x80\xa6>\n")
 
@@ -126,9 +221,9 @@ def test_all_of_a_message_longer_than_a_record_keeps_is_compared() -> None:
 
 
 def test_output_whose_lines_read_alike_but_whose_bytes_differ_is_said_to_differ_in_bytes() -> None:
-    old = Printed("pass", "a" * 64, 6, False, ("value",)).category()  # value\n
-    new = Printed("pass", "b" * 64, 7, False, ("value",)).category()  # value\r\n
+    old = Printed("pass", "a" * 64, False, ("value",)).category()  # value\n
+    new = Printed("pass", "b" * 64, False, ("value",)).category()  # value\r\n
     [said] = printed.what_changed(old, new)
     assert said.startswith("what it printed, from OLD to NEW: bytes its lines do not show (a line's end, \\r or \\f")
-    cut = Printed("pass", "b" * 64, 70000, True, ("value",)).category()
+    cut = Printed("pass", "b" * 64, True, ("value",)).category()
     assert "is the same, what came before it is not" in printed.what_changed(old, cut)[0]

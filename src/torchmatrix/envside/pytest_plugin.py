@@ -8,7 +8,8 @@ which tests ended, which one was running, and which were not reached:
 
     {"collected": [nodeid, ...]}
     {"start": nodeid, "at": time.time()}
-    {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s}
+    {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s,
+     "printed": captured stdout, "raised": "Type: message"}
 
 A test's outcome is pytest's own verdict on its phases (setup, call,
 teardown): passed is ``pass``; failed in its call ``fail``; failed in setup or
@@ -16,6 +17,11 @@ teardown ``error``; skipped ``unavailable``, the reason its message. An
 expected failure that fails (xfail) is ``fail``, said so in its message: the
 table says what works where. A file that cannot be collected gets a record
 of its own, ``error`` (``unavailable`` if it skipped itself).
+
+What a test printed (pytest's captured stdout, all its phases) and what it
+raised (the exception's type and message, as a script's: never the traceback,
+whose paths and line numbers are torch's own) go with its end, for
+``bisect --by-output`` to compare; the worker normalises them.
 """
 
 import json
@@ -39,6 +45,7 @@ class Progress(object):
     def __init__(self, path):
         self.path = path
         self.reports = {}
+        self.raised = {}
         self.pid = os.getpid()
 
     def write(self, event):
@@ -47,10 +54,16 @@ class Progress(object):
         with open(self.path, "a") as progress:
             progress.write(json.dumps(event) + "\n")
 
+    def pytest_exception_interact(self, node, call, report):
+        """A phase that failed (pytest asks no one about a skip or an expected failure): what it raised."""
+        error = call.excinfo.value
+        self.raised[report.nodeid, report.when] = "{}: {}".format(type(error).__name__, error)
+
     def pytest_collectreport(self, report):
         if report.failed or report.skipped:
             outcome = "error" if report.failed else "unavailable"
-            self.write(dict(verdict(outcome, report), test=report.nodeid, duration=0.0))
+            said = dict(verdict(outcome, report), test=report.nodeid, duration=0.0)
+            self.write(dict(said, **self.shown(report, report)))
 
     def pytest_collection_finish(self, session):
         self.write({"collected": [item.nodeid for item in session.items]})
@@ -64,7 +77,15 @@ class Progress(object):
     def pytest_runtest_logfinish(self, nodeid, location):
         reports = self.reports.pop(nodeid, [])
         duration = sum(getattr(report, "duration", 0.0) for report in reports)
-        self.write(dict(outcome_of(reports), test=nodeid, duration=duration))
+        deciding = next((report for report in reports if report.failed), None)
+        shown = self.shown(reports[-1], deciding) if reports else {}
+        self.write(dict(outcome_of(reports), test=nodeid, duration=duration, **shown))
+
+    def shown(self, last, failed):
+        """What a test showed: all it printed (the ``last`` phase's report holds every phase's), and what the phase
+        that ``failed`` raised."""
+        raised = self.raised.pop((failed.nodeid, failed.when), "") if failed is not None else ""
+        return {"printed": last.capstdout, "raised": raised}
 
 
 def outcome_of(reports):

@@ -94,6 +94,8 @@ def untestable_end(verdict: Verdict, request: BisectRequest, key: Key | None = N
     detail = seen.detail if seen else ""
     if detail.endswith(criteria.NAME_ONE):  # another end would hold the same tests: the name is what to change
         return f"torch {end} ({flag}): {detail}"
+    if printed.NO_OUTPUT in detail:  # no release holds it: the criterion is what to change, as the detail says
+        return f"torch {end} ({flag}) could not be tested: {detail}"
     if detail.startswith("skipped: "):
         return f"torch {end} ({flag}) could not be tested: {detail}; choose another {flag}, or a script that applies"
     # An install that failed may fail for every release (a requirement no index has): then no end helps.

@@ -15,7 +15,7 @@ import time
 
 from .pairs import child_main
 from .protocol import MAX_ANSWER_BYTES, WORKER_FILE, ParentGone
-from .records import Ending, exit_code, read_output
+from .records import Ending, cell_places, exit_code, read_output
 
 try:
     import ctypes
@@ -57,13 +57,14 @@ class Isolation(object):
         folder = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.scratch)
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the whole job
         sides = self.side_files(job)
-        job = dict(job, scratch=self.scratch, **sides)
+        places = cell_places(folder, self.scratch)
+        job = dict(job, scratch=self.scratch, places=places, **sides)
         try:
             deadline = Deadline(limit, sides.get("progress"), progressed)
             code, answer, timed_out = self.start_and_wait(job, folder, log, deadline)
             log_tail = keep_log(log, job)
-            written = dict((name, read_side(name, path)) for name, path in sides.items())
-            return Ending(code, answer, timed_out, log_tail, written)
+            written = dict((name, read_side(name, path, places)) for name, path in sides.items())
+            return Ending(code, answer, timed_out, log_tail, written, places)
         finally:
             log.close()
             shutil.rmtree(folder, ignore_errors=True)
@@ -145,10 +146,10 @@ def append_to_log(title, source):
     out.flush()
 
 
-def read_side(name, path):
+def read_side(name, path, places):
     """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the tests' progress."""
     with open(path, "rb") as side:
-        return read_output(side) if name == "output" else side.read()
+        return read_output(side, places) if name == "output" else side.read()
 
 
 class Deadline(object):

@@ -162,10 +162,10 @@ def run_script(torch, job):
         answer = exit_answer(exit_status(exit))
         if exit.code is not None and not isinstance(exit.code, int):  # sys.exit("why"): python prints why
             answer["message"] = tail(str(exit.code))
-            answer["metrics"].update(whole_of(str(exit.code)))
+            answer["metrics"].update(whole_of(str(exit.code), job["places"]))
         return answer
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
-        return exception_answer(error, path)
+        return exception_answer(error, path, job["places"])
     return exit_answer(0)
 
 
@@ -177,20 +177,24 @@ def redirect_stdout(path):
     os.close(fd)
 
 
-def exception_answer(error, path):
-    """A script that raised: AssertionError fails, unittest.SkipTest does not apply, anything else is an error."""
+def exception_answer(error, path, places):
+    """A script that raised: AssertionError fails, unittest.SkipTest does not apply, anything else is an error.
+
+    ``places``: the cell's folders, by which a message too long to keep is normalised before its digest is taken.
+    """
     text = script_traceback(path)
     sys.stderr.write(text)  # as python would
     if is_skip(error):
         return {"outcome": UNAVAILABLE, "metrics": {}, "message": tail(str(error))}
     outcome = FAIL if isinstance(error, AssertionError) else ERROR
     said = "{}: {}".format(type(error).__name__, error)
-    return {"outcome": outcome, "metrics": dict(traceback=tail(text), **whole_of(said)), "message": describe(error)}
+    metrics = dict(traceback=tail(text), **whole_of(said, places))
+    return {"outcome": outcome, "metrics": metrics, "message": describe(error)}
 
 
-def whole_of(said):
+def whole_of(said, places):
     """What a record keeps of a message longer than it holds: the digest of all of it, which by-output compares."""
-    return {"raised_sha256": said_digest(said)} if len(said) > MAX_MESSAGE else {}
+    return {"raised_sha256": said_digest(said, places)} if len(said) > MAX_MESSAGE else {}
 
 
 def is_skip(error):

@@ -1,16 +1,18 @@
 """What the worker makes of a pair's process: its records, from how the process ended and what it wrote."""
 
 import hashlib
+import io
 import json
 import os
 import platform
 import re
 import signal
+import struct
 import sys
 import time
 
 from .answers import exit_answer, malformed, pair_answer, tail, unavailable
-from .protocol import CRASH, ERROR, MAX_ANSWER_BYTES, TIMEOUT, parsed
+from .protocol import CRASH, ERROR, MAX_ANSWER_BYTES, MAX_MESSAGE, TIMEOUT, parsed
 
 
 def records_of(isolation, pair, absent, limit, tests_found, alive):
@@ -47,15 +49,17 @@ def files_read(ending):
 class Ending(object):
     """How a pair's process ended: its exit code (negative: the signal), what it sent, its log's tail.
 
-    ``sides``: what it wrote to its side files (a script's output, the tests' progress), by name.
+    ``sides``: what it wrote to its side files (a script's output, the tests' progress), by name; ``places``: the
+    cell's folders it saw (:func:`cell_places`), which its output is normalised by.
     """
 
-    def __init__(self, code, answer, timed_out, log_tail, sides=None):
+    def __init__(self, code, answer, timed_out, log_tail, sides=None, places=()):
         self.code = code
         self.answer = answer
         self.timed_out = timed_out
         self.log_tail = log_tail
         self.sides = sides or {}
+        self.places = places
 
 
 def pair_record(ending, name, device, limit):
@@ -85,30 +89,58 @@ MESSAGE_LINES = 3
 
 OUTPUT_CHUNK = 1 << 20
 """How much of a line of output is read at a time."""
-LONGEST_MATCH = 512
-"""More than any rule's match can span (:data:`PER_PROCESS`, a torch version): a line is normalised in pieces cut
-where no match is cut."""
+LONGEST_MATCH = 8192
+"""More than any rule's match can span (a repr of :data:`PER_PROCESS`, a path of the cell's :func:`cell_places`,
+a torch version): a line is normalised in pieces cut where no match is cut."""
+
+
+POINTER_DIGITS = 2 * struct.calcsize("P")
+"""The most hex digits an address has in this Python (16 where a pointer is 8 bytes)."""
+
+
+REPR = rb"<(?:[^<>\n]{0,200}<[^<>\n]{0,200}>){0,3}[^<>\n]{0,200}>"
+"""A repr in angle brackets, on one line, holding at most three others (``<function f.<locals>.g at 0x…>``)."""
+
+
+ADDRESS = re.compile(rb"(?<= at 0x)[0-9a-fA-F]{1,%d}(?![\w.])" % POINTER_DIGITS)
+"""An address as CPython's reprs print it (``at %p``): `` at 0x``, then no more hex digits than a pointer has."""
+
+
+def addresses_in(match):
+    """The repr ``match`` found with each address in it as ``…``."""
+    return ADDRESS.sub(b"\xe2\x80\xa6", match.group(0))
 
 
 PER_PROCESS = (
-    (
-        "an object's address in its default repr",
-        rb"(<[^\s<>]{1,200} object at 0x| of [^\s<>]{1,200} object at 0x"
-        rb"|<function [^\s>]{1,200}(?:>[^\s>]{0,200})? at 0x"
-        rb"|<(?:async_generator|generator|coroutine) object [^\s<>]{1,200} at 0x)[0-9a-fA-F]{1,16}(?=>)",
-        b"\\g<1>\xe2\x80\xa6",
-    ),
-    (
-        "the random part of the names of a pair's folders",
-        rb"(?<=torchmatrix-worker-)[a-z0-9_]{8}(?![\w-])|(?<=torchmatrix-pair-)[a-z0-9_]{8}(?![\w-])",
-        b"<tmp>",
-    ),
+    ("an address in a repr: the hex after ` at 0x` inside `<…>`, no wider than a pointer", REPR, addresses_in),
 )
-"""What in a script's output differs from one process to the next, and what replaces it
-(torchmatrix/printed.py documents each rule, and what it must not touch)."""
+"""What in a script's output differs from one process to the next, wherever it runs, and what replaces it
+(torchmatrix/printed.py documents each rule, and what it must not touch); then each of the cell's own
+folders (:func:`cell_places`)."""
 
 
 TORCH_VERSION = b"<torch version>"
+
+
+PAIR_FOLDER, WORKER_FOLDER, ENVIRONMENT = "<pair folder>", "<worker folder>", "<cell environment>"
+PLACES = (
+    ("the pair's temporary folder, where it runs", PAIR_FOLDER),
+    ("the worker's temporary folder, which holds the pairs' folders", WORKER_FOLDER),
+    ("the cell's environment (sys.prefix, $VIRTUAL_ENV)", ENVIRONMENT),
+)
+"""The cell's own folders, which a script may print (``os.getcwd()``, ``torch.__file__``, ``sys.executable``), and
+what replaces each: :func:`cell_places` finds them."""
+
+
+def cell_places(folder, scratch):
+    """The cell's own folders (:data:`PLACES`) as ``[path, what replaces it]``, each as given and resolved, the
+    longest first: a path inside another is replaced before it."""
+    found = {}
+    for path, token in ((folder, PAIR_FOLDER), (scratch, WORKER_FOLDER), (sys.prefix, ENVIRONMENT),
+                        (os.environ.get("VIRTUAL_ENV"), ENVIRONMENT)):  # fmt: skip
+        for each in (path, os.path.realpath(path)) if path else ():
+            found.setdefault(each, token)
+    return sorted(([path, token] for path, token in found.items()), key=lambda place: -len(place[0]))
 
 
 def script_record(ending, pair, limit):
@@ -118,18 +150,28 @@ def script_record(ending, pair, limit):
         record = exit_answer(ending.code)
     else:
         record = pair_record(ending, pair["name"], pair["device"], limit)
-    printed = ending.sides.get("output") or {"end": b"", "sha256": hashlib.sha256().hexdigest(), "bytes": 0}
-    lines, cut = printed_lines(printed["end"])
-    metrics = dict(record["metrics"], output=lines, output_sha256=printed["sha256"], output_bytes=printed["bytes"])
-    if cut:
-        metrics["output_truncated"] = True
-    if record["message"] and record["outcome"] not in (CRASH, TIMEOUT):  # what it raised, or exited with
-        said = normalised_output(record["message"].encode("utf-8", "replace"), output_rules())
-        metrics["raised"] = said.decode("utf-8", "replace")  # a long one's end: its digest is raised_sha256
+    printed = ending.sides.get("output") or read_output(io.BytesIO(), ())
+    raised = record["message"] if record["outcome"] not in (CRASH, TIMEOUT) else ""  # what it raised, or exited with
+    metrics = dict(record["metrics"], **output_metrics(printed, raised, ending.places))
+    lines = metrics["output"]
     message = record["message"] or tail("\n".join(line.rstrip() for line in lines[-MESSAGE_LINES:]).strip())
     if not message and metrics.get("exit_code"):
         message = "exited with code {}".format(metrics["exit_code"])
     return dict(record, metrics=metrics, message=message)
+
+
+def output_metrics(printed, raised, places):
+    """What ``bisect --by-output`` compares of a run: the lines of the end of what it printed (``printed``, as
+    :func:`read_output` read it) and the sha256 of all of it, and what it ``raised``; each normalised by ``places``
+    and the rules of :func:`output_rules`."""
+    lines, cut = printed_lines(printed["end"])
+    metrics = {"output": lines, "output_sha256": printed["sha256"], "output_bytes": printed["bytes"]}
+    if cut:
+        metrics["output_truncated"] = True
+    if raised:  # a long one's end: its digest is raised_sha256
+        said = normalised_output(raised.encode("utf-8", "replace"), output_rules(places))
+        metrics["raised"] = said.decode("utf-8", "replace")
+    return metrics
 
 
 def printed_lines(printed):
@@ -144,14 +186,20 @@ def printed_lines(printed):
     return lines, cut
 
 
-def output_rules(versions=None):
-    """The rules a script's output is normalised by: PER_PROCESS, then the cell's torch version (``versions``:
-    the one this worker imported) as <torch version>, the longest first (``1.12.1+cu102`` before ``1.12.1``)."""
+def output_rules(places=(), versions=None):
+    """The rules a script's output is normalised by: each of the cell's ``places`` (:func:`cell_places`), then
+    PER_PROCESS, then the cell's torch version (``versions``: the one this worker imported) as <torch version>,
+    the longest first (``1.12.1+cu102`` before ``1.12.1``)."""
     if versions is None:
         torch = sys.modules.get("torch")
         version = str(getattr(torch, "__version__", "") or "")
         versions = [version, version.split("+")[0]]
-    rules = [(re.compile(pattern), replacement) for _, pattern, replacement in PER_PROCESS]
+    rules = []
+    for path, token in places:
+        # the whole folder, not the start of a longer name: /x/probe-1-12-1 is not in /x/probe-1-12-10
+        pattern = rb"(?<![\w.-])" + re.escape(os.fsencode(path)) + rb"(?![\w.-])"
+        rules.append((re.compile(pattern), token.encode("utf-8")))
+    rules += [(re.compile(pattern), replacement) for _, pattern, replacement in PER_PROCESS]
     for version in sorted(set(v for v in versions if v), key=len, reverse=True):
         # not a part of another number: 1.12.1 is not in 11.12.1, 1.12.10 or 1.12.1.2
         pattern = rb"(?<![\w.+])" + re.escape(version.encode("utf-8")) + rb"(?![\w+]|\.\d)"
@@ -159,9 +207,9 @@ def output_rules(versions=None):
     return rules
 
 
-def said_digest(text):
+def said_digest(text, places):
     """The sha256 of what a script raised or exited with, all of it, normalised as its output is."""
-    return hashlib.sha256(normalised_output(text.encode("utf-8", "replace"), output_rules())).hexdigest()
+    return hashlib.sha256(normalised_output(text.encode("utf-8", "replace"), output_rules(places))).hexdigest()
 
 
 def normalised_output(data, rules):
@@ -171,10 +219,11 @@ def normalised_output(data, rules):
     return data
 
 
-def read_output(printed):
-    """A script's output, from the file ``printed``, normalised: the sha256 of the whole, its size as printed, and its
-    end (one byte more than a record keeps, which tells that it was cut)."""
-    rules = output_rules()
+def read_output(printed, places):
+    """A script's output, from the file ``printed``, normalised (``places``: the cell's, :func:`cell_places`): the
+    sha256 of the whole, its size as printed, and its end (one byte more than a record keeps, which tells that it was
+    cut)."""
+    rules = output_rules(places)
     digest, size, end, pending = hashlib.sha256(), 0, bytearray(), b""
     while True:
         chunk = printed.readline(OUTPUT_CHUNK)
@@ -223,7 +272,7 @@ def run_tests_until_done(isolation, pair, limit, alive, read):
         alive()
         ending = isolation.run(dict(pair, job="pytest", targets=targets), limit, alive)
         read.append(files_read(ending))
-        events = ProgressOfTests(ending.sides.get("progress", b""))
+        events = ProgressOfTests(ending.sides.get("progress", b""), ending.places)
         records += events.ended
         expected = events.collected if events.collected is not None else expected
         done = set(record["probe"] for record in records)
@@ -266,9 +315,12 @@ def not_reached(answer):
 
 
 class ProgressOfTests(object):
-    """What a pytest run's plugin wrote (pytest_plugin.py): the tests collected, those that ended, the one running."""
+    """What a pytest run's plugin wrote (pytest_plugin.py): the tests collected, those that ended, the one running.
 
-    def __init__(self, data):
+    ``places``: the cell's folders, by which what each test printed and raised is normalised.
+    """
+
+    def __init__(self, data, places):
         self.collected = None
         self.ended = []
         self.running = None
@@ -285,7 +337,7 @@ class ProgressOfTests(object):
             elif "start" in event:
                 self.running, self.started_at = str(event["start"]), event.get("at")
             elif "test" in event:
-                self.ended.append(record_of_test(event))
+                self.ended.append(record_of_test(event, places))
                 if self.ended[-1]["probe"] == self.running:
                     self.running = None
 
@@ -294,10 +346,19 @@ class ProgressOfTests(object):
         return max(0.0, time.time() - started)
 
 
-def record_of_test(event):
+def record_of_test(event, places):
+    """A test's record from the event of its end; what it printed and raised in its metrics, as a script's."""
     duration = event.get("duration")
     seconds = float(duration) if isinstance(duration, (int, float)) else 0.0
-    return dict(pair_answer(event), probe=str(event["test"]), duration=seconds)
+    record = dict(pair_answer(event), probe=str(event["test"]), duration=seconds)
+    printed, raised = event.get("printed"), event.get("raised")
+    if isinstance(printed, str) and isinstance(raised, str):
+        output = read_output(io.BytesIO(printed.encode("utf-8", "replace")), places)
+        metrics = dict(record["metrics"], **output_metrics(output, tail(raised), places))
+        if len(raised) > MAX_MESSAGE:  # all of it, by digest, as a script's (pairs.whole_of)
+            metrics["raised_sha256"] = said_digest(raised, places)
+        record["metrics"] = metrics
+    return record
 
 
 def environment_from(ending, torch):
