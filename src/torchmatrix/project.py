@@ -439,10 +439,6 @@ def _releases_from(text: str) -> list[Version]:
     return versions
 
 
-UNLOADED = "matrix-error"
-"""The one probe session's id when the matrix cannot be loaded: running it says why."""
-
-
 @dataclass(frozen=True)
 class Loaded:
     """The project the noxfile loaded, or the mistake in the matrix that kept it from loading.
@@ -467,16 +463,6 @@ class Loaded:
             assert self.error is not None
             raise self.error
         return self.found
-
-    def session_parameters(self) -> list[tuple[str | bool, str]]:
-        """:meth:`Project.session_parameters`; without a project, one session that runs nothing but says why."""
-        return self.found.session_parameters() if self.found else [(False, UNLOADED)]
-
-    def session_ids(self) -> list[str]:
-        return self.found.session_ids() if self.found else [UNLOADED]
-
-    def session_tags(self) -> list[list[str]]:
-        return self.found.session_tags() if self.found else [[]]
 
 
 def _unwritable(folder: Path) -> str:
