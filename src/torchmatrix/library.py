@@ -67,18 +67,33 @@ def requires_python(project: Path | None) -> SpecifierSet | None:
     pyproject.toml (setup.py alone), or one whose value does not read as a specifier, says nothing here:
     its build speaks for it.
     """
-    if project is None:
+    value = _declared(project).get("requires-python")
+    try:
+        return SpecifierSet(value) if isinstance(value, str) and value.strip() else None
+    except InvalidSpecifier:
         return None
+
+
+def distribution_name(project: Path) -> str:
+    """The name ``project`` is installed by (its pyproject.toml's ``[project] name``, PEP 621), or its folder's name
+    where it declares none there (a setup.py alone, a name its backend makes)."""
+    name = _declared(project).get("name")
+    return name if isinstance(name, str) and name.strip() else project.name
+
+
+def _declared(project: Path | None) -> dict[str, object]:
+    """The ``[project]`` table of ``project``'s pyproject.toml: its static metadata; {} where there is none."""
+    if project is None:
+        return {}
     if sys.version_info >= (3, 11):
         import tomllib
     else:
         import tomli as tomllib
     try:
-        text = (project / "pyproject.toml").read_text(encoding="utf-8")
-        value = tomllib.loads(text).get("project", {}).get("requires-python")
-        return SpecifierSet(value) if isinstance(value, str) and value.strip() else None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, InvalidSpecifier, AttributeError):
-        return None
+        table = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    return table if isinstance(table, dict) else {}
 
 
 def _contents_digest(wheel: Path) -> str:

@@ -177,7 +177,7 @@ class Project:
     def install_requirements(self, cell: Cell, *, build: bool = True) -> list[str]:
         """What a cell installs: its requirements (torch and its pins), the matrix's ``project:``, then each
         probe's own, once. The project is its wheel, built where needed; ``build=False`` names its folder."""
-        own = [] if self.matrix.project is None else [f"{self.matrix.project} (built)"]
+        own = [] if self.matrix.project is None else [f"{library.distribution_name(self.matrix.project)} (built)"]
         if build and self.built_library:
             own = [str(self.built_library.wheel)]
         return list(dict.fromkeys([*cell.requirements, *own, *self._probes_requirements(cell)]))
