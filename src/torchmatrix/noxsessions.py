@@ -77,7 +77,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
         from .sessions import report as report_session
 
-        report_session.run(loaded.project(), session, tuple(ran))
+        report_session.run(loaded.project(), session, tuple(ran), command)
 
     @nox.session(python=False)
     @exits_on_error
@@ -93,7 +93,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Find the first torch release whose outcome is NEW's: -- (PROBE | --all) --from OLD --to NEW […]."""
         from .sessions import bisect as bisect_session
 
-        bisect_session.run(loaded.project(), session, noxfile, f"{command} bisect" if command else None)
+        bisect_session.run(loaded.project(), session, noxfile, command)
 
     @nox.session(python=False)
     @exits_on_error

@@ -134,7 +134,7 @@ def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: 
     )
     assert caught.value.exit_code == 2
     with pytest.raises(UsageError) as typed:  # started by the torchmatrix command: its words, not nox's
-        parse(argv, MATRIX, "torchmatrix bisect")
+        parse(argv, MATRIX, "torchmatrix")
     assert str(typed.value).endswith(f"usage: torchmatrix bisect {USAGE.removeprefix('nox -s bisect -- ')}")
 
 

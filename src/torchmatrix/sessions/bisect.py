@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     import nox
 
     from ..project import Project
-from .bisect_request import TYPED, BisectRequest, Key, missing_end, parse, sources
+from .bisect_request import BisectRequest, Key, missing_end, parse, sources
 from .bisect_words import (
     answer,
     changed_in_table,
@@ -461,12 +461,12 @@ def _step_json(look: Look[Key], seen: _Seen) -> dict[str, Any]:
     }
 
 
-def run(project: Project, session: nox.Session, noxfile: Path, typed: str | None = None) -> None:
+def run(project: Project, session: nox.Session, noxfile: Path, command: str | None = None) -> None:
     """Bisect as ``session.posargs`` asks; print each step as it goes, the answer, and write the summary.
 
-    ``typed``: how the person started it, for the usage line of a mistake (default ``nox -s bisect --``).
+    ``command``: the command that started it when it is not nox (``torchmatrix``), for a mistake's usage line.
     """
-    request = parse(session.posargs, project.matrix, typed or TYPED)
+    request = parse(session.posargs, project.matrix, command)
     if request.alone:
         project = project.running_alone(request.alone)
     if request.repeat is not None:

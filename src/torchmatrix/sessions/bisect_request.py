@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from ..arguments import Parser, repeat_count
+from ..arguments import Parser, repeat_count, typed
 from ..core import DEVICES, Kind, Probe
 from ..criteria import Criterion
 from ..errors import UsageError, did_you_mean
@@ -21,14 +21,12 @@ if TYPE_CHECKING:
     from ..project import Project
 
 
-TYPED = "nox -s bisect --"
-"""How a person starts bisect from a noxfile; the ``torchmatrix`` command's own words are ``torchmatrix bisect``."""
 ARGUMENTS = (
     "(PROBE | --all) --from OLD --to NEW [--device D] [--check NAME] "
     "[--metric NAME [--above X | --below X] | --by-output] [--pre] [--repeat N] "
     "[--index-url URL] [--find-links DIR]"
 )
-USAGE = f"{TYPED} {ARGUMENTS}"
+USAGE = typed(None, "bisect", ARGUMENTS)
 
 
 SHOWN_PROBES = 6
@@ -82,10 +80,10 @@ class BisectRequest:
         return f"{probes} on {', '.join(self.devices)} {self.criterion.describe()}"
 
 
-def parse(argv: Sequence[str], matrix: Matrix, typed: str = TYPED) -> BisectRequest:
+def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> BisectRequest:
     """Read the session's arguments; a mistake raises :class:`UsageError` naming it, with the usage line of the
-    command as ``typed`` (``torchmatrix bisect`` from the ``torchmatrix`` command)."""
-    parser = Parser(f"{typed} {ARGUMENTS}", "Find the first torch release in which a probe's outcome is NEW's.")
+    ``command`` that started it (:func:`torchmatrix.arguments.typed`: ``torchmatrix bisect …``, or nox's)."""
+    parser = Parser(typed(command, "bisect", ARGUMENTS), "Find the first torch release in which a probe's outcome is NEW's.")
     parser.add_argument(
         "probe", metavar="PROBE", nargs="?", help="a probe of the matrix, one of its tests, or a script's path"
     )
