@@ -25,7 +25,7 @@ from typing import Any
 from . import printed, repeats
 from .bisection import Observation
 from .checks import check_outcome, checks_of, value_key
-from .core import Outcome, Record
+from .core import Outcome, Record, holds
 from .results import CellResult
 
 VALUE_SHOWN = 40
@@ -113,17 +113,9 @@ def not_one_test(name: str, tests: list[str]) -> str:
     return f"{name} is not one test but holds {len(tests)} ({shown}): {NAME_ONE}"
 
 
-def holds(holder: str, name: str) -> bool:
-    """Whether the node id ``holder`` holds the test ``name``: a folder's, a file's or a class's test, or a
-    parametrized test's case (``test_grad[float32]``), as pytest names them."""
-    if name == holder or not name.startswith(holder):
-        return False
-    return holder.endswith("/") or name[len(holder) :].startswith(("::", "["))
-
-
 def records_under(result: CellResult, name: str, device: str) -> list[Record]:
-    """The records on ``device`` of the tests ``name`` holds (:func:`holds`); none when ``name`` is one record's
-    own."""
+    """The records on ``device`` of the tests ``name`` holds (:func:`torchmatrix.core.holds`); none when ``name``
+    is one record's own."""
     return [record for record in result.records if record.device == device and holds(name, record.probe)]
 
 

@@ -54,7 +54,7 @@ from .. import (
     variables,
 )
 from ..bisection import Look, Observation, Search, Status, Verdict
-from ..core import Kind
+from ..core import Kind, holds
 from ..errors import TorchmatrixError, UsageError
 from ..plan import Cell
 from ..releases import Listing, dated
@@ -213,8 +213,8 @@ class _Bisection:
                 result = self.ends_built[end] = self._run_cell(end)
                 ran = _tests_in(result, asked)
             found += ran
-        tests = [name for name in dict.fromkeys(found) if not any(criteria.holds(name, other) for other in found)]
-        questions = {name: [test for test in tests if test == name or criteria.holds(name, test)] for name in asked}
+        tests = [name for name in dict.fromkeys(found) if not any(holds(name, other) for other in found)]
+        questions = {name: [test for test in tests if test == name or holds(name, test)] for name in asked}
         probes = [test for name in self.request.probes for test in questions.get(name) or [name]]
         within = None if self.request.every or len(probes) == 1 else self.request.probes[0]
         self.request = dataclasses.replace(self.request, probes=tuple(dict.fromkeys(probes)), within=within)
@@ -424,7 +424,7 @@ def _tests_in(result: results.CellResult | None, asked: Sequence[str]) -> list[s
     not collect)."""
     records = result.records if result else ()
     names = dict.fromkeys(record.probe for record in records)
-    return [name for name in names if any(name == test or criteria.holds(test, name) for test in asked)]
+    return [name for name in names if any(name == test or holds(test, name) for test in asked)]
 
 
 def _result_handed_back(handed: HandBack) -> tuple[results.CellResult | None, str]:
