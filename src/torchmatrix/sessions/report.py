@@ -28,7 +28,7 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
     none: every table. ``command``: the command that started it when it is not nox (``torchmatrix``), for the
     commands it suggests.
     """
-    options = report_options.parse(session.posargs)
+    options = report_options.parse(session.posargs, command)
     project.require_writable(project.matrix.output)
     merged = _merged(session, project.results_dir, project, None if options.all_cells else _matrix_cells(project))
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
