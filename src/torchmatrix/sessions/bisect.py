@@ -132,9 +132,10 @@ class _Bisection:
         """One file per question: named by its parts for a person to read, and a digest of the whole question.
 
         The parts: the probe and device (``--all`` as ``_all``, a name no probe's can be, as safe_name strips a
-        leading ``_``; a file's tests as the file), what is compared, ``pre`` and the runs per pair, and the ends as listed; the digest covers
-        the probe as given, the criterion whole, the index and find-links too. ``--all``'s tests, which it learns
-        as it runs, are no part of it: its summary stays where it is.
+        leading ``_``; a file's tests as the file), what is compared, ``pre`` and the runs per pair, and the ends
+        as listed; the digest covers the probe as given, the criterion whole, the index and find-links too. The
+        tests of ``--all`` or of a file, which it learns as it runs, are no part of it: its summary stays where
+        it is.
         """
         request = self.request
         criterion = request.criterion

@@ -83,7 +83,9 @@ class BisectRequest:
 def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> BisectRequest:
     """Read the session's arguments; a mistake raises :class:`UsageError` naming it, with the usage line of the
     ``command`` that started it (:func:`torchmatrix.arguments.typed`: ``torchmatrix bisect …``, or nox's)."""
-    parser = Parser(typed(command, "bisect", ARGUMENTS), "Find the first torch release in which a probe's outcome is NEW's.")
+    parser = Parser(
+        typed(command, "bisect", ARGUMENTS), "Find the first torch release in which a probe's outcome is NEW's."
+    )
     parser.add_argument(
         "probe", metavar="PROBE", nargs="?", help="a probe of the matrix, one of its tests, or a script's path"
     )

@@ -18,7 +18,6 @@ from ..core import Outcome
 from ..criteria import Criterion
 from ..releases import dated
 from ..summaries import BisectedChange, Commits, Side
-
 from .bisect_request import BisectRequest, Key
 
 
