@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import cli, results, variables
+from torchmatrix import cli, interpreters, results, variables
 
 from .. import standin
 from ..conftest import ROOT
@@ -107,6 +107,62 @@ def test_a_matrix_yaml_beside_the_script_narrows_the_defaults_with_a_real_torch(
     assert (record.probe, record.device, record.outcome.value) == ("repro", "cpu", "pass"), record
     assert "tensor(28., grad_fn=<MulBackward0>)" in record.message
     assert (tmp_path / ".nox").is_dir() and not (tmp_path / cli.DEFAULT_OUTPUT).exists()
+
+
+ISSUE = """\
+import torch
+
+
+def test_dot_grad():
+    x = torch.arange(4.0, requires_grad=True)
+    (2 * torch.dot(x, x)).backward()
+    assert torch.equal(x.grad, 4 * x.detach())
+
+
+def test_fixed_in_2_1_1():
+    # Stands for a bug 2.1.1 fixed: the release itself says which side of the fix it is on.
+    assert tuple(int(part) for part in torch.__version__.split("+")[0].split(".")) >= (2, 1, 1)
+"""
+FIXED = "test_issue_29.py::test_fixed_in_2_1_1"
+
+
+def test_a_bug_reports_test_file_is_bisected_by_file_and_by_node_id_from_any_folder_with_a_real_torch(
+    tmp_path: Path,
+) -> None:
+    """torch 2.1.0 to 2.1.2 from the index (uv's cache keeps them): the file asks each of its tests; its node id,
+    given from another folder, is the record it names; the table after a run of chosen releases is theirs."""
+    found = interpreters.discover(cache=tmp_path / "interpreters.json")
+    if not any(python.minor == "3.11" for python in found):
+        pytest.skip("torch 2.1 has wheels up to Python 3.11, and no Python 3.11 is here")
+    report, elsewhere = tmp_path / "report", tmp_path / "elsewhere"
+    report.mkdir()
+    elsewhere.mkdir()
+    (report / "test_issue_29.py").write_text(ISSUE)
+
+    whole = torchmatrix(report, "bisect", "test_issue_29.py", "--from", "2.1.0", "--to", "2.1.2")
+    text = whole.stdout + whole.stderr
+    assert whole.returncode == 0, text
+    assert "bisect each test of test_issue_29.py (test_issue_29.py::test_dot_grad, " in text
+    rows = [line.split()[:5] for line in whole.stdout.splitlines() if line.startswith("test_issue_29.py")]
+    assert rows == [[FIXED, "cpu", "fail", "→", "pass"]], text
+    assert "holds tests" not in text and "nox -s" not in text.replace('nox -s "probe(', "")
+
+    output = report / cli.DEFAULT_OUTPUT
+    one = torchmatrix(elsewhere, "--output", str(output), "bisect", f"../report/{FIXED}", "--from", "2.1.0", "--to",
+                      "2.1.2")  # fmt: skip
+    text = one.stdout + one.stderr
+    assert one.returncode == 0, text
+    assert "first release with NEW's outcome (pass): torch 2.1.1 (1 run)" in text
+    assert "last release with OLD's outcome (fail): torch 2.1.0 (1 run)" in text
+
+    ran = torchmatrix(report, "probe", "test_issue_29.py", "--torch", "2.1.0,2.1.1,2.1.2")
+    text = ran.stdout + ran.stderr
+    assert ran.returncode == 0, text
+    table = [line.split() for line in ran.stdout.splitlines() if line.startswith("2.1.")]
+    assert [(row[0], row[-1]) for row in table] == [("2.1.0", "✗"), ("2.1.1", "✓"), ("2.1.2", "✓")], text
+    assert "no results yet" not in text and "not shown" not in text
+    shown = (output / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert "stale" not in shown and "| 2.1.0 | 3.11 | ✗ 1 of 2 pass; fail: test\\_fixed\\_in\\_2\\_1\\_1 |" in shown
 
 
 def test_the_commands_sessions_are_those_its_noxfile_declares(tmp_path: Path) -> None:
