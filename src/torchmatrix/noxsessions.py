@@ -61,7 +61,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Install one torch release and run every probe on every device."""
         ran.append(session.name)
         with handback.handing_back(session.name, os.environ) as ending:  # for the bisect or verify that runs it
-            probe_session.run(loaded.project(), session, cell, ending)
+            probe_session.run(loaded.project(), session, cell, ending, command)
 
     @nox.session(name="probe-installed", python=False)
     @exits_on_error
