@@ -52,8 +52,8 @@ assert y.item() == 28.0, "2 * torch.dot(x, x) is %s, not 28" % y.item()
 """
 
 
-def torchmatrix(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box")
+def torchmatrix(folder: Path, *args: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box", **(environ or {}))
     for name in ("TORCHMATRIX_MATRIX", "TORCHMATRIX_OUTPUT", "TORCHMATRIX_PROBES", "TORCHMATRIX_TORCH"):
         environ.pop(name, None)
     command = [sys.executable, "-m", "torchmatrix", *args]
@@ -107,6 +107,35 @@ def test_a_matrix_yaml_beside_the_script_narrows_the_defaults_with_a_real_torch(
     assert (record.probe, record.device, record.outcome.value) == ("repro", "cpu", "pass"), record
     assert "tensor(28., grad_fn=<MulBackward0>)" in record.message
     assert (tmp_path / ".nox").is_dir() and not (tmp_path / cli.DEFAULT_OUTPUT).exists()
+
+
+def test_a_cell_bisect_built_on_the_python_it_held_is_not_stale_after_a_run_of_chosen_releases(
+    tmp_path: Path,
+) -> None:
+    """8.0.0 has wheels up to Python 3.11, 8.1.0 up to 3.12: the bisect holds 3.11, `probe --torch` runs 8.1.0 on
+    3.12, and the answer that rests on the held cell is still the answer, not stale."""
+    found = {python.minor for python in interpreters.discover(cache=tmp_path / "interpreters.json")}
+    if not {"3.11", "3.12"} <= found:
+        pytest.skip("needs Python 3.11 and 3.12")
+    wheels = tmp_path / "wheels"
+    for version, pythons in (("8.0.0", ("3.11",)), ("8.1.0", ("3.11", "3.12"))):
+        for python in pythons:
+            standin.wheel(wheels, version, {"dot": "pass" if version == "8.1.0" else "fail"}, python)
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text(STANDIN_REPRO)
+    asked = ["bisect", "repro.py", "--from", "8.0.0", "--to", "8.1.0", "--find-links", str(wheels)]
+    bisected = torchmatrix(folder, *asked)
+    assert bisected.returncode == 0 and "on Python 3.11 throughout" in bisected.stderr, bisected.stderr
+    environ = {variables.FIND_LINKS.name: str(wheels)}
+    ran = torchmatrix(folder, "probe", "repro.py", "--torch", "8.0.0,8.1.0", environ=environ)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert [line.split()[:2] for line in ran.stdout.splitlines() if line.startswith("8.")] == [
+        ["8.0.0", "3.11"],
+        ["8.1.0", "3.12"],
+    ]
+    changed = (folder / cli.DEFAULT_OUTPUT / "COMPATIBILITY.md").read_text(encoding="utf-8").split("## Changed in")[1]
+    assert "| repro | cpu | fail → pass | 8.1.0 | 8.0.0 |" in changed and "stale" not in changed
 
 
 ISSUE = """\
