@@ -22,6 +22,14 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(with_usage(message, self.usage or ""))
 
 
+def typed(command: str | None, session: str, arguments: str = "") -> str:
+    """How a person starts ``session`` with ``arguments``: ``nox -s report -- --all-cells``, or, from the
+    ``command`` that runs the sessions with no noxfile, ``torchmatrix report --all-cells``."""
+    if command is None:
+        return f"nox -s {session}" + (f" -- {arguments}" if arguments else "")
+    return f"{command} {session}" + (f" {arguments}" if arguments else "")
+
+
 def with_usage(message: str, usage: str) -> str:
     return f"{message}\n  usage: {usage}"
 

@@ -81,6 +81,14 @@ class Probe:
         return below.startswith("::") or ("::" in self.name and below.startswith("["))
 
 
+def holds(holder: str, name: str) -> bool:
+    """Whether the pytest node id ``holder`` holds the test ``name``: a folder's, a file's or a class's test, or a
+    parametrized test's case (``test_grad[float32]``), as pytest names them."""
+    if name == holder or not name.startswith(holder):
+        return False
+    return holder.endswith("/") or name[len(holder) :].startswith(("::", "["))
+
+
 @dataclass(frozen=True)
 class Pair:
     """One probe on one device: what a worker runs, and what a record answers for."""

@@ -25,7 +25,7 @@ from typing import Any
 from . import printed, repeats
 from .bisection import Observation
 from .checks import check_outcome, checks_of, value_key
-from .core import Outcome, Record
+from .core import Outcome, Record, holds
 from .results import CellResult
 
 VALUE_SHOWN = 40
@@ -102,7 +102,9 @@ class Criterion:
 
 SKIP_EXIT = 125
 """The exit status with which a script says it does not apply (``git bisect run``'s skip)."""
-NAME_ONE = "name one of them, or bisect them all with --all"
+NAME_ONE = "name one of them"
+"""What to do when a name holds several tests: a file, class or parametrized test named whole asks each of its tests
+as the ends run them, so this is said of one that holds several only at some release."""
 
 
 def not_one_test(name: str, tests: list[str]) -> str:
@@ -112,17 +114,9 @@ def not_one_test(name: str, tests: list[str]) -> str:
 
 
 def records_under(result: CellResult, name: str, device: str) -> list[Record]:
-    """The records on ``device`` of the tests ``name`` holds: a folder's, a file's or a class's tests, or a
-    parametrized test's cases (``test_grad[float32]``); none when ``name`` is one record's own."""
-    folder = name.endswith("/")
-    return [
-        record
-        for record in result.records
-        if record.device == device
-        and record.probe != name
-        and record.probe.startswith(name)
-        and (folder or record.probe[len(name) :].startswith(("::", "[")))
-    ]
+    """The records on ``device`` of the tests ``name`` holds (:func:`torchmatrix.core.holds`); none when ``name``
+    is one record's own."""
+    return [record for record in result.records if record.device == device and holds(name, record.probe)]
 
 
 def record_of(result: CellResult, name: str, device: str) -> Record | None:

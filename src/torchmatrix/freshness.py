@@ -134,7 +134,7 @@ def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[
             if current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
                 changes = identity.changed_files(record.inputs.get(READ), digests) if here else []
             elif wanted is None:
-                changes = ["the matrix no longer has this cell (its Python or pins changed)"]
+                changes = ["no cell of the matrix would make it (its torch is no release)"]
             else:
                 changes = record_changes(
                     record, wanted if here else identity.portable(wanted), digests if here else None

@@ -30,11 +30,13 @@ from .sessions import probe as probe_session  # the others import theirs when th
 __all__ = ["register"]
 
 
-def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
+def register(noxfile: str | Path, root: str | Path | None = None, command: str | None = None) -> Loaded:
     """Declare the sessions for the repository of ``noxfile`` (pass ``__file__``); the project they work on.
 
     ``root`` is the folder of ``matrix.yaml`` and ``probes/`` when it is not the noxfile's (the noxfile
-    of the ``torchmatrix`` command lives in the installed package). Also makes ``probe`` what a bare
+    of the ``torchmatrix`` command lives in the installed package); ``command`` the command a person
+    types to start a session when it is not nox (``torchmatrix``, whose usage lines then read
+    ``torchmatrix bisect …``, not ``nox -s bisect -- …``). Also makes ``probe`` what a bare
     ``nox`` runs, and uv the backend (virtualenv where uv is missing); a noxfile that wants otherwise
     sets ``nox.options`` after this call.
     """
@@ -55,7 +57,7 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
         """Install one torch release and run every probe on every device."""
         ran.append(session.name)
         with handback.handing_back(session.name, os.environ) as ending:  # for the bisect or verify that runs it
-            probe_session.run(loaded.project(), session, cell, ending)
+            probe_session.run(loaded.project(), session, cell, ending, command)
 
     # A session per cell; while the matrix is broken, `probe` alone, whose run says why (no placeholder cell).
     found = loaded.found
@@ -80,7 +82,7 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
         """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
         from .sessions import report as report_session
 
-        report_session.run(loaded.project(), session, tuple(ran))
+        report_session.run(loaded.project(), session, tuple(ran), command)
 
     @nox.session(python=False)
     @exits_on_error
@@ -96,7 +98,7 @@ def register(noxfile: str | Path, root: str | Path | None = None) -> Loaded:
         """Find the first torch release whose outcome is NEW's: -- (PROBE | --all) --from OLD --to NEW […]."""
         from .sessions import bisect as bisect_session
 
-        bisect_session.run(loaded.project(), session, noxfile)
+        bisect_session.run(loaded.project(), session, noxfile, command)
 
     @nox.session(python=False)
     @exits_on_error

@@ -224,9 +224,10 @@ class Project:
         """What a run now would make ``record`` of the stored ``result`` from; None when no cell of this matrix
         would make it (:class:`freshness.Current`).
 
-        A cell of the plan, or, for a release the matrix does not list (bisect built it), the cell its plan would
-        have; a result of a pinned Python the matrix no longer pins has none. A record measured in a torch
-        installed already is made from its probe alone.
+        A cell of the plan, or else the cell a run of that release on that Python would be (``--torch``,
+        ``$TORCHMATRIX_PYTHON``): a release bisect built, a Python it held, or one the matrix pinned once, is
+        a cell that is not the matrix's (the report says so, :mod:`torchmatrix.report.cells`), whose record
+        is as fresh as it is. A record measured in a torch installed already is made from its probe alone.
         """
         if result.session == results.INSTALLED_SESSION:
             return self.record_inputs(self.installed_inputs(), record.probe)
@@ -244,9 +245,6 @@ class Project:
         try:
             version = Version(result.torch)
         except InvalidVersion:
-            return None
-        # A Python asked for a release the matrix does not list is one a bisect held; of a listed one, a pin gone.
-        if result.python_request is not None and any(entry.version == version for entry in self.matrix.torch):
             return None
         return self.plan_release(version, python=result.python_request)
 

@@ -11,13 +11,14 @@ from .results import CellResult
 from .terminal import escape
 
 
-def table(cells: Sequence[CellResult], devices: Sequence[str]) -> str:
-    """A plain-text table of ``cells`` (already one per cell, in order) with a legend of the symbols used.
+def table(cells: Sequence[CellResult], devices: Sequence[str], probe: str = "nox -s probe") -> str:
+    """A plain-text table of ``cells`` (already one per cell, in order) with a legend of the symbols used;
+    with none, the ``probe`` command that makes some.
 
     Its text comes from result files, which may come from other machines: it is escaped for the terminal.
     """
     if not cells:
-        return "no results yet: run `nox -s probe`"
+        return f"no results yet: run `{probe}`"
     rows: list[list[str]] = []
     used: set[Outcome] = set()
     for cell in cells:

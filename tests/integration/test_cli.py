@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import cli, results, variables
+from torchmatrix import cli, interpreters, results, variables
 
 from .. import standin
 from ..conftest import ROOT
@@ -52,8 +52,8 @@ assert y.item() == 28.0, "2 * torch.dot(x, x) is %s, not 28" % y.item()
 """
 
 
-def torchmatrix(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box")
+def torchmatrix(folder: Path, *args: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box", **(environ or {}))
     for name in ("TORCHMATRIX_MATRIX", "TORCHMATRIX_OUTPUT", "TORCHMATRIX_PROBES", "TORCHMATRIX_TORCH"):
         environ.pop(name, None)
     command = [sys.executable, "-m", "torchmatrix", *args]
@@ -107,6 +107,92 @@ def test_a_matrix_yaml_beside_the_script_narrows_the_defaults_with_a_real_torch(
     assert (record.probe, record.device, record.outcome.value) == ("repro", "cpu", "pass"), record
     assert "tensor(28., grad_fn=<MulBackward0>)" in record.message
     assert (tmp_path / ".nox").is_dir() and not (tmp_path / cli.DEFAULT_OUTPUT).exists()
+
+
+def test_a_cell_bisect_built_on_the_python_it_held_is_not_stale_after_a_run_of_chosen_releases(
+    tmp_path: Path,
+) -> None:
+    """8.0.0 has wheels up to Python 3.11, 8.1.0 up to 3.12: the bisect holds 3.11, `probe --torch` runs 8.1.0 on
+    3.12, and the answer that rests on the held cell is still the answer, not stale."""
+    found = {python.minor for python in interpreters.discover(cache=tmp_path / "interpreters.json")}
+    if not {"3.11", "3.12"} <= found:
+        pytest.skip("needs Python 3.11 and 3.12")
+    wheels = tmp_path / "wheels"
+    for version, pythons in (("8.0.0", ("3.11",)), ("8.1.0", ("3.11", "3.12"))):
+        for python in pythons:
+            standin.wheel(wheels, version, {"dot": "pass" if version == "8.1.0" else "fail"}, python)
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text(STANDIN_REPRO)
+    asked = ["bisect", "repro.py", "--from", "8.0.0", "--to", "8.1.0", "--find-links", str(wheels)]
+    bisected = torchmatrix(folder, *asked)
+    assert bisected.returncode == 0 and "on Python 3.11 throughout" in bisected.stderr, bisected.stderr
+    environ = {variables.FIND_LINKS.name: str(wheels)}
+    ran = torchmatrix(folder, "probe", "repro.py", "--torch", "8.0.0,8.1.0", environ=environ)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert [line.split()[:2] for line in ran.stdout.splitlines() if line.startswith("8.")] == [
+        ["8.0.0", "3.11"],
+        ["8.1.0", "3.12"],
+    ]
+    changed = (folder / cli.DEFAULT_OUTPUT / "COMPATIBILITY.md").read_text(encoding="utf-8").split("## Changed in")[1]
+    assert "| repro | cpu | fail → pass | 8.1.0 | 8.0.0 |" in changed and "stale" not in changed
+
+
+ISSUE = """\
+import torch
+
+
+def test_dot_grad():
+    x = torch.arange(4.0, requires_grad=True)
+    (2 * torch.dot(x, x)).backward()
+    assert torch.equal(x.grad, 4 * x.detach())
+
+
+def test_fixed_in_2_1_1():
+    # Stands for a bug 2.1.1 fixed: the release itself says which side of the fix it is on.
+    assert tuple(int(part) for part in torch.__version__.split("+")[0].split(".")) >= (2, 1, 1)
+"""
+FIXED = "test_issue_29.py::test_fixed_in_2_1_1"
+
+
+def test_a_bug_reports_test_file_is_bisected_by_file_and_by_node_id_from_any_folder_with_a_real_torch(
+    tmp_path: Path,
+) -> None:
+    """torch 2.1.0 to 2.1.2 from the index (uv's cache keeps them): the file asks each of its tests; its node id,
+    given from another folder, is the record it names; the table after a run of chosen releases is theirs."""
+    found = interpreters.discover(cache=tmp_path / "interpreters.json")
+    if not any(python.minor == "3.11" for python in found):
+        pytest.skip("torch 2.1 has wheels up to Python 3.11, and no Python 3.11 is here")
+    report, elsewhere = tmp_path / "report", tmp_path / "elsewhere"
+    report.mkdir()
+    elsewhere.mkdir()
+    (report / "test_issue_29.py").write_text(ISSUE)
+
+    whole = torchmatrix(report, "bisect", "test_issue_29.py", "--from", "2.1.0", "--to", "2.1.2")
+    text = whole.stdout + whole.stderr
+    assert whole.returncode == 0, text
+    assert "bisect each test of test_issue_29.py (test_issue_29.py::test_dot_grad, " in text
+    rows = [line.split()[:5] for line in whole.stdout.splitlines() if line.startswith("test_issue_29.py")]
+    assert rows == [[FIXED, "cpu", "fail", "→", "pass"]], text
+    assert "holds tests" not in text and "nox -s" not in text.replace('nox -s "probe(', "")
+
+    output = report / cli.DEFAULT_OUTPUT
+    one = torchmatrix(elsewhere, "--output", str(output), "bisect", f"../report/{FIXED}", "--from", "2.1.0", "--to",
+                      "2.1.2")  # fmt: skip
+    text = one.stdout + one.stderr
+    assert one.returncode == 0, text
+    assert "first release with NEW's outcome (pass): torch 2.1.1 (1 run)" in text
+    assert "last release with OLD's outcome (fail): torch 2.1.0 (1 run)" in text
+
+    ran = torchmatrix(report, "probe", "test_issue_29.py", "--torch", "2.1.0,2.1.1,2.1.2")
+    text = ran.stdout + ran.stderr
+    assert ran.returncode == 0, text
+    table = [line.split() for line in ran.stdout.splitlines() if line.split()[-1:] in (["✓"], ["✗"])]
+    assert [row[0] for row in table if row[0].startswith("2.1.")] == ["2.1.0", "2.1.1", "2.1.2"], text
+    assert [row[-2:] for row in table if row[-1] == "✗"] == [[FIXED, "✗"]], text
+    assert "no results yet" not in text and "not shown" not in text
+    shown = (output / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert "stale" not in shown and "| 2.1.0 | 3.11 | ✗ 1 of 2 pass; fail: test\\_fixed\\_in\\_2\\_1\\_1 |" in shown
 
 
 def test_the_commands_sessions_are_those_its_noxfile_declares(tmp_path: Path) -> None:

@@ -133,6 +133,9 @@ def test_a_bad_argument_is_one_message_with_the_usage(argv: list[str], message: 
         "[--index-url URL] [--find-links DIR]"
     )
     assert caught.value.exit_code == 2
+    with pytest.raises(UsageError) as typed:  # started by the torchmatrix command: its words, not nox's
+        parse(argv, MATRIX, "torchmatrix")
+    assert str(typed.value).endswith(f"usage: torchmatrix bisect {USAGE.removeprefix('nox -s bisect -- ')}")
 
 
 V = [Version(v) for v in ("1.9.0", "1.10.0", "1.10.1", "1.11.0", "1.12.0")]
@@ -192,8 +195,12 @@ def test_same_outcome_at_both_ends_and_an_untestable_end_say_so() -> None:
     several = Observation(None, criteria.not_one_test("t.py::test_grad", cases))
     assert answer(verdict(Status.UNTESTABLE_END, [(0, several)]), REQUEST) == [
         "torch 1.9.0 (--from): t.py::test_grad is not one test but holds 2 (t.py::test_grad[1], t.py::test_grad[2]): "
-        "name one of them, or bisect them all with --all"
+        "name one of them"
     ]  # another --from holds the same cases: no end helps
+    every = dataclasses.replace(REQUEST, every=True)  # --all names nothing: no name to change, and no --all to add
+    assert answer(verdict(Status.UNTESTABLE_END, [(0, several)]), every) == [
+        "torch 1.9.0 (--from): t.py::test_grad is not one test but holds 2 (t.py::test_grad[1], t.py::test_grad[2])"
+    ]
     skipped = Observation(None, "skipped: the script exited with 125 (as for git bisect run: it does not apply to "
                                 "this release)")  # fmt: skip
     assert answer(verdict(Status.UNTESTABLE_END, [(0, skipped)]), REQUEST) == [
@@ -270,7 +277,7 @@ def store(
         each if isinstance(each, Record) else Record(probe, "cpu", each, {}, "", 0.1)
         for probe, each in zip(probes, outcomes, strict=True)
     ]
-    records = tuple(dataclasses.replace(r, inputs=results.record_inputs(inputs, r.probe)) for r in made)
+    records = tuple(dataclasses.replace(r, inputs=here.record_inputs(inputs, r.probe)) for r in made)
     environment = {"torch": version, "git_version": git(version)}
     found = result(version, cell_id=cell.id, python=cell.python, python_request=cell.python_request,
                    machine=here.machine, records=records)  # fmt: skip
@@ -321,6 +328,44 @@ def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: P
     assert change["commits"] == {"old": git("1.11.0"), "new": git("1.12.0"), "url": summary_url("1.11.0", "1.12.0")}
     (read,), _ = summaries.scan(tmp_path / "reports" / "bisect")
     assert read.changes[0].commits == summaries.Commits(git("1.11.0"), git("1.12.0"))
+
+
+def test_a_test_file_asks_each_test_its_ends_ran_and_a_file_that_did_not_collect_is_no_test(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    listing = offline_index(
+        private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.0", "1.12.1"))
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_issue.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    file = Probe("tests/test_issue.py", tmp_path / "tests" / "test_issue.py", kind=Kind.PYTEST, root=tmp_path)
+    only_310 = tuple(python for python in THIS_MACHINE if python.minor == "3.10")
+    here = project(tmp_path)
+    here = dataclasses.replace(
+        here, matrix=dataclasses.replace(here.matrix, probes=(file,)), listing=listing, interpreters=only_310
+    )
+    names = ("tests/test_issue.py::test_a", "tests/test_issue.py::test_b")
+    uncollected = Record("tests/test_issue.py", "cpu", Outcome.ERROR, {}, "ImportError: cannot import name 'vmap'", 0)
+    store(here, "1.11.0", uncollected, probes=("tests/test_issue.py",))
+    store(here, "1.12.0", Outcome.PASS, Outcome.FAIL, probes=names)
+    store(here, "1.12.1", Outcome.PASS, Outcome.FAIL, probes=names)
+    session = Session("tests/test_issue.py", "--from", "1.11.0", "--to", "1.12.1")
+    run(here, session, tmp_path / "noxfile.py")  # a build would run nox on this missing noxfile, and fail
+
+    assert session.said[0].startswith(f"bisect each test of tests/test_issue.py ({', '.join(names)}) on cpu")
+    summary = json.loads(summary_file(tmp_path, "tests_test_issue.py-cpu-1.11.0-1.12.1").read_text())
+    assert [(change["probe"], change["old"]["category"], change["new"]["category"], change["first_new"])
+            for change in summary["changes"]] == [(names[0], "error", "pass", "1.12.0"),
+                                                  (names[1], "error", "fail", "1.12.0")]  # fmt: skip
+    assert summary["probes"] == list(names) and not summary["all"]
+
+    one = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, probes=(file,)))
+    store(one, "1.12.1", Outcome.PASS, probes=names[:1])  # a file of one test: that test, as its node id would be
+    store(one, "1.12.0", Outcome.PASS, probes=names[:1])
+    alone = Session("tests/test_issue.py", "--from", "1.11.0", "--to", "1.12.1")
+    run(one, alone, tmp_path / "noxfile.py")
+    assert alone.said[0].startswith(f"bisect {names[0]} on cpu by outcome")
+    assert "first release with NEW's outcome (pass): torch 1.12.0 (1 run)" in alone.said
 
 
 def test_a_bisection_holds_one_python_for_every_release_not_the_one_each_would_get_alone(
@@ -579,13 +624,45 @@ def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_nod
     assert (test.probes[0], test.alone) == ("tests/test_dot.py::test_dot", None)  # the matrix runs it
     with pytest.raises(UsageError, match="repro runs on cpu alone, not on mps"):
         parse(["repro.py", "--from", "1.9.0", "--to", "1.12.1", "--device", "mps"], matrix)
-    with pytest.raises(UsageError, match="holds tests: name one of them"):
-        parse(
-            ["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"],
-            dataclasses.replace(matrix, probes=MATRIX.probes),
-        )
-    with pytest.raises(UsageError, match=r"tests/ holds tests, a record each: name one \(e.g. tests/test_x.py::"):
-        parse(["tests/", "--from", "1.9.0", "--to", "1.12.1"], matrix)  # the matrix's probe: its tests have records
+    whole = parse(["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"], matrix)  # the matrix's: each test
+    assert (whole.probes, whole.alone) == (("tests/test_dot.py",), None)
+    alone = parse(
+        ["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"], dataclasses.replace(matrix, probes=MATRIX.probes)
+    )
+    assert (alone.probes, alone.alone) == (("tests/test_dot.py",), str(tmp_path / "tests" / "test_dot.py"))
+    assert parse(["tests/", "--from", "1.9.0", "--to", "1.12.1"], matrix).probes == ("tests/",)
+
+
+@pytest.mark.parametrize("matrix_lists_it", [False, True])
+@pytest.mark.parametrize("given", ["relative", "absolute", "from elsewhere"])
+def test_a_node_id_is_named_as_its_records_are_however_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, matrix_lists_it: bool
+) -> None:
+    """From the torchmatrix command a node id comes absolute, and from another folder: its records are named from the
+    matrix's folder (from the test's own, outside it), and so is what bisect looks for."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / "tests").mkdir(parents=True)
+    elsewhere.mkdir()
+    (project / "tests" / "test_issue_7.py").write_text("def test_f():\n    pass\n")
+    tests = Probe("tests/", project / "tests", kind=Kind.PYTEST, root=project)
+    matrix = dataclasses.replace(
+        MATRIX, file=project / "matrix.yaml", probes=(*MATRIX.probes, *([tests] if matrix_lists_it else []))
+    )
+    written = {
+        "relative": "tests/test_issue_7.py::test_f",
+        "absolute": f"{project}/tests/test_issue_7.py::test_f",
+        "from elsewhere": "../project/tests/test_issue_7.py::test_f",
+    }[given]
+    monkeypatch.chdir(elsewhere if given == "from elsewhere" else project)
+    request = parse([written, "--from", "1.9.0", "--to", "1.12.1"], matrix)
+    assert request.probes == ("tests/test_issue_7.py::test_f",)
+    assert request.alone == (None if matrix_lists_it else f"{project}/tests/test_issue_7.py::test_f")
+
+    outside = tmp_path / "report" / "test_issue_8.py"  # outside the matrix's folder: named from its own
+    outside.parent.mkdir()
+    outside.write_text("def test_g():\n    pass\n")
+    request = parse([f"{outside}::test_g", "--from", "1.9.0", "--to", "1.12.1"], matrix)
+    assert (request.probes, request.alone) == (("test_issue_8.py::test_g",), f"{outside}::test_g")
 
 
 def test_by_output_the_answer_names_the_first_line_printed_that_changed_and_counts_the_runs() -> None:

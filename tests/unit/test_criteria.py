@@ -265,7 +265,7 @@ def test_a_test_file_or_a_parametrized_tests_base_id_is_not_one_test_and_says_wh
     assert seen.detail == (
         "tests/test_dot.py::test_grad is not one test but holds 4 (tests/test_dot.py::test_grad[float32], "
         "tests/test_dot.py::test_grad[float64], tests/test_dot.py::test_grad[int8], … 4 in all): "
-        "name one of them, or bisect them all with --all"
+        "name one of them"
     )
     assert "holds 5" in observe(found, "tests/test_dot.py", "cpu", Criterion()).detail
     assert "holds 5" in observe(found, "tests/", "cpu", Criterion()).detail

@@ -29,3 +29,8 @@ def test_anything_else_is_refused_rather_than_ignored(argv: list[str], message: 
         parse(argv)
     assert message in str(caught.value)
     assert str(caught.value).endswith('usage: nox -s "probe(<release>)" -- [--force] [--repeat N] [--strict]')
+    with pytest.raises(UsageError) as typed:  # from the torchmatrix command, its own words
+        parse(argv, "torchmatrix")
+    assert str(typed.value).endswith(
+        "usage: torchmatrix probe [SCRIPT …] [--torch V[,V…]] [--force] [--repeat N] [--strict]"
+    )

@@ -99,3 +99,21 @@ def test_a_report_without_tests_has_no_front_table() -> None:
 def test_supported_names_the_python_once_too() -> None:
     rendered = supported.render(model.build(suite()))
     assert "| 2.2.0 | 3.11 |" in rendered and "(py3.11)" not in rendered
+
+
+def test_a_file_that_did_not_collect_is_said_so_not_counted_as_a_test() -> None:
+    """Where the suite's module does not import, pytest's record is of the file: no test among the tests it holds."""
+    error = "ImportError: cannot import name 'vmap' from 'torch'"
+    uncollected = Record(SUITE.removesuffix("::"), "cpu", Outcome.ERROR, {}, error, 0.0)
+    probes = {"tests/": "0" * 64}
+    broken = cell("linux-x86_64", "1.9.0", "3.9", (uncollected,), inputs={"devices": ["cpu"], "probes": probes})
+    report = model.build([broken, suite_cell("2.2.0", "3.11", compiles=True)])
+    tests = front(report)
+    assert tests is not None
+    row, column = tests.rows[0], report.columns[0]
+    assert tests.summary(row, column, quote=str) == "E tests/test_ops.py: not collected (error)"
+    assert "passed in every cell" not in tests.passed_everywhere()  # none ran in 1.9.0
+    assert [tests.entry(table, (row, column)).mark for table in tests.not_passing()] == [Outcome.ERROR] * 5
+    shown = supported.render(report)
+    assert "| 1.9.0 | 3.9 | E tests/test\\_ops.py: not collected (error) |" in shown
+    assert "0 of 1 pass" not in shown

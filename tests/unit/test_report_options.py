@@ -41,6 +41,9 @@ def test_a_mistake_is_one_usage_error(argv: list[str], message: str, capsys: pyt
     assert str(raised.value).startswith(message)
     assert raised.value.exit_code == 2
     assert capsys.readouterr() == ("", "")  # argparse printed nothing of its own
+    with pytest.raises(UsageError) as typed:  # from the torchmatrix command, its own words
+        parse(argv, "torchmatrix")
+    assert str(typed.value) == str(raised.value).replace("nox -s report --", "torchmatrix report")
 
 
 def test_diff_takes_a_results_folder_or_an_output_folder_holding_one(tmp_path: Path) -> None:

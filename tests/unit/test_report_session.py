@@ -1,17 +1,21 @@
-"""`nox -s report`'s own rule for a bisection's answer: stale when a record it rests on is stale for its question."""
+"""`nox -s report`'s own rules: a bisection's answer is stale when a record it rests on is stale for its question;
+the cells shown are the matrix's as the run has it."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
+import pytest
 from packaging.version import Version
 
+from torchmatrix import project as projects
+from torchmatrix import variables
 from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.project import Project
 from torchmatrix.results import CellResult
-from torchmatrix.sessions.report import answers_marked_stale
+from torchmatrix.sessions.report import _matrix_cells, answers_marked_stale
 from torchmatrix.summaries import Summary
 
 from .test_project import project
@@ -61,3 +65,18 @@ def test_an_answer_is_stale_once_what_its_records_were_made_from_changes(tmp_pat
     probe = dataclasses.replace(here.matrix.probes[0], requires=("scipy==1.11.4",))
     pinned = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, probes=(probe, *here.matrix.probes[1:])))
     assert staleness(pinned, summary, stored) == [True]
+
+
+def test_the_table_after_a_run_of_chosen_releases_is_of_those_and_a_bisects_child_keeps_the_matrixs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`torchmatrix probe --torch 1.11.0` shows what it ran; the child nox of a bisect, which runs one release with
+    the same variable and a hand-back folder, reports the matrix its file names."""
+    chosen = {variables.TORCH.name: "1.11.0"}
+    ran = dataclasses.replace(project(tmp_path, TorchEntry(Version("1.11.0"))), caller=chosen)
+    built = result("1.11.0", machine=ran.machine)
+    assert _matrix_cells(ran).why_not(built) == ""
+    listed = project(tmp_path, TorchEntry(Version("1.12.1")))
+    monkeypatch.setattr(projects, "load", lambda root, environ: listed)  # the matrix as its file says
+    child = dataclasses.replace(ran, caller={**chosen, variables.HANDBACK.name: str(tmp_path)})
+    assert _matrix_cells(child).why_not(built) == "torch 1.11.0 is not among the matrix's releases"

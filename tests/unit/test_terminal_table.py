@@ -33,6 +33,7 @@ def test_rows_are_torch_and_probe_columns_are_devices_with_a_legend() -> None:
 
 def test_no_results_says_what_to_do() -> None:
     assert "nox -s probe" in table([], ["cpu"])
+    assert table([], ["cpu"], "torchmatrix probe") == "no results yet: run `torchmatrix probe`"  # the command typed
 
 
 def test_text_from_result_files_is_escaped() -> None:

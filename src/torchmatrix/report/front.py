@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core import Outcome
+from ..core import Outcome, holds
 from . import escape, supported
-from .model import Column, Entry, Report, Row, Table, is_test
+from .model import Column, Entry, Report, Row, Table, collectors, is_test
 
 __all__ = ["Front", "front", "is_test", "mark"]
 
@@ -29,6 +29,8 @@ class Front:
 
     report: Report
     tests: tuple[Table, ...]
+    uncollected: tuple[Table, ...]
+    """The files that did not collect in some release (:func:`.model.collectors`): said as such, not as tests."""
     rows: tuple[Row, ...]
     shorten: int
     """The characters every test's name loses in front (the part they all share)."""
@@ -40,12 +42,22 @@ class Front:
             (row, column)
             for row in self.rows
             for column in self.report.columns
-            if any((row, column) in table.entries for table in self.tests)
+            if any((row, column) in table.entries for table in (*self.tests, *self.uncollected))
         )
 
     def summary(self, row: Row, column: Column, quote: Callable[[str], str] = escape.markdown) -> str:
         """One cell of the front table: how the tests went in that release on that machine and device."""
-        return supported.cell_text(supported.entries(self.tests, row, column), self.shorten, quote)
+        found = supported.entries((*self.tests, *self.uncollected), row, column)
+        return supported.cell_text(found, self.shorten, quote, {table.probe for table in self.uncollected})
+
+    def entry(self, table: Table, spot: tuple[Row, Column]) -> Entry | None:
+        """A test's cell in the detail: its own, or where it has none, that of its file if the file did not
+        collect there (the error that kept it from running)."""
+        own = table.entries.get(spot)
+        if own is not None:
+            return own
+        holders = (file.entries.get(spot) for file in self.uncollected if holds(file.probe, table.probe))
+        return next((entry for entry in holders if entry is not None and entry.record is not None), None)
 
     def not_passing(self) -> tuple[Table, ...]:
         """The tests with a cell shown that is not a plain pass, in name order."""
@@ -53,7 +65,7 @@ class Front:
         return tuple(
             table
             for table in self.tests
-            if any((entry := table.entries.get(spot)) is not None and entry.mark is not Outcome.PASS for spot in spots)
+            if any((entry := self.entry(table, spot)) is not None and entry.mark is not Outcome.PASS for spot in spots)
         )
 
     def name(self, table: Table) -> str:
@@ -79,9 +91,11 @@ def front(report: Report) -> Front | None:
     tests = tuple(table for table in report.tables if is_test(table.probe))
     if not tests:
         return None
-    rows = tuple(sorted({row for table in tests for row in table.rows}, key=Row.sort_key))
+    files = collectors(table.probe for table in report.tables)
+    uncollected = tuple(table for table in report.tables if table.probe in files)
+    rows = tuple(sorted({row for table in (*tests, *uncollected) for row in table.rows}, key=Row.sort_key))
     ran = [table.probe for table in tests if any(entry.record for entry in table.entries.values())]
-    return Front(report, tests, rows, supported.shortener(ran))
+    return Front(report, tests, uncollected, rows, supported.shortener(ran))
 
 
 def mark(entry: Entry | None) -> str:

@@ -69,7 +69,7 @@ def _front(tests: Front) -> list[str]:
         lines.append(_line(["test", *(escape.markdown(tests.spot_label(*spot)) for spot in spots)]))
         lines.append(_line([":--", *[":-:"] * len(spots)]))
         for table in shown:
-            lines.append(_line([escape.markdown(tests.name(table)), *(mark(table.entries.get(s)) for s in spots)]))
+            lines.append(_line([escape.markdown(tests.name(table)), *(mark(tests.entry(table, s)) for s in spots)]))
         lines.append("")
     if tests.passed_everywhere():
         lines += [escape.markdown(tests.passed_everywhere()), ""]

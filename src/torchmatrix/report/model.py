@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from packaging.version import Version
 
-from .. import printed, results
+from .. import core, printed, results
 from ..core import DEVICES, Outcome, Record
 from ..freshness import WAS
 from ..results import CellResult
@@ -182,6 +182,14 @@ class Report:
 def is_test(probe: str) -> bool:
     """Whether ``probe`` names a pytest test (a node id), not a module or a script."""
     return "::" in probe
+
+
+def collectors(names: Iterable[str]) -> set[str]:
+    """Of the record names ``names``, those of a file (or folder) that did not collect: pytest's record of it holds
+    tests another release collected, which the file's error kept from running there; it is no test itself."""
+    every = set(names)
+    tests = [name for name in every if is_test(name)]
+    return {name for name in every if not is_test(name) and any(core.holds(name, test) for test in tests)}
 
 
 def build(found: Iterable[CellResult], others: Iterable[Aside] = ()) -> Report:

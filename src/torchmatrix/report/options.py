@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..arguments import Parser
+from ..arguments import Parser, typed
 from ..errors import UsageError
 from .publish import DEFAULT_FORMATS, FILE_NAMES, FORMATS
 
@@ -21,10 +21,13 @@ class ReportOptions:
     """Every stored cell, not only the matrix's cells now (:mod:`torchmatrix.report.cells`)."""
 
 
-def parse(argv: Sequence[str]) -> ReportOptions:
-    """The options the words after `--` ask; a mistake raises :class:`UsageError`. `--help` prints help, exits 0."""
+def parse(argv: Sequence[str], command: str | None = None) -> ReportOptions:
+    """The options the words after `--` ask; a mistake raises :class:`UsageError`. `--help` prints help, exits 0.
+
+    ``command``: the command that started the session when it is not nox (``torchmatrix``), for the usage line.
+    """
     parser = Parser(
-        usage="nox -s report -- [--format FORMAT[,FORMAT...]] [--all-cells] [--diff OTHER_RESULTS]",
+        usage=typed(command, "report", "[--format FORMAT[,FORMAT...]] [--all-cells] [--diff OTHER_RESULTS]"),
         description="Render the stored results of every machine as tables, a page and data files.",
     )
     files = ", ".join(f"{name} ({file})" for name, file in FILE_NAMES.items())

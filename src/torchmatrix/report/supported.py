@@ -15,11 +15,11 @@ the library works there. Names lose the part every probe shares
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from ..core import Outcome
 from . import escape
-from .model import Column, Entry, Report, Row, Table
+from .model import Column, Entry, Report, Row, Table, collectors
 
 TITLE = "Supported torch versions"
 WORST_FIRST = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAIL)
@@ -33,9 +33,13 @@ def render(report: Report) -> str:
     header = ["torch", "Python", *map(escape.markdown, labels)]
     lines = [f"## {TITLE}", "", _line(header), _line([":--", ":--", *[":--"] * len(report.columns)])]
     shorten = shortener([table.probe for table in report.tables if any(e.record for e in table.entries.values())])
+    uncollected = collectors(table.probe for table in report.tables)
     for row in rows:
         pythons = report.python_text(row) or "-"
-        cells = [cell_text(entries(report.tables, row, column), shorten) for column in report.columns]
+        cells = [
+            cell_text(entries(report.tables, row, column), shorten, uncollected=uncollected)
+            for column in report.columns
+        ]
         lines.append(_line([escape.markdown(row.torch), escape.markdown(pythons), *cells]))
     if report.results:
         lines += ["", escape.markdown(f"Each cell: how the tests went on that device. {_provenance(report)}")]
@@ -48,15 +52,30 @@ def entries(tables: Sequence[Table], row: Row, column: Column) -> list[tuple[str
     return [(probe, entry) for probe, entry in found if entry is not None]
 
 
-def cell_text(entries: Sequence[tuple[str, Entry]], shorten: int, quote: Callable[[str], str] = escape.markdown) -> str:
+def cell_text(
+    entries: Sequence[tuple[str, Entry]],
+    shorten: int,
+    quote: Callable[[str], str] = escape.markdown,
+    uncollected: Collection[str] = (),
+) -> str:
     """How the probes of one row and column went: ``✓ all 4 pass``, ``✗ 3 of 4 pass; fail: test_far_tail``, ….
 
-    ``shorten``: the characters every name loses in front (:func:`shortener`); ``quote`` escapes a name.
+    ``shorten``: the characters every name loses in front (:func:`shortener`); ``quote`` escapes a name;
+    ``uncollected``: the names of files that did not collect somewhere (:func:`.model.collectors`), each shown
+    as such (``E tests/test_b.py: not collected (error)``), never counted as a test.
     """
     if not entries:
         return ""
     if all(entry.record is None for _, entry in entries):  # the cell did not run: its outcome says why
         return entries[0][1].mark.value
+    files = [(probe, entry.mark) for probe, entry in entries if probe in uncollected and entry.record is not None]
+    tested = [(probe, entry) for probe, entry in entries if probe not in uncollected]
+    said = "; ".join(f"{mark.symbol} {quote(probe)}: not collected ({mark.value})" for probe, mark in files)
+    shown = _tests_text(tested, shorten, quote) if any(entry.record for _, entry in tested) else ""
+    return "; ".join(filter(None, [shown, said]))
+
+
+def _tests_text(entries: Sequence[tuple[str, Entry]], shorten: int, quote: Callable[[str], str]) -> str:
     ran = [(probe, entry.mark) for probe, entry in entries if entry.mark is not Outcome.UNAVAILABLE]
     skipped = [probe for probe, entry in entries if entry.mark is Outcome.UNAVAILABLE]
     if not ran:

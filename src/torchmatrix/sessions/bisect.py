@@ -54,7 +54,7 @@ from .. import (
     variables,
 )
 from ..bisection import Look, Observation, Search, Status, Verdict
-from ..core import Kind, Probe
+from ..core import Kind, holds
 from ..errors import TorchmatrixError, UsageError
 from ..plan import Cell
 from ..releases import Listing, dated
@@ -132,16 +132,17 @@ class _Bisection:
         """One file per question: named by its parts for a person to read, and a digest of the whole question.
 
         The parts: the probe and device (``--all`` as ``_all``, a name no probe's can be, as safe_name strips a
-        leading ``_``), what is compared, ``pre`` and the runs per pair, and the ends as listed; the digest covers
-        the probe as given, the criterion whole, the index and find-links too. ``--all``'s tests, which it learns
-        as it runs, are no part of it: its summary stays where it is.
+        leading ``_``; a file's tests as the file), what is compared, ``pre`` and the runs per pair, and the ends
+        as listed; the digest covers the probe as given, the criterion whole, the index and find-links too. The
+        tests of ``--all`` or of a file, which it learns as it runs, are no part of it: its summary stays where
+        it is.
         """
         request = self.request
         criterion = request.criterion
         if request.every:
             asked = "_all-" + "+".join(request.devices)
-        else:
-            asked = f"{results.safe_name(request.probes[0])}-{request.devices[0]}"
+        else:  # a file's tests by the file's name: its summary stays where it is, whatever tests a release has
+            asked = f"{results.safe_name(request.within or request.probes[0])}-{request.devices[0]}"
         parts = [("check", criterion.check), ("metric", criterion.metric), ("output", criterion.by_output or None)]
         readable = "".join(f"-{kind}" + (f"-{results.safe_name(value)}" if value is not True else "")
                            for kind, value in parts if value is not None)  # fmt: skip
@@ -149,7 +150,7 @@ class _Bisection:
         readable += ("-pre" if request.pre else "") + (f"-repeat-{repeat}" if repeat > 1 else "")
         index_url, find_links = sources(request, self.project)
         question = {
-            "probes": None if request.every else list(request.probes),
+            "probes": None if request.every else [request.within] if request.within else list(request.probes),
             "devices": list(request.devices),
             "compare": criterion.to_json(),
             "pre": request.pre,
@@ -188,13 +189,16 @@ class _Bisection:
         return known
 
     def with_tests_as_questions(self) -> None:
-        """With ``--all``, each test that either end ran becomes a question of its own, in place of its probe.
+        """Each test that either end ran becomes a question of its own, in place of the tests asked that hold it:
+        with ``--all``, every test probe of the matrix; else the file, folder, class or test named.
 
-        A test probe's records are its tests, which only a run of a release names: an end whose stored
-        result holds no standing record of them is built first, and that build is the search's look at it.
+        A test probe's records are its tests, which only a run of a release names (pytest collects them
+        there): an end whose stored result holds no standing record of them is built first, and that build
+        is the search's look at it. A record of a file that did not collect is no test, but what holds
+        the tests the other end collected: each of them shows that error there.
         """
-        tests = {probe.name: probe for probe in self.project.matrix.probes if probe.kind is Kind.PYTEST}
-        if not (self.request.every and tests):
+        asked = [name for name in self.request.probes if self._test_probe(name)]
+        if not asked:
             return
         stored = self.project.stored(results.scan(self.project.results_dir).results)
         found: list[str] = []
@@ -202,21 +206,23 @@ class _Bisection:
             if self.cells[end].outcome:
                 continue
             result = self.project.up_to_date(self.cells[end], stored, [])
-            ran = self._tests_in(result, tests)
+            ran = _tests_in(result, asked)
             pairs = [(name, device) for name in ran for device in self.request.devices]
             if not ran or self.project.up_to_date(self.cells[end], stored, pairs) is None:
-                said = f"{', '.join(tests)}: a question per test; torch {dated(end)} runs first to name them"
+                said = f"{', '.join(asked)}: a question per test; torch {dated(end)} runs first to name them"
                 self.session.log(terminal.escape(said, keep_newlines=False))
                 result = self.ends_built[end] = self._run_cell(end)
-                ran = self._tests_in(result, tests)
+                ran = _tests_in(result, asked)
             found += ran
-        asked = tuple(name for name in self.request.probes if name not in tests)
-        self.request = dataclasses.replace(self.request, probes=(*asked, *dict.fromkeys(found)))
+        tests = [name for name in dict.fromkeys(found) if not any(holds(name, other) for other in found)]
+        questions = {name: [test for test in tests if test == name or holds(name, test)] for name in asked}
+        probes = [test for name in self.request.probes for test in questions.get(name) or [name]]
+        within = None if self.request.every or len(probes) == 1 else self.request.probes[0]
+        self.request = dataclasses.replace(self.request, probes=tuple(dict.fromkeys(probes)), within=within)
 
-    def _tests_in(self, result: results.CellResult | None, tests: Mapping[str, Probe]) -> list[str]:
-        """The names of the records of ``tests`` that ``result`` holds: one per test."""
-        records = result.records if result else ()
-        return [record.probe for record in records if self.project.owner(record.probe) in tests.values()]
+    def _test_probe(self, name: str) -> bool:
+        owner = self.project.owner(name)
+        return owner is not None and owner.kind is Kind.PYTEST
 
     def _ran_without(self, cell: Cell, stored: Mapping[Any, results.CellResult], key: Key) -> results.CellResult | None:
         """The cell's stored result if the test probe of the test ``key`` names ran there as it would now, and
@@ -334,7 +340,7 @@ class _Bisection:
             "started_at": self.started_at,
             "finished_at": results.now_iso() if found else None,
         }
-        if not request.every:  # what a summary of one probe said before there were others (schema 1)
+        if not request.several:  # what a summary of one probe said before there were others (schema 1)
             verdict = found.verdicts[request.keys[0]] if found else None
             data.update(probe=request.probes[0], device=request.devices[0], **summaries.verdict_json(verdict))
         atomicfile.write_json(self.summary_path, data)
@@ -414,6 +420,14 @@ class _Bisection:
         return Commits(old, new) if old and new else None
 
 
+def _tests_in(result: results.CellResult | None, asked: Sequence[str]) -> list[str]:
+    """The names of the records that ``result`` holds of the tests ``asked`` names: one per test (or file that did
+    not collect)."""
+    records = result.records if result else ()
+    names = dict.fromkeys(record.probe for record in records)
+    return [name for name in names if any(name == test or holds(test, name) for test in asked)]
+
+
 def _result_handed_back(handed: HandBack) -> tuple[results.CellResult | None, str]:
     """The result a child's probe session wrote or found up to date; else None, and why there is none."""
     if handed.result is None:
@@ -448,9 +462,12 @@ def _step_json(look: Look[Key], seen: _Seen) -> dict[str, Any]:
     }
 
 
-def run(project: Project, session: nox.Session, noxfile: Path) -> None:
-    """Bisect as ``session.posargs`` asks; print each step as it goes, the answer, and write the summary."""
-    request = parse(session.posargs, project.matrix)
+def run(project: Project, session: nox.Session, noxfile: Path, command: str | None = None) -> None:
+    """Bisect as ``session.posargs`` asks; print each step as it goes, the answer, and write the summary.
+
+    ``command``: the command that started it when it is not nox (``torchmatrix``), for a mistake's usage line.
+    """
+    request = parse(session.posargs, project.matrix, command)
     if request.alone:
         project = project.running_alone(request.alone)
     if request.repeat is not None:
@@ -471,7 +488,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     whole = sum(len(found) == len(request.keys) for found in known.values())
     per_change = math.ceil(math.log2(len(versions)))
     most = f"at most {job.budget} cells to build"
-    if request.every:
+    if request.several:
         most = f"to build: the 2 ends and at most {per_change} cells per pair that changed"
     session.log(
         f"bisect {request.describe()}: {len(versions)} releases from {dated(request.old)} to {dated(request.new)} "
@@ -481,7 +498,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     summary = job.write_summary(found)
     for key, verdict in found.verdicts.items():
         for warning in verdict.warnings:
-            where = f"{key_text(key)}: " if request.every else ""
+            where = f"{key_text(key)}: " if request.several else ""
             session.warn(terminal.escape(where + warning, keep_newlines=False))
     bound = bisection.describe_budget(len(versions), len(found.changes))
     session.log(
@@ -489,7 +506,7 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
             f"built {found.built} of at most {found.budget} cells ({bound}); summary: {summary}", keep_newlines=False
         )
     )
-    if request.every:
+    if request.several:
         _end_all(session, job, found)
     else:
         _end_one(session, job, found.verdicts[request.keys[0]])

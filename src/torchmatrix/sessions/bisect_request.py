@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from ..arguments import Parser, repeat_count
+from ..arguments import Parser, repeat_count, typed
 from ..core import DEVICES, Kind, Probe
 from ..criteria import Criterion
 from ..errors import UsageError, did_you_mean
@@ -21,11 +21,12 @@ if TYPE_CHECKING:
     from ..project import Project
 
 
-USAGE = (
-    "nox -s bisect -- (PROBE | --all) --from OLD --to NEW [--device D] [--check NAME] "
+ARGUMENTS = (
+    "(PROBE | --all) --from OLD --to NEW [--device D] [--check NAME] "
     "[--metric NAME [--above X | --below X] | --by-output] [--pre] [--repeat N] "
     "[--index-url URL] [--find-links DIR]"
 )
+USAGE = typed(None, "bisect", ARGUMENTS)
 
 
 SHOWN_PROBES = 6
@@ -53,9 +54,20 @@ class BisectRequest:
     index_url: str | None = None
     find_links: tuple[str, ...] | None = None
 
+    alone: str | None = None
+    """The script (or test) to run instead of the matrix's probes, for one the matrix does not list."""
+    within: str | None = None
+    """The test file, folder or class (or parametrized test) named, whose tests, as its ends ran them, are asked."""
+
     @property
     def keys(self) -> list[Key]:
         return [(probe, device) for probe in self.probes for device in self.devices]
+
+    @property
+    def several(self) -> bool:
+        """Whether it asks more than one question and answers with the "changed in" table: ``--all``, or a file's
+        tests."""
+        return self.every or self.within is not None
 
     def describe(self) -> str:
         """``autograd_dot on cpu by outcome``."""
@@ -63,15 +75,17 @@ class BisectRequest:
         if len(self.probes) > SHOWN_PROBES:
             shown += f", … {len(self.probes)} in all"
         probes = f"every probe ({shown})" if self.every else shown
+        if self.within is not None:
+            probes = f"each test of {self.within} ({shown})"
         return f"{probes} on {', '.join(self.devices)} {self.criterion.describe()}"
 
-    alone: str | None = None
-    """The script (or test) to run instead of the matrix's probes, for one the matrix does not list."""
 
-
-def parse(argv: Sequence[str], matrix: Matrix) -> BisectRequest:
-    """Read the session's arguments; a mistake raises :class:`UsageError` naming it."""
-    parser = Parser(USAGE, "Find the first torch release in which a probe's outcome is NEW's.")
+def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> BisectRequest:
+    """Read the session's arguments; a mistake raises :class:`UsageError` naming it, with the usage line of the
+    ``command`` that started it (:func:`torchmatrix.arguments.typed`: ``torchmatrix bisect …``, or nox's)."""
+    parser = Parser(
+        typed(command, "bisect", ARGUMENTS), "Find the first torch release in which a probe's outcome is NEW's."
+    )
     parser.add_argument(
         "probe", metavar="PROBE", nargs="?", help="a probe of the matrix, one of its tests, or a script's path"
     )
@@ -150,33 +164,38 @@ def parse(argv: Sequence[str], matrix: Matrix) -> BisectRequest:
 def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Probe, str | None]:
     """The records' name, the probe that makes them, and what to run alone when the matrix does not list it.
 
-    A probe of the matrix or one of its tests is bisected as the matrix runs it; a path to
-    a script (or a test's node id) it does not list runs alone in each cell, as
-    ``$TORCHMATRIX_PROBES`` would run it.
+    A probe of the matrix or one of its tests is bisected as the matrix runs it; a path to a
+    script or a test file, or a test's node id, relative or absolute, is named as its records
+    are (a test file from the matrix's folder, or from its own when it lies outside), so it is
+    the matrix's where the matrix runs it, and otherwise runs alone in each cell, as
+    ``$TORCHMATRIX_PROBES`` would run it. A file, folder or class of tests asks each of its tests.
     """
     owner = next((probe for probe in matrix.probes if probe.covers(given)), None)
-    if owner is not None and owner.kind is Kind.PYTEST and given == owner.name and not owner.select:
-        example = f"{given}test_x.py::test_name" if given.endswith("/") else f"{given}::test_name"
-        parser.error(f"{given} holds tests, a record each: name one (e.g. {example}), or bisect them all with --all")
     if owner is not None:
         return given, owner, None
-    target = Path(given.partition("::")[0])
-    if target.suffix == ".py" and target.is_file():
-        listed = next((probe for probe in matrix.probes if probe.path == target.resolve()), None)
-        if listed is not None and listed.kind is not Kind.PYTEST:
-            return listed.name, listed, None
-        _, separator, test = given.partition("::")
-        entry = str(target.resolve()) + separator + test
+    target, separator, test = given.partition("::")
+    path = Path(target)
+    if path.suffix == ".py" and path.is_file():
+        entry = str(path.resolve()) + separator + test
         try:
             (alone,) = loader.given_probes([entry], matrix.file.parent, matrix.file.parent, matrix.devices)
         except UsageError as error:
             parser.error(str(error))
-        if alone.kind is Kind.PYTEST and "::" not in given:
-            parser.error(f"{given} holds tests: name one of them, e.g. {given}::test_name")
-        return (given if alone.kind is Kind.PYTEST else alone.name), alone, entry
+        listed = next((probe for probe in matrix.probes if _runs(probe, alone)), None)
+        if listed is not None:
+            return (alone.name if alone.kind is Kind.PYTEST else listed.name), listed, None
+        return alone.name, alone, entry
     probes = [probe.name for probe in matrix.probes]
     hint = did_you_mean(given, probes, f"it runs: {', '.join(probes)}; or give a script's path")
     parser.error(f"{given!r} is not a probe of {matrix.file.name}, one of its tests, nor a script here; {hint}")
+
+
+def _runs(listed: Probe, alone: Probe) -> bool:
+    """Whether the matrix's probe ``listed`` makes the records of ``alone``: the same script, or tests that hold
+    its file (and so name its records as it does)."""
+    if listed.kind is not Kind.PYTEST or alone.kind is not Kind.PYTEST:
+        return listed.path == alone.path and listed.kind is alone.kind
+    return (listed.path == alone.path or listed.path in alone.path.parents) and listed.covers(alone.name)
 
 
 def release(parser: Parser, flag: str, text: str) -> Version:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from packaging.version import Version
 from tabulate import tabulate
@@ -19,9 +18,6 @@ from ..core import Outcome
 from ..criteria import Criterion
 from ..releases import dated
 from ..summaries import BisectedChange, Commits, Side
-
-if TYPE_CHECKING:
-    pass
 from .bisect_request import BisectRequest, Key
 
 
@@ -93,7 +89,8 @@ def untestable_end(verdict: Verdict, request: BisectRequest, key: Key | None = N
         )
     detail = seen.detail if seen else ""
     if detail.endswith(criteria.NAME_ONE):  # another end would hold the same tests: the name is what to change
-        return f"torch {end} ({flag}): {detail}"
+        # With --all there is no name to change: the tests are those the ends ran.
+        return f"torch {end} ({flag}): {detail.removesuffix(': ' + criteria.NAME_ONE) if request.every else detail}"
     if printed.NO_OUTPUT in detail:  # no release holds it: the criterion is what to change, as the detail says
         return f"torch {end} ({flag}) could not be tested: {detail}"
     if detail.startswith("skipped: "):

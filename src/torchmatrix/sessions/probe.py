@@ -24,7 +24,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal, verify
-from ..arguments import Parser, repeat_count
+from ..arguments import Parser, repeat_count, typed
 from ..core import Outcome
 from ..identity import PACKAGES, TORCH_BUILD
 from ..plan import Cell
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 PYCACHE_FOLDER = ".pycache"
 
 
-USAGE = 'nox -s "probe(<release>)" -- [--force] [--repeat N] [--strict]'
+ARGUMENTS = "[--force] [--repeat N] [--strict]"
+USAGE = typed(None, '"probe(<release>)"', ARGUMENTS)
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,11 @@ class ProbeRequest:
     """Fail the session on an outcome no expectation allows, as the matrix's ``strict: true`` does."""
 
 
-def parse(argv: Sequence[str]) -> ProbeRequest:
-    """Read the session's arguments; anything else is refused (a typo must not pass for a skip)."""
-    parser = Parser(USAGE, "Run the probes of a cell whose records are out of date.")
+def parse(argv: Sequence[str], command: str | None = None) -> ProbeRequest:
+    """Read the session's arguments; anything else is refused (a typo must not pass for a skip). The usage line is
+    the ``command``'s that started it when it is not nox (``torchmatrix probe [SCRIPT …] [--torch V[,V…]] …``)."""
+    usage = USAGE if command is None else typed(command, "probe", f"[SCRIPT …] [--torch V[,V…]] {ARGUMENTS}")
+    parser = Parser(usage, "Run the probes of a cell whose records are out of date.")
     parser.add_argument("--force", action="store_true", help="re-measure every pair, up to date or not")
     parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each pair N times")
     parser.add_argument(
@@ -67,12 +70,13 @@ def parse(argv: Sequence[str]) -> ProbeRequest:
     return ProbeRequest(args.force, args.repeat, args.strict)
 
 
-def run(project: Project, session: nox.Session, parameter: str, ending: Ending) -> None:
+def run(project: Project, session: nox.Session, parameter: str, ending: Ending, command: str | None = None) -> None:
     """Install the cell's torch, run the pairs whose records are stale (all with ``--force``), store them.
 
-    ``ending`` hears whether the result was written or found up to date, for the session's hand-back.
+    ``ending`` hears whether the result was written or found up to date, for the session's hand-back;
+    ``command`` is the one that started it when it is not nox (``torchmatrix``), for a mistake's usage line.
     """
-    options = parse(session.posargs)
+    options = parse(session.posargs, command)
     force = options.force
     if options.repeat is not None:
         project = project.with_repeat(options.repeat)

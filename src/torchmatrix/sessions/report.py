@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import freshness, results, scriptmeta, summaries, terminal, terminal_table, variables
+from ..arguments import typed
 from ..core import Outcome
 from ..errors import TorchmatrixError
 from ..report import cells, diff, markdown, model, publish, repro
@@ -20,13 +21,14 @@ if TYPE_CHECKING:
     from ..project import Project
 
 
-def run(project: Project, session: nox.Session, ran: Sequence[str] = ()) -> None:
+def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command: str | None = None) -> None:
     """Render every machine's results into the output folder, print each machine's table, diff if asked.
 
     ``ran``: the probe sessions this nox run ran before it (``probe(1.12.1)``), whose cells alone its tables show;
-    none: every table.
+    none: every table. ``command``: the command that started it when it is not nox (``torchmatrix``), for the
+    commands it suggests.
     """
-    options = report_options.parse(session.posargs)
+    options = report_options.parse(session.posargs, command)
     project.require_writable(project.matrix.output)
     merged = _merged(session, project.results_dir, project, None if options.all_cells else _matrix_cells(project))
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
@@ -45,18 +47,20 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = ()) -> None
     for machine in machines:
         cells = [result for result in shown if result.machine == machine]
         if cells or not ran:
-            table = terminal_table.table(cells, project.matrix.devices)
+            table = terminal_table.table(cells, project.matrix.devices, typed(command, "probe"))
             print(f"{terminal.escape(machine, keep_newlines=False)}:\n{table}\n", flush=True)
     if len(shown) < len(merged.results):
         others = len(merged.results) - len(shown)
         session.log(
-            f"{others} other stored cell(s) not shown, as this run did not run them: `nox -s report` shows them"
+            f"{others} other stored cell(s) not shown, as this run did not run them: "
+            f"`{typed(command, 'report')}` shows them"
         )
     if merged.others:
         session.log(
             terminal.escape(
                 f"{len(merged.others)} stored cell(s) not shown, as no cell of the matrix now "
-                f"({', '.join(aside.result.cell_id for aside in merged.others)}): -- --all-cells shows them",
+                f"({', '.join(aside.result.cell_id for aside in merged.others)}): "
+                f"`{typed(command, 'report', '--all-cells')}` shows them",
                 keep_newlines=False,
             )
         )
@@ -186,14 +190,16 @@ def _merged(
 
 
 def _matrix_cells(project: Project) -> cells.MatrixCells:
-    """The cells of the matrix file, as planned here.
+    """The cells of the matrix as this run has it, planned here: releases a person chose (``--torch``,
+    ``$TORCHMATRIX_TORCH``) are the cells whose table they asked for.
 
-    A run of chosen releases or one Python (``$TORCHMATRIX_TORCH``, ``$TORCHMATRIX_PYTHON``: what bisect's cells
-    run with) leaves the matrix what its file says: the report is planned again without them.
+    The child nox of a bisect or a verify (the one a hand-back folder is set for) runs one release, on the
+    Python it holds, with ``$TORCHMATRIX_TORCH`` and ``$TORCHMATRIX_PYTHON``: that leaves the matrix what
+    its file says, and its report is planned again without them.
     """
     chosen = {variables.TORCH.name, variables.PYTHON.name}
     planned = project.cells
-    if any(project.caller.get(name) for name in chosen):
+    if variables.HANDBACK.get(project.caller) and any(project.caller.get(name) for name in chosen):
         from .. import project as projects
 
         environ = {name: value for name, value in project.caller.items() if name not in chosen}

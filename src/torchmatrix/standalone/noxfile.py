@@ -18,4 +18,4 @@ sys.path.insert(0, str(NOXFILE.parents[2]))  # the torchmatrix this file came wi
 from torchmatrix import noxsessions, variables  # noqa: E402
 
 _matrix = variables.MATRIX.get(os.environ)
-noxsessions.register(NOXFILE, root=Path(_matrix).parent if _matrix else Path.cwd())
+noxsessions.register(NOXFILE, root=Path(_matrix).parent if _matrix else Path.cwd(), command="torchmatrix")
