@@ -23,10 +23,11 @@ import importlib.metadata
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from . import atomicfile
@@ -85,6 +86,25 @@ def package_set(env: Path) -> str | None:
     found = {f"{canonicalize_name(dist.metadata['Name'])}=={dist.version}"
              for dist in importlib.metadata.distributions(path=folders) if dist.metadata["Name"]}  # fmt: skip
     return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
+
+
+SEED_ARGUMENTS = ("-I", "-m", "ensurepip", "--upgrade", "--default-pip")
+"""What ``python -m venv`` runs in the environment it made to seed it (``venv.EnvBuilder._setup_pip``)."""
+CONSTRAINTS_FILE = ".torchmatrix-constraints.txt"
+"""In the environment's folder: the cell's constraints, one a line, for the installer's ``--constraint``."""
+
+
+def unseeded(env: Path, seed: Iterable[str]) -> list[str]:
+    """The packages of ``seed`` (``pip==23.2.1``) that ``env`` holds no version of: all, in a new environment."""
+    names = [Requirement(requirement).name for requirement in seed]
+    return [name for name, version in installed_versions(env, names).items() if version is None]
+
+
+def constraints_file(env: Path, constraints: Sequence[str]) -> Path:
+    """``constraints`` written to :data:`CONSTRAINTS_FILE` in ``env``, for the installer to read."""
+    path = env / CONSTRAINTS_FILE
+    atomicfile.write_text(path, "".join(f"{constraint}\n" for constraint in constraints))
+    return path
 
 
 def _described(source: Mapping[str, Any]) -> str:

@@ -163,3 +163,20 @@ def test_installed_versions_are_read_without_importing_and_a_broken_dist_info_na
     assert cellenv.installed_versions(env, ["Torch", "broken", "absent"]) == {
         "Torch": "1.9.0", "broken": None, "absent": None,
     }  # fmt: skip
+
+
+def test_a_new_environment_lacks_its_seed_and_one_that_holds_it_is_left_as_it_is(tmp_path: Path) -> None:
+    env = make_env(tmp_path / "env")
+    seed = ("pip==23.2.1", "setuptools==65.5.0")
+    assert cellenv.unseeded(env, seed) == ["pip", "setuptools"]
+    site = next(env.glob("lib/python3.9/site-packages"))
+    for name, version in (("pip", "23.2.1"), ("setuptools", "72.0.0")):  # a constraint may have moved one since
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    assert cellenv.unseeded(env, seed) == []
+
+
+def test_the_constraints_are_written_one_a_line_for_the_installer(tmp_path: Path) -> None:
+    path = cellenv.constraints_file(tmp_path, ["numpy<2", "setuptools<70"])
+    assert path.parent == tmp_path and path.read_text() == "numpy<2\nsetuptools<70\n"

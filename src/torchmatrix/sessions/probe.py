@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from nox.command import CommandFailed
 from nox.virtualenv import VirtualEnv
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -247,6 +248,9 @@ def _install(project: Project, session: nox.Session, cell: Cell) -> str:
     When the index cannot be reached, uv installs from its cache alone (``--offline``): at once if the
     listing could not be fetched, else after a failed install, if the index does not answer then.
     """
+    failure = _seed(session, cell)
+    if failure:
+        return failure
     uv = session.venv_backend == "uv"
     index = project.matrix.index_url
     offline = uv and (project.offline or index in _dead_indexes)
@@ -259,7 +263,8 @@ def _install(project: Project, session: nox.Session, cell: Cell) -> str:
     if log is None:
         return ""
     wanted = " ".join(project.install_requirements(cell))
-    lines = [f"installing {wanted}{' offline' if offline else ''} failed: {_error_of(log)}"]
+    bounded = f" (constraints: {' '.join(cell.constraints)})" if cell.constraints else ""
+    lines = [f"installing {wanted}{bounded}{' offline' if offline else ''} failed: {_error_of(log)}"]
     if offline:
         lines.append(
             f"hint: {index} cannot be reached and uv's cache lacks something this cell needs; "
@@ -276,15 +281,34 @@ def _run_installer(project: Project, session: nox.Session, cell: Cell, offline: 
     options = project.installer_options()
     if offline:
         options.append("--offline")
+    if cell.constraints:  # they bound what is installed, and add nothing
+        options += ["--constraint", str(cellenv.constraints_file(Path(session.virtualenv.location), cell.constraints))]
+    # The seed's packages by name: the installer keeps the seeded versions, unless a constraint rules one out.
+    seeded = [Requirement(requirement).name for requirement in cell.seed]
+    requirements = list(dict.fromkeys([*project.install_requirements(cell), *seeded]))
     tee = Tee(keep=40)
     try:
         with tee as output:
-            session.install(
-                *project.install_requirements(cell), *options, silent=False, stdout=output, stderr=subprocess.STDOUT
-            )
+            session.install(*requirements, *options, silent=False, stdout=output, stderr=subprocess.STDOUT)
     except CommandFailed as exc:  # its message is the exit code only; the installer's output says why
         return tee.tail or str(exc)
     return None
+
+
+def _seed(session: nox.Session, cell: Cell) -> str:
+    """Seed a new environment as ``python -m venv`` does, with its interpreter's ensurepip; '' when done, else why not.
+
+    An environment that holds the seed's packages already (a reused one, or one virtualenv made and seeded) is left
+    as it is; the seed's packages are then installed with the rest, which a constraint bounds.
+    """
+    missing = cellenv.unseeded(Path(session.virtualenv.location), cell.seed)
+    if not missing:
+        return ""
+    try:
+        session.run(_venv_python(session), *cellenv.SEED_ARGUMENTS, silent=True)
+    except CommandFailed as exc:
+        return f"seeding the environment with {', '.join(missing)} (python -m ensurepip) failed: {exc}"
+    return ""
 
 
 def _store_outcome(
