@@ -34,8 +34,9 @@ from . import atomicfile
 from .interpreters import Interpreter
 
 MARKER = ".torchmatrix-built"
-"""In the environment's folder: the torch build (:func:`torch_build`) that was installed there and imported, and
-the digest of where it came from (:func:`source_digest`), a line each."""
+"""In the environment's folder: the torch build (:func:`torch_build`) that was installed there and imported, the
+digest of where it came from (:func:`source_digest`) and the digest of what the install was asked to hold (its
+requirements, constraints and seed), a line each."""
 
 # Written by the installer, not taken from the wheel: they differ between
 # installers (and RECORD cannot hold its own hash), so they are left out.
@@ -76,6 +77,17 @@ def source_mismatch(env: Path, source: Mapping[str, Any]) -> str:
 def source_digest(source: Mapping[str, Any]) -> str:
     """A digest of where an installer takes torch from (:func:`torchmatrix.identity.build_source`)."""
     return hashlib.sha256(json.dumps(source, sort_keys=True).encode()).hexdigest()
+
+
+def asked_mismatch(env: Path, asked: Mapping[str, Any]) -> str:
+    """Why ``env`` may hold packages that an environment built for ``asked`` (its requirements, constraints and
+    seed) would not: it was built for others, and an installer removes nothing it installed then; '' if it was not."""
+    marked = _marked(env)
+    if not marked:
+        return ""  # nothing built yet: nothing to keep
+    if marked[2:3] != [source_digest(asked)]:
+        return "it was built for other requirements, constraints or seed, whose packages an install leaves in place"
+    return ""
 
 
 def package_set(env: Path) -> str | None:
@@ -131,11 +143,11 @@ def installed_versions(env: Path, names: Iterable[str]) -> dict[str, str | None]
     return {name: found.get(canonicalize_name(name)) for name in names}
 
 
-def mark_built(env: Path, source: Mapping[str, Any]) -> None:
-    """Record that the torch now in ``env`` was installed in full from ``source``, and imported."""
+def mark_built(env: Path, source: Mapping[str, Any], asked: Mapping[str, Any]) -> None:
+    """Record that the torch now in ``env`` was installed in full from ``source``, for ``asked``, and imported."""
     build = torch_build(env)
     if build is not None:
-        atomicfile.write_text(env / MARKER, f"{build}\n{source_digest(source)}\n")
+        atomicfile.write_text(env / MARKER, f"{build}\n{source_digest(source)}\n{source_digest(asked)}\n")
 
 
 def unmark_built(env: Path) -> None:

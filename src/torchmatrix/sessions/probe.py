@@ -27,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal, verify
 from ..arguments import Parser, repeat_count
 from ..core import Outcome
-from ..identity import PACKAGES, TORCH_BUILD
+from ..identity import CONSTRAINTS, PACKAGES, TORCH_BUILD, VENV_SEED
 from ..plan import Cell
 from ..results import CellResult
 from ..tee import Tee
@@ -100,7 +100,8 @@ def _measure(
     stored = _stored(project, session, cell)
     for note in project.notes:  # the index read offline, a find-links folder that is not there, …
         session.log(terminal.escape(note))
-    _ensure_sound(session, cell, env, project.inputs(cell)["index"])
+    inputs = project.inputs(cell)
+    _ensure_sound(session, cell, env, inputs["index"], _asked(inputs))
     pairs = project.pairs()
     if force:
         todo = freshness.Stale(tuple(pairs), f"{freshness.FORCE}: re-measuring every pair")
@@ -152,11 +153,16 @@ def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | 
         return None
 
 
-def _ensure_sound(session: nox.Session, cell: Cell, env: Path, source: Any) -> None:
-    """Rebuild ``env`` if another Python made it, its torch came from elsewhere than ``source``, or an install
-    into it was stopped halfway."""
+def _ensure_sound(session: nox.Session, cell: Cell, env: Path, source: Any, asked: dict[str, object]) -> None:
+    """Rebuild ``env`` if another Python made it, its torch came from elsewhere than ``source``, it was built for
+    other packages than ``asked`` (it may hold some a new environment would not), or an install into it was
+    stopped halfway."""
     assert cell.interpreter is not None
-    mismatch = cellenv.interpreter_mismatch(env, cell.interpreter) or cellenv.source_mismatch(env, source)
+    mismatch = (
+        cellenv.interpreter_mismatch(env, cell.interpreter)
+        or cellenv.source_mismatch(env, source)
+        or cellenv.asked_mismatch(env, asked)
+    )
     if mismatch:
         _rebuild(session, env, mismatch)
     elif cellenv.half_built(env):
@@ -196,7 +202,7 @@ def _install_and_run(
         inputs.update({TORCH_BUILD: cellenv.torch_build(env), PACKAGES: cellenv.package_set(env)})
         if not failure:
             repeat = project.matrix.repeat
-            progress = _marking_built(env, inputs["index"], progress_log(session, len(pairs), repeat))
+            progress = _marking_built(env, inputs, progress_log(session, len(pairs), repeat))
             timeout, python = project.matrix.timeout, _venv_python(session)
             seen = project.pair_environment(python)
             cell_run = run_pairs(python, pairs, timeout, repeat, progress, pycache_prefix(env), seen)
@@ -209,14 +215,19 @@ def _install_and_run(
     raise AssertionError("unreachable: the second try stores its failure")
 
 
-def _marking_built(env: Path, source: Any, listener: runner.Listener) -> runner.Listener:
-    """``listener``, and the environment marked built from ``source`` when its first pair starts: torch imported."""
+def _asked(inputs: dict[str, object]) -> dict[str, object]:
+    """What an environment is asked to hold, of a cell's ``inputs``: its requirements, constraints and seed."""
+    return {key: inputs.get(key) for key in ("requirements", CONSTRAINTS, VENV_SEED)}
+
+
+def _marking_built(env: Path, inputs: dict[str, Any], listener: runner.Listener) -> runner.Listener:
+    """``listener``, and the environment marked built from ``inputs`` when its first pair starts: torch imported."""
     marked = False
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal marked
         if event == "start" and not marked:
-            cellenv.mark_built(env, source)
+            cellenv.mark_built(env, inputs["index"], _asked(inputs))
             marked = True
         listener(event, pair, record)
 
