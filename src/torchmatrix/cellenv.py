@@ -23,18 +23,20 @@ import importlib.metadata
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from . import atomicfile
 from .interpreters import Interpreter
 
 MARKER = ".torchmatrix-built"
-"""In the environment's folder: the torch build (:func:`torch_build`) that was installed there and imported, and
-the digest of where it came from (:func:`source_digest`), a line each."""
+"""In the environment's folder: the torch build (:func:`torch_build`) that was installed there and imported, the
+digest of where it came from (:func:`source_digest`) and the digest of what the install was asked to hold (its
+requirements, constraints and seed), a line each."""
 
 # Written by the installer, not taken from the wheel: they differ between
 # installers (and RECORD cannot hold its own hash), so they are left out.
@@ -77,6 +79,17 @@ def source_digest(source: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(source, sort_keys=True).encode()).hexdigest()
 
 
+def asked_mismatch(env: Path, asked: Mapping[str, Any]) -> str:
+    """Why ``env`` may hold packages that an environment built for ``asked`` (its requirements, constraints and
+    seed) would not: it was built for others, and an installer removes nothing it installed then; '' if it was not."""
+    marked = _marked(env)
+    if not marked:
+        return ""  # nothing built yet: nothing to keep
+    if marked[2:3] != [source_digest(asked)]:
+        return "it was built for other requirements, constraints or seed, whose packages an install leaves in place"
+    return ""
+
+
 def package_set(env: Path) -> str | None:
     """A digest of every distribution installed in ``env`` with its version: the resolved package set."""
     folders = [str(folder) for folder in site_packages(env)]
@@ -85,6 +98,25 @@ def package_set(env: Path) -> str | None:
     found = {f"{canonicalize_name(dist.metadata['Name'])}=={dist.version}"
              for dist in importlib.metadata.distributions(path=folders) if dist.metadata["Name"]}  # fmt: skip
     return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
+
+
+SEED_ARGUMENTS = ("-I", "-m", "ensurepip", "--upgrade", "--default-pip")
+"""What ``python -m venv`` runs in the environment it made to seed it (``venv.EnvBuilder._setup_pip``)."""
+CONSTRAINTS_FILE = ".torchmatrix-constraints.txt"
+"""In the environment's folder: the cell's constraints, one a line, for the installer's ``--constraint``."""
+
+
+def unseeded(env: Path, seed: Iterable[str]) -> list[str]:
+    """The packages of ``seed`` (``pip==23.2.1``) that ``env`` holds no version of: all, in a new environment."""
+    names = [Requirement(requirement).name for requirement in seed]
+    return [name for name, version in installed_versions(env, names).items() if version is None]
+
+
+def constraints_file(env: Path, constraints: Sequence[str]) -> Path:
+    """``constraints`` written to :data:`CONSTRAINTS_FILE` in ``env``, for the installer to read."""
+    path = env / CONSTRAINTS_FILE
+    atomicfile.write_text(path, "".join(f"{constraint}\n" for constraint in constraints))
+    return path
 
 
 def _described(source: Mapping[str, Any]) -> str:
@@ -111,11 +143,11 @@ def installed_versions(env: Path, names: Iterable[str]) -> dict[str, str | None]
     return {name: found.get(canonicalize_name(name)) for name in names}
 
 
-def mark_built(env: Path, source: Mapping[str, Any]) -> None:
-    """Record that the torch now in ``env`` was installed in full from ``source``, and imported."""
+def mark_built(env: Path, source: Mapping[str, Any], asked: Mapping[str, Any]) -> None:
+    """Record that the torch now in ``env`` was installed in full from ``source``, for ``asked``, and imported."""
     build = torch_build(env)
     if build is not None:
-        atomicfile.write_text(env / MARKER, f"{build}\n{source_digest(source)}\n")
+        atomicfile.write_text(env / MARKER, f"{build}\n{source_digest(source)}\n{source_digest(asked)}\n")
 
 
 def unmark_built(env: Path) -> None:

@@ -36,6 +36,8 @@ FORCE = "--force"
 
 _LABELS = {
     "requirements": "the requirements",
+    identity.CONSTRAINTS: "the constraints",
+    identity.VENV_SEED: "the environment's seed",
     "index": "where torch is installed from",
     "environment": "the variables the pairs see",
     "seed": "the seed",
@@ -48,7 +50,8 @@ _LABELS = {
     "repeat": "the runs per pair",
 }
 # What a record made before an input existed was made from: one run per pair, as every run then had.
-_IMPLIED = {"repeat": 1}
+# Nor constraints, nor a seed: its environment had neither.
+_IMPLIED: dict[str, Any] = {"repeat": 1, identity.CONSTRAINTS: [], identity.VENV_SEED: []}
 
 
 @dataclass(frozen=True)
@@ -218,5 +221,5 @@ def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str 
 
 
 def _short(value: Any) -> str:
-    text = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+    text = (" ".join(map(str, value)) or "none") if isinstance(value, list) else str(value)
     return text if len(text) <= 60 else text[:59] + "…"

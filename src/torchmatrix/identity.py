@@ -4,7 +4,8 @@ Freshness, reuse by bisect and verify, and every view's "stale" are equality
 of identities (:mod:`torchmatrix.freshness` compares them). A record's
 identity holds:
 
-- the build: the requirements, the index and find-links the installer used
+- the build: the requirements and constraints, what the environment was seeded with
+  (:data:`VENV_SEED`), the index and find-links the installer used
   (``index``), the installed torch's full version and the digest of its wheel's
   files (:data:`TORCH_BUILD`), the resolved package set (``packages``), the
   interpreter and its exact version;
@@ -48,14 +49,19 @@ PACKAGES = "packages"
 """The key of the resolved package set's digest (:func:`torchmatrix.cellenv.package_set`) among a run's inputs."""
 READ = "read"
 """The key of the files a record's pair read, each with its sha256 (None: gone), among a record's inputs."""
+CONSTRAINTS = "constraints"
+"""The key of the cell's constraints (the known pins and the matrix's ``constrain:``) among a run's inputs."""
+VENV_SEED = "venv_seed"
+"""The key of what the cell's environment was seeded with (``python -m venv``'s pip and setuptools) among a run's
+inputs: the interpreter's ensurepip says what."""
 ENVIRONMENT_BOUND = (TORCH_BUILD, PACKAGES)
 """What only an environment on disk can tell: compared when the probe session has one, left out by bisect and verify."""
 RECORD_INPUTS = (
-    "requirements", "interpreter", "python_version", "worker", TORCH_BUILD, PACKAGES, "timeout", "project", "repeat",
-    "index", "environment", "seed",
+    "requirements", CONSTRAINTS, VENV_SEED, "interpreter", "python_version", "worker", TORCH_BUILD, PACKAGES,
+    "timeout", "project", "repeat", "index", "environment", "seed",
 )  # fmt: skip
 """What every record of one run shares among its inputs; each adds its probe's sha256 (``probe``) and what it read."""
-PORTABLE = ("requirements", "worker", "timeout", "project", "repeat", "seed", "probe", "options", "entry")
+PORTABLE = ("requirements", CONSTRAINTS, "worker", "timeout", "project", "repeat", "seed", "probe", "options", "entry")
 """The inputs that mean the same on every machine: what a record filed under another machine is compared by."""
 
 SEED = 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from typing import Any
 
 from packaging import tags
 from packaging.tags import Tag
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from . import atomicfile
 from .cachedir import cache_dir
@@ -29,14 +31,30 @@ from .cachedir import cache_dir
 OLDEST = (3, 6)
 """The probes and the worker are written for Python 3.6 and newer."""
 
-# Runs under any Python from 2.7 on, so that an old interpreter answers instead of crashing.
+# Runs under any Python from 2.7 on, so that an old interpreter answers instead of crashing. Its seed is what
+# `python -m venv` installs in a new environment: ensurepip chooses the wheels (its own, or the ones a distribution
+# puts in their place) and hands them to pip; here it hands them to a stand-in that keeps their names.
 _QUERY = (
-    "import json, platform, sys, sysconfig\n"
+    "import json, os, platform, sys, sysconfig\n"
+    "def seed():\n"
+    "    wheels = []\n"
+    "    def run_pip(args, additional_paths=None):\n"
+    "        wheels.extend(os.path.basename(path) for path in additional_paths or [])\n"
+    "        return 0\n"
+    "    try:\n"
+    "        import ensurepip\n"
+    "        ensurepip._run_pip = run_pip\n"
+    "        ensurepip.bootstrap(upgrade=True, default_pip=True)\n"
+    "    except Exception:\n"
+    "        return []\n"
+    "    return wheels\n"
     "print(json.dumps({'implementation': platform.python_implementation(),"
     " 'version': list(sys.version_info[:3]), 'abiflags': getattr(sys, 'abiflags', ''),"
     " 'bits': 64 if sys.maxsize > 2**32 else 32, 'executable': sys.executable,"
-    " 'in_venv': sys.prefix != getattr(sys, 'base_prefix', sys.prefix)}))\n"
+    " 'in_venv': sys.prefix != getattr(sys, 'base_prefix', sys.prefix), 'seed': seed()}))\n"
 )
+_QUERY_DIGEST = hashlib.sha256(_QUERY.encode()).hexdigest()[:16]
+"""Part of every cached answer's stamp: an answer to an earlier query is asked again."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +63,9 @@ class Interpreter:
     version: tuple[int, int, int]
     abiflags: str
     source: str
+    seed: tuple[str, ...] = ()
+    """What ``python -m venv`` seeds an environment of it with, as its ensurepip says: ``("pip==23.2.1",
+    "setuptools==65.5.0")`` (3.12 and newer bundle pip alone); none where it has no ensurepip."""
 
     @property
     def minor(self) -> str:
@@ -190,12 +211,12 @@ class _Cache:
             stat = os.stat(path)
         except OSError:
             return None
-        answer = self.answer(path, [stat.st_size, stat.st_mtime_ns], lambda: _ask(path))
+        answer = self.answer(path, [stat.st_size, stat.st_mtime_ns, _QUERY_DIGEST], lambda: _ask(path))
         usable = answer and answer.get("implementation") == "CPython" and answer.get("bits") == 64
         if not usable or answer.get("in_venv"):
             return None
         executable = os.path.realpath(answer.get("executable") or path)
-        return Interpreter(executable, tuple(answer["version"]), answer["abiflags"], source)
+        return Interpreter(executable, tuple(answer["version"]), answer["abiflags"], source, _seed(answer.get("seed")))
 
     def answer(self, key: str, stamp: list[Any], ask: Callable[[], Any]) -> Any:
         """The answer kept under ``key`` while its ``stamp`` is unchanged; else ``ask()``'s, kept from now on."""
@@ -211,6 +232,18 @@ class _Cache:
             # A read-only cache only costs a few milliseconds next time.
             with contextlib.suppress(OSError):
                 atomicfile.write_json(self.path, self.entries)
+
+
+def _seed(wheels: Any) -> tuple[str, ...]:
+    """``("pip==23.2.1", ...)`` of the wheel files ensurepip named; a name that is no wheel's is left out."""
+    found = []
+    for wheel in wheels if isinstance(wheels, list) else []:
+        try:
+            name, version, _, _ = parse_wheel_filename(str(wheel))
+        except InvalidWheelFilename:
+            continue
+        found.append(f"{name}=={version}")
+    return tuple(sorted(found))
 
 
 def _ask(path: str) -> dict[str, Any] | None:

@@ -87,7 +87,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     @nox.session(python=False)
     @exits_on_error
     def plan(session: nox.Session) -> None:
-        """Show each cell's interpreter, requirements and status, and run nothing."""
+        """Show each cell's interpreter, requirements, constraints, seed and status, and run nothing."""
         from .sessions import plan as plan_session
 
         plan_session.run(loaded.project(), session)

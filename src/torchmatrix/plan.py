@@ -105,6 +105,14 @@ class Cell:
     # A cell with neither an interpreter nor an outcome cannot be planned on this run (the listing of the
     # index is unknown, and the matrix pins no Python): its hint says why; it runs nothing and stores nothing.
     hint: str = ""
+    constraints: tuple[str, ...] = ()
+    """Bounds on the versions of packages the cell installs (the known pins, the matrix's ``constrain:``): each
+    applies where the cell has that package, and adds none."""
+
+    @property
+    def seed(self) -> tuple[str, ...]:
+        """What its environment is seeded with, as ``python -m venv`` seeds one: ``("pip==23.2.1", ...)``."""
+        return self.interpreter.seed if self.interpreter else ()
 
     @property
     def python(self) -> str | None:
@@ -142,17 +150,16 @@ def plan(
     (default: :data:`NEWEST_PYTHON_FILE`'s) caps the Python chosen for a release, where one here fits under it.
     """
     caps = load_newest_pythons() if newest_pythons is None else newest_pythons
-    rules = (*known_pins, *matrix.pins)
     needs = _Needs(matrix.project.name if matrix.project else "the project", requires_python)
     cells: list[Cell] = []
     for entry in matrix.torch:
-        requirements = _requirements(entry, rules, matrix.requires)
+        requirements, constraints = _requirements(entry, known_pins, matrix.pins, matrix.requires)
         requests: Sequence[str | None] = entry.pythons or (None,)
         for request in requests:
             parameter = str(entry.version) + (f"-py{request}" if len(requests) > 1 else "")
             pool = interpreters if request else _capped_first(entry.version, interpreters, caps)
-            made = _cell(entry.version, request, parameter, requirements, listing, pool, platforms, needs)
-            cells.append(made)
+            pins = (requirements, constraints)
+            cells.append(_cell(entry.version, request, parameter, pins, listing, pool, platforms, needs))
     return tuple(cells)
 
 
@@ -270,28 +277,54 @@ class _Needs:
         return f"cannot install: {self.project} needs Python {self.specifier} (its requires-python), not {python}"
 
 
-def _requirements(entry: TorchEntry, rules: Sequence[PinRule], requires: Sequence[Requirement]) -> tuple[str, ...]:
-    """``torch==X`` first, then what every cell needs, then every pin that applies; a later one replaces an earlier."""
-    pins = {canonicalize_name(req.name): str(req) for req in requires}
-    for rule in rules:
-        if rule.applies_to(entry.version):
-            pins.update({canonicalize_name(req.name): str(req) for req in rule.require})
-    pins.update({canonicalize_name(req.name): str(req) for req in entry.pins})
-    return (f"torch=={entry.version}", *pins.values())
+def _requirements(
+    entry: TorchEntry, known: Sequence[PinRule], own: Sequence[PinRule], requires: Sequence[Requirement]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The release's requirements and constraints.
+
+    Requirements: ``torch==X`` first, then what every cell needs (``requires:``), the matrix's pins that apply,
+    then the entry's; a later one of a package replaces an earlier one. Constraints: the known pins that apply
+    (a known pin never adds a package, whatever its rule says), then the matrix's; a package the matrix pins
+    itself (its ``pins:`` or the entry's) is bounded by the matrix's words alone.
+    """
+    version = entry.version
+    applying = [rule for rule in own if rule.applies_to(version)]
+    ours = {name for rule in applying for name in _named(rule)}
+    constrained = {name: text for rule in known if rule.applies_to(version)
+                   for name, text in _named(rule).items() if name not in ours}  # fmt: skip
+    required = _by_name(requires)
+    for rule in applying:
+        required.update(_by_name(rule.require))
+        constrained.update(_by_name(rule.constrain))
+    entry_pins = _by_name(entry.pins)
+    required.update(entry_pins)
+    constraints = tuple(text for name, text in constrained.items() if name not in entry_pins)
+    return (f"torch=={version}", *required.values()), constraints
+
+
+def _by_name(requirements: Sequence[Requirement]) -> dict[str, str]:
+    return {canonicalize_name(req.name): str(req) for req in requirements}
+
+
+def _named(rule: PinRule) -> dict[str, str]:
+    """Everything ``rule`` says, by package: what it requires and what it constrains."""
+    return _by_name((*rule.require, *rule.constrain))
 
 
 def _cell(
     version: Version,
     request: str | None,
     parameter: str,
-    requirements: tuple[str, ...],
+    pins: tuple[tuple[str, ...], tuple[str, ...]],
     listing: Listing,
     interpreters: Sequence[Interpreter],
     platforms: Sequence[str],
     needs: _Needs = _Needs("the project", None),
 ) -> Cell:
+    requirements, constraints = pins
+
     def cell(interpreter: Interpreter | None, outcome: Outcome | None = None, hint: str = "") -> Cell:
-        return Cell(version, request, interpreter, requirements, parameter, outcome, hint)
+        return Cell(version, request, interpreter, requirements, parameter, outcome, hint, constraints)
 
     pool = [python for python in interpreters if request is None or python.minor == request]
     if request and not needs.admits_minor(request):

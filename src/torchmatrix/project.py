@@ -183,8 +183,9 @@ class Project:
         return list(dict.fromkeys([*cell.requirements, *own, *self._probes_requirements(cell)]))
 
     def installed_names(self, cell: Cell) -> list[str]:
-        """The packages besides torch that a cell installs by name: what its fingerprint lists the versions of."""
-        wanted = [*cell.requirements[1:], *self._probes_requirements(cell)]
+        """The packages besides torch that a cell names, to install, to bound or as its seed: what its fingerprint
+        lists the versions of (None where it has none)."""
+        wanted = [*cell.requirements[1:], *self._probes_requirements(cell), *cell.constraints, *cell.seed]
         own = [self.built_library.name] if self.built_library else []
         return list(dict.fromkeys([*own, *(Requirement(requirement).name for requirement in wanted)]))
 
@@ -272,6 +273,8 @@ class Project:
         """
         return {
             "requirements": self.install_requirements(cell, build=False),
+            identity.CONSTRAINTS: list(cell.constraints),
+            identity.VENV_SEED: list(cell.seed),
             "interpreter": cell.interpreter.path if cell.interpreter else None,
             "python_version": ".".join(map(str, cell.interpreter.version)) if cell.interpreter else None,
             "devices": list(self.matrix.devices),

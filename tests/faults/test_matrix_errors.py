@@ -98,6 +98,14 @@ CASES = [
         "numpy<2",
     ),  # fmt: skip
     Case(
+        "pin-naming-nothing",
+        "torch: [1.9.0]\npins:\n  - torch: '<2'\n    reason: old\n",
+        3,
+        "pins[0]",
+        "names no requirement",
+        'constrain: ["numpy<2"]',
+    ),  # fmt: skip
+    Case(
         "index-url-option", "torch: [1.9.0]\nindex_url: --no-index\n", 2, "index_url", "not an http(s) or file", "e.g."
     ),
     Case(

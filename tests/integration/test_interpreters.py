@@ -88,3 +88,27 @@ def test_uvs_install_folder_is_remembered_until_what_uv_derives_it_from_changes(
     assert discover({**environ, "UV_PYTHON_INSTALL_DIR": str(tmp_path / "elsewhere")}, cache) == []
     remembered = [key for key in json.loads(cache.read_text()) if key.endswith(" python dir")]
     assert len(remembered) == 1
+
+
+def installed(env: Path) -> tuple[str, ...]:
+    """``name==version`` of every distribution in ``env``'s site-packages."""
+    infos = env.glob("lib/python*/site-packages/*.dist-info")
+    return tuple(sorted("==".join(info.name.removesuffix(".dist-info").split("-", 1)) for info in infos))
+
+
+def test_each_interpreters_seed_is_what_python_m_venv_installs(tmp_path: Path) -> None:
+    environ = {"PATH": str(tmp_path / "empty"), "PYENV_ROOT": os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))}
+    found = {python.minor: python for python in discover(environ, tmp_path / "c.json")}
+    asked = [found[minor] for minor in ("3.11", "3.12") if minor in found] or [
+        python for python in found.values() if python.path == os.path.realpath(sys.executable)
+    ]
+    assert asked, "no interpreter to ask"
+    for python in asked:
+        env = tmp_path / f"venv-{python.minor}"
+        subprocess.run([python.path, "-m", "venv", str(env)], check=True, capture_output=True)
+        assert python.seed == installed(env), python
+    names = {
+        minor: {seeded.split("==")[0] for seeded in found[minor].seed} for minor in ("3.11", "3.12") if minor in found
+    }
+    assert names.get("3.11", {"pip", "setuptools"}) == {"pip", "setuptools"}  # 3.11 and older bundle setuptools
+    assert names.get("3.12", {"pip"}) == {"pip"}  # 3.12 and newer, pip alone

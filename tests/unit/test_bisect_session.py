@@ -267,10 +267,15 @@ def git(version: str) -> str:
 
 
 def store(
-    here, version: str, *outcomes: Outcome | Record, probes: tuple[str, ...] = ("autograd_dot",), python=None
+    here,
+    version: str,
+    *outcomes: Outcome | Record,
+    probes: tuple[str, ...] = ("autograd_dot",),
+    python=None,
+    packages: dict[str, str | None] | None = None,
 ) -> None:
     """A stored result of ``version`` on cpu, up to date: one outcome (or record) per probe; on ``python``, as a
-    bisect holding it runs the release."""
+    bisect holding it runs the release; with the installed ``packages`` its environment held."""
     cell = here.plan_release(Version(version), python=python)
     inputs = here.inputs(cell)
     made = [
@@ -278,7 +283,7 @@ def store(
         for probe, each in zip(probes, outcomes, strict=True)
     ]
     records = tuple(dataclasses.replace(r, inputs=here.record_inputs(inputs, r.probe)) for r in made)
-    environment = {"torch": version, "git_version": git(version)}
+    environment = {"torch": version, "git_version": git(version), **({"packages": packages} if packages else {})}
     found = result(version, cell_id=cell.id, python=cell.python, python_request=cell.python_request,
                    machine=here.machine, records=records)  # fmt: skip
     results.write(here.results_dir, dataclasses.replace(found, inputs=inputs, environment=environment))
@@ -425,6 +430,38 @@ def test_where_no_python_installs_both_sides_of_the_answer_it_says_the_python_ch
     assert session.said[-1] == said
     summary = json.loads(summary_file(tmp_path, "autograd_dot-cpu-1.9.0-1.12.0").read_text())
     assert summary["boundaries"] == [{"probe": "autograd_dot", "device": "cpu", "says": said}]
+
+
+@pytest.mark.parametrize(
+    ("numpy", "says"),
+    [
+        ((None, None), None),  # no cell has numpy: the constraint bounds nothing, torch alone changes
+        (("1.26.4", "1.26.4"), None),
+        (
+            ("1.26.4", "2.1.0"),
+            "the packages change here too: torch 2.3.0 has numpy 2.1.0 where 2.2.1 had 1.26.4 (pinned there: numpy<2; "
+            "here: none), so the change may be theirs",
+        ),
+    ],
+)
+def test_an_answer_where_the_pins_change_names_a_package_only_where_the_environments_differ_in_it(
+    tmp_path: Path, private_cache: Path, numpy: tuple[str | None, str | None], says: str | None
+) -> None:
+    versions = ("2.2.0", "2.2.1", "2.3.0")
+    listing = offline_index(private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in versions))
+    here = dataclasses.replace(project(tmp_path), listing=listing)
+    assert here.plan_release(Version("2.2.1")).constraints == ("numpy<2",)
+    assert here.plan_release(Version("2.3.0")).constraints == ()
+    for version, outcome in zip(versions, (Outcome.FAIL, Outcome.FAIL, Outcome.PASS), strict=True):
+        held = numpy[0] if Version(version) < Version("2.3") else numpy[1]
+        store(here, version, outcome, packages={"numpy": held, "pip": "23.0.1"})
+    session = Session("autograd_dot", "--from", "2.2.0", "--to", "2.3.0")
+    run(here, session, tmp_path / "noxfile.py")
+
+    assert "first release with NEW's outcome (pass): torch 2.3.0 (1 run)" in session.said
+    summary = json.loads(summary_file(tmp_path, "autograd_dot-cpu-2.2.0-2.3.0").read_text())
+    assert summary["boundaries"] == ([{"probe": "autograd_dot", "device": "cpu", "says": says}] if says else [])
+    assert (session.said[-1] == says) if says else not any("change here too" in line for line in session.said)
 
 
 def summary_url(old: str, new: str) -> str:

@@ -60,23 +60,24 @@ def test_an_environment_of_another_python_version_or_executable_is_named(tmp_pat
 def test_only_a_marked_install_of_the_same_build_is_built(tmp_path: Path) -> None:
     env = make_env(tmp_path / "env")
     assert cellenv.holds_torch(env) and cellenv.half_built(env) and cellenv.built_torch(env) is None
-    cellenv.mark_built(env, SOURCE)
+    cellenv.mark_built(env, SOURCE, ASKED)
     assert cellenv.built_torch(env) is not None and not cellenv.half_built(env)
     record = next(env.glob("lib/python3.9/site-packages/torch-*.dist-info")) / "RECORD"
     record.write_text(record.read_text().replace("BBBB", "B2B2"))  # another build over the marked one
     assert cellenv.built_torch(env) is None and cellenv.half_built(env)
-    cellenv.mark_built(env, SOURCE)
+    cellenv.mark_built(env, SOURCE, ASKED)
     cellenv.unmark_built(env)
     assert cellenv.built_torch(env) is None
 
 
 SOURCE = identity.build_source("https://pypi.org/simple", [])
+ASKED = {"requirements": ["torch==2.2.2"], "constraints": ["numpy<2"], "venv_seed": ["pip==23.2.1"]}
 
 
 def test_a_torch_built_from_another_index_or_find_links_is_said_to_come_from_elsewhere(tmp_path: Path) -> None:
     env = make_env(tmp_path / "env")
     assert cellenv.source_mismatch(env, SOURCE) == ""  # nothing built yet
-    cellenv.mark_built(env, SOURCE)
+    cellenv.mark_built(env, SOURCE, ASKED)
     assert cellenv.source_mismatch(env, SOURCE) == ""
     elsewhere = identity.build_source("https://pypi.org/simple", ["/srv/wheels"])
     assert cellenv.source_mismatch(env, elsewhere) == (
@@ -163,3 +164,32 @@ def test_installed_versions_are_read_without_importing_and_a_broken_dist_info_na
     assert cellenv.installed_versions(env, ["Torch", "broken", "absent"]) == {
         "Torch": "1.9.0", "broken": None, "absent": None,
     }  # fmt: skip
+
+
+def test_a_new_environment_lacks_its_seed_and_one_that_holds_it_is_left_as_it_is(tmp_path: Path) -> None:
+    env = make_env(tmp_path / "env")
+    seed = ("pip==23.2.1", "setuptools==65.5.0")
+    assert cellenv.unseeded(env, seed) == ["pip", "setuptools"]
+    site = next(env.glob("lib/python3.9/site-packages"))
+    for name, version in (("pip", "23.2.1"), ("setuptools", "72.0.0")):  # a constraint may have moved one since
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    assert cellenv.unseeded(env, seed) == []
+
+
+def test_the_constraints_are_written_one_a_line_for_the_installer(tmp_path: Path) -> None:
+    path = cellenv.constraints_file(tmp_path, ["numpy<2", "setuptools<70"])
+    assert path.parent == tmp_path and path.read_text() == "numpy<2\nsetuptools<70\n"
+
+
+def test_an_environment_built_for_other_packages_is_said_to_be(tmp_path: Path) -> None:
+    env = make_env(tmp_path / "env")
+    assert cellenv.asked_mismatch(env, ASKED) == ""  # nothing built yet
+    cellenv.mark_built(env, SOURCE, ASKED)
+    assert cellenv.asked_mismatch(env, ASKED) == ""
+    # The known pin was a requirement once: numpy stays where an install put it, and a new environment has none.
+    with_numpy = {**ASKED, "requirements": ["torch==2.2.2", "numpy<2"], "constraints": []}
+    assert cellenv.asked_mismatch(env, with_numpy).startswith("it was built for other requirements")
+    (env / cellenv.MARKER).write_text(f"{cellenv.torch_build(env)}\n{cellenv.source_digest(SOURCE)}\n")
+    assert cellenv.asked_mismatch(env, ASKED) != ""  # marked before what it was asked for was recorded

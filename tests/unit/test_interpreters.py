@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from packaging.tags import Tag
 
-from torchmatrix.interpreters import Interpreter
+from torchmatrix.interpreters import Interpreter, _seed
 
 LINUX = ["manylinux_2_36_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "linux_x86_64"]
 
@@ -25,3 +25,9 @@ def test_free_threaded_builds_take_their_own_wheels() -> None:
     assert python.free_threaded
     assert Tag("cp313", "cp313t", "linux_x86_64") in python.tags(LINUX)
     assert Tag("cp313", "cp313", "linux_x86_64") not in python.tags(LINUX)
+
+
+def test_the_seed_is_read_from_the_wheels_ensurepip_names() -> None:
+    named = ["setuptools-65.5.0-py3-none-any.whl", "pip-23.2.1-py3-none-any.whl", "README.txt"]
+    assert _seed(named) == ("pip==23.2.1", "setuptools==65.5.0")
+    assert _seed(None) == () and _seed([]) == ()  # no ensurepip, or one that failed: nothing seeded

@@ -200,8 +200,9 @@ def test_each_mistake_names_file_line_key_and_a_hint(
 
 def test_the_known_pins_file_is_valid() -> None:
     rules = load_pin_rules(ROOT / "src" / "torchmatrix" / "known_pins.yaml")
-    numpy = [rule for rule in rules if any(req.name == "numpy" for req in rule.require)]
+    numpy = [rule for rule in rules if any(req.name == "numpy" for req in rule.constrain)]
     assert numpy and numpy[0].applies_to(Version("2.2.0")) and not numpy[0].applies_to(Version("2.3.0"))
+    assert all(not rule.require for rule in rules)  # a known pin constrains: it adds no package to any cell
 
 
 EXPECT = """

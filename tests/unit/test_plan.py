@@ -34,7 +34,7 @@ THIS_MACHINE = [  # what ~/.pyenv/versions holds here, newest first
     Interpreter(f"/pyenv/{minor}/bin/python", (3, minor, 0), "m" if minor < 8 else "", "pyenv")
     for minor in (13, 12, 11, 10, 9, 8, 7, 6)
 ]
-NUMPY_PIN = PinRule(SpecifierSet("<2.3"), (Requirement("numpy<2"),))
+NUMPY_PIN = PinRule(SpecifierSet("<2.3"), (), constrain=(Requirement("numpy<2"),))
 
 
 def matrix(*entries: TorchEntry) -> Matrix:
@@ -116,11 +116,43 @@ def test_a_pinned_python_that_is_missing_or_has_no_wheel() -> None:
     assert no_wheel.outcome is Outcome.NO_WHEEL and "no wheel for Python 3.12" in no_wheel.hint
 
 
-def test_known_pins_apply_by_torch_version_and_entry_pins_replace_them() -> None:
-    assert one(TorchEntry(Version("1.12.1"))).requirements == ("torch==1.12.1", "numpy<2")
-    assert one(TorchEntry(Version("2.13.0"))).requirements == ("torch==2.13.0",)
+def test_known_pins_constrain_by_torch_version_and_entry_pins_replace_them() -> None:
+    old = one(TorchEntry(Version("1.12.1")))
+    assert (old.requirements, old.constraints) == (("torch==1.12.1",), ("numpy<2",))
+    new = one(TorchEntry(Version("2.13.0")))
+    assert (new.requirements, new.constraints) == (("torch==2.13.0",), ())
     entry = TorchEntry(Version("2.2.0"), pins=(Requirement("numpy==1.26.4"), Requirement("scipy")))
-    assert one(entry).requirements == ("torch==2.2.0", "numpy==1.26.4", "scipy")
+    pinned = one(entry)
+    assert (pinned.requirements, pinned.constraints) == (("torch==2.2.0", "numpy==1.26.4", "scipy"), ())
+
+
+def test_a_known_pin_adds_no_package_even_where_its_rule_says_require() -> None:
+    rule = PinRule(SpecifierSet("<2.3"), (Requirement("numpy<2"),))
+    for version in ("2.2.0", "2.3.0"):  # numpy in neither cell: a range holds the same packages
+        (cell,) = plan(matrix(TorchEntry(Version(version))), LISTING, THIS_MACHINE, LINUX, [rule])
+        assert cell.requirements == (f"torch=={version}",)
+    assert cell.constraints == () and one(TorchEntry(Version("2.2.0"))).constraints == ("numpy<2",)
+
+
+def test_the_matrixs_pins_require_or_constrain_and_replace_the_known_pins_of_their_packages() -> None:
+    own = (
+        PinRule(SpecifierSet("==2.2.*"), (Requirement("torchvision==0.17.*"),)),
+        PinRule(SpecifierSet("<2.3"), (), constrain=(Requirement("numpy<1.26"), Requirement("sympy<1.13"))),
+    )
+    every = (Requirement("numpy"),)
+    here = dataclasses.replace(matrix(TorchEntry(Version("2.2.0")), TorchEntry(Version("2.3.0"))), pins=own)
+    old, new = plan(dataclasses.replace(here, requires=every), LISTING, THIS_MACHINE, LINUX, [NUMPY_PIN])
+    assert (old.requirements, old.constraints) == (
+        ("torch==2.2.0", "numpy", "torchvision==0.17.*"),
+        ("numpy<1.26", "sympy<1.13"),
+    )
+    assert (new.requirements, new.constraints) == (("torch==2.3.0", "numpy"), ())
+
+
+def test_a_cell_is_seeded_as_its_interpreter_says() -> None:
+    seeded = [dataclasses.replace(python, seed=("pip==23.2.1", "setuptools==65.5.0")) for python in THIS_MACHINE]
+    assert one(TorchEntry(Version("2.2.0")), pythons=seeded).seed == ("pip==23.2.1", "setuptools==65.5.0")
+    assert one(TorchEntry(Version("2.2.0"), ("3.14",))).seed == ()  # no interpreter, nothing to seed
 
 
 def test_a_local_build_counts_for_its_release() -> None:
@@ -226,11 +258,12 @@ def test_what_is_assumed_of_a_release_newer_than_the_table_is_said() -> None:
     )
 
 
-def test_releases_whose_inductor_imports_pkg_resources_get_setuptools() -> None:
+def test_releases_whose_inductor_imports_pkg_resources_bound_setuptools_and_add_it_to_none() -> None:
     rules = load_pin_rules(KNOWN_PINS_FILE)
     for version, wanted in (("2.0.1", True), ("2.2.2", True), ("2.3.0", False), ("1.13.1", False)):
         (cell,) = plan(matrix(TorchEntry(Version(version))), LISTING, THIS_MACHINE, LINUX, rules)
-        assert any(r.startswith("setuptools") for r in cell.requirements) is wanted, (version, cell.requirements)
+        assert ("setuptools<70" in cell.constraints) is wanted, (version, cell.constraints)
+        assert cell.requirements == (f"torch=={version}",)
 
 
 def held(*versions: str, pythons=THIS_MACHINE) -> list[tuple[str, list[str]]]:

@@ -18,9 +18,9 @@ def test_the_plan_names_the_library_it_would_build_and_builds_nothing(tmp_path: 
     library.mkdir()  # no pyproject.toml: building it would fail
     here = project(tmp_path, TorchEntry(Version("2.2.0")))
     here = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, project=library))
-    assert "torch==2.2.0 numpy<2 mylib (built)  ready" in plan.text(here)  # no name declared: the folder's
+    assert "torch==2.2.0 mylib (built)  numpy<2        -       ready" in plan.text(here)  # no name: the folder's
     (library / "pyproject.toml").write_text('[project]\nname = "gauss-tail"\nversion = "1"\n')
-    assert "torch==2.2.0 numpy<2 gauss-tail (built)  ready" in plan.text(here)  # the distribution it declares
+    assert "torch==2.2.0 gauss-tail (built)  numpy<2        -       ready" in plan.text(here)  # the one declared
 
 
 def test_the_plan_says_what_it_assumed_of_a_release_newer_than_its_table(tmp_path: Path) -> None:

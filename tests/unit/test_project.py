@@ -18,7 +18,7 @@ from torchmatrix.project import Project, with_releases
 from .test_plan import LINUX, LISTING, THIS_MACHINE
 from .test_results import result
 
-NUMPY_PIN = PinRule(SpecifierSet("<2.3"), (Requirement("numpy<2"),))
+NUMPY_PIN = PinRule(SpecifierSet("<2.3"), (), constrain=(Requirement("numpy<2"),))
 
 
 def project(tmp_path: Path, *entries: TorchEntry, expect: tuple[Expectation, ...] = ()) -> Project:
@@ -47,10 +47,11 @@ def test_a_release_is_planned_as_its_own_cell_with_the_matrixs_pins(tmp_path: Pa
     pinned = TorchEntry(Version("2.2.0"), ("3.10", "3.12"), (Requirement("numpy==1.26.4"),))
     here = project(tmp_path, pinned)
     cell = here.plan_release(Version("1.12.1"))
-    assert (cell.id, cell.parameter, cell.requirements) == (
+    assert (cell.id, cell.parameter, cell.requirements, cell.constraints) == (
         "torch-1.12.1-py3.10",
         "1.12.1",
-        ("torch==1.12.1", "numpy<2"),
+        ("torch==1.12.1",),
+        ("numpy<2",),
     )
     first = here.plan_release(Version("2.2.0"))  # the matrix pins two Pythons: the first one listed
     assert (first.id, first.parameter, first.requirements) == (
@@ -81,8 +82,8 @@ def test_each_probe_runs_on_its_own_devices_and_tests_bring_pytest(tmp_path: Pat
         ("repro", "cpu"), ("tests/", "cpu"), ("tests/", "cuda"), ("tests/", "mps"),
     ]  # fmt: skip
     (cell,) = both.cells
-    assert both.install_requirements(cell) == ["torch==1.12.1", "numpy<2", "pytest"]
-    assert both.installed_names(cell) == ["numpy", "pytest"]
+    assert both.install_requirements(cell) == ["torch==1.12.1", "pytest"]
+    assert both.installed_names(cell) == ["pytest", "numpy"]  # numpy: bounded where a cell has it
     assert both.owner("tests/test_a.py::test_x") == tests and both.owner("repro") == script
     assert both.owner("autograd_dot") is None
     assert "pytest" not in both.install_requirements(

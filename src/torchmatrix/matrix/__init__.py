@@ -31,11 +31,14 @@ class TorchEntry:
 
 @dataclass(frozen=True)
 class PinRule:
-    """Extra requirements installed beside every torch release the specifier admits."""
+    """For every torch release the specifier admits: requirements installed beside it (``require``), and
+    constraints (``constrain``) that bound the version of a package the cell installs for another reason, and add
+    none."""
 
     torch: SpecifierSet
     require: tuple[Requirement, ...]
     reason: str = ""
+    constrain: tuple[Requirement, ...] = ()
 
     def applies_to(self, version: Version) -> bool:
         return self.torch.contains(version, prereleases=True)

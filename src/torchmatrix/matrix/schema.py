@@ -382,7 +382,11 @@ def _torch_entries(doc: Document, path: KeyPath, value: Any) -> tuple[TorchEntry
 
 def pin_rule(doc: Document, path: KeyPath, value: Any) -> PinRule:
     fields = check_mapping(doc, path, value, PIN_RULE_KEYS)
-    return PinRule(fields["torch"], tuple(fields["require"]), fields.get("reason", ""))
+    if "require" not in fields and "constrain" not in fields:
+        raise fail(doc, path, "names no requirement", 'e.g. require: ["torchvision==0.17.*"] or constrain: ["numpy<2"]')
+    return PinRule(
+        fields["torch"], tuple(fields.get("require", ())), fields.get("reason", ""), tuple(fields.get("constrain", ()))
+    )
 
 
 def _expectation(doc: Document, path: KeyPath, value: Any) -> Expectation:
@@ -414,8 +418,11 @@ TORCH_ENTRY_KEYS = {
 }
 PIN_RULE_KEYS = {
     "torch": Key(_specifier, '"<2.3"', "the torch releases the rule is for, a version range", required=True),
-    "require": Key(
-        list_of(_requirement), '["numpy<2"]', "the requirements installed beside each of them", required=True
+    "require": Key(list_of(_requirement), '["torchvision==0.17.*"]', "the requirements installed beside each of them"),
+    "constrain": Key(
+        list_of(_requirement),
+        '["numpy<2"]',
+        "bounds on packages their cells install for another reason (a probe's, the project's); they add none",
     ),
     "reason": Key(_nonempty_text, "built against NumPy 1.x", "why they are needed"),
 }
@@ -476,8 +483,9 @@ MATRIX_KEYS = {
     ),
     "pins": Key(
         list_of(pin_rule),
-        '[{torch: "<2.3", require: ["numpy<2"]}]',
-        "requirements for a range of torch releases, beside the known pins",
+        '[{torch: "==2.2.*", require: ["torchvision==0.17.*"]}]',
+        "requirements (`require:`) or constraints (`constrain:`) for a range of torch releases; each replaces the "
+        "known pins' of the packages it names",
         entries=PIN_RULE_KEYS,
     ),
     "expect": Key(

@@ -75,6 +75,7 @@ from .bisect_words import (
     file_name_digest,
     key_text,
     one_end_testable,
+    packages_changed,
     side,
     unstable_end,
     untestable_end,
@@ -374,7 +375,8 @@ class _Bisection:
 
     def boundary(self, verdict: Verdict) -> str | None:
         """What else changes between the last release with OLD's outcome and the first with NEW's: the Python (where
-        no Python here installs both), or the pins; None when torch alone does."""
+        no Python here installs both), or the packages the cells name (:func:`packages_changed`); None when torch
+        alone does."""
         assert verdict.last_old and verdict.first_new
         old, new = self.cells[verdict.last_old], self.cells[verdict.first_new]
         said = []
@@ -384,14 +386,19 @@ class _Bisection:
                 f"the Python changes here too: torch {old.torch} ran on Python {old.python}, {new.torch} on "
                 f"{new.python}, so the change may be Python's, not torch's; {fix}"
             )
-        pins = [set(cell.requirements[1:]) for cell in (old, new)]
-        if pins[0] != pins[1]:
-            gone, added = (", ".join(sorted(a - b)) or "nothing" for a, b in (pins, pins[::-1]))
-            said.append(
-                f"the pins change here too: torch {new.torch} installs {added} where {old.torch} installed {gone} "
-                "(known_pins.yaml and the matrix's pins:), so the change may be theirs"
-            )
+        packages = packages_changed(old, new, *(self._packages(version) for version in (old.torch, new.torch)))
+        if packages:
+            said.append(packages)
         return "; ".join(said) or None
+
+    def _packages(self, version: Version) -> Mapping[str, Any]:
+        """The installed versions of the packages the release's cell names, as its result recorded them."""
+        path = self.seen[version].result
+        try:
+            packages = results.read(path).environment.get("packages") if path else None
+        except (OSError, ValueError):
+            return {}
+        return packages if isinstance(packages, dict) else {}
 
     def _one_python_for(self, old: Version, new: Version) -> str:
         """How to run two neighbouring releases on one Python, or why no run can."""

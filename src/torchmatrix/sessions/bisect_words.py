@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 from tabulate import tabulate
 
@@ -16,6 +19,7 @@ from .. import (
 from ..bisection import Observation, Status, Verdict
 from ..core import Outcome
 from ..criteria import Criterion
+from ..plan import Cell
 from ..releases import dated
 from ..summaries import BisectedChange, Commits, Side
 from .bisect_request import BisectRequest, Key
@@ -130,6 +134,37 @@ def answer(verdict: Verdict, request: BisectRequest) -> list[str]:
         last,
         *changed,
     ]
+
+
+def packages_changed(old: Cell, new: Cell, before: Mapping[str, Any], after: Mapping[str, Any]) -> str | None:
+    """What else changes between two neighbouring releases' cells in the packages they name (the requirements,
+    the constraints, the seed, the probes' and the project's): each that their environments hold in another version
+    or only one of them holds, with the pins of either that name it; None where none does.
+
+    ``before`` and ``after`` are the installed versions their results recorded (``environment.packages``, read from
+    each environment: None for a package it does not hold); a package one of them did not record is not compared.
+    """
+    installed = [{canonicalize_name(name): version for name, version in side.items()} for side in (before, after)]
+    old_set, new_set = installed
+    differ = sorted(name for name in old_set.keys() & new_set.keys() if old_set[name] != new_set[name])
+    if not differ:
+        return None
+    changes = []
+    for name in differ:
+        pins = [_pins_naming(cell, name) for cell in (old, new)]
+        why = f" (pinned there: {pins[0] or 'none'}; here: {pins[1] or 'none'})" if pins[0] != pins[1] else ""
+        changes.append(f"{name} {_held(new_set[name])} where {old.torch} had {_held(old_set[name])}{why}")
+    return f"the packages change here too: torch {new.torch} has {'; '.join(changes)}, so the change may be theirs"
+
+
+def _pins_naming(cell: Cell, name: str) -> str:
+    """The cell's requirements and constraints of package ``name``: ``numpy<2``, '' where none names it."""
+    pins = (*cell.requirements, *cell.constraints)
+    return " ".join(text for text in pins if canonicalize_name(Requirement(text).name) == name)
+
+
+def _held(version: Any) -> str:
+    return "none" if version is None else str(version)
 
 
 def _on_runs(verdict: Verdict, version: Version) -> str:

@@ -1,4 +1,5 @@
-"""`nox -s plan`: the resolved plan, a row per cell, and nothing run."""
+"""`nox -s plan`: the resolved plan, a row per cell (what it installs, what bounds it, what seeds its environment),
+and nothing run."""
 
 from __future__ import annotations
 
@@ -39,12 +40,31 @@ def text(project: Project) -> str:
             cell.session,
             f"{cell.interpreter.path} ({cell.interpreter.source})" if cell.interpreter else "-",
             " ".join(project.install_requirements(cell, build=False)),  # the plan builds nothing
+            " ".join(cell.constraints) or "-",
+            " ".join(cell.seed) or "-",
             _status(cell),
         ]
         for cell in project.cells
     ]
-    table = tabulate(rows, headers=["session", "python", "requirements", "status"], disable_numparse=True)
-    return "\n".join(lines) + "\n\n" + table
+    headers = ["session", "python", "requirements", "constraints", "seed", "status"]
+    table = tabulate(rows, headers=headers, disable_numparse=True)
+    return "\n".join([*lines, "", table, "", *_why(project)])
+
+
+def _why(project: Project) -> list[str]:
+    """Where the cells' constraints come from, with their reasons, and what the seed is."""
+    rules = [(rule, "known pin", (*rule.require, *rule.constrain)) for rule in project.known_pins]
+    rules += [(rule, "the matrix's pins", rule.constrain) for rule in project.matrix.pins]
+    said = []
+    for rule, whose, bounds in rules:
+        used = {text for cell in project.cells if rule.applies_to(cell.torch) for text in cell.constraints}
+        shown = " ".join(text for text in map(str, bounds) if text in used)
+        if shown:
+            said.append(f"  {shown} for torch {rule.torch} ({whose}){': ' + rule.reason if rule.reason else ''}")
+    if said:
+        said.insert(0, "constraints bound a package where a cell installs it, and add none:")
+    said.append("seed: what `python -m venv` installs in a new environment, as each interpreter's ensurepip says")
+    return [terminal.escape(line) for line in said]
 
 
 def _assumptions(cells: Sequence[Cell]) -> list[str]:

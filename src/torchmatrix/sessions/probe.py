@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from nox.command import CommandFailed
 from nox.virtualenv import VirtualEnv
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal, verify
 from ..arguments import Parser, repeat_count, typed
 from ..core import Outcome
-from ..identity import PACKAGES, TORCH_BUILD
+from ..identity import CONSTRAINTS, PACKAGES, TORCH_BUILD, VENV_SEED
 from ..plan import Cell
 from ..results import CellResult
 from ..tee import Tee
@@ -103,7 +104,8 @@ def _measure(
     stored = _stored(project, session, cell)
     for note in project.notes:  # the index read offline, a find-links folder that is not there, …
         session.log(terminal.escape(note))
-    _ensure_sound(session, cell, env, project.inputs(cell)["index"])
+    inputs = project.inputs(cell)
+    _ensure_sound(session, cell, env, inputs["index"], _asked(inputs))
     pairs = project.pairs()
     if force:
         todo = freshness.Stale(tuple(pairs), f"{freshness.FORCE}: re-measuring every pair")
@@ -155,11 +157,16 @@ def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | 
         return None
 
 
-def _ensure_sound(session: nox.Session, cell: Cell, env: Path, source: Any) -> None:
-    """Rebuild ``env`` if another Python made it, its torch came from elsewhere than ``source``, or an install
-    into it was stopped halfway."""
+def _ensure_sound(session: nox.Session, cell: Cell, env: Path, source: Any, asked: dict[str, object]) -> None:
+    """Rebuild ``env`` if another Python made it, its torch came from elsewhere than ``source``, it was built for
+    other packages than ``asked`` (it may hold some a new environment would not), or an install into it was
+    stopped halfway."""
     assert cell.interpreter is not None
-    mismatch = cellenv.interpreter_mismatch(env, cell.interpreter) or cellenv.source_mismatch(env, source)
+    mismatch = (
+        cellenv.interpreter_mismatch(env, cell.interpreter)
+        or cellenv.source_mismatch(env, source)
+        or cellenv.asked_mismatch(env, asked)
+    )
     if mismatch:
         _rebuild(session, env, mismatch)
     elif cellenv.half_built(env):
@@ -199,7 +206,7 @@ def _install_and_run(
         inputs.update({TORCH_BUILD: cellenv.torch_build(env), PACKAGES: cellenv.package_set(env)})
         if not failure:
             repeat = project.matrix.repeat
-            progress = _marking_built(env, inputs["index"], progress_log(session, len(pairs), repeat))
+            progress = _marking_built(env, inputs, progress_log(session, len(pairs), repeat))
             timeout, python = project.matrix.timeout, _venv_python(session)
             seen = project.pair_environment(python)
             cell_run = run_pairs(python, pairs, timeout, repeat, progress, pycache_prefix(env), seen)
@@ -212,14 +219,19 @@ def _install_and_run(
     raise AssertionError("unreachable: the second try stores its failure")
 
 
-def _marking_built(env: Path, source: Any, listener: runner.Listener) -> runner.Listener:
-    """``listener``, and the environment marked built from ``source`` when its first pair starts: torch imported."""
+def _asked(inputs: dict[str, object]) -> dict[str, object]:
+    """What an environment is asked to hold, of a cell's ``inputs``: its requirements, constraints and seed."""
+    return {key: inputs.get(key) for key in ("requirements", CONSTRAINTS, VENV_SEED)}
+
+
+def _marking_built(env: Path, inputs: dict[str, Any], listener: runner.Listener) -> runner.Listener:
+    """``listener``, and the environment marked built from ``inputs`` when its first pair starts: torch imported."""
     marked = False
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal marked
         if event == "start" and not marked:
-            cellenv.mark_built(env, source)
+            cellenv.mark_built(env, inputs["index"], _asked(inputs))
             marked = True
         listener(event, pair, record)
 
@@ -251,6 +263,9 @@ def _install(project: Project, session: nox.Session, cell: Cell) -> str:
     When the index cannot be reached, uv installs from its cache alone (``--offline``): at once if the
     listing could not be fetched, else after a failed install, if the index does not answer then.
     """
+    failure = _seed(session, cell)
+    if failure:
+        return failure
     uv = session.venv_backend == "uv"
     index = project.matrix.index_url
     offline = uv and (project.offline or index in _dead_indexes)
@@ -263,7 +278,8 @@ def _install(project: Project, session: nox.Session, cell: Cell) -> str:
     if log is None:
         return ""
     wanted = " ".join(project.install_requirements(cell))
-    lines = [f"installing {wanted}{' offline' if offline else ''} failed: {_error_of(log)}"]
+    bounded = f" (constraints: {' '.join(cell.constraints)})" if cell.constraints else ""
+    lines = [f"installing {wanted}{bounded}{' offline' if offline else ''} failed: {_error_of(log)}"]
     if offline:
         lines.append(
             f"hint: {index} cannot be reached and uv's cache lacks something this cell needs; "
@@ -280,15 +296,34 @@ def _run_installer(project: Project, session: nox.Session, cell: Cell, offline: 
     options = project.installer_options()
     if offline:
         options.append("--offline")
+    if cell.constraints:  # they bound what is installed, and add nothing
+        options += ["--constraint", str(cellenv.constraints_file(Path(session.virtualenv.location), cell.constraints))]
+    # The seed's packages by name: the installer keeps the seeded versions, unless a constraint rules one out.
+    seeded = [Requirement(requirement).name for requirement in cell.seed]
+    requirements = list(dict.fromkeys([*project.install_requirements(cell), *seeded]))
     tee = Tee(keep=40)
     try:
         with tee as output:
-            session.install(
-                *project.install_requirements(cell), *options, silent=False, stdout=output, stderr=subprocess.STDOUT
-            )
+            session.install(*requirements, *options, silent=False, stdout=output, stderr=subprocess.STDOUT)
     except CommandFailed as exc:  # its message is the exit code only; the installer's output says why
         return tee.tail or str(exc)
     return None
+
+
+def _seed(session: nox.Session, cell: Cell) -> str:
+    """Seed a new environment as ``python -m venv`` does, with its interpreter's ensurepip; '' when done, else why not.
+
+    An environment that holds the seed's packages already (a reused one, or one virtualenv made and seeded) is left
+    as it is; the seed's packages are then installed with the rest, which a constraint bounds.
+    """
+    missing = cellenv.unseeded(Path(session.virtualenv.location), cell.seed)
+    if not missing:
+        return ""
+    try:
+        session.run(_venv_python(session), *cellenv.SEED_ARGUMENTS, silent=True)
+    except CommandFailed as exc:
+        return f"seeding the environment with {', '.join(missing)} (python -m ensurepip) failed: {exc}"
+    return ""
 
 
 def _store_outcome(
