@@ -49,7 +49,7 @@ COMMANDS = {
         "the first torch release whose outcome (or output, with `--by-output`) is NEW's",
     ),
     "probe": Command(
-        "torchmatrix probe [SCRIPT …] [--torch V[,V…]] [--force] [--repeat N]",
+        "torchmatrix probe [SCRIPT …] [--torch V[,V…]] [--force] [--repeat N] [--strict]",
         "run the scripts (or the matrix's probes) in each release, then print the table",
         takes_scripts=True,
     ),
