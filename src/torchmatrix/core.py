@@ -46,10 +46,10 @@ class Kind(str, Enum):
 class Probe:
     """A probe: its name, where it lives, how it runs and on which devices.
 
-    A module or script is named by its file's stem; pytest tests by the entry as
-    the matrix gives it, relative to ``root`` (``tests/test_dot.py``,
-    ``tests/test_dot.py::test_grad``, ``tests/``), and each of their records by
-    its test's node id from there.
+    A probe is its path relative to the matrix's folder (``sub/repro.py``,
+    ``tests/test_dot.py::test_grad``, ``tests/``), but a module or script of
+    ``probes/``, which a matrix names by name (``autograd_dot``); each record
+    of tests is named by its test's node id from ``root``.
     """
 
     name: str

@@ -115,7 +115,7 @@ class Project:
     def running_alone(self, entry: str) -> Project:
         """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
         base = self.matrix.file.parent
-        probes = loader.given_probes([entry], base, base / "probes", self.matrix.devices)
+        probes = loader.given_probes([entry], base, self.matrix.probes_dir or base / "probes", self.matrix.devices)
         matrix = dataclasses.replace(self.matrix, probes=probes, expect=())
         return dataclasses.replace(self, matrix=matrix, given_probes=(entry,))
 

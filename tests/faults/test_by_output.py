@@ -43,7 +43,7 @@ class Seen:
     result: CellResult
 
     def __call__(self, name: str) -> Observation:
-        return observe(self.result, name, "cpu", Criterion(by_output=True))
+        return observe(self.result, f"scripts/{name}.py", "cpu", Criterion(by_output=True))
 
 
 @pytest.fixture(scope="module")

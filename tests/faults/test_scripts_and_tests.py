@@ -120,12 +120,12 @@ def probed(tmp_path_factory: pytest.TempPathFactory, envdir: Path, suite_cache: 
 def test_every_script_gets_the_outcome_its_exit_gives(probed: Probed) -> None:
     assert probed.run.returncode == 0, probed.run.output
     scripts = [(record.probe, record.outcome) for record in probed.result.records if "::" not in record.probe]
-    expected = [(name, outcome) for name, (_, outcome) in SCRIPTS.items() if outcome is not None]
-    assert [pair for pair in scripts if pair[0] != "prints_its_device"] == expected
+    expected = [(f"scripts/{name}.py", outcome) for name, (_, outcome) in SCRIPTS.items() if outcome is not None]
+    assert [pair for pair in scripts if pair[0] != "scripts/prints_its_device.py"] == expected
 
 
 def test_the_seed_report_s_script_runs_unedited_and_keeps_what_it_printed(probed: Probed) -> None:
-    record = probed.record("seed_report")
+    record = probed.record("scripts/seed_report.py")
     assert record.message == "tensor(28., grad_fn=<MulBackward0>)"
     printed = b"tensor(28., grad_fn=<MulBackward0>)\n"
     digest = hashlib.sha256(printed).hexdigest()
@@ -135,23 +135,23 @@ def test_the_seed_report_s_script_runs_unedited_and_keeps_what_it_printed(probed
 
 def test_a_script_runs_on_other_devices_only_when_it_reads_its_device(probed: Probed) -> None:
     devices = {(record.probe, record.device) for record in probed.result.records if "::" not in record.probe}
-    assert ("seed_report", "cuda") not in devices
-    cuda = probed.record("prints_its_device", "cuda")
+    assert ("scripts/seed_report.py", "cuda") not in devices
+    cuda = probed.record("scripts/prints_its_device.py", "cuda")
     assert cuda.outcome is Outcome.UNAVAILABLE
-    assert probed.record("prints_its_device").message == "tensor([1.])"
+    assert probed.record("scripts/prints_its_device.py").message == "tensor([1.])"
 
 
 def test_what_a_failing_crashing_or_hanging_script_said_is_kept(probed: Probed) -> None:
-    assert probed.record("exits_1").message == "tensor(0.) on my Mac"
-    assert probed.record("asserts").message == "AssertionError: expected 7"
-    assert probed.record("exits_125").message == "needs torch.backends.mps"
-    assert probed.record("skips").message == "no GPU here"
-    raised = probed.record("raises")
+    assert probed.record("scripts/exits_1.py").message == "tensor(0.) on my Mac"
+    assert probed.record("scripts/asserts.py").message == "AssertionError: expected 7"
+    assert probed.record("scripts/exits_125.py").message == "needs torch.backends.mps"
+    assert probed.record("scripts/skips.py").message == "no GPU here"
+    raised = probed.record("scripts/raises.py")
     assert raised.message.startswith("RuntimeError:") and "scripts/raises.py" in raised.metrics["traceback"]
-    crashed = probed.record("segfaults")
-    assert crashed.message.startswith("the probe's process died with SIGSEGV while running segfaults on cpu")
+    crashed = probed.record("scripts/segfaults.py")
+    assert crashed.message.startswith("the probe's process died with SIGSEGV while running scripts/segfaults.py on cpu")
     assert crashed.metrics["output"] == ["about to crash"]
-    hung = probed.record("hangs")
+    hung = probed.record("scripts/hangs.py")
     assert (hung.message, hung.metrics["output"]) == (f"stopped after {TIMEOUT:g} s", ["waiting"])
 
 
@@ -189,4 +189,4 @@ def test_nothing_changed_runs_nothing_and_an_edited_test_file_runs_the_tests_aga
     (result,) = probed.workspace.scan().results
     names = {record.probe for record in result.records}
     assert "tests/test_outcomes.py::test_hangs" not in names  # a test that is gone leaves the table
-    assert "tests/test_outcomes.py::test_after_the_crash" in names and "seed_report" in names
+    assert "tests/test_outcomes.py::test_after_the_crash" in names and "scripts/seed_report.py" in names

@@ -76,7 +76,7 @@ def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, p
     assert [str(pin) for pin in matrix.torch[1].pins] == ["numpy==1.26.4"]
     assert [(probe.name, probe.path) for probe in matrix.probes] == [
         ("autograd_dot", probes_dir / "autograd_dot.py"),
-        ("check", tmp_path / "mine" / "check.py"),
+        ("mine/check.py", tmp_path / "mine" / "check.py"),
     ]
     assert matrix.devices == ("cpu",)
     assert matrix.timeout == 12.0
@@ -298,10 +298,27 @@ def test_scripts_and_tests_are_probes_of_their_own_kind(tmp_path: Path, probes_d
     matrix = load_matrix(write(tmp_path, text), probes_dir)
     assert [(probe.name, probe.kind, probe.devices) for probe in matrix.probes] == [
         ("autograd_dot", Kind.MODULE, None),
-        ("repro", Kind.SCRIPT, None),  # it reads TORCHMATRIX_DEVICE
+        ("repro.py", Kind.SCRIPT, None),  # it reads TORCHMATRIX_DEVICE
         ("tests/test_dot.py::test_grad", Kind.PYTEST, ("cpu",)),  # these never ask for the device
         ("more/", Kind.PYTEST, None),
     ]
+
+
+def test_a_probe_is_its_path_so_two_files_of_one_name_are_two_probes(tmp_path: Path, probes_dir: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    for path in (tmp_path / "repro.py", tmp_path / "sub" / "repro.py", probes_dir / "bug.py"):
+        path.write_text("import torch\nprint(torch.ones(1))\n")
+    options = "probe_options: {sub/repro.py: {size: 3}}\n"
+    text = "torch: [1.12.1]\nprobes: [repro.py, sub/repro.py, bug, probes/batched_matmul.py]\n" + options
+    matrix = load_matrix(write(tmp_path, text), probes_dir)
+    assert [(probe.name, probe.path, probe.options) for probe in matrix.probes] == [
+        ("repro.py", tmp_path / "repro.py", {}),
+        ("sub/repro.py", tmp_path / "sub" / "repro.py", {"size": 3}),
+        ("bug", probes_dir / "bug.py", {}),  # a file of probes/ keeps the name the matrix can give it
+        ("batched_matmul", probes_dir / "batched_matmul.py", {}),  # however the matrix names it
+    ]
+    again = error_for(tmp_path, probes_dir, "torch: [1.12.1]\nprobes: [batched_matmul, probes/batched_matmul.py]\n")
+    assert (again.key, again.problem) == ("probes[1]", "a probe named 'batched_matmul' is listed twice")
 
 
 @pytest.mark.parametrize(
@@ -350,7 +367,7 @@ def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_
     matrix_file = write(tmp_path, EXPECT)
     matrix = load_matrix(matrix_file, probes_dir, probes=[str(elsewhere), "batched_matmul"])
     assert [(probe.name, probe.kind) for probe in matrix.probes] == [
-        ("bug", Kind.SCRIPT),
+        ("bug.py", Kind.SCRIPT),  # its folder's name: the matrix's folder is not above it
         ("batched_matmul", Kind.MODULE),
     ]
     assert [expectation.probe for expectation in matrix.expect] == ["batched_matmul"]  # those of other probes go

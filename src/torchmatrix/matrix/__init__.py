@@ -95,3 +95,5 @@ class Matrix:
     """Variables every pair finds set (``env:``), as (name, value)."""
     pass_env: tuple[str, ...] = ()
     """Variables (names or patterns) every pair takes from the caller's environment (``pass_env:``)."""
+    probes_dir: Path | None = None
+    """The folder of the probes the matrix names by name: a module or script there is named by its stem."""

@@ -58,6 +58,8 @@ _URL = {
 _VERSION = {"type": ["string", "number"], "pattern": r"^\s*[vV]?([0-9]+!)?[0-9]"}
 _PYTHON = {"type": ["string", "number"], "pattern": r"^\s*3\.\d{1,2}\s*$"}
 _DEVICE = {"enum": list(DEVICES)}
+_PROBE_NAME = f"(?:{schema.PROBE_NAME.pattern})|(?:{schema.TEST_ID.pattern})"
+"""A probe's name in probes/, or its path (a test's node id): what an expectation and ``probe_options`` name."""
 
 _VALUES: dict[Parse, Fragment] = {
     schema._text: {"type": _TEXT},
@@ -84,11 +86,11 @@ _VALUES: dict[Parse, Fragment] = {
     },
     schema._probe_name: {
         "type": _TEXT,
-        "pattern": f"(?:{schema.PROBE_NAME.pattern})|(?:{schema.TEST_ID.pattern})",
+        "pattern": _PROBE_NAME,
     },
     schema._probe_options: {
         "type": "object",
-        "propertyNames": {"pattern": schema.PROBE_NAME.pattern},
+        "propertyNames": {"pattern": _PROBE_NAME},
         "additionalProperties": {"type": "object"},
     },
     schema._variables: {

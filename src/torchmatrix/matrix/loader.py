@@ -27,6 +27,11 @@ def _available_probes(probes_dir: Path) -> list[str]:
     return sorted(path.stem for path in probes_dir.glob("*.py") if not path.stem.startswith("_"))
 
 
+def _nameable(stem: str) -> bool:
+    """Whether ``probes/<stem>.py`` is a probe a matrix can name by its name: one of :func:`_available_probes`."""
+    return bool(PROBE_NAME.match(stem)) and not stem.startswith("_")
+
+
 def _default_probes(probes_dir: Path) -> list[str]:
     """What a matrix without ``probes:`` runs: the available probes, but those that say they are opt-in."""
     return [name for name in _available_probes(probes_dir) if not scriptmeta.read(probes_dir / f"{name}.py").opt_in]
@@ -56,7 +61,7 @@ def _resolve_probe(
         if name not in available:
             hint = did_you_mean(name, available, f"probes in {probes_dir}: {', '.join(available)}")
             raise fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
-        return probe_at(probes_dir / f"{name}.py", base)
+        return probe_at(probes_dir / f"{name}.py", base, probes_dir=probes_dir)
     target, _, select = name.partition("::")
     relative = Path(target)
     if relative.is_absolute() or ".." in relative.parts or "\\" in name or not target:
@@ -75,10 +80,7 @@ def _resolve_probe(
             raise fail(doc, path, f"{name!r} is a folder", "name a folder of tests inside it, e.g. tests/")
     elif relative.suffix != ".py":
         raise fail(doc, path, f"{name!r} is not a .py file", "name a probe, a script, or pytest tests")
-    probe = probe_at(resolved, base, select)
-    if probe.kind is not Kind.PYTEST and not PROBE_NAME.match(probe.name):
-        raise fail(doc, path, f"{relative.stem!r} cannot name a probe", "use letters, digits and _")
-    return probe
+    return probe_at(resolved, base, select, probes_dir)
 
 
 def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: Sequence[str]) -> tuple[Probe, ...]:
@@ -95,7 +97,7 @@ def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: 
             raise UsageError(f"${variables.PROBES.name}: no probe {entry!r} ({path} does not exist)")
         if not path.is_dir() and path.suffix != ".py":
             raise UsageError(f"${variables.PROBES.name}: {entry!r} is not a .py file; name a probe, a script, or tests")
-        probe = probe_at(path.resolve(), base, select)
+        probe = probe_at(path.resolve(), base, select, probes_dir)
         if not any(probe.runs_on(device) for device in devices):
             raise UsageError(f"${variables.PROBES.name}: {_runs_only_on(probe)}\n  hint: {_reads_device_hint(probe)}")
         if any(known.name == probe.name for known in probes):
@@ -104,21 +106,30 @@ def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: 
     return tuple(probes)
 
 
-def probe_at(path: Path, base: Path, select: str = "") -> Probe:
+def probe_at(path: Path, base: Path, select: str = "", probes_dir: Path | None = None) -> Probe:
     """The probe at ``path`` (a file, or a folder of tests) of a matrix in ``base``; ``select``: ``::test_x``.
 
-    A module or a script is named by its file's stem; tests by their path from ``base`` (a folder's ends in /),
-    which pytest runs from (from their own folder, for tests outside it).
+    A probe is its path from ``base`` (a folder's ends in /), which pytest runs tests from (from their own folder,
+    for a path outside it): two ``repro.py`` in two folders are two probes. A module or a script that a matrix
+    can name by name, one of ``probes_dir``, is named so (``autograd_dot``).
     """
     kind = Kind.PYTEST if select or path.is_dir() else probekinds.kind_of_file(path)
+    root = base if base in path.parents else path.parent  # a path from elsewhere ($TORCHMATRIX_PROBES): its folder
     if kind is not Kind.PYTEST:
         meta = scriptmeta.read(path)
-        probe = Probe(path.stem, path, meta.dependencies, kind=kind)
+        probe = Probe(_file_name(path, root, probes_dir), path, meta.dependencies, kind=kind)
         return dataclasses.replace(probe, devices=probekinds.devices_of(kind, [path], meta.devices))
-    root = base if base in path.parents else path.parent  # tests from elsewhere ($TORCHMATRIX_PROBES): their folder
     name = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
     probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=root)
     return dataclasses.replace(probe, devices=probekinds.devices_of(kind, probekinds.source_files(probe), None))
+
+
+def _file_name(path: Path, root: Path, probes_dir: Path | None) -> str:
+    """A module's or a script's name: its stem if the matrix can name it so (``probes_dir/NAME.py``), else its
+    path from ``root``."""
+    if probes_dir is not None and path.parent.resolve() == probes_dir.resolve() and _nameable(path.stem):
+        return path.stem
+    return path.relative_to(root).as_posix()
 
 
 def load_matrix(
@@ -168,6 +179,7 @@ def load_matrix(
         strict=fields.get("strict", False),
         env=tuple(fields.get("env", {}).items()),
         pass_env=tuple(fields.get("pass_env", ())),
+        probes_dir=probes_dir,
     )
 
 

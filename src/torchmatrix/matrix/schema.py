@@ -286,7 +286,7 @@ def _probe_options(doc: Document, path: KeyPath, value: Any) -> dict[str, dict[s
         raise fail(doc, path, f"expected a mapping of probe names to their options, got {_kind(value)}")
     options = {}
     for name, given in value.items():
-        if not isinstance(name, str) or not PROBE_NAME.match(name):
+        if not isinstance(name, str) or not (PROBE_NAME.match(name) or TEST_ID.match(name)):
             raise fail(doc, (*path, name), f"{name!r} is not a probe name", "name a probe of this matrix")
         if not isinstance(given, dict):
             raise fail(doc, (*path, name), f"expected a mapping of options, got {_kind(given)}", 'e.g. {ops: "add"}')

@@ -168,7 +168,8 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
         _, separator, test = given.partition("::")
         entry = str(target.resolve()) + separator + test
         try:
-            (alone,) = loader.given_probes([entry], matrix.file.parent, matrix.file.parent, matrix.devices)
+            probes_dir = matrix.probes_dir or matrix.file.parent / "probes"
+            (alone,) = loader.given_probes([entry], matrix.file.parent, probes_dir, matrix.devices)
         except UsageError as error:
             parser.error(str(error))
         if alone.kind is Kind.PYTEST and "::" not in given:
