@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.core import Outcome, Record
+from torchmatrix.core import Kind, Outcome, Record
 from torchmatrix.report import escape
 from torchmatrix.results import CellResult
 
@@ -190,3 +190,50 @@ def test_nothing_changed_runs_nothing_and_an_edited_test_file_runs_the_tests_aga
     names = {record.probe for record in result.records}
     assert "tests/test_outcomes.py::test_hangs" not in names  # a test that is gone leaves the table
     assert "tests/test_outcomes.py::test_after_the_crash" in names and "scripts/seed_report.py" in names
+
+
+DOT = "(2 * torch.dot(torch.arange(4.0), torch.arange(4.0))).item()"
+ASKED = {  # files whose tests no text of theirs shows, each failing under `pytest FILE`; and two repro.py
+    "shared_checks.py": f"import torch\n\ndef test_dot():\n    assert {DOT} == 27, 'expected 27'\n",
+    "base_case.py": f"import torch, unittest\n\nclass DotChecks(unittest.TestCase):\n"
+    f"    def test_dot(self):\n        self.assertEqual({DOT}, 27)\n",
+    "test_star.py": "from shared_checks import *\n",
+    "test_case.py": "import base_case\n\nclass MyDot(base_case.DotChecks):\n    pass\n",
+    "check_dot.py": f"import torch\n\ndef test_dot():\n    assert {DOT} == 27\n",  # not test_*.py: named, it counts
+    "repro.py": f"import torch\nprint('first', {DOT})\n",
+    "sub/repro.py": f"import torch\nprint('second', {DOT} / 2)\n",
+}
+
+
+@pytest.fixture(scope="module")
+def asked(tmp_path_factory: pytest.TempPathFactory, envdir: Path, suite_cache: Path, torch_here: Torch, warm: None):
+    """One cell running the files whose kind pytest says, and two scripts of one name in two folders."""
+    workspace = Workspace(tmp_path_factory.mktemp("asked"), envdir, suite_cache)
+    for name, source in ASKED.items():
+        (workspace.folder / name).parent.mkdir(exist_ok=True)
+        (workspace.folder / name).write_text(source)
+    probes = "[test_star.py, test_case.py, check_dot.py, repro.py, sub/repro.py]"
+    workspace.matrix_file.write_text(f"torch:\n  - {torch_here.entry}\nprobes: {probes}\ndevices: [cpu]\noutput: out\n")
+    run = workspace.nox("-s", "probe")
+    (result,) = workspace.scan().results
+    return Probed(workspace, run, result)
+
+
+def test_a_file_pytest_collects_tests_from_is_tests_that_fail_not_a_script_that_passes(asked: Probed) -> None:
+    assert asked.run.returncode == 0, asked.run.output
+    tests = {"test_star.py::test_dot", "test_case.py::MyDot::test_dot", "check_dot.py::test_dot"}
+    for name in tests:
+        record = asked.record(name)
+        assert (record.outcome, record.kind, record.kind_reason) == (
+            Outcome.FAIL, Kind.PYTEST, "pytest collected 1 test from it"
+        ), record  # fmt: skip
+    assert asked.record("test_star.py::test_dot").message == "AssertionError: expected 27"
+
+
+def test_two_scripts_of_one_name_in_two_folders_are_two_probes_with_a_record_each(asked: Probed) -> None:
+    first, second = asked.record("repro.py"), asked.record("sub/repro.py")
+    assert (first.outcome, first.message, first.kind) == (Outcome.PASS, "first 28.0", Kind.SCRIPT)
+    assert (second.outcome, second.message, second.kind) == (Outcome.PASS, "second 14.0", Kind.SCRIPT)
+    assert first.kind_reason == second.kind_reason == "pytest collected no test from it"
+    table = (asked.workspace.folder / "out" / "COMPATIBILITY.md").read_text()
+    assert "| repro.py |" in table and "| sub/repro.py |" in table

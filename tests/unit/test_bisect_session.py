@@ -579,11 +579,10 @@ def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_nod
     assert (test.probes[0], test.alone) == ("tests/test_dot.py::test_dot", None)  # the matrix runs it
     with pytest.raises(UsageError, match="repro.py runs on cpu alone, not on mps"):
         parse(["repro.py", "--from", "1.9.0", "--to", "1.12.1", "--device", "mps"], matrix)
-    with pytest.raises(UsageError, match="holds tests: name one of them"):
-        parse(
-            ["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"],
-            dataclasses.replace(matrix, probes=MATRIX.probes),
-        )
+    unlisted = parse(  # whether it holds tests, pytest says in the cell; a record of its tests then names them
+        ["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"], dataclasses.replace(matrix, probes=MATRIX.probes)
+    )
+    assert (unlisted.probes, unlisted.alone) == (("tests/test_dot.py",), str(tmp_path / "tests" / "test_dot.py"))
     with pytest.raises(UsageError, match=r"tests/ holds tests, a record each: name one \(e.g. tests/test_x.py::"):
         parse(["tests/", "--from", "1.9.0", "--to", "1.12.1"], matrix)  # the matrix's probe: its tests have records
 

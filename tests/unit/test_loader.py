@@ -298,7 +298,7 @@ def test_scripts_and_tests_are_probes_of_their_own_kind(tmp_path: Path, probes_d
     matrix = load_matrix(write(tmp_path, text), probes_dir)
     assert [(probe.name, probe.kind, probe.devices) for probe in matrix.probes] == [
         ("autograd_dot", Kind.MODULE, None),
-        ("repro.py", Kind.SCRIPT, None),  # it reads TORCHMATRIX_DEVICE
+        ("repro.py", Kind.SCRIPT_OR_TESTS, None),  # it reads TORCHMATRIX_DEVICE; tests or a script: pytest says
         ("tests/test_dot.py::test_grad", Kind.PYTEST, ("cpu",)),  # these never ask for the device
         ("more/", Kind.PYTEST, None),
     ]
@@ -367,7 +367,7 @@ def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_
     matrix_file = write(tmp_path, EXPECT)
     matrix = load_matrix(matrix_file, probes_dir, probes=[str(elsewhere), "batched_matmul"])
     assert [(probe.name, probe.kind) for probe in matrix.probes] == [
-        ("bug.py", Kind.SCRIPT),  # its folder's name: the matrix's folder is not above it
+        ("bug.py", Kind.SCRIPT_OR_TESTS),  # its folder's name: the matrix's folder is not above it
         ("batched_matmul", Kind.MODULE),
     ]
     assert [expectation.probe for expectation in matrix.expect] == ["batched_matmul"]  # those of other probes go

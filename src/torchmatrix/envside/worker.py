@@ -86,7 +86,7 @@ import time
 from torchmatrix_worker.isolation import Forking, Spawning
 from torchmatrix_worker.pairs import spawned_child
 from torchmatrix_worker.protocol import PROTOCOL_VERSION, WORKER_FILE, ParentGone, protocol_channel, read_line
-from torchmatrix_worker.records import absent_devices, environment_from, records_of
+from torchmatrix_worker.records import Found, absent_devices, environment_from, records_of
 
 
 def main():
@@ -122,11 +122,11 @@ def main():
         environment["import_seconds"] = import_seconds
         absent = absent_devices(checked)
         send({"event": "ready", "protocol": PROTOCOL_VERSION, "environment": environment})
-        tests_found = {}  # a pytest probe's tests, as its run on an earlier device found them
+        found = Found()  # each probe's records and kind, as its run on an earlier device found them
         for index, pair in enumerate(pairs, start=request.get("first", 0)):
             send({"event": "start", "index": index})
             alive = functools.partial(send, {"event": "alive", "index": index})
-            records = records_of(isolation, pair, absent, timeout, tests_found, alive)
+            records = records_of(isolation, pair, absent, timeout, found, alive)
             send({"event": "records", "index": index, "records": records})
         send({"event": "done"})
     except ParentGone:

@@ -22,10 +22,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ..core import DEVICES, STORED_OUTCOMES, Outcome
+from ..core import DEVICES, STORED_OUTCOMES, Kind, Outcome
 from ..errors import ConfigError, did_you_mean
 from ..repeats import MAX_REPEAT
-from . import Expectation, PinRule, TorchEntry, yamldoc
+from . import Expectation, PinRule, ProbeEntry, TorchEntry, yamldoc
 from .yamldoc import Document, KeyPath
 
 URL_SCHEMES = ("http", "https", "file")
@@ -380,6 +380,26 @@ def _torch_entries(doc: Document, path: KeyPath, value: Any) -> tuple[TorchEntry
     return tuple(entries)
 
 
+PROBE_KINDS = {"script": Kind.SCRIPT, "tests": Kind.PYTEST}
+"""What ``kind:`` may say of a probe, for the rare file that is both: the word, and the kind it runs as."""
+
+
+def _probe_kind(doc: Document, path: KeyPath, value: Any) -> Kind:
+    text = _text(doc, path, value)
+    if text not in PROBE_KINDS:
+        hint = did_you_mean(text, PROBE_KINDS, f"one of {', '.join(PROBE_KINDS)}")
+        raise fail(doc, path, f"unknown kind {text!r}", hint)
+    return PROBE_KINDS[text]
+
+
+def _probe_entry(doc: Document, path: KeyPath, value: Any) -> ProbeEntry:
+    """An entry of ``probes:``: a name or a path, or a mapping that says its kind as well."""
+    if not isinstance(value, dict):
+        return ProbeEntry(_text(doc, path, value))
+    fields = check_mapping(doc, path, value, PROBE_ENTRY_KEYS)
+    return ProbeEntry(fields["probe"], fields.get("kind"))
+
+
 def pin_rule(doc: Document, path: KeyPath, value: Any) -> PinRule:
     fields = check_mapping(doc, path, value, PIN_RULE_KEYS)
     return PinRule(fields["torch"], tuple(fields["require"]), fields.get("reason", ""))
@@ -412,6 +432,15 @@ TORCH_ENTRY_KEYS = {
         "requirements for this release alone; they win over the matrix's `pins:` and the known pins",
     ),
 }
+PROBE_ENTRY_KEYS = {
+    "probe": Key(_text, "my_probes/check.py", "a name in probes/, or a .py path relative to this file", required=True),
+    "kind": Key(
+        _probe_kind,
+        "script",
+        "for a file that is both: `script` runs one pytest would collect tests from as a script, `tests` runs a "
+        "run(device) probe's tests with pytest; default: run(device) if it defines one, else what pytest says",
+    ),
+}
 PIN_RULE_KEYS = {
     "torch": Key(_specifier, '"<2.3"', "the torch releases the rule is for, a version range", required=True),
     "require": Key(
@@ -437,9 +466,11 @@ MATRIX_KEYS = {
         entries=TORCH_ENTRY_KEYS,
     ),
     "probes": Key(
-        list_of(_text),
-        "[autograd_dot, my_probes/check.py]",
-        "the probes to run: a name in probes/, or a .py path relative to this file; default: every probes/*.py",
+        list_of(_probe_entry),
+        "[autograd_dot, my_probes/check.py, {probe: both.py, kind: script}]",
+        "the probes to run: a name in probes/, or a .py path relative to this file, or a mapping that says its "
+        "kind too; default: every probes/*.py",
+        entries=PROBE_ENTRY_KEYS,
     ),
     "devices": Key(
         _devices, "[cpu, cuda]", "the devices to run on: a list, or `auto` for cpu, cuda and mps; default: auto"

@@ -54,7 +54,7 @@ from .. import (
     variables,
 )
 from ..bisection import Look, Observation, Search, Status, Verdict
-from ..core import Kind, Probe
+from ..core import Probe
 from ..errors import TorchmatrixError, UsageError
 from ..plan import Cell
 from ..releases import Listing, dated
@@ -190,10 +190,11 @@ class _Bisection:
     def with_tests_as_questions(self) -> None:
         """With ``--all``, each test that either end ran becomes a question of its own, in place of its probe.
 
-        A test probe's records are its tests, which only a run of a release names: an end whose stored
-        result holds no standing record of them is built first, and that build is the search's look at it.
+        A test probe's records are its tests, which only a run of a release names (and only a cell's pytest says
+        whether a file without ``run(device)`` holds tests at all): an end whose stored result holds no standing
+        record of them is built first, and that build is the search's look at it.
         """
-        tests = {probe.name: probe for probe in self.project.matrix.probes if probe.kind is Kind.PYTEST}
+        tests = {probe.name: probe for probe in self.project.matrix.probes if probe.kind.may_be_tests}
         if not (self.request.every and tests):
             return
         stored = self.project.stored(results.scan(self.project.results_dir).results)
@@ -223,7 +224,7 @@ class _Bisection:
         holds no record of it: the test did not exist in that release, or its module did not import."""
         name, device = key
         owner = self.project.owner(name)
-        if owner is None or owner.kind is not Kind.PYTEST:
+        if owner is None or not owner.kind.may_be_tests:
             return None
         result = self.project.up_to_date(cell, stored, [])
         records = result.records if result else ()
