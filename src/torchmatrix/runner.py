@@ -369,14 +369,15 @@ def _record_name(pair: Pair, sent: Any) -> str:
 
 
 def _files_read(pair: Pair, read: Any) -> dict[str, str | None]:
-    """What the pair read, by content; where the worker could not tell, every file of the probe's folder.
+    """What the pair read, by content; where the worker could not tell, every file of the probe's folder (the
+    matrix's, for tests, which pytest runs from).
 
     Tests read pytest's configuration too, present or not (:func:`identity.pytest_configuration`), and so does a
     file whose kind pytest says.
     """
     probe = pair.probe
     if not (isinstance(read, list) and all(isinstance(path, str) for path in read)):
-        read = identity.folder_files(probe.root or probe.path.parent)
+        read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
     configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
     return identity.files_read([*read, *configuration])
 

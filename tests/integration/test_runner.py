@@ -820,17 +820,21 @@ def test_a_file_is_tests_when_pytest_collects_tests_from_it_and_a_script_when_it
 ) -> None:
     (tmp_path / "shared_checks.py").write_text(SHARED_CHECKS)
     (tmp_path / "base_case.py").write_text(BASE_CASE)
+    (tmp_path / "skipped.py").write_text("import pytest\npytest.skip('old torch', allow_module_level=True)\n")
     (tmp_path / "repro.py").write_text("print('2 * torch.dot(x, x) =', 28)\n")
     for name, (text, _) in ASKED.items():
         (tmp_path / name).write_text(text)
-    probes = [loader.probe_at(tmp_path / name, tmp_path) for name in [*ASKED, "repro.py"]]
+    probes = [loader.probe_at(tmp_path / name, tmp_path) for name in [*ASKED, "skipped.py", "repro.py"]]
     assert {probe.kind for probe in probes} == {Kind.SCRIPT_OR_TESTS}
     cell = run_cell(pytest_python, [Pair(probe, "cpu") for probe in probes], 10.0)
+    no_test = "pytest collected no test from it"
     assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in cell.records] == [
         *((test, Outcome.FAIL, Kind.PYTEST, "pytest collected 1 test from it") for _, test in ASKED.values()),
-        ("repro.py", Outcome.PASS, Kind.SCRIPT, "pytest collected no test from it"),
+        ("skipped.py", Outcome.UNAVAILABLE, Kind.SCRIPT, no_test),  # no test: a script, whose skip pytest's is
+        ("repro.py", Outcome.PASS, Kind.SCRIPT, no_test),
     ]
     assert cell.records[0].message == "AssertionError: two dots make 27"
+    assert cell.records[-2].message == "old torch"
     assert cell.records[-1].metrics["output"] == ["2 * torch.dot(x, x) = 28"]  # printed once: by the script's run
     (alone,) = run_cell(stub_torch_python, [Pair(probes[-1], "cpu")], 10.0).records
     assert (alone.outcome, alone.kind) == (Outcome.PASS, Kind.SCRIPT)
@@ -874,7 +878,8 @@ def test_a_test_pytest_never_reached_is_said_to_be_so(pytest_python: str, tmp_pa
 def test_a_conftest_that_skips_at_import_makes_its_tests_unavailable_saying_why_not_a_crash(
     pytest_python: str, tmp_path: Path
 ) -> None:
-    probe = sample_tests(tmp_path, "def test_a():\n    pass\n")
+    sample_tests(tmp_path, "def test_a():\n    pass\n")
+    probe = loader.probe_at(tmp_path / "tests", tmp_path)
     (tmp_path / "tests" / "conftest.py").write_text(
         'import pytest\n\npytest.skip("needs a GPU", allow_module_level=True)\n'
     )

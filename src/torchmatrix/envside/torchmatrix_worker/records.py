@@ -12,9 +12,7 @@ import sys
 import time
 
 from .answers import exit_answer, malformed, pair_answer, tail, unavailable
-from .protocol import (
-    CRASH, ERROR, MAX_ANSWER_BYTES, MAX_MESSAGE, PYTEST, SCRIPT, SCRIPT_OR_TESTS, TIMEOUT, UNAVAILABLE, parsed,
-)  # fmt: skip
+from .protocol import CRASH, ERROR, MAX_ANSWER_BYTES, MAX_MESSAGE, PYTEST, SCRIPT, SCRIPT_OR_TESTS, TIMEOUT, parsed
 
 
 class Found(object):
@@ -65,8 +63,9 @@ def asked_records(isolation, pair, limit, alive):
     """A .py file without ``run(device)``: ``pytest PATH``, in this cell, says whether it holds tests.
 
     pytest collects the path as a path on its command line, whatever its name. Where it collects tests from
-    it (or skips it as a test module), they ran there and are its records; where it collects none, or its
-    process ended before it said, the file runs again, as a script. The kind and why, and the records.
+    it, they ran there and are its records; where it collects none (none there, or the file failed to import
+    or skipped itself), or its process ended before it said, the file runs again, as a script. The kind and
+    why, and the records.
     """
     began, read = time.perf_counter(), []
     records, said = run_tests_until_done(isolation, pair, limit, alive, read, asking=True)
@@ -314,8 +313,8 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
     """The records of :func:`records_of_tests`, and what pytest's first process said it collected; what each
     process read is appended to ``read``.
 
-    ``asking``: whether the file is tests at all is pytest's to say; where its first process collected none (and
-    skipped none), the records are None.
+    ``asking``: whether the file is tests at all is pytest's to say; where its first process collected none, the
+    records are None.
     """
     records, expected = [], None
     targets = [pair["path"] + pair.get("select", "")]
@@ -327,7 +326,7 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         events = ProgressOfTests(ending.sides.get("progress", b""), ending.places)
         if not said:
             said = events.collection(ending)
-            if asking and not events.holds_tests(ending):
+            if asking and not events.holds_tests():
                 return None, said
         records += events.ended
         expected = events.collected if events.collected is not None else expected
@@ -397,26 +396,15 @@ class ProgressOfTests(object):
                 if self.ended[-1]["probe"] == self.running:
                     self.running = None
 
-    def holds_tests(self, ending):
-        """Whether pytest collected a test from the path of ``ending``'s run, or skipped it as tests are skipped
-        (``pytest.skip`` at the top of the file, or of a conftest.py above it)."""
-        return bool(self.collected) or self.skipped(ending) is not None
-
-    def skipped(self, ending):
-        """Why pytest skipped the path as tests, where it did; else None."""
-        skips = [record["message"] for record in self.ended if record["outcome"] == UNAVAILABLE]
-        answer = answer_of(ending)
-        if answer is not None and answer.get("outcome") == UNAVAILABLE:
-            skips.append(str(answer.get("message", "")))
-        return skips[0] if skips else None
+    def holds_tests(self):
+        """Whether pytest collected a test from the path it ran on: what makes a file tests."""
+        return bool(self.collected)
 
     def collection(self, ending):
         """What pytest said of the path it collected, in words: why it is tests, or why it is run as a script."""
         count = len(self.collected or ())
         if count:
             return "pytest collected {} test{} from it".format(count, "" if count == 1 else "s")
-        if self.skipped(ending) is not None:
-            return "pytest skipped it as tests: " + self.skipped(ending)
         answer = answer_of(ending)
         if self.collected is not None or (answer is not None and "pytest_exit" in answer):
             return "pytest collected no test from it"
