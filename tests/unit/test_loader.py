@@ -321,6 +321,38 @@ def test_a_probe_is_its_path_so_two_files_of_one_name_are_two_probes(tmp_path: P
     assert (again.key, again.problem) == ("probes[1]", "a probe named 'batched_matmul' is listed twice")
 
 
+def test_a_probe_entry_may_say_the_kind_of_a_file_that_is_both(tmp_path: Path, probes_dir: Path) -> None:
+    (tmp_path / "both.py").write_text("def test_dot():\n    pass\n\nif __name__ == '__main__':\n    test_dot()\n")
+    (tmp_path / "check.py").write_text("def run(device):\n    return {'outcome': 'pass'}\n\ndef test_a():\n    pass\n")
+    told = "torch: [1.12.1]\nprobes: [{probe: both.py, kind: script}, {probe: check.py, kind: tests}]\n"
+    script, tests = load_matrix(write(tmp_path, told), probes_dir).probes
+    (asked,) = load_matrix(write(tmp_path, "torch: [1.12.1]\nprobes: [both.py]\n"), probes_dir).probes
+    assert [(probe.name, probe.kind, probe.kind_reason) for probe in (script, tests, asked)] == [
+        ("both.py", Kind.SCRIPT, "the matrix says kind: script"),
+        ("check.py", Kind.PYTEST, "the matrix says kind: tests"),
+        (
+            "both.py",
+            Kind.SCRIPT_OR_TESTS,
+            "a .py file without run(device): pytest, asked in the cell, says whether it holds tests",
+        ),
+    ]
+    (tmp_path / "tests").mkdir()
+    wrong = error_for(tmp_path, probes_dir, "torch: [1.12.1]\nprobes:\n  - {probe: tests/, kind: script}\n")
+    assert (wrong.line, wrong.key, wrong.problem) == (
+        3,
+        "probes[0].kind",
+        "a folder holds tests: it cannot run as a script",
+    )
+    unknown = error_for(tmp_path, probes_dir, "torch: [1.12.1]\nprobes:\n  - {probe: both.py, kind: test}\n")
+    assert (unknown.key, unknown.problem, unknown.hint) == (
+        "probes[0].kind",
+        "unknown kind 'test'",
+        "did you mean 'tests'?",
+    )
+    missing = error_for(tmp_path, probes_dir, "torch: [1.12.1]\nprobes:\n  - {probe: gone.py}\n")
+    assert (missing.key, missing.problem) == ("probes[0].probe", f"no file {tmp_path / 'gone.py'}")
+
+
 @pytest.mark.parametrize(
     ("text", "line", "key", "problem", "hint"),
     [

@@ -12,10 +12,14 @@ The request arrives as one JSON line on stdin:
 
     {"pairs": [pair, ...], "first": index, "timeout": s, "startup": s, "scratch": folder, "seed": n}
 
-where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...}``,
-its kind ``module`` (a file that defines ``run(device)``), ``script`` (run as
-``python script.py`` would run it) or ``pytest`` (tests, with ``"select":
-"::test_x"`` or "", and ``"root"``, where pytest runs from).
+where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...,
+"kind_reason": ...}``, its kind ``module`` (a file that defines
+``run(device)``), ``script`` (run as ``python script.py`` would run it),
+``pytest`` (tests, with ``"select": "::test_x"`` or "", and ``"root"``, where
+pytest runs from) or ``script-or-tests`` (a file without ``run(device)``, with
+``"select"`` and ``"root"``: on its first device, ``pytest PATH`` runs; if it
+collects a test, the file is tests, else it runs again as a script, and its
+other devices take that answer).
 
 The pairs' temporary folders are made in ``scratch``, which the parent removes
 when the worker has ended (and the worker when the parent is gone).
@@ -32,7 +36,8 @@ stdout, which is kept for them alone (whatever probes print goes to logs):
     {"event": "done"}
 
 with each record ``{"probe": name, "outcome": ..., "metrics": {...},
-"message": ..., "duration": s, "read": [path, ...] or null}``: one per pair,
+"message": ..., "duration": s, "read": [path, ...] or null, "kind": ...,
+"kind_reason": ...}`` (the kind it ran as, and why): one per pair,
 named as its probe, except for pytest tests, which get one per test, named by
 its node id. ``read`` lists the files the pair's process imported, opened
 for reading or loaded with ``ctypes`` outside its environment, the standard
