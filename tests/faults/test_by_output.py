@@ -134,7 +134,7 @@ def releases(
     return list(found)
 
 
-@pytest.mark.parametrize("name", [*ACROSS, "tests/test_prints.py::test_message"])
+@pytest.mark.parametrize("name", [*(f"scripts/{name}.py" for name in ACROSS), "tests/test_prints.py::test_message"])
 def test_what_is_the_cell_s_own_is_no_change_between_releases(releases: list[CellResult], name: str) -> None:
     old, new = (observe(result, name, "cpu", Criterion(by_output=True)) for result in releases)
     assert old.testable and old.category == new.category, (old.detail, new.detail)
