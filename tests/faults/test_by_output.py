@@ -91,7 +91,8 @@ def test_only_what_is_per_process_is_no_change_and_a_line_that_differs_between_r
     assert random.detail.endswith("(line 2 per-process: differ between runs)")
     assert random.detail.startswith("pass, prints 'seeded 0.49625658988952637' / '<differs between runs>'")
     assert (counts.testable, counts.unstable, counts.runs) == (False, True, 2)
-    assert counts.detail.endswith("of 2 runs; first difference: line 2: nothing → 'run'"), counts.detail
+    # Its first run's top level ran twice, under pytest (asked whether the file holds tests) and as the script.
+    assert counts.detail.endswith("of 2 runs; first difference: line 3: nothing → 'run'"), counts.detail
 
 
 # Each prints what differs between two releases only where it is the cell's own: its version, its folders.

@@ -122,7 +122,7 @@ def test_a_bisect_holding_a_python_leaves_the_matrixs_environment_of_that_releas
     made = (envdir / ".nox" / "probe-7-3-0" / "pyvenv.cfg").read_text()
     assert "version_info = 3.12" in made  # the planner's Python for 7.3.0
 
-    run = nox(envdir, matrix, "-s", "bisect", "--", "alpha", "--from", "7.0.0", "--to", "7.3.0")
+    run = nox(envdir, matrix, "-s", "bisect", "--", "alpha.py", "--from", "7.0.0", "--to", "7.3.0")
     assert run.returncode == 0, output(run)
     assert "on Python 3.10 throughout" in output(run)
     assert (envdir / ".nox" / "probe-7-3-0" / "pyvenv.cfg").read_text() == made
