@@ -405,13 +405,15 @@ def probe_kinds_figures(bench: Bench, version: str) -> list[Figure]:
     rounds = [pair_seconds(python, pairs, prefix) for _ in range(bench.repeat)]
 
     def best(kind: str) -> float:
-        return min(statistics.median(took[name] for name in took if name.startswith(f"{kind}_")) for took in rounds)
+        folder = f"kinds/{kind}/"  # a probe is its path from the matrix's folder
+        return min(statistics.median(took[name] for name in took if name.startswith(folder)) for took in rounds)
 
     module, script = best("module"), best("script")
-    test = min(statistics.median(took[name] for name in took if name.startswith("kinds/test/")) for took in rounds)
+    test = best("test")
     many_tests = min(took["kinds/many/test_many.py"] for took in rounds)
     per_test = (many_tests - test) / (KIND_PAIRS - 1)
-    spawned = spawned_script_seconds(python, [pair for pair in pairs if pair.probe.name.startswith("script_")], prefix)
+    scripts = [pair for pair in pairs if pair.probe.name.startswith("kinds/script/")]
+    spawned = spawned_script_seconds(python, scripts, prefix)
     return [
         Figure(
             f"a pair by kind of probe, torch {cell.torch}",

@@ -37,19 +37,27 @@ class Kind(str, Enum):
     MODULE = "module"
     """A file that defines ``run(device)``, which returns the record."""
     SCRIPT = "script"
-    """Any other file: run as ``python script.py`` would; its exit decides."""
+    """A file run as ``python script.py`` would; its exit decides."""
     PYTEST = "pytest"
     """pytest tests (a file, folder or node id): a record per test."""
+    SCRIPT_OR_TESTS = "script-or-tests"
+    """A ``.py`` file without ``run(device)``: tests if pytest, asked in the cell, collects tests from it, else a
+    script. Its records say which it ran as (:attr:`Record.kind`)."""
+
+    @property
+    def may_be_tests(self) -> bool:
+        """Whether its records may be tests', named by their node ids."""
+        return self in (Kind.PYTEST, Kind.SCRIPT_OR_TESTS)
 
 
 @dataclass(frozen=True)
 class Probe:
     """A probe: its name, where it lives, how it runs and on which devices.
 
-    A module or script is named by its file's stem; pytest tests by the entry as
-    the matrix gives it, relative to ``root`` (``tests/test_dot.py``,
-    ``tests/test_dot.py::test_grad``, ``tests/``), and each of their records by
-    its test's node id from there.
+    A probe is its path relative to the matrix's folder (``sub/repro.py``,
+    ``tests/test_dot.py::test_grad``, ``tests/``), but a module or script of
+    ``probes/``, which a matrix names by name (``autograd_dot``); each record
+    of tests is named by its test's node id from ``root``.
     """
 
     name: str
@@ -65,15 +73,21 @@ class Probe:
     select: str = ""
     """pytest tests: what follows the file in the node id (``::test_grad``); '' for the whole file or folder."""
     root: Path | None = None
-    """pytest tests: where pytest runs from (the matrix's folder), which node ids are relative to."""
+    """Tests, or a file that may be: where pytest runs from (the matrix's folder), which node ids are relative to."""
+    kind_reason: str = ""
+    """Why it is of its kind, as its records say when the cell did not decide (:attr:`Record.kind_reason`)."""
 
     def runs_on(self, device: str) -> bool:
         return self.devices is None or device in self.devices
 
     def covers(self, record_name: str) -> bool:
         """Whether a record named ``record_name`` is one this probe makes: its own name, or one of its tests."""
-        if record_name == self.name or self.kind is not Kind.PYTEST:
+        if record_name == self.name or not self.kind.may_be_tests:
             return record_name == self.name
+        if self.kind is Kind.SCRIPT_OR_TESTS:  # a file of probes/ is named by its stem, its tests from the root
+            inside = self.root is not None and self.root in self.path.parents
+            path = self.path.relative_to(self.root).as_posix() if inside and self.root else self.name
+            return record_name.startswith(f"{path}::")
         if self.name.endswith("/"):  # a folder
             return record_name.startswith(self.name)
         below = record_name[len(self.name) :] if record_name.startswith(self.name) else ""
@@ -197,6 +211,11 @@ class Record:
     duration: float
     inputs: dict[str, Any] = field(default_factory=dict)
     """What it was made from (:func:`torchmatrix.identity.record_inputs`): when they change, it is re-measured."""
+    kind: Kind | None = None
+    """What its probe ran as: a module, a script, or tests (as pytest said, in the cell, of a file without
+    ``run(device)``); None in a record stored before records said."""
+    kind_reason: str = ""
+    """Why: ``it defines run(device)``, ``pytest collected 3 tests from it``, ``pytest collected no test from it``."""
 
     @property
     def shown(self) -> Outcome:
@@ -208,7 +227,7 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         """The record as a result file holds it, and :meth:`from_json` reads it."""
-        return dict(asdict(self), outcome=self.outcome.value)
+        return dict(asdict(self), outcome=self.outcome.value, kind=self.kind.value if self.kind else None)
 
     @classmethod
     def from_json(cls, data: Any) -> Record:
@@ -230,9 +249,27 @@ class Record:
                 message=checked(data, "message", str),
                 duration=float(checked(data, "duration", (int, float))),
                 inputs=checked(data, "inputs", dict),
+                kind=_kind(_optional(data, "kind")),
+                kind_reason=_optional(data, "kind_reason") or "",
             )
         except ValueError as exc:
             raise MalformedRecord(str(exc)) from None
+
+
+def _optional(data: dict[str, Any], key: str) -> str | None:
+    """``data[key]``, text, or None where a record stored before it was written holds none."""
+    text: str | None = checked({key: data.get(key)}, key, str, optional=True)
+    return text
+
+
+def _kind(value: str | None) -> Kind | None:
+    """The kind ``value`` names (None: a record stored before records said), else ValueError."""
+    if value is None:
+        return None
+    try:
+        return Kind(value)
+    except ValueError:
+        raise ValueError(f"kind {value!r} is none of {', '.join(kind.value for kind in Kind)}") from None
 
 
 def _record_outcome(value: str) -> Outcome:

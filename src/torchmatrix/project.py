@@ -38,7 +38,7 @@ from .releases import Listing
 from .results import CellResult
 
 PYTEST = "pytest"
-"""What a cell whose probes are tests installs, unless its requirements name a pytest of their own."""
+"""What a cell whose probes may be tests installs, unless its requirements name a pytest of their own."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ class Project:
     def running_alone(self, entry: str) -> Project:
         """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
         base = self.matrix.file.parent
-        probes = loader.given_probes([entry], base, base / "probes", self.matrix.devices)
+        probes = loader.given_probes([entry], base, self.matrix.probes_dir or base / "probes", self.matrix.devices)
         matrix = dataclasses.replace(self.matrix, probes=probes, expect=())
         return dataclasses.replace(self, matrix=matrix, given_probes=(entry,))
 
@@ -190,10 +190,11 @@ class Project:
         return list(dict.fromkeys([*own, *(Requirement(requirement).name for requirement in wanted)]))
 
     def _probes_requirements(self, cell: Cell) -> list[str]:
-        """Each probe's own requirements, and pytest where tests are among the probes and nothing else names it."""
+        """Each probe's own requirements, and pytest where a probe is tests, or a file pytest is asked about, and
+        nothing else names it: the matrix decides, so every cell of it installs one package set."""
         listed = [requirement for probe in self.matrix.probes for requirement in probe.requires]
         named = {Requirement(requirement).name.lower() for requirement in [*cell.requirements, *listed]}
-        tests = any(probe.kind is core.Kind.PYTEST for probe in self.matrix.probes)
+        tests = any(probe.kind.may_be_tests for probe in self.matrix.probes)
         return [*listed, *([PYTEST] if tests and PYTEST not in named else [])]
 
     @functools.cached_property

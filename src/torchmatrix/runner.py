@@ -304,8 +304,9 @@ def _worker_environment(pairs: Sequence[Pair], variables_seen: dict[str, str]) -
 def _pair_request(pair: Pair) -> dict[str, str]:
     """A pair as the worker reads it (see its docstring)."""
     probe = pair.probe
-    request = {"name": probe.name, "path": str(probe.path), "device": pair.device, "kind": probe.kind.value}
-    if probe.kind is Kind.PYTEST:
+    request = {"name": probe.name, "path": str(probe.path), "device": pair.device, "kind": probe.kind.value,
+               "kind_reason": probe.kind_reason}  # fmt: skip
+    if probe.kind.may_be_tests:
         request.update(select=probe.select, root=str(probe.root or probe.path.parent))
     return request
 
@@ -332,7 +333,7 @@ def _records(pair: Pair, message: dict[str, Any]) -> list[Record]:
 def _unanswered(pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: str, duration: float) -> Record:
     """The record of a pair the worker gave none for (it died, hung, or said nothing): nothing says what it read."""
     inputs = {identity.READ: _files_read(pair, None)}
-    return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs)
+    return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs, *_kind_of(pair))
 
 
 def _record(pair: Pair, sent: dict[str, Any]) -> Record:
@@ -345,8 +346,14 @@ def _record(pair: Pair, sent: dict[str, Any]) -> Record:
         record = Record.from_json(dict(sent, device=pair.device, inputs=inputs))
     except MalformedRecord as exc:
         name, metrics = _record_name(pair, sent.get("probe")), _refused_metrics(sent.get("metrics"))
-        return Record(name, pair.device, Outcome.ERROR, metrics, f"malformed result: {exc}", 0.0, inputs)
+        message = f"malformed result: {exc}"
+        return Record(name, pair.device, Outcome.ERROR, metrics, message, 0.0, inputs, *_kind_of(pair))
     return dataclasses.replace(record, probe=_record_name(pair, record.probe))
+
+
+def _kind_of(pair: Pair) -> tuple[Kind, str]:
+    """The kind of a record the worker sent none of, with why: its probe's, as the host told it."""
+    return pair.probe.kind, pair.probe.kind_reason
 
 
 def _refused_metrics(sent: Any) -> dict[str, Any]:
@@ -362,14 +369,16 @@ def _record_name(pair: Pair, sent: Any) -> str:
 
 
 def _files_read(pair: Pair, read: Any) -> dict[str, str | None]:
-    """What the pair read, by content; where the worker could not tell, every file of the probe's folder.
+    """What the pair read, by content; where the worker could not tell, every file of the probe's folder (the
+    matrix's, for tests, which pytest runs from).
 
-    Tests read pytest's configuration too, present or not (:func:`identity.pytest_configuration`).
+    Tests read pytest's configuration too, present or not (:func:`identity.pytest_configuration`), and so does a
+    file whose kind pytest says.
     """
     probe = pair.probe
     if not (isinstance(read, list) and all(isinstance(path, str) for path in read)):
-        read = identity.folder_files(probe.root or probe.path.parent)
-    configuration = identity.pytest_configuration(probe.path) if probe.kind is Kind.PYTEST else []
+        read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
+    configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
     return identity.files_read([*read, *configuration])
 
 

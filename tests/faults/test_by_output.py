@@ -43,7 +43,7 @@ class Seen:
     result: CellResult
 
     def __call__(self, name: str) -> Observation:
-        return observe(self.result, name, "cpu", Criterion(by_output=True))
+        return observe(self.result, f"scripts/{name}.py", "cpu", Criterion(by_output=True))
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,8 @@ def test_only_what_is_per_process_is_no_change_and_a_line_that_differs_between_r
     assert random.detail.endswith("(line 2 per-process: differ between runs)")
     assert random.detail.startswith("pass, prints 'seeded 0.49625658988952637' / '<differs between runs>'")
     assert (counts.testable, counts.unstable, counts.runs) == (False, True, 2)
-    assert counts.detail.endswith("of 2 runs; first difference: line 2: nothing → 'run'"), counts.detail
+    # Its first run's top level ran twice, under pytest (asked whether the file holds tests) and as the script.
+    assert counts.detail.endswith("of 2 runs; first difference: line 3: nothing → 'run'"), counts.detail
 
 
 # Each prints what differs between two releases only where it is the cell's own: its version, its folders.
@@ -134,7 +135,7 @@ def releases(
     return list(found)
 
 
-@pytest.mark.parametrize("name", [*ACROSS, "tests/test_prints.py::test_message"])
+@pytest.mark.parametrize("name", [*(f"scripts/{name}.py" for name in ACROSS), "tests/test_prints.py::test_message"])
 def test_what_is_the_cell_s_own_is_no_change_between_releases(releases: list[CellResult], name: str) -> None:
     old, new = (observe(result, name, "cpu", Criterion(by_output=True)) for result in releases)
     assert old.testable and old.category == new.category, (old.detail, new.detail)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.core import Outcome, Record
+from torchmatrix.core import Kind, Outcome, Record
 from torchmatrix.report import escape
 from torchmatrix.results import CellResult
 
@@ -120,12 +120,12 @@ def probed(tmp_path_factory: pytest.TempPathFactory, envdir: Path, suite_cache: 
 def test_every_script_gets_the_outcome_its_exit_gives(probed: Probed) -> None:
     assert probed.run.returncode == 0, probed.run.output
     scripts = [(record.probe, record.outcome) for record in probed.result.records if "::" not in record.probe]
-    expected = [(name, outcome) for name, (_, outcome) in SCRIPTS.items() if outcome is not None]
-    assert [pair for pair in scripts if pair[0] != "prints_its_device"] == expected
+    expected = [(f"scripts/{name}.py", outcome) for name, (_, outcome) in SCRIPTS.items() if outcome is not None]
+    assert [pair for pair in scripts if pair[0] != "scripts/prints_its_device.py"] == expected
 
 
 def test_the_seed_report_s_script_runs_unedited_and_keeps_what_it_printed(probed: Probed) -> None:
-    record = probed.record("seed_report")
+    record = probed.record("scripts/seed_report.py")
     assert record.message == "tensor(28., grad_fn=<MulBackward0>)"
     printed = b"tensor(28., grad_fn=<MulBackward0>)\n"
     digest = hashlib.sha256(printed).hexdigest()
@@ -135,23 +135,23 @@ def test_the_seed_report_s_script_runs_unedited_and_keeps_what_it_printed(probed
 
 def test_a_script_runs_on_other_devices_only_when_it_reads_its_device(probed: Probed) -> None:
     devices = {(record.probe, record.device) for record in probed.result.records if "::" not in record.probe}
-    assert ("seed_report", "cuda") not in devices
-    cuda = probed.record("prints_its_device", "cuda")
+    assert ("scripts/seed_report.py", "cuda") not in devices
+    cuda = probed.record("scripts/prints_its_device.py", "cuda")
     assert cuda.outcome is Outcome.UNAVAILABLE
-    assert probed.record("prints_its_device").message == "tensor([1.])"
+    assert probed.record("scripts/prints_its_device.py").message == "tensor([1.])"
 
 
 def test_what_a_failing_crashing_or_hanging_script_said_is_kept(probed: Probed) -> None:
-    assert probed.record("exits_1").message == "tensor(0.) on my Mac"
-    assert probed.record("asserts").message == "AssertionError: expected 7"
-    assert probed.record("exits_125").message == "needs torch.backends.mps"
-    assert probed.record("skips").message == "no GPU here"
-    raised = probed.record("raises")
+    assert probed.record("scripts/exits_1.py").message == "tensor(0.) on my Mac"
+    assert probed.record("scripts/asserts.py").message == "AssertionError: expected 7"
+    assert probed.record("scripts/exits_125.py").message == "needs torch.backends.mps"
+    assert probed.record("scripts/skips.py").message == "no GPU here"
+    raised = probed.record("scripts/raises.py")
     assert raised.message.startswith("RuntimeError:") and "scripts/raises.py" in raised.metrics["traceback"]
-    crashed = probed.record("segfaults")
-    assert crashed.message.startswith("the probe's process died with SIGSEGV while running segfaults on cpu")
+    crashed = probed.record("scripts/segfaults.py")
+    assert crashed.message.startswith("the probe's process died with SIGSEGV while running scripts/segfaults.py on cpu")
     assert crashed.metrics["output"] == ["about to crash"]
-    hung = probed.record("hangs")
+    hung = probed.record("scripts/hangs.py")
     assert (hung.message, hung.metrics["output"]) == (f"stopped after {TIMEOUT:g} s", ["waiting"])
 
 
@@ -189,4 +189,51 @@ def test_nothing_changed_runs_nothing_and_an_edited_test_file_runs_the_tests_aga
     (result,) = probed.workspace.scan().results
     names = {record.probe for record in result.records}
     assert "tests/test_outcomes.py::test_hangs" not in names  # a test that is gone leaves the table
-    assert "tests/test_outcomes.py::test_after_the_crash" in names and "seed_report" in names
+    assert "tests/test_outcomes.py::test_after_the_crash" in names and "scripts/seed_report.py" in names
+
+
+DOT = "(2 * torch.dot(torch.arange(4.0), torch.arange(4.0))).item()"
+ASKED = {  # files whose tests no text of theirs shows, each failing under `pytest FILE`; and two repro.py
+    "shared_checks.py": f"import torch\n\ndef test_dot():\n    assert {DOT} == 27, 'expected 27'\n",
+    "base_case.py": f"import torch, unittest\n\nclass DotChecks(unittest.TestCase):\n"
+    f"    def test_dot(self):\n        self.assertEqual({DOT}, 27)\n",
+    "test_star.py": "from shared_checks import *\n",
+    "test_case.py": "import base_case\n\nclass MyDot(base_case.DotChecks):\n    pass\n",
+    "check_dot.py": f"import torch\n\ndef test_dot():\n    assert {DOT} == 27\n",  # not test_*.py: named, it counts
+    "repro.py": f"import torch\nprint('first', {DOT})\n",
+    "sub/repro.py": f"import torch\nprint('second', {DOT} / 2)\n",
+}
+
+
+@pytest.fixture(scope="module")
+def asked(tmp_path_factory: pytest.TempPathFactory, envdir: Path, suite_cache: Path, torch_here: Torch, warm: None):
+    """One cell running the files whose kind pytest says, and two scripts of one name in two folders."""
+    workspace = Workspace(tmp_path_factory.mktemp("asked"), envdir, suite_cache)
+    for name, source in ASKED.items():
+        (workspace.folder / name).parent.mkdir(exist_ok=True)
+        (workspace.folder / name).write_text(source)
+    probes = "[test_star.py, test_case.py, check_dot.py, repro.py, sub/repro.py]"
+    workspace.matrix_file.write_text(f"torch:\n  - {torch_here.entry}\nprobes: {probes}\ndevices: [cpu]\noutput: out\n")
+    run = workspace.nox("-s", "probe")
+    (result,) = workspace.scan().results
+    return Probed(workspace, run, result)
+
+
+def test_a_file_pytest_collects_tests_from_is_tests_that_fail_not_a_script_that_passes(asked: Probed) -> None:
+    assert asked.run.returncode == 0, asked.run.output
+    tests = {"test_star.py::test_dot", "test_case.py::MyDot::test_dot", "check_dot.py::test_dot"}
+    for name in tests:
+        record = asked.record(name)
+        assert (record.outcome, record.kind, record.kind_reason) == (
+            Outcome.FAIL, Kind.PYTEST, "pytest collected 1 test from it"
+        ), record  # fmt: skip
+    assert asked.record("test_star.py::test_dot").message == "AssertionError: expected 27"
+
+
+def test_two_scripts_of_one_name_in_two_folders_are_two_probes_with_a_record_each(asked: Probed) -> None:
+    first, second = asked.record("repro.py"), asked.record("sub/repro.py")
+    assert (first.outcome, first.message, first.kind) == (Outcome.PASS, "first 28.0", Kind.SCRIPT)
+    assert (second.outcome, second.message, second.kind) == (Outcome.PASS, "second 14.0", Kind.SCRIPT)
+    assert first.kind_reason == second.kind_reason == "pytest collected no test from it"
+    rows = [line.split() for line in asked.run.output.splitlines() if line.rstrip().endswith("✓")]
+    assert [row[-2] for row in rows if row[-2].endswith("repro.py")] == ["repro.py", "sub/repro.py"], asked.run.output

@@ -76,7 +76,7 @@ def test_a_bug_reports_script_alone_in_an_empty_folder_is_bisected_by_one_comman
     assert "first release with NEW's outcome (pass): torch 9.2.0" in text
     assert "last release with OLD's outcome (fail): torch 9.1.0" in text
     assert sorted(path.name for path in folder.iterdir()) == ["repro.py", cli.DEFAULT_OUTPUT]
-    (summary,) = (output / "bisect" / "ci-box").glob("repro-cpu-*.json")
+    (summary,) = (output / "bisect" / "ci-box").glob("repro.py-cpu-*.json")
     assert json.loads(summary.read_text())["first_new"] == "9.2.0"
     stored = {result.torch: result for result in results.scan(output / "results").results}
     assert {"9.0.0", "9.3.0"} <= set(stored) <= set(RELEASES)
@@ -85,7 +85,7 @@ def test_a_bug_reports_script_alone_in_an_empty_folder_is_bisected_by_one_comman
     # The folder's results answer the next commands: the table, without building again.
     table = torchmatrix(folder, "report", "--format", "md")
     assert table.returncode == 0, table.stdout + table.stderr
-    assert "repro" in (output / "COMPATIBILITY.md").read_text()
+    assert "repro.py" in (output / "COMPATIBILITY.md").read_text()
 
 
 def test_a_matrix_yaml_beside_the_script_narrows_the_defaults_with_a_real_torch(
@@ -104,7 +104,7 @@ def test_a_matrix_yaml_beside_the_script_narrows_the_defaults_with_a_real_torch(
     assert f"torchmatrix: matrix {tmp_path / 'matrix.yaml'}" in text
     (result,) = results.scan(tmp_path / "out" / "results").results
     (record,) = result.records
-    assert (record.probe, record.device, record.outcome.value) == ("repro", "cpu", "pass"), record
+    assert (record.probe, record.device, record.outcome.value) == ("repro.py", "cpu", "pass"), record
     assert "tensor(28., grad_fn=<MulBackward0>)" in record.message
     assert (tmp_path / ".nox").is_dir() and not (tmp_path / cli.DEFAULT_OUTPUT).exists()
 

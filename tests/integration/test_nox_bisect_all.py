@@ -96,17 +96,18 @@ def test_all_finds_both_changes_at_their_nightlies_building_each_release_once_wi
         f"16 releases from {NIGHTLIES[0]} (2024-10-01) to {NIGHTLIES[-1]} (2024-10-16) "
         f"({NIGHTLIES[0]} (2024-10-01), {NIGHTLIES[1]} (2024-10-02), " in text
     )
-    rows = [line.split() for line in every.stdout.splitlines() if line.startswith(("alpha ", "beta ", "steady "))]
+    names = ("alpha.py ", "beta.py ", "steady.py ")
+    rows = [line.split() for line in every.stdout.splitlines() if line.startswith(names)]
     assert rows == [
-        ["alpha", "cpu", "pass", "→", "fail", NIGHTLIES[4], "(2024-10-05)", NIGHTLIES[3], "(2024-10-04)", "2"],
-        ["beta", "cpu", "fail", "→", "pass", NIGHTLIES[11], "(2024-10-12)", NIGHTLIES[10], "(2024-10-11)", "2"],
+        ["alpha.py", "cpu", "pass", "→", "fail", NIGHTLIES[4], "(2024-10-05)", NIGHTLIES[3], "(2024-10-04)", "2"],
+        ["beta.py", "cpu", "fail", "→", "pass", NIGHTLIES[11], "(2024-10-12)", NIGHTLIES[10], "(2024-10-11)", "2"],
     ]
     assert "2 of 3 (probe, device) pairs" in text
     releases = built(every)
     assert len(releases) == len(set(releases)), f"a release was built twice: {releases}"
     assert len(releases) <= 10 < len(NIGHTLIES)
     assert f"built {len(releases)} of at most 10 cells (2 ends + 2 × ⌈log₂ 16⌉ = 10)" in text
-    for probe, old, new in (("alpha", NIGHTLIES[3], NIGHTLIES[4]), ("beta", NIGHTLIES[10], NIGHTLIES[11])):
+    for probe, old, new in (("alpha.py", NIGHTLIES[3], NIGHTLIES[4]), ("beta.py", NIGHTLIES[10], NIGHTLIES[11])):
         hashes = standin.git_hash(old), standin.git_hash(new)
         assert (
             f"{probe} on cpu: commits from torch {old} ({hashes[0]}) to {new} ({hashes[1]}): "
@@ -117,32 +118,31 @@ def test_all_finds_both_changes_at_their_nightlies_building_each_release_once_wi
 def test_each_step_is_a_stored_cell_of_two_runs_and_the_reports_show_the_changes(folder: Path, every) -> None:
     stored = {result.torch: result for result in results.scan(folder / "out" / "results").results}
     assert set(stored) == set(built(every))
-    alpha = next(r for r in stored[NIGHTLIES[4]].records if r.probe == "alpha")
+    alpha = next(r for r in stored[NIGHTLIES[4]].records if r.probe == "alpha.py")
     assert (alpha.outcome, len(alpha.metrics["repeats"]), alpha.inputs["repeat"]) == (Outcome.FAIL, 2, 2)
     assert stored[NIGHTLIES[4]].environment["git_version"] == standin.git_hash(NIGHTLIES[4])
     (path,) = (folder / "out/bisect/ci-box").glob(f"_all-cpu-*{NIGHTLIES[0]}-{NIGHTLIES[-1]}-*.json")
     summary = json.loads(path.read_text())
     assert [(c["probe"], c["last_old"], c["first_new"]) for c in summary["changes"]] == [
-        ("alpha", NIGHTLIES[3], NIGHTLIES[4]),
-        ("beta", NIGHTLIES[10], NIGHTLIES[11]),
+        ("alpha.py", NIGHTLIES[3], NIGHTLIES[4]),
+        ("beta.py", NIGHTLIES[10], NIGHTLIES[11]),
     ]
     report = nox(folder, folder / "matrix.yaml", "-s", "report")
     assert report.returncode == 0, output(report)
     page = (folder / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     section = page[page.index("## Changed in") :]
-    assert (
-        f"| alpha | cpu | pass → fail | {NIGHTLIES[4]} (2024-10-05) | {NIGHTLIES[3]} (2024-10-04) |  | 2 |" in section
-    )
+    row = f"| alpha.py | cpu | pass → fail | {NIGHTLIES[4]} (2024-10-05) | {NIGHTLIES[3]} (2024-10-04) |  | 2 |"
+    assert row in section
     compare = f"https://github.com/pytorch/pytorch/compare/{standin.git_hash(NIGHTLIES[10])}"
     assert compare in section and compare in (folder / "out" / "compatibility.html").read_text(encoding="utf-8")
 
 
 def test_pre_releases_are_candidates_in_version_order_only_with_pre(folder: Path, every) -> None:
-    finals = nox(folder, folder / "matrix.yaml", "-s", "bisect", "--", "steady", "--from", "9.0.0", "--to", "9.1.0")
+    finals = nox(folder, folder / "matrix.yaml", "-s", "bisect", "--", "steady.py", "--from", "9.0.0", "--to", "9.1.0")
     assert "2 releases from 9.0.0 to 9.1.0 (9.0.0, 9.1.0)" in output(finals)
     assert finals.returncode == 1 and "both show pass on cpu: nothing to bisect" in output(finals)
     ordered = nox(
-        folder, folder / "matrix.yaml", "-s", "bisect", "--", "steady", "--pre", "--from", "9.0.0", "--to", "9.1.0"
+        folder, folder / "matrix.yaml", "-s", "bisect", "--", "steady.py", "--pre", "--from", "9.0.0", "--to", "9.1.0"
     )
     listed = ", ".join(f"{v} (2024-10-{v[-2:]})" for v in NIGHTLIES)
     assert f"19 releases from 9.0.0 to 9.1.0 (9.0.0, {listed}, 9.1.0rc1, 9.1.0); 2 known already" in output(ordered)
@@ -169,11 +169,11 @@ def test_any_pep_503_index_serves_the_candidates_and_the_builds(folder: Path) ->
     with standin.index(folder / "wheels") as url:
         run = nox(
             folder, folder / "index.yaml", "-s", "bisect", "--",
-            "alpha", "--pre", "--index-url", url, "--from", NIGHTLIES[2], "--to", NIGHTLIES[6],
+            "alpha.py", "--pre", "--index-url", url, "--from", NIGHTLIES[2], "--to", NIGHTLIES[6],
         )  # fmt: skip
         gone = nox(
             folder, folder / "index.yaml", "-s", "bisect", "--",
-            "alpha", "--pre", "--index-url", url, "--from", "9.1.0.dev20240901", "--to", NIGHTLIES[6],
+            "alpha.py", "--pre", "--index-url", url, "--from", "9.1.0.dev20240901", "--to", NIGHTLIES[6],
         )  # fmt: skip
     text = output(run)
     assert run.returncode == 0, text
@@ -212,16 +212,16 @@ def probed(folder: Path):
 def test_a_probe_that_fails_at_random_is_unstable_with_its_counts(probed) -> None:
     text = output(probed)
     assert probed.returncode == 0, text
-    assert f"[1/1] flaky on cpu (run {RUNS} of {RUNS}) ..." in text
+    assert f"[1/1] flaky.py on cpu (run {RUNS} of {RUNS}) ..." in text
     counts = re.search(rf"± unstable over {RUNS} runs \(((\d+) (pass|fail), (\d+) (pass|fail))\)", text)
     assert counts and int(counts[2]) + int(counts[4]) == RUNS, text
-    assert ["flaky", "±"] in [line.split()[-2:] for line in probed.stdout.splitlines()]  # the table
+    assert ["flaky.py", "±"] in [line.split()[-2:] for line in probed.stdout.splitlines()]  # the table
     assert "± unstable" in probed.stdout  # its legend
 
 
 def test_an_unstable_release_in_the_middle_is_skipped(folder: Path, probed) -> None:
     run = nox(
-        folder, folder / "flaky.yaml", "-s", "bisect", "--", "flaky", "--pre", "--from", FLAKY[0], "--to", FLAKY[-1]
+        folder, folder / "flaky.yaml", "-s", "bisect", "--", "flaky.py", "--pre", "--from", FLAKY[0], "--to", FLAKY[-1]
     )
     text = output(run)
     assert run.returncode == 0, text
@@ -236,7 +236,7 @@ def test_an_unstable_release_in_the_middle_is_skipped(folder: Path, probed) -> N
 
 def test_an_unstable_end_is_refused_with_what_to_do(folder: Path, probed) -> None:
     run = nox(
-        folder, folder / "flaky.yaml", "-s", "bisect", "--", "flaky", "--pre", "--from", FLAKY[2], "--to", FLAKY[-1]
+        folder, folder / "flaky.yaml", "-s", "bisect", "--", "flaky.py", "--pre", "--from", FLAKY[2], "--to", FLAKY[-1]
     )
     assert run.returncode == 1
     assert built(run) == [], "the end is stored, and found unstable before anything is built"
@@ -278,7 +278,7 @@ def test_all_asks_of_each_test_that_the_ends_ran_and_finds_its_change(folder: Pa
     )  # fmt: skip
     text = output(run)
     assert run.returncode == 0, text
-    assert "every probe (steady, tests/test_behaviour.py::test_alpha, tests/test_behaviour.py::test_beta)" in text
+    assert "every probe (steady.py, tests/test_behaviour.py::test_alpha, tests/test_behaviour.py::test_beta)" in text
     rows = [line.split()[:7] for line in run.stdout.splitlines() if line.startswith("tests/")]
     assert rows == [["tests/test_behaviour.py::test_alpha", "cpu", "pass", "→", "fail", NIGHTLIES[4], "(2024-10-05)"]]
     releases = built(run)
@@ -336,7 +336,7 @@ def test_an_answer_whose_probe_changed_since_shows_stale_until_it_is_bisected_ag
         report = nox(folder, folder / "matrix.yaml", "-s", "report")
         assert report.returncode == 0, output(report)
         section = (folder / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8").split("## Changed in", 1)[1]
-        assert f"| alpha | cpu | ↻ stale: pass → fail | {NIGHTLIES[4]} (2024-10-05) |" in section
-        assert f"| beta | cpu | fail → pass | {NIGHTLIES[11]} (2024-10-12) |" in section
+        assert f"| alpha.py | cpu | ↻ stale: pass → fail | {NIGHTLIES[4]} (2024-10-05) |" in section
+        assert f"| beta.py | cpu | fail → pass | {NIGHTLIES[11]} (2024-10-12) |" in section
     finally:
         probe.write_text(kept)

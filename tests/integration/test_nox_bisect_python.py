@@ -95,15 +95,15 @@ def test_every_release_runs_on_the_python_all_have_so_only_torchs_change_is_foun
     text = output(run)
     assert run.returncode == 0, text
     assert "on Python 3.10 throughout" in text
-    rows = [line.split() for line in run.stdout.splitlines() if line.startswith(("alpha ", "pyver "))]
-    assert rows == [["alpha", "cpu", "pass", "→", "fail", "7.2.0", "7.1.0", "1"]], text
+    rows = [line.split() for line in run.stdout.splitlines() if line.startswith(("alpha.py ", "pyver.py "))]
+    assert rows == [["alpha.py", "cpu", "pass", "→", "fail", "7.2.0", "7.1.0", "1"]], text
     stored = results.scan(folder / "out" / "results").results
     assert stored and {result.python for result in stored} == {"3.10"}
     assert "the Python changes here too" not in text
 
 
 def test_where_no_python_has_wheels_of_both_sides_the_answer_says_the_python_changed_there(folder: Path) -> None:
-    run = nox(folder, folder / "split.yaml", "-s", "bisect", "--", "split", "--from", "6.0.0", "--to", "6.3.0")
+    run = nox(folder, folder / "split.yaml", "-s", "bisect", "--", "split.py", "--from", "6.0.0", "--to", "6.3.0")
     text = output(run)
     assert run.returncode == 0, text
     assert "no Python here installs every release: Python 3.9 for 6.0.0–6.1.0, then 3.10 for 6.2.0–6.3.0" in text
@@ -128,7 +128,7 @@ def test_a_bisect_holding_a_python_leaves_the_matrixs_environment_of_that_releas
     made = environments(envdir / ".nox")
     assert len(made) == 1 and "version_info = 3.12" in next(iter(made.values()))  # the planner's Python for 7.3.0
 
-    run = nox(envdir, matrix, "-s", "bisect", "--", "alpha", "--from", "7.0.0", "--to", "7.3.0")
+    run = nox(envdir, matrix, "-s", "bisect", "--", "alpha.py", "--from", "7.0.0", "--to", "7.3.0")
     assert run.returncode == 0, output(run)
     assert "on Python 3.10 throughout" in output(run)
     after = environments(envdir / ".nox")

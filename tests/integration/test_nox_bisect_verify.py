@@ -39,12 +39,12 @@ devices: [cpu]
 timeout: 120
 output: out
 expect:
-  - probe: has_mps_backend
+  - probe: has_mps_backend.py
     device: cpu
     torch: "<1.12"
     outcome: fail
     reason: "torch.backends.mps is new in 1.12.0"
-  - probe: has_mps_backend
+  - probe: has_mps_backend.py
     device: cpu
     torch: ">=1.12"
     outcome: pass
@@ -56,12 +56,12 @@ probes: [has_mps_backend.py]
 devices: [cpu]
 output: out
 expect:
-  - probe: has_mps_backend
+  - probe: has_mps_backend.py
     device: cpu
     torch: "<1.12.1"
     outcome: fail
     reason: "wrong on purpose: 1.12.0 has it"
-  - probe: has_mps_backend
+  - probe: has_mps_backend.py
     device: cpu
     torch: ">=2.13"
     outcome: pass
@@ -81,7 +81,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def bisected(folder: Path):
     """The first bisection: nothing stored yet, so every cell it looks at is built."""
     return nox(
-        folder, folder / "matrix.yaml", "-s", "bisect", "--", "has_mps_backend", "--from", "1.11.0", "--to", "1.12.1"
+        folder, folder / "matrix.yaml", "-s", "bisect", "--", "has_mps_backend.py", "--from", "1.11.0", "--to", "1.12.1"
     )
 
 
@@ -98,7 +98,7 @@ def test_bisect_finds_the_first_release_with_news_outcome(folder: Path, bisected
     steps = [line for line in lines(bisected) if "] torch 1.1" in line and "(built)" in line]
     assert [line.split("] torch ")[1].split()[0] for line in steps] == ["1.11.0", "1.12.1", "1.12.0"]
 
-    (path,) = (folder / "out" / "bisect" / "ci-box").glob("has_mps_backend-cpu-1.11.0-1.12.1-*.json")
+    (path,) = (folder / "out" / "bisect" / "ci-box").glob("has_mps_backend.py-cpu-1.11.0-1.12.1-*.json")
     summary = json.loads(path.read_text())
     assert (summary["status"], summary["first_new"], summary["last_old"]) == ("found", "1.12.0", "1.11.0")
     assert (summary["built"], summary["budget"]) == (3, 3)
@@ -122,13 +122,13 @@ def test_bisect_finds_the_first_release_with_news_outcome(folder: Path, bisected
     report = nox(folder, folder / "matrix.yaml", "-s", "report")  # a release the matrix lacks: named, not shown
     assert any("not shown, as no cell of the matrix now (torch-1.12.0-" in line for line in lines(report))
     report = nox(folder, folder / "matrix.yaml", "-s", "report", "--", "--all-cells")
-    assert ["1.12.0", stored["1.12.0"].python, "has_mps_backend", "✓"] in [line.split() for line in lines(report)]
+    assert ["1.12.0", stored["1.12.0"].python, "has_mps_backend.py", "✓"] in [line.split() for line in lines(report)]
 
 
 def test_a_second_bisect_by_metric_reuses_every_stored_result(folder: Path, bisected) -> None:
     run = nox(
         folder, folder / "matrix.yaml", "-s", "bisect", "--",
-        "has_mps_backend", "--from", "1.11.0", "--to", "1.12.1", "--metric", "mps_backend", "--above", "0.5",
+        "has_mps_backend.py", "--from", "1.11.0", "--to", "1.12.1", "--metric", "mps_backend", "--above", "0.5",
     )  # fmt: skip
     output = "\n".join(lines(run))
     assert run.returncode == 0, output
@@ -139,7 +139,7 @@ def test_a_second_bisect_by_metric_reuses_every_stored_result(folder: Path, bise
 
 def test_same_outcome_at_both_ends_is_said_with_a_non_zero_exit(folder: Path, bisected) -> None:
     run = nox(
-        folder, folder / "matrix.yaml", "-s", "bisect", "--", "has_mps_backend", "--from", "1.12.0", "--to", "1.12.1"
+        folder, folder / "matrix.yaml", "-s", "bisect", "--", "has_mps_backend.py", "--from", "1.12.0", "--to", "1.12.1"
     )
     assert run.returncode == 1
     assert "torch 1.12.0 and 1.12.1 both show pass on cpu: nothing to bisect" in run.stdout + run.stderr
@@ -149,7 +149,7 @@ def test_verify_passes_when_every_expectation_holds(folder: Path, bisected) -> N
     run = nox(folder, folder / "matrix.yaml", "-s", "verify")
     output = "\n".join(lines(run))
     assert run.returncode == 0, output
-    assert "✓ has_mps_backend on cpu, torch <1.12: fail: holds for torch-1.11.0" in output
+    assert "✓ has_mps_backend.py on cpu, torch <1.12: fail: holds for torch-1.11.0" in output
     assert "2 of 2 expectations hold; 0 violated, 0 not tested by any result" in output
 
 
@@ -160,12 +160,11 @@ def test_verify_fails_with_one_line_per_violation_and_reports_the_untested(folde
     python = results.read(next((folder / "out" / "results" / "ci-box").glob("torch-1.12.0-*.json"))).python
     violations = [line for line in output if line.startswith("✗")]
     assert violations == [
-        f"✗ has_mps_backend torch-1.12.0-py{python} cpu: expected fail, got pass [ci-box] "
+        f"✗ has_mps_backend.py torch-1.12.0-py{python} cpu: expected fail, got pass [ci-box] "
         "(wrong.yaml:7 expect[0]: wrong on purpose: 1.12.0 has it)"
     ]
-    assert (
-        "? has_mps_backend on cpu, torch >=2.13: pass: no stored result tested it (wrong.yaml:12 expect[1])" in output
-    )
+    untested = "? has_mps_backend.py on cpu, torch >=2.13: pass: no stored result tested it (wrong.yaml:12 expect[1])"
+    assert untested in output
 
 
 def test_verify_run_builds_the_covered_cells_it_lacks_first(folder: Path, bisected) -> None:
@@ -181,12 +180,12 @@ def test_verify_run_builds_the_covered_cells_it_lacks_first(folder: Path, bisect
     assert "running 1 cells without an up-to-date result here: probe(1.9.0)" in output
     assert "holds for torch-1.9.0-py" in output
     stored = {r.torch: r for r in results.scan(folder / "out" / "results").results}
-    assert {(r.probe, r.outcome) for r in stored["1.9.0"].records} == {("has_mps_backend", Outcome.FAIL)}
+    assert {(r.probe, r.outcome) for r in stored["1.9.0"].records} == {("has_mps_backend.py", Outcome.FAIL)}
 
 
 def test_a_bad_expectation_costs_one_message_and_exit_code_2(folder: Path) -> None:
     bad = folder / "bad.yaml"
-    expectation = "{probe: has_mps_backend, device: cpu, outcome: passes}"
+    expectation = "{probe: has_mps_backend.py, device: cpu, outcome: passes}"
     bad.write_text(f"torch: [1.9.0]\nprobes: [has_mps_backend.py]\nexpect:\n  - {expectation}\n")
     run = nox(folder, bad, "-s", "verify")
     assert run.returncode == 2
@@ -207,7 +206,7 @@ def test_torchmatrix_torch_replaces_the_releases_of_the_matrix(folder: Path, mon
 
 def test_a_bad_bisect_argument_costs_one_message_and_exit_code_2(folder: Path) -> None:
     run = nox(
-        folder, folder / "matrix.yaml", "-s", "bisect", "--", "has_mps_backend", "--from", "1.12.1", "--to", "1.11"
+        folder, folder / "matrix.yaml", "-s", "bisect", "--", "has_mps_backend.py", "--from", "1.12.1", "--to", "1.11"
     )
     assert run.returncode == 2
     assert (

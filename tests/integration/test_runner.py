@@ -536,8 +536,7 @@ def scripts(tmp_path: Path) -> dict[str, Probe]:
     found = {}
     for name, source in SCRIPTS.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
-        found[name] = loader.probe_at(folder / f"{name}.py", tmp_path)
-        assert found[name].kind is Kind.SCRIPT
+        found[name] = dataclasses.replace(loader.probe_at(folder / f"{name}.py", tmp_path, kind=Kind.SCRIPT), name=name)
     return found
 
 
@@ -806,6 +805,42 @@ def test_a_file_that_cannot_be_collected_is_an_error_of_its_own_and_the_rest_run
     assert cell.records[1].message == "old torch"
 
 
+SHARED_CHECKS = "def test_dot():\n    assert 2 * 14 == 27, 'two dots make 27'\n"
+BASE_CASE = "import unittest\n\nclass DotChecks(unittest.TestCase):\n    def test_dot(self):\n        assert 28 == 27\n"
+SUBCLASS = "import base_case\n\nclass MyDot(base_case.DotChecks):\n    pass\n"  # a TestCase by its base alone
+ASKED = {  # what pytest collects tests from, though no text of the file says so (pytest on each: failed)
+    "test_star.py": ("from shared_checks import *\n", "test_star.py::test_dot"),
+    "test_case.py": (SUBCLASS, "test_case.py::MyDot::test_dot"),
+    "check_dot.py": ("def test_dot():\n    assert 2 * 14 == 27\n", "check_dot.py::test_dot"),  # named, not test_*.py
+}
+
+
+def test_a_file_is_tests_when_pytest_collects_tests_from_it_and_a_script_when_it_collects_none(
+    pytest_python: str, stub_torch_python: str, tmp_path: Path
+) -> None:
+    (tmp_path / "shared_checks.py").write_text(SHARED_CHECKS)
+    (tmp_path / "base_case.py").write_text(BASE_CASE)
+    (tmp_path / "skipped.py").write_text("import pytest\npytest.skip('old torch', allow_module_level=True)\n")
+    (tmp_path / "repro.py").write_text("print('2 * torch.dot(x, x) =', 28)\n")
+    for name, (text, _) in ASKED.items():
+        (tmp_path / name).write_text(text)
+    probes = [loader.probe_at(tmp_path / name, tmp_path) for name in [*ASKED, "skipped.py", "repro.py"]]
+    assert {probe.kind for probe in probes} == {Kind.SCRIPT_OR_TESTS}
+    cell = run_cell(pytest_python, [Pair(probe, "cpu") for probe in probes], 10.0)
+    no_test = "pytest collected no test from it"
+    assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in cell.records] == [
+        *((test, Outcome.FAIL, Kind.PYTEST, "pytest collected 1 test from it") for _, test in ASKED.values()),
+        ("skipped.py", Outcome.UNAVAILABLE, Kind.SCRIPT, no_test),  # no test: a script, whose skip pytest's is
+        ("repro.py", Outcome.PASS, Kind.SCRIPT, no_test),
+    ]
+    assert cell.records[0].message == "AssertionError: two dots make 27"
+    assert cell.records[-2].message == "old torch"
+    assert cell.records[-1].metrics["output"] == ["2 * torch.dot(x, x) = 28"]  # printed once: by the script's run
+    (alone,) = run_cell(stub_torch_python, [Pair(probes[-1], "cpu")], 10.0).records
+    assert (alone.outcome, alone.kind) == (Outcome.PASS, Kind.SCRIPT)
+    assert alone.kind_reason.startswith("pytest could not run: pytest does not import in this cell")
+
+
 def test_tests_without_pytest_or_without_tests_say_so(
     stub_torch_python: str, pytest_python: str, tmp_path: Path
 ) -> None:
@@ -843,7 +878,8 @@ def test_a_test_pytest_never_reached_is_said_to_be_so(pytest_python: str, tmp_pa
 def test_a_conftest_that_skips_at_import_makes_its_tests_unavailable_saying_why_not_a_crash(
     pytest_python: str, tmp_path: Path
 ) -> None:
-    probe = sample_tests(tmp_path, "def test_a():\n    pass\n")
+    sample_tests(tmp_path, "def test_a():\n    pass\n")
+    probe = loader.probe_at(tmp_path / "tests", tmp_path)
     (tmp_path / "tests" / "conftest.py").write_text(
         'import pytest\n\npytest.skip("needs a GPU", allow_module_level=True)\n'
     )

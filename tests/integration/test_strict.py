@@ -25,7 +25,7 @@ find_links: [wheels]
 """
 ALLOWED = """
 expect:
-  - probe: alpha
+  - probe: alpha.py
     device: cpu
     torch: ">=8.1"
     outcome: fail
@@ -54,14 +54,14 @@ def test_a_failing_probe_passes_the_build_unless_strict(folder: Path) -> None:
     text = strict.stdout + strict.stderr
     assert strict.returncode == 1, text
     assert "torch-8.1.0-py" in text and "strict: 1 outcome(s) not allowed" in text
-    assert "✗ alpha on cpu: fail" in text
+    assert "✗ alpha.py on cpu: fail" in text
     assert "* probe(8.0.0): skipped" in text and "* report: success" in text  # the others still ran
 
 
 def test_strict_in_the_matrix_gates_as_the_option_does(folder: Path) -> None:
     run = nox(folder, folder / "strict.yaml", "-s", "probe(8.1.0)")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "✗ alpha on cpu: fail" in run.stdout + run.stderr
+    assert "✗ alpha.py on cpu: fail" in run.stdout + run.stderr
 
 
 def test_an_outcome_an_expectation_allows_passes_a_strict_build(folder: Path) -> None:

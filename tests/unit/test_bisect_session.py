@@ -653,13 +653,13 @@ def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_nod
     matrix = dataclasses.replace(MATRIX, file=tmp_path / "matrix.yaml", probes=(*MATRIX.probes, tests))
     script = parse(["repro.py", "--from", "1.9.0", "--to", "1.12.1", "--by-output"], matrix)
     assert (script.probes[0], script.alone, script.criterion) == (
-        "repro",
+        "repro.py",
         str(tmp_path / "repro.py"),
         Criterion(by_output=True),
     )
     test = parse(["tests/test_dot.py::test_dot", "--from", "1.9.0", "--to", "1.12.1"], matrix)
     assert (test.probes[0], test.alone) == ("tests/test_dot.py::test_dot", None)  # the matrix runs it
-    with pytest.raises(UsageError, match="repro runs on cpu alone, not on mps"):
+    with pytest.raises(UsageError, match="repro.py runs on cpu alone, not on mps"):
         parse(["repro.py", "--from", "1.9.0", "--to", "1.12.1", "--device", "mps"], matrix)
     whole = parse(["tests/test_dot.py", "--from", "1.9.0", "--to", "1.12.1"], matrix)  # the matrix's: each test
     assert (whole.probes, whole.alone) == (("tests/test_dot.py",), None)

@@ -76,7 +76,7 @@ def test_a_full_matrix_is_read_with_paths_relative_to_its_file(tmp_path: Path, p
     assert [str(pin) for pin in matrix.torch[1].pins] == ["numpy==1.26.4"]
     assert [(probe.name, probe.path) for probe in matrix.probes] == [
         ("autograd_dot", probes_dir / "autograd_dot.py"),
-        ("check", tmp_path / "mine" / "check.py"),
+        ("mine/check.py", tmp_path / "mine" / "check.py"),
     ]
     assert matrix.devices == ("cpu",)
     assert matrix.timeout == 12.0
@@ -299,10 +299,59 @@ def test_scripts_and_tests_are_probes_of_their_own_kind(tmp_path: Path, probes_d
     matrix = load_matrix(write(tmp_path, text), probes_dir)
     assert [(probe.name, probe.kind, probe.devices) for probe in matrix.probes] == [
         ("autograd_dot", Kind.MODULE, None),
-        ("repro", Kind.SCRIPT, None),  # it reads TORCHMATRIX_DEVICE
+        ("repro.py", Kind.SCRIPT_OR_TESTS, None),  # it reads TORCHMATRIX_DEVICE; tests or a script: pytest says
         ("tests/test_dot.py::test_grad", Kind.PYTEST, ("cpu",)),  # these never ask for the device
         ("more/", Kind.PYTEST, None),
     ]
+
+
+def test_a_probe_is_its_path_so_two_files_of_one_name_are_two_probes(tmp_path: Path, probes_dir: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    for path in (tmp_path / "repro.py", tmp_path / "sub" / "repro.py", probes_dir / "bug.py"):
+        path.write_text("import torch\nprint(torch.ones(1))\n")
+    options = "probe_options: {sub/repro.py: {size: 3}}\n"
+    text = "torch: [1.12.1]\nprobes: [repro.py, sub/repro.py, bug, probes/batched_matmul.py]\n" + options
+    matrix = load_matrix(write(tmp_path, text), probes_dir)
+    assert [(probe.name, probe.path, probe.options) for probe in matrix.probes] == [
+        ("repro.py", tmp_path / "repro.py", {}),
+        ("sub/repro.py", tmp_path / "sub" / "repro.py", {"size": 3}),
+        ("bug", probes_dir / "bug.py", {}),  # a file of probes/ keeps the name the matrix can give it
+        ("batched_matmul", probes_dir / "batched_matmul.py", {}),  # however the matrix names it
+    ]
+    again = error_for(tmp_path, probes_dir, "torch: [1.12.1]\nprobes: [batched_matmul, probes/batched_matmul.py]\n")
+    assert (again.key, again.problem) == ("probes[1]", "a probe named 'batched_matmul' is listed twice")
+
+
+def test_a_probe_entry_may_say_the_kind_of_a_file_that_is_both(tmp_path: Path, probes_dir: Path) -> None:
+    (tmp_path / "both.py").write_text("def test_dot():\n    pass\n\nif __name__ == '__main__':\n    test_dot()\n")
+    (tmp_path / "check.py").write_text("def run(device):\n    return {'outcome': 'pass'}\n\ndef test_a():\n    pass\n")
+    told = "torch: [1.12.1]\nprobes: [{probe: both.py, kind: script}, {probe: check.py, kind: tests}]\n"
+    script, tests = load_matrix(write(tmp_path, told), probes_dir).probes
+    (asked,) = load_matrix(write(tmp_path, "torch: [1.12.1]\nprobes: [both.py]\n"), probes_dir).probes
+    assert [(probe.name, probe.kind, probe.kind_reason) for probe in (script, tests, asked)] == [
+        ("both.py", Kind.SCRIPT, "the matrix says kind: script"),
+        ("check.py", Kind.PYTEST, "the matrix says kind: tests"),
+        (
+            "both.py",
+            Kind.SCRIPT_OR_TESTS,
+            "a .py file without run(device): pytest, asked in the cell, says whether it holds tests",
+        ),
+    ]
+    (tmp_path / "tests").mkdir()
+    wrong = error_for(tmp_path, probes_dir, "torch: [1.12.1]\nprobes:\n  - {probe: tests/, kind: script}\n")
+    assert (wrong.line, wrong.key, wrong.problem) == (
+        3,
+        "probes[0].kind",
+        "a folder holds tests: it cannot run as a script",
+    )
+    unknown = error_for(tmp_path, probes_dir, "torch: [1.12.1]\nprobes:\n  - {probe: both.py, kind: test}\n")
+    assert (unknown.key, unknown.problem, unknown.hint) == (
+        "probes[0].kind",
+        "unknown kind 'test'",
+        "did you mean 'tests'?",
+    )
+    missing = error_for(tmp_path, probes_dir, "torch: [1.12.1]\nprobes:\n  - {probe: gone.py}\n")
+    assert (missing.key, missing.problem) == ("probes[0].probe", f"no file {tmp_path / 'gone.py'}")
 
 
 @pytest.mark.parametrize(
@@ -351,7 +400,7 @@ def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_
     matrix_file = write(tmp_path, EXPECT)
     matrix = load_matrix(matrix_file, probes_dir, probes=[str(elsewhere), "batched_matmul"])
     assert [(probe.name, probe.kind) for probe in matrix.probes] == [
-        ("bug", Kind.SCRIPT),
+        ("bug.py", Kind.SCRIPT_OR_TESTS),  # its folder's name: the matrix's folder is not above it
         ("batched_matmul", Kind.MODULE),
     ]
     assert [expectation.probe for expectation in matrix.expect] == ["batched_matmul"]  # those of other probes go

@@ -1,7 +1,8 @@
-"""A probe's kind, devices and digest, told from its files alone."""
+"""A probe's kind as the host tells it (or leaves to pytest in the cell), its devices and digest."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -20,77 +21,56 @@ def write(folder: Path, name: str, text: str) -> Path:
     return path
 
 
+ASKED = Kind.SCRIPT_OR_TESTS
+
+
 @pytest.mark.parametrize(
     ("name", "text", "kind"),
     [
         ("probe.py", RUN, Kind.MODULE),
-        ("probe.py", "import torch\nprint(torch.arange(4.0))\n", Kind.SCRIPT),
-        ("repro.py", "def run():\n    print('hi')\n\nrun()\n", Kind.SCRIPT),  # a script's own run(), called
+        ("probe.py", "import torch\nprint(torch.arange(4.0))\n", ASKED),
+        ("repro.py", "def run():\n    print('hi')\n\nrun()\n", ASKED),  # a script's own run(), called
         ("repro.py", "def run(\n", Kind.MODULE),  # loading it records the SyntaxError
-        ("test_dot.py", "def test_dot():\n    pass\n", Kind.PYTEST),
-        ("dot_test.py", "class TestDot:\n    pass\n", Kind.PYTEST),
-        ("speed_test.py", "print('fast')\n", Kind.SCRIPT),  # named like tests, holding none
-        ("test_dot.py", RUN, Kind.MODULE),
-        ("test_dot.py", "import unittest\n\nclass DotCase(unittest.TestCase):\n    pass\n", Kind.PYTEST),
-        ("test_dot.py", "from unittest import TestCase as T\n\nclass A(T):\n    pass\n", Kind.PYTEST),
-        ("test_dot.py", "from helpers import make_test\n\ntest_a = make_test()\n", Kind.PYTEST),
-        ("test_dot.py", "from helpers import test_shared\n", Kind.PYTEST),
-        ("test_dot.py", "import sys\n\nif sys.platform:\n    def test_dot():\n        pass\n", Kind.PYTEST),
-        ("test_dot.py", "test_cases = [1, 2]\nTEST = 'x'\n", Kind.SCRIPT),  # data, not callables
-        ("test_dot.py", "from unittest import TestCase\nprint(1)\n", Kind.SCRIPT),  # the base class holds no tests
-        ("test_dot.py", "if __name__ == '__main__':\n    def test_dot():\n        pass\n", Kind.SCRIPT),
-        ("repro.py", "def run(x):\n    return x * 2\n\nprint(run(3))\n", Kind.SCRIPT),  # a helper run(x)
-        ("repro.py", "from subprocess import run\n\nrun(['true'])\n", Kind.SCRIPT),
-        ("repro.py", "def run(device, repeat):\n    pass\n", Kind.SCRIPT),  # run(device) alone cannot call it
+        ("test_dot.py", "def test_dot():\n    pass\n", ASKED),  # what pytest collects, pytest says
+        ("test_dot.py", "from shared_checks import *\n", ASKED),
+        ("check.py", "import unittest\n\nclass DotCase(unittest.TestCase):\n    pass\n", ASKED),
+        ("test_dot.py", RUN, Kind.MODULE),  # run(device) is torchmatrix's own protocol: the text says
+        ("repro.py", "def run(x):\n    return x * 2\n\nprint(run(3))\n", ASKED),  # a helper run(x)
+        ("repro.py", "from subprocess import run\n\nrun(['true'])\n", ASKED),
+        ("repro.py", "def run(device, repeat):\n    pass\n", ASKED),  # run(device) alone cannot call it
         ("probe.py", "def run(device, repeat=3):\n    pass\n", Kind.MODULE),
-        ("probe.py", "async def run(device):\n    pass\n", Kind.SCRIPT),
+        ("probe.py", "async def run(device):\n    pass\n", ASKED),
     ],
 )
-def test_the_kind_is_what_pytest_would_collect_else_run_device_else_a_script(
+def test_a_file_is_a_module_if_it_defines_run_device_else_pytest_is_asked_in_the_cell(
     tmp_path: Path, name: str, text: str, kind: Kind
 ) -> None:
     assert probekinds.kind_of_file(write(tmp_path, name, text)) is kind
 
 
-TESTS = "def check_dot():\n    pass\n\nclass DescribeDot:\n    def test_grad(self):\n        pass\n"
+def test_a_node_id_or_a_folder_is_tests_and_the_matrix_may_say_a_file_s_kind(tmp_path: Path) -> None:
+    both = write(tmp_path, "tests/test_both.py", RUN + "\ndef test_a():\n    pass\n")
+    probes = [probe_at(tmp_path / "tests", tmp_path), probe_at(both, tmp_path, "test_a"), probe_at(both, tmp_path),
+              probe_at(both, tmp_path, kind=Kind.PYTEST), probe_at(both, tmp_path, kind=Kind.SCRIPT)]  # fmt: skip
+    assert [(probe.kind, probe.kind_reason) for probe in probes] == [
+        (Kind.PYTEST, "a folder holds tests"),
+        (Kind.PYTEST, "a node id names a test"),
+        (Kind.MODULE, "it defines run(device)"),
+        (Kind.PYTEST, "the matrix says kind: tests"),
+        (Kind.SCRIPT, "the matrix says kind: script"),
+    ]
+    asked = probe_at(write(tmp_path, "repro.py", "print(1)\n"), tmp_path)
+    assert (asked.kind, asked.kind_reason, asked.root) == (ASKED, probekinds.ASKED, tmp_path)
 
 
-@pytest.mark.parametrize(
-    ("file", "text"),
-    [
-        ("pytest.ini", "[pytest]\npython_files = check_*.py\npython_functions = check\n"),
-        (".pytest.ini", "[pytest]\npython_files =\n    check_*.py\n    other_*.py\npython_functions = check_*\n"),
-        ("pytest.toml", '[pytest]\npython_files = ["check_*.py"]\npython_classes = ["Describe"]\n'),
-        ("pyproject.toml", '[tool.pytest.ini_options]\npython_files = "check_*.py"\npython_functions = ["check"]\n'),
-        ("pyproject.toml", '[tool.pytest]\npython_files = ["check_*.py"]\npython_classes = ["Describe*"]\n'),
-        ("tox.ini", "[tox]\nenvlist = py\n\n[pytest]\npython_files = check_*.py\npython_functions = check\n"),
-        ("setup.cfg", "[metadata]\nname = x\n\n[tool:pytest]\npython_files = check_*.py\npython_classes = Describe\n"),
-    ],
-)
-def test_test_files_are_named_by_the_pytest_configuration_found_above_them(
-    tmp_path: Path, file: str, text: str
-) -> None:
-    write(tmp_path, file, text)
-    assert probekinds.kind_of_file(write(tmp_path, "tests/check_dot.py", TESTS)) is Kind.PYTEST
-    assert probekinds.kind_of_file(write(tmp_path, "tests/test_dot.py", TESTS)) is Kind.SCRIPT  # not its name now
-    assert probe_at(tmp_path / "tests" / "check_dot.py", tmp_path).kind is Kind.PYTEST
-
-
-def test_the_nearest_pytest_configuration_wins_as_pytest_finds_it(tmp_path: Path) -> None:
-    write(tmp_path, "pytest.ini", "[pytest]\npython_files = check_*.py\n")
-    write(tmp_path, "tests/pyproject.toml", "[project]\nname = 'x'\n")  # no pytest table: pytest looks further up
-    write(tmp_path, "tests/setup.cfg", "[metadata]\nname = x\n")
-    assert probekinds.kind_of_file(write(tmp_path, "tests/check_dot.py", "def test_dot():\n    pass\n")) is Kind.PYTEST
-    write(tmp_path, "tests/tox.ini", "[pytest]\nmarkers = slow\n")  # pytest's config file now: default names
-    assert probekinds.kind_of_file(tmp_path / "tests" / "check_dot.py") is Kind.SCRIPT
-    write(tmp_path, "tests/pytest.ini", "")  # pytest.ini is pytest's even when empty
-    write(tmp_path, "tests/tox.ini", "[pytest]\npython_files = check_*.py\n")
-    assert probekinds.kind_of_file(tmp_path / "tests" / "check_dot.py") is Kind.SCRIPT
-
-
-def test_a_configuration_pytest_could_not_read_leaves_its_default_names(tmp_path: Path) -> None:
-    write(tmp_path, "pyproject.toml", "[tool.pytest.ini_options\n")
-    assert probekinds.kind_of_file(write(tmp_path, "test_dot.py", "def test_dot():\n    pass\n")) is Kind.PYTEST
+def test_a_file_pytest_is_asked_about_covers_its_own_record_and_its_tests(tmp_path: Path) -> None:
+    probes = tmp_path / "probes"
+    asked = probe_at(write(tmp_path, "sub/check.py", "print(1)\n"), tmp_path)
+    named = probe_at(write(probes, "bug.py", "print(1)\n"), tmp_path, probes_dir=probes)
+    assert asked.covers("sub/check.py") and asked.covers("sub/check.py::test_a") and asked.covers("sub/check.py::T::t")
+    assert not asked.covers("sub/check.py_x") and not asked.covers("sub/check")
+    assert named.name == "bug" and named.covers("bug") and named.covers("probes/bug.py::test_a")  # tests: node ids
+    assert not probe_at(write(tmp_path, "mod.py", RUN), tmp_path).covers("mod.py::test_a")
 
 
 def test_a_script_that_never_reads_the_device_runs_on_cpu_alone(tmp_path: Path) -> None:
@@ -129,21 +109,16 @@ def test_tests_are_named_from_the_matrix_s_folder_and_cover_their_test_ids(tmp_p
 
 def test_the_digest_of_tests_covers_their_files_and_the_conftests_above(tmp_path: Path) -> None:
     write(tmp_path, "tests/test_a.py", "def test_a():\n    pass\n")
-    probe = probe_at(tmp_path / "tests" / "test_a.py", tmp_path)
+    asked = probe_at(tmp_path / "tests" / "test_a.py", tmp_path)
+    probe = probe_at(tmp_path / "tests" / "test_a.py", tmp_path, kind=Kind.PYTEST)
     before = probekinds.digest(probe)
     write(tmp_path, "conftest.py", "")
     with_conftest = probekinds.digest(probe)
     write(tmp_path, "tests/other_module.py", "X = 1\n")
     assert before != with_conftest == probekinds.digest(probe)  # a file the test file does not name: no change
+    # Asked about, its digest is its file's, as a script's; what pytest read (conftest.py) is among what it read.
+    assert probekinds.digest(asked) == hashlib.sha256((tmp_path / "tests" / "test_a.py").read_bytes()).hexdigest()
+    assert [path.name for path in probekinds.source_files(asked)] == ["conftest.py", "test_a.py"]
     assert [path.name for path in probekinds.source_files(probe)] == ["conftest.py", "test_a.py"]
     folder = probe_at(tmp_path / "tests", tmp_path)
     assert [path.name for path in probekinds.source_files(folder)] == ["conftest.py", "other_module.py", "test_a.py"]
-
-
-def test_a_relative_path_finds_the_configuration_above_the_working_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write(tmp_path, "pytest.ini", "[pytest]\npython_files = check_*.py\n")
-    write(tmp_path, "tests/check_dot.py", "def test_dot():\n    pass\n")
-    monkeypatch.chdir(tmp_path / "tests")
-    assert probekinds.kind_of_file(Path("check_dot.py")) is Kind.PYTEST

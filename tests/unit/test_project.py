@@ -91,6 +91,18 @@ def test_each_probe_runs_on_its_own_devices_and_tests_bring_pytest(tmp_path: Pat
     )
 
 
+def test_a_file_pytest_is_asked_about_brings_pytest_to_every_cell_and_a_told_script_does_not(tmp_path: Path) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.12.1")), TorchEntry(Version("2.2.0")))
+    asked = Probe("repro.py", tmp_path / "repro.py", kind=Kind.SCRIPT_OR_TESTS, devices=("cpu",), root=tmp_path)
+    told = dataclasses.replace(asked, kind=Kind.SCRIPT, root=None)
+    for probe, installed in ((asked, True), (told, False)):
+        matrix = dataclasses.replace(here.matrix, probes=(probe,))
+        cells = dataclasses.replace(here, matrix=matrix)
+        assert {"pytest" in cells.install_requirements(cell) for cell in cells.cells} == {installed}, probe.kind
+    owner = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, probes=(asked,)))
+    assert owner.owner("repro.py") == owner.owner("repro.py::test_dot") == asked  # a script's record, or its tests'
+
+
 def test_every_record_of_a_cell_depends_on_what_every_probe_of_it_asks_installed(tmp_path: Path) -> None:
     """The probes share the cell's environment: one probe's PEP 723 pin changes what the others import."""
     here = project(tmp_path, TorchEntry(Version("1.12.1")))

@@ -53,7 +53,7 @@ def test_a_script_is_a_standalone_script_bisect_takes_as_it_is(tmp_path: Path) -
     path = tmp_path / name.rpartition("/")[2]
     path.write_text(text)
     assert PROBE_NAME.match(path.stem)
-    assert probekinds.kind_of_file(path) is Kind.SCRIPT  # no run(): a script, whose printed lines bisect compares
+    assert probekinds.kind_of_file(path) is Kind.SCRIPT_OR_TESTS  # no run(): no test either, pytest will say
     meta = scriptmeta.read(path)
     assert meta.dependencies == ("numpy", "expecttest") and meta.devices is None  # cpu alone
     for source in (text, shared):

@@ -12,10 +12,14 @@ The request arrives as one JSON line on stdin:
 
     {"pairs": [pair, ...], "first": index, "timeout": s, "startup": s, "scratch": folder, "seed": n}
 
-where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...}``,
-its kind ``module`` (a file that defines ``run(device)``), ``script`` (run as
-``python script.py`` would run it) or ``pytest`` (tests, with ``"select":
-"::test_x"`` or "", and ``"root"``, where pytest runs from).
+where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...,
+"kind_reason": ...}``, its kind ``module`` (a file that defines
+``run(device)``), ``script`` (run as ``python script.py`` would run it),
+``pytest`` (tests, with ``"select": "::test_x"`` or "", and ``"root"``, where
+pytest runs from) or ``script-or-tests`` (a file without ``run(device)``, with
+``"select"`` and ``"root"``: on its first device, ``pytest PATH`` runs; if it
+collects a test, the file is tests, else it runs again as a script, and its
+other devices take that answer).
 
 The pairs' temporary folders are made in ``scratch``, which the parent removes
 when the worker has ended (and the worker when the parent is gone).
@@ -32,7 +36,8 @@ stdout, which is kept for them alone (whatever probes print goes to logs):
     {"event": "done"}
 
 with each record ``{"probe": name, "outcome": ..., "metrics": {...},
-"message": ..., "duration": s, "read": [path, ...] or null}``: one per pair,
+"message": ..., "duration": s, "read": [path, ...] or null, "kind": ...,
+"kind_reason": ...}`` (the kind it ran as, and why): one per pair,
 named as its probe, except for pytest tests, which get one per test, named by
 its node id. ``read`` lists the files the pair's process imported, opened
 for reading or loaded with ``ctypes`` outside its environment, the standard
@@ -86,7 +91,7 @@ import time
 from torchmatrix_worker.isolation import Forking, Spawning
 from torchmatrix_worker.pairs import spawned_child
 from torchmatrix_worker.protocol import PROTOCOL_VERSION, WORKER_FILE, ParentGone, protocol_channel, read_line
-from torchmatrix_worker.records import absent_devices, environment_from, records_of
+from torchmatrix_worker.records import Found, absent_devices, environment_from, records_of
 
 
 def main():
@@ -122,11 +127,11 @@ def main():
         environment["import_seconds"] = import_seconds
         absent = absent_devices(checked)
         send({"event": "ready", "protocol": PROTOCOL_VERSION, "environment": environment})
-        tests_found = {}  # a pytest probe's tests, as its run on an earlier device found them
+        found = Found()  # each probe's records and kind, as its run on an earlier device found them
         for index, pair in enumerate(pairs, start=request.get("first", 0)):
             send({"event": "start", "index": index})
             alive = functools.partial(send, {"event": "alive", "index": index})
-            records = records_of(isolation, pair, absent, timeout, tests_found, alive)
+            records = records_of(isolation, pair, absent, timeout, found, alive)
             send({"event": "records", "index": index, "records": records})
         send({"event": "done"})
     except ParentGone:

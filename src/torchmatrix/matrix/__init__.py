@@ -12,7 +12,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..core import Outcome, Probe
+from ..core import Kind, Outcome, Probe
 
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
 DEFAULT_TIMEOUT = 300.0
@@ -27,6 +27,14 @@ class TorchEntry:
     pins: tuple[Requirement, ...] = ()
     line: int | None = field(default=None, compare=False)
     """Where the matrix file lists it, for messages; None for a release given otherwise (``TORCHMATRIX_TORCH``)."""
+
+
+@dataclass(frozen=True)
+class ProbeEntry:
+    """An entry of ``probes:``: a name in probes/ or a path, and the kind the matrix says (None: told or asked)."""
+
+    probe: str
+    kind: Kind | None = None
 
 
 @dataclass(frozen=True)
@@ -98,3 +106,5 @@ class Matrix:
     """Variables every pair finds set (``env:``), as (name, value)."""
     pass_env: tuple[str, ...] = ()
     """Variables (names or patterns) every pair takes from the caller's environment (``pass_env:``)."""
+    probes_dir: Path | None = None
+    """The folder of the probes the matrix names by name: a module or script there is named by its stem."""

@@ -58,6 +58,8 @@ _URL = {
 _VERSION = {"type": ["string", "number"], "pattern": r"^\s*[vV]?([0-9]+!)?[0-9]"}
 _PYTHON = {"type": ["string", "number"], "pattern": r"^\s*3\.\d{1,2}\s*$"}
 _DEVICE = {"enum": list(DEVICES)}
+_PROBE_NAME = f"(?:{schema.PROBE_NAME.pattern})|(?:{schema.TEST_ID.pattern})"
+"""A probe's name in probes/, or its path (a test's node id): what an expectation and ``probe_options`` name."""
 
 _VALUES: dict[Parse, Fragment] = {
     schema._text: {"type": _TEXT},
@@ -82,13 +84,11 @@ _VALUES: dict[Parse, Fragment] = {
         "pattern": r"^\s*[^\s-]",
         "anyOf": [{"not": {"type": "string", "pattern": "://"}}, _URL],
     },
-    schema._probe_name: {
-        "type": _TEXT,
-        "pattern": f"(?:{schema.PROBE_NAME.pattern})|(?:{schema.TEST_ID.pattern})",
-    },
+    schema._probe_name: {"type": _TEXT, "pattern": _PROBE_NAME},
+    schema._probe_kind: {"enum": list(schema.PROBE_KINDS)},
     schema._probe_options: {
         "type": "object",
-        "propertyNames": {"pattern": schema.PROBE_NAME.pattern},
+        "propertyNames": {"pattern": _PROBE_NAME},
         "additionalProperties": {"type": "object"},
     },
     schema._variables: {
@@ -109,6 +109,8 @@ _VALUES: dict[Parse, Fragment] = {
 
 _MAPPINGS: tuple[Parse, ...] = (schema.pin_rule, schema._expectation)
 """Parsers of a mapping checked against the ``entries`` of their key."""
+_VALUE_OR_MAPPING: dict[Parse, Fragment] = {schema._probe_entry: {"type": _TEXT}}
+"""Parsers of a single value, or of a mapping checked against the ``entries`` of their key."""
 
 _REFUSED_BY_THE_LOADER: dict[str, Fragment] = {"probes": {"minItems": 1}}
 """What ``loader.load_matrix`` refuses beyond the key's parser: a ``probes:`` that lists none."""
@@ -147,11 +149,13 @@ def _value(parse: Parse, entries: Mapping[str, Key] | None) -> Fragment:
     element = _listed(parse)
     if element is not None:
         return {"type": "array", "items": _value(element, entries)}
-    if parse is schema._torch_entries or parse in _MAPPINGS:
+    if parse is schema._torch_entries or parse in _MAPPINGS or parse in _VALUE_OR_MAPPING:
         if entries is None:
             raise LookupError(f"{parse.__name__} reads a mapping, but its key declares no entries")
         if parse in _MAPPINGS:
             return _mapping(entries)
+        if parse in _VALUE_OR_MAPPING:
+            return {"anyOf": [_VALUE_OR_MAPPING[parse], _mapping(entries)]}
         return {"type": "array", "minItems": 1, "items": {"anyOf": [_VERSION, _mapping(entries)]}}
     if parse not in _VALUES:
         name = getattr(parse, "__qualname__", repr(parse))

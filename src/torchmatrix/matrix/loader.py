@@ -17,8 +17,8 @@ from typing import Any
 from .. import probekinds, scriptmeta, variables
 from ..core import DEVICES, Kind, Probe
 from ..errors import UsageError, did_you_mean
-from . import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule, yamldoc
-from .schema import MATRIX_KEYS, PROBE_NAME, check_mapping, fail, list_of, pin_rule
+from . import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule, ProbeEntry, yamldoc
+from .schema import MATRIX_KEYS, PROBE_KINDS, PROBE_NAME, check_mapping, fail, list_of, pin_rule
 from .yamldoc import Document, KeyPath
 
 
@@ -27,17 +27,22 @@ def _available_probes(probes_dir: Path) -> list[str]:
     return sorted(path.stem for path in probes_dir.glob("*.py") if not path.stem.startswith("_"))
 
 
+def _nameable(stem: str) -> bool:
+    """Whether ``probes/<stem>.py`` is a probe a matrix can name by its name: one of :func:`_available_probes`."""
+    return bool(PROBE_NAME.match(stem)) and not stem.startswith("_")
+
+
 def _default_probes(probes_dir: Path) -> list[str]:
     """What a matrix without ``probes:`` runs: the available probes, but those that say they are opt-in."""
     return [name for name in _available_probes(probes_dir) if not scriptmeta.read(probes_dir / f"{name}.py").opt_in]
 
 
-def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Path) -> tuple[Probe, ...]:
+def _resolve_probes(doc: Document, entries: list[ProbeEntry], base: Path, probes_dir: Path) -> tuple[Probe, ...]:
     available = _available_probes(probes_dir)
     probes: list[Probe] = []
-    for index, name in enumerate(names):
+    for index, entry in enumerate(entries):
         path = ("probes", index)
-        probe = _resolve_probe(doc, path, name, base, probes_dir, available)
+        probe = _resolve_probe(doc, path, entry, base, probes_dir, available)
         if any(known.name == probe.name for known in probes):
             raise fail(doc, path, f"a probe named {probe.name!r} is listed twice", "list each probe once")
         overlap = next((known for known in probes if known.covers(probe.name) or probe.covers(known.name)), None)
@@ -48,15 +53,18 @@ def _resolve_probes(doc: Document, names: list[str], base: Path, probes_dir: Pat
 
 
 def _resolve_probe(
-    doc: Document, path: KeyPath, name: str, base: Path, probes_dir: Path, available: list[str]
+    doc: Document, path: KeyPath, entry: ProbeEntry, base: Path, probes_dir: Path, available: list[str]
 ) -> Probe:
     """A probe entry: a name in ``probes_dir``, or a path inside ``base`` (a file, a folder of tests, a node id)."""
+    name = entry.probe
+    if (*path, "probe") in doc.lines:  # written as a mapping: its `probe:` is what is wrong
+        path = (*path, "probe")
     folder_of_tests = name not in available and (base / name).is_dir()  # `tests`, written for `tests/`
     if PROBE_NAME.match(name) and not folder_of_tests:
         if name not in available:
             hint = did_you_mean(name, available, f"probes in {probes_dir}: {', '.join(available)}")
             raise fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
-        return probe_at(probes_dir / f"{name}.py", base)
+        return probe_at(probes_dir / f"{name}.py", base, probes_dir=probes_dir, kind=entry.kind)
     target, _, select = name.partition("::")
     relative = Path(target)
     if relative.is_absolute() or ".." in relative.parts or "\\" in name or not target:
@@ -75,10 +83,10 @@ def _resolve_probe(
             raise fail(doc, path, f"{name!r} is a folder", "name a folder of tests inside it, e.g. tests/")
     elif relative.suffix != ".py":
         raise fail(doc, path, f"{name!r} is not a .py file", "name a probe, a script, or pytest tests")
-    probe = probe_at(resolved, base, select)
-    if probe.kind is not Kind.PYTEST and not PROBE_NAME.match(probe.name):
-        raise fail(doc, path, f"{relative.stem!r} cannot name a probe", "use letters, digits and _")
-    return probe
+    if entry.kind is Kind.SCRIPT and (select or resolved.is_dir()):
+        what = "a node id names a test" if select else "a folder holds tests"
+        raise fail(doc, (*path[:-1], "kind"), f"{what}: it cannot run as a script", "leave kind: out")
+    return probe_at(resolved, base, select, probes_dir, entry.kind)
 
 
 def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: Sequence[str]) -> tuple[Probe, ...]:
@@ -95,7 +103,7 @@ def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: 
             raise UsageError(f"${variables.PROBES.name}: no probe {entry!r} ({path} does not exist)")
         if not path.is_dir() and path.suffix != ".py":
             raise UsageError(f"${variables.PROBES.name}: {entry!r} is not a .py file; name a probe, a script, or tests")
-        probe = probe_at(path.resolve(), base, select)
+        probe = probe_at(path.resolve(), base, select, probes_dir)
         if not any(probe.runs_on(device) for device in devices):
             raise UsageError(f"${variables.PROBES.name}: {_runs_only_on(probe)}\n  hint: {_reads_device_hint(probe)}")
         if any(known.name == probe.name for known in probes):
@@ -104,21 +112,49 @@ def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: 
     return tuple(probes)
 
 
-def probe_at(path: Path, base: Path, select: str = "") -> Probe:
-    """The probe at ``path`` (a file, or a folder of tests) of a matrix in ``base``; ``select``: ``::test_x``.
+def probe_at(
+    path: Path, base: Path, select: str = "", probes_dir: Path | None = None, kind: Kind | None = None
+) -> Probe:
+    """The probe at ``path`` (a file, or a folder of tests) of a matrix in ``base``; ``select``: ``::test_x``;
+    ``kind``: what the matrix says it is (``kind:``), else told here or asked of pytest in the cell.
 
-    A module or a script is named by its file's stem; tests by their path from ``base`` (a folder's ends in /),
-    which pytest runs from (from their own folder, for tests outside it).
+    A probe is its path from ``base`` (a folder's ends in /), which pytest runs tests from (from their own folder,
+    for a path outside it): two ``repro.py`` in two folders are two probes. A module or a script that a matrix
+    can name by name, one of ``probes_dir``, is named so (``autograd_dot``).
     """
-    kind = Kind.PYTEST if select or path.is_dir() else probekinds.kind_of_file(path)
+    kind, reason = _kind_at(path, select, kind)
+    root = base if base in path.parents else path.parent  # a path from elsewhere ($TORCHMATRIX_PROBES): its folder
     if kind is not Kind.PYTEST:
         meta = scriptmeta.read(path)
-        probe = Probe(path.stem, path, meta.dependencies, kind=kind)
-        return dataclasses.replace(probe, devices=probekinds.devices_of(kind, [path], meta.devices))
-    root = base if base in path.parents else path.parent  # tests from elsewhere ($TORCHMATRIX_PROBES): their folder
+        probe = Probe(_file_name(path, root, probes_dir), path, meta.dependencies, kind=kind, kind_reason=reason,
+                      root=root if kind.may_be_tests else None)  # fmt: skip
+        return dataclasses.replace(probe, devices=probekinds.devices_of(kind, probekinds.source_files(probe),
+                                                                        meta.devices))  # fmt: skip
     name = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
-    probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=root)
+    probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=root, kind_reason=reason)
     return dataclasses.replace(probe, devices=probekinds.devices_of(kind, probekinds.source_files(probe), None))
+
+
+def _kind_at(path: Path, select: str, given: Kind | None) -> tuple[Kind, str]:
+    """The kind of the probe at ``path``, and why: what needs no asking (a node id or a folder is tests, a file
+    that defines ``run(device)`` is a module), or what the matrix says; else the cell asks pytest."""
+    if select:
+        return Kind.PYTEST, "a node id names a test"
+    if path.is_dir():
+        return Kind.PYTEST, "a folder holds tests"
+    if given is not None:
+        word = next(word for word, kind in PROBE_KINDS.items() if kind is given)
+        return given, f"the matrix says kind: {word}"
+    found = probekinds.kind_of_file(path)
+    return found, probekinds.DEFINES_RUN if found is Kind.MODULE else probekinds.ASKED
+
+
+def _file_name(path: Path, root: Path, probes_dir: Path | None) -> str:
+    """A module's or a script's name: its stem if the matrix can name it so (``probes_dir/NAME.py``), else its
+    path from ``root``."""
+    if probes_dir is not None and path.parent.resolve() == probes_dir.resolve() and _nameable(path.stem):
+        return path.stem
+    return path.relative_to(root).as_posix()
 
 
 def load_matrix(
@@ -141,7 +177,8 @@ def load_matrix(
     devices = fields.get("devices", DEVICES)
     expect = tuple(fields.get("expect", ()))
     if probes is None:
-        chosen = _resolve_probes(doc, fields.get("probes") or _default_probes(probes_dir), base, probes_dir)
+        entries = fields.get("probes") or [ProbeEntry(name) for name in _default_probes(probes_dir)]
+        chosen = _resolve_probes(doc, entries, base, probes_dir)
         chosen = _with_options(doc, chosen, fields.get("probe_options", {}))
         _check_devices(doc, chosen, devices, listed="probes" in fields)
         _check_expectations(doc, expect, chosen, devices)
@@ -168,6 +205,7 @@ def load_matrix(
         strict=fields.get("strict", False),
         env=tuple(fields.get("env", {}).items()),
         pass_env=tuple(fields.get("pass_env", ())),
+        probes_dir=probes_dir,
     )
 
 
@@ -219,15 +257,13 @@ def _runs_only_on(probe: Probe) -> str:
 
 
 def _reads_device_hint(probe: Probe) -> str:
-    if probe.kind is Kind.PYTEST:
-        return (
-            f"tests run on every device when they read ${probekinds.DEVICE_VARIABLE} "
-            f"or use the {probekinds.DEVICE_FIXTURE} fixture"
-        )
-    return (
-        f"a script runs on every device when it reads ${probekinds.DEVICE_VARIABLE}, "
-        "or on those its PEP 723 block lists under [tool.torchmatrix] devices"
-    )
+    tests = f"tests run on every device when they read ${probekinds.DEVICE_VARIABLE} "
+    tests += f"or use the {probekinds.DEVICE_FIXTURE} fixture"
+    script = f"a script runs on every device when it reads ${probekinds.DEVICE_VARIABLE}, "
+    script += "or on those its PEP 723 block lists under [tool.torchmatrix] devices"
+    if probe.kind is Kind.SCRIPT_OR_TESTS:
+        return f"{script}; {tests}"
+    return tests if probe.kind is Kind.PYTEST else script
 
 
 def load_pin_rules(file: Path) -> tuple[PinRule, ...]:

@@ -22,10 +22,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ..core import DEVICES, STORED_OUTCOMES, Outcome
+from ..core import DEVICES, STORED_OUTCOMES, Kind, Outcome
 from ..errors import ConfigError, did_you_mean
 from ..repeats import MAX_REPEAT
-from . import Expectation, PinRule, TorchEntry, yamldoc
+from . import Expectation, PinRule, ProbeEntry, TorchEntry, yamldoc
 from .yamldoc import Document, KeyPath
 
 URL_SCHEMES = ("http", "https", "file")
@@ -286,7 +286,7 @@ def _probe_options(doc: Document, path: KeyPath, value: Any) -> dict[str, dict[s
         raise fail(doc, path, f"expected a mapping of probe names to their options, got {_kind(value)}")
     options = {}
     for name, given in value.items():
-        if not isinstance(name, str) or not PROBE_NAME.match(name):
+        if not isinstance(name, str) or not (PROBE_NAME.match(name) or TEST_ID.match(name)):
             raise fail(doc, (*path, name), f"{name!r} is not a probe name", "name a probe of this matrix")
         if not isinstance(given, dict):
             raise fail(doc, (*path, name), f"expected a mapping of options, got {_kind(given)}", 'e.g. {ops: "add"}')
@@ -380,6 +380,26 @@ def _torch_entries(doc: Document, path: KeyPath, value: Any) -> tuple[TorchEntry
     return tuple(entries)
 
 
+PROBE_KINDS = {"script": Kind.SCRIPT, "tests": Kind.PYTEST}
+"""What ``kind:`` may say of a probe, for the rare file that is both: the word, and the kind it runs as."""
+
+
+def _probe_kind(doc: Document, path: KeyPath, value: Any) -> Kind:
+    text = _text(doc, path, value)
+    if text not in PROBE_KINDS:
+        hint = did_you_mean(text, PROBE_KINDS, f"one of {', '.join(PROBE_KINDS)}")
+        raise fail(doc, path, f"unknown kind {text!r}", hint)
+    return PROBE_KINDS[text]
+
+
+def _probe_entry(doc: Document, path: KeyPath, value: Any) -> ProbeEntry:
+    """An entry of ``probes:``: a name or a path, or a mapping that says its kind as well."""
+    if not isinstance(value, dict):
+        return ProbeEntry(_text(doc, path, value))
+    fields = check_mapping(doc, path, value, PROBE_ENTRY_KEYS)
+    return ProbeEntry(fields["probe"], fields.get("kind"))
+
+
 def pin_rule(doc: Document, path: KeyPath, value: Any) -> PinRule:
     fields = check_mapping(doc, path, value, PIN_RULE_KEYS)
     if "require" not in fields and "constrain" not in fields:
@@ -416,6 +436,15 @@ TORCH_ENTRY_KEYS = {
         "requirements for this release alone; they win over the matrix's `pins:` and the known pins",
     ),
 }
+PROBE_ENTRY_KEYS = {
+    "probe": Key(_text, "my_probes/check.py", "a name in probes/, or a .py path relative to this file", required=True),
+    "kind": Key(
+        _probe_kind,
+        "script",
+        "for a file that is both: `script` runs one pytest would collect tests from as a script, `tests` runs a "
+        "run(device) probe's tests with pytest; default: run(device) if it defines one, else what pytest says",
+    ),
+}
 PIN_RULE_KEYS = {
     "torch": Key(_specifier, '"<2.3"', "the torch releases the rule is for, a version range", required=True),
     "require": Key(list_of(_requirement), '["torchvision==0.17.*"]', "the requirements installed beside each of them"),
@@ -444,9 +473,11 @@ MATRIX_KEYS = {
         entries=TORCH_ENTRY_KEYS,
     ),
     "probes": Key(
-        list_of(_text),
-        "[autograd_dot, my_probes/check.py]",
-        "the probes to run: a name in probes/, or a .py path relative to this file; default: every probes/*.py",
+        list_of(_probe_entry),
+        "[autograd_dot, my_probes/check.py, {probe: both.py, kind: script}]",
+        "the probes to run: a name in probes/, or a .py path relative to this file, or a mapping that says its "
+        "kind too; default: every probes/*.py",
+        entries=PROBE_ENTRY_KEYS,
     ),
     "devices": Key(
         _devices, "[cpu, cuda]", "the devices to run on: a list, or `auto` for cpu, cuda and mps; default: auto"

@@ -54,7 +54,7 @@ from .. import (
     variables,
 )
 from ..bisection import Look, Observation, Search, Status, Verdict
-from ..core import Kind, holds
+from ..core import holds
 from ..errors import TorchmatrixError, UsageError
 from ..plan import Cell
 from ..releases import Listing, dated
@@ -193,8 +193,8 @@ class _Bisection:
         """Each test that either end ran becomes a question of its own, in place of the tests asked that hold it:
         with ``--all``, every test probe of the matrix; else the file, folder, class or test named.
 
-        A test probe's records are its tests, which only a run of a release names (pytest collects them
-        there): an end whose stored result holds no standing record of them is built first, and that build
+        A test probe's records are its tests, which only a run of a release names (and only a cell's pytest says
+        whether a file without ``run(device)`` holds tests at all): an end whose stored result holds no standing record of them is built first, and that build
         is the search's look at it. A record of a file that did not collect is no test, but what holds
         the tests the other end collected: each of them shows that error there.
         """
@@ -223,14 +223,14 @@ class _Bisection:
 
     def _test_probe(self, name: str) -> bool:
         owner = self.project.owner(name)
-        return owner is not None and owner.kind is Kind.PYTEST
+        return owner is not None and owner.kind.may_be_tests
 
     def _ran_without(self, cell: Cell, stored: Mapping[Any, results.CellResult], key: Key) -> results.CellResult | None:
         """The cell's stored result if the test probe of the test ``key`` names ran there as it would now, and
         holds no record of it: the test did not exist in that release, or its module did not import."""
         name, device = key
         owner = self.project.owner(name)
-        if owner is None or owner.kind is not Kind.PYTEST:
+        if owner is None or not owner.kind.may_be_tests:
             return None
         result = self.project.up_to_date(cell, stored, [])
         records = result.records if result else ()

@@ -178,7 +178,8 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
     if path.suffix == ".py" and path.is_file():
         entry = str(path.resolve()) + separator + test
         try:
-            (alone,) = loader.given_probes([entry], matrix.file.parent, matrix.file.parent, matrix.devices)
+            probes_dir = matrix.probes_dir or matrix.file.parent / "probes"
+            (alone,) = loader.given_probes([entry], matrix.file.parent, probes_dir, matrix.devices)
         except UsageError as error:
             parser.error(str(error))
         listed = next((probe for probe in matrix.probes if _runs(probe, alone)), None)

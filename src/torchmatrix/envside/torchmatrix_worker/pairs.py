@@ -198,8 +198,13 @@ def whole_of(said, places):
 
 
 def is_skip(error):
+    """unittest.SkipTest, or pytest's skip (``pytest.skip(..., allow_module_level=True)`` atop a test module that
+    pytest, collecting no test from it, left to run as a script)."""
     unittest = sys.modules.get("unittest")  # imported by whatever raised SkipTest
-    return unittest is not None and isinstance(error, unittest.SkipTest)
+    outcomes = sys.modules.get("_pytest.outcomes")
+    return (unittest is not None and isinstance(error, unittest.SkipTest)) or (
+        outcomes is not None and isinstance(error, getattr(outcomes, "Skipped", ()))
+    )
 
 
 def script_traceback(path):

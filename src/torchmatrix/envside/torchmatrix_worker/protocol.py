@@ -17,6 +17,14 @@ UNAVAILABLE = "unavailable"
 this side cannot import: the host's tests check that the two agree)."""
 
 
+MODULE = "module"
+SCRIPT = "script"
+PYTEST = "pytest"
+SCRIPT_OR_TESTS = "script-or-tests"
+"""The kinds of probe a pair may be (the host's ``torchmatrix.core.Kind``, checked by its tests); the last, a .py
+file without ``run(device)``, is tests or a script as pytest, asked in the cell, says."""
+
+
 OUTCOMES_A_PROBE_MAY_RETURN = (PASS, FAIL)
 
 

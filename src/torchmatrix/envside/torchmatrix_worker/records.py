@@ -12,34 +12,74 @@ import sys
 import time
 
 from .answers import exit_answer, malformed, pair_answer, tail, unavailable
-from .protocol import CRASH, ERROR, MAX_ANSWER_BYTES, MAX_MESSAGE, TIMEOUT, parsed
+from .protocol import CRASH, ERROR, MAX_ANSWER_BYTES, MAX_MESSAGE, PYTEST, SCRIPT, SCRIPT_OR_TESTS, TIMEOUT, parsed
 
 
-def records_of(isolation, pair, absent, limit, tests_found, alive):
-    """Every record of one pair: its probe's, or one per test of pytest tests; each with its duration.
+class Found(object):
+    """What the pairs this worker ran found of each probe: the names of its records, and the kind pytest said it is.
+
+    A probe's kind is asked of pytest on its first device; its other devices take the answer.
+    """
+
+    def __init__(self):
+        self.records = {}
+        self.kinds = {}
+
+
+def records_of(isolation, pair, absent, limit, found, alive):
+    """Every record of one pair: its probe's, or one per test of pytest tests; each with its duration and the kind
+    it ran as, with why (``kind``, ``kind_reason``).
 
     ``alive`` is called as tests make progress.
     """
-    name, device = pair["name"], pair["device"]
-    if device in absent:  # no process needed to learn it again
-        names = tests_found.get(name) or [name]
-        return [dict(unavailable(absent[device]), probe=test, duration=0.0) for test in names]
-    if pair["kind"] == "pytest":
-        records = records_of_tests(isolation, pair, limit, alive)
-        tests_found[name] = [record["probe"] for record in records]
-        return records
+    name = pair["name"]
+    kind, reason = found.kinds.get(name) or (pair["kind"], pair.get("kind_reason", ""))
+    if pair["device"] in absent:  # no process needed to learn it again
+        names = found.records.get(name) or [name]
+        records = [dict(unavailable(absent[pair["device"]]), probe=test, duration=0.0) for test in names]
+    elif kind == SCRIPT_OR_TESTS:
+        (kind, reason), records = asked_records(isolation, pair, limit, alive)
+        found.kinds[name] = kind, reason
+    else:
+        records = run_as(kind, isolation, pair, limit, alive)
+    found.records[name] = [record["probe"] for record in records]
+    return [dict(record, kind=kind, kind_reason=reason) for record in records]
+
+
+def run_as(kind, isolation, pair, limit, alive):
+    """The records of a pair run as ``kind`` says: pytest tests, a script, or a ``run(device)`` module."""
+    if kind == PYTEST:
+        return records_of_tests(isolation, pair, limit, alive)
     began = time.perf_counter()
-    ending = isolation.run(dict(pair, job=pair["kind"]), limit)
-    if pair["kind"] == "script":
+    ending = isolation.run(dict(pair, job=kind), limit)
+    if kind == SCRIPT:
         record = script_record(ending, pair, limit)
     else:
-        record = pair_record(ending, name, device, limit)
-    return [dict(record, probe=name, duration=time.perf_counter() - began, read=files_read(ending))]
+        record = pair_record(ending, pair["name"], pair["device"], limit)
+    return [dict(record, probe=pair["name"], duration=time.perf_counter() - began, read=files_read(ending))]
+
+
+def asked_records(isolation, pair, limit, alive):
+    """A .py file without ``run(device)``: ``pytest PATH``, in this cell, says whether it holds tests.
+
+    pytest collects the path as a path on its command line, whatever its name. Where it collects tests from
+    it, they ran there and are its records; where it collects none (none there, or the file failed to import
+    or skipped itself), or its process ended before it said, the file runs again, as a script. The kind and
+    why, and the records.
+    """
+    began, read = time.perf_counter(), []
+    records, said = run_tests_until_done(isolation, pair, limit, alive, read, asking=True)
+    if records is not None:
+        return (PYTEST, said), with_files_read(records, read)
+    ending = isolation.run(dict(pair, job=SCRIPT), limit)
+    read.append(files_read(ending))
+    record = dict(script_record(ending, pair, limit), probe=pair["name"], duration=time.perf_counter() - began)
+    return (SCRIPT, said), with_files_read([record], read)
 
 
 def files_read(ending):
     """The files a pair's process said it read; None when it did not say (it died, or its Python has no audit)."""
-    answer = parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
+    answer = answer_of(ending)
     read = answer.get("read") if answer is not None else None
     if not isinstance(read, list) or not all(isinstance(path, str) for path in read):
         return None
@@ -259,36 +299,51 @@ def records_of_tests(isolation, pair, limit, alive):
     Every record gets what all of the pair's processes read: tests share them.
     """
     read = []
-    records = run_tests_until_done(isolation, pair, limit, alive, read)
-    return [dict(record, read=None if None in read else sorted(set(path for paths in read for path in paths)))
-            for record in records]  # fmt: skip
+    records, _ = run_tests_until_done(isolation, pair, limit, alive, read)
+    return with_files_read(records, read)
 
 
-def run_tests_until_done(isolation, pair, limit, alive, read):
-    """The records of :func:`records_of_tests`; what each process read is appended to ``read``."""
+def with_files_read(records, read):
+    """``records``, each with what all of their pair's processes read (``read``: a list per process, None unknown)."""
+    paths = None if None in read else sorted(set(path for paths in read for path in paths))
+    return [dict(record, read=paths) for record in records]
+
+
+def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
+    """The records of :func:`records_of_tests`, and what pytest's first process said it collected; what each
+    process read is appended to ``read``.
+
+    ``asking``: whether the file is tests at all is pytest's to say; where its first process collected none, the
+    records are None.
+    """
     records, expected = [], None
     targets = [pair["path"] + pair.get("select", "")]
+    said = ""
     while True:
         alive()
-        ending = isolation.run(dict(pair, job="pytest", targets=targets), limit, alive)
+        ending = isolation.run(dict(pair, job=PYTEST, targets=targets), limit, alive)
         read.append(files_read(ending))
         events = ProgressOfTests(ending.sides.get("progress", b""), ending.places)
+        if not said:
+            said = events.collection(ending)
+            if asking and not events.holds_tests():
+                return None, said
         records += events.ended
         expected = events.collected if events.collected is not None else expected
         done = set(record["probe"] for record in records)
         left = [test for test in expected or () if test not in done and test != events.running]
-        answer = parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
+        answer = answer_of(ending)
         if answer is not None:  # pytest returned, or never ran (no such device, no pytest)
             if not records:
-                return [dict(tests_ended(answer, ending, pair["name"]), probe=pair["name"], duration=0.0)]
-            return records + [dict(not_reached(answer), probe=test, duration=0.0) for test in left]
+                return [dict(tests_ended(answer, ending, pair["name"]), probe=pair["name"], duration=0.0)], said
+            return records + [dict(not_reached(answer), probe=test, duration=0.0) for test in left], said
         fate = pair_record(ending, events.running or pair["name"], pair["device"], limit)
         if events.running is None and not events.ended:  # it got nowhere: the tests left share its fate
-            return records + [dict(fate, probe=test, duration=0.0) for test in left or [pair["name"]]]
+            return records + [dict(fate, probe=test, duration=0.0) for test in left or [pair["name"]]], said
         if events.running is not None:
             records.append(dict(fate, probe=events.running, duration=events.running_for()))
         if not left:
-            return records
+            return records, said
         targets = [os.path.join(pair["root"], test) for test in left]
 
 
@@ -341,9 +396,31 @@ class ProgressOfTests(object):
                 if self.ended[-1]["probe"] == self.running:
                     self.running = None
 
+    def holds_tests(self):
+        """Whether pytest collected a test from the path it ran on: what makes a file tests."""
+        return bool(self.collected)
+
+    def collection(self, ending):
+        """What pytest said of the path it collected, in words: why it is tests, or why it is run as a script."""
+        count = len(self.collected or ())
+        if count:
+            return "pytest collected {} test{} from it".format(count, "" if count == 1 else "s")
+        answer = answer_of(ending)
+        if self.collected is not None or (answer is not None and "pytest_exit" in answer):
+            return "pytest collected no test from it"
+        if answer is not None:
+            return "pytest could not run: " + str(answer.get("message", ""))
+        how = "ran past its time limit" if ending.timed_out else exit_description(ending.code)
+        return "pytest's process {} before it said what it collected".format(how)
+
     def running_for(self):
         started = self.started_at if isinstance(self.started_at, (int, float)) else time.time()
         return max(0.0, time.time() - started)
+
+
+def answer_of(ending):
+    """What a pair's process answered, if it ended by itself and answered; else None."""
+    return parsed(ending.answer) if ending.code == 0 and not ending.timed_out else None
 
 
 def record_of_test(event, places):
