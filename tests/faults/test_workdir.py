@@ -2,7 +2,8 @@
 
 A test that runs a module beside it (``python -m helper``) or opens a data file
 beside it by a relative path passes as it does by hand, when pytest is started
-from the matrix's folder; a file the pairs write there is theirs, not an
+from the matrix's folder; a subprocess's error the test swallowed is in its
+record, where pytest shows it; a file the pairs write there is theirs, not an
 input, so a release writing it differently makes no record of another stale.
 """
 
@@ -97,6 +98,15 @@ def test_a_test_runs_a_module_and_reads_a_file_beside_it_as_by_hand(ran: Ran) ->
     for name in ("test_runs_the_module_beside_it", "test_reads_the_data_beside_it"):
         assert [record.outcome for record in ran.records(TESTS + name)] == [Outcome.PASS] * 2, name
     assert [(record.outcome, record.message) for record in ran.records("repro")] == [(Outcome.PASS, "42")] * 2
+
+
+def test_the_error_of_a_subprocess_a_failing_test_ran_is_in_its_record(ran: Ran) -> None:
+    for record in ran.records(TESTS + "test_a_failing_subprocess_says_why"):
+        assert record.outcome is Outcome.FAIL
+        line, said, *stderr = record.message.splitlines()
+        assert "CalledProcessError" in line and said == "Captured stderr:"
+        assert stderr[-1] == "ValueError: the helper broke"
+        assert record.metrics["captured_stderr"].strip().endswith("ValueError: the helper broke")
 
 
 def test_the_files_read_beside_the_tests_are_their_inputs_and_those_the_pairs_wrote_are_not(ran: Ran) -> None:

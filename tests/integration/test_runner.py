@@ -860,3 +860,26 @@ def test_a_conftest_that_skips_at_import_makes_its_tests_unavailable_saying_why_
         (Outcome.UNAVAILABLE, "tests/conftest.py skipped every test at its import: needs a GPU")
     ]
 
+
+def test_a_failing_test_keeps_what_pytest_shows_it_printed_a_subprocess_s_stderr_included(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    probe = sample_tests(
+        tmp_path,
+        """
+        import subprocess, sys
+
+        def test_runs_a_broken_helper():
+            print("before the helper")
+            subprocess.run([sys.executable, "-c", "import sys; sys.exit('the helper broke')"], check=True)
+
+        def test_fails_quietly():
+            assert 1 == 2
+        """,
+    )
+    broken, quiet = run_cell(pytest_python, [Pair(probe, "cpu")], 30.0).records
+    assert broken.outcome is Outcome.FAIL
+    line, *shown = broken.message.splitlines()
+    assert "CalledProcessError" in line and shown == ["Captured stderr:", "the helper broke"]
+    assert (broken.metrics["captured_stderr"], broken.metrics["output"]) == ("the helper broke\n", ["before the helper"])
+    assert (quiet.message, "captured_stderr" in quiet.metrics) == ("assert 1 == 2", False)
