@@ -65,7 +65,8 @@ class Probe:
     select: str = ""
     """pytest tests: what follows the file in the node id (``::test_grad``); '' for the whole file or folder."""
     root: Path | None = None
-    """pytest tests: where pytest runs from (the matrix's folder), which node ids are relative to."""
+    """pytest tests: pytest's root (``--rootdir``, the matrix's folder), which node ids are relative to; the pairs run
+    from :attr:`torchmatrix.matrix.Matrix.run_from`."""
 
     def runs_on(self, device: str) -> bool:
         return self.devices is None or device in self.devices

@@ -16,7 +16,7 @@ The request arrives as one JSON line on stdin:
 where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...}``,
 its kind ``module`` (a file that defines ``run(device)``), ``script`` (run as
 ``python script.py`` would run it) or ``pytest`` (tests, with ``"select":
-"::test_x"`` or "", and ``"root"``, where pytest runs from).
+"::test_x"`` or "", and ``"root"``, pytest's root, ``--rootdir``).
 
 Every pair runs from ``workdir``, its working directory: the folder a by-hand
 run would start in (the matrix's, or where the ``torchmatrix`` command was

@@ -108,7 +108,7 @@ def probe_at(path: Path, base: Path, select: str = "") -> Probe:
     """The probe at ``path`` (a file, or a folder of tests) of a matrix in ``base``; ``select``: ``::test_x``.
 
     A module or a script is named by its file's stem; tests by their path from ``base`` (a folder's ends in /),
-    which pytest runs from (from their own folder, for tests outside it).
+    which is pytest's root (their own folder, for tests outside it).
     """
     kind = Kind.PYTEST if select or path.is_dir() else probekinds.kind_of_file(path)
     if kind is not Kind.PYTEST:
