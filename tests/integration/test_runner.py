@@ -517,10 +517,10 @@ SCRIPTS = {
         print(torch.__version__, '10.0.0.0')
         """,
     "prints_its_folders": """
-        import os, sys, weakref
+        import os, sys, tempfile, weakref
         class A: pass
         kept = A()
-        print(os.getcwd())
+        print(tempfile.gettempdir())
         print(sys.executable, os.environ['VIRTUAL_ENV'])
         print(os.path.join(sys.prefix, 'lib'))
         print(weakref.ref(kept))
@@ -750,10 +750,10 @@ def test_each_test_is_a_record_with_pytest_s_verdict_mapped(pytest_python: str, 
 
 
 PRINTING_TESTS = """
-import os
+import tempfile
 
 def test_prints():
-    print("in", os.getcwd())
+    print("in", tempfile.gettempdir())  # the pair's own, which differs from one run to the next
 
 def test_raises():
     print("before")
@@ -881,5 +881,8 @@ def test_a_failing_test_keeps_what_pytest_shows_it_printed_a_subprocess_s_stderr
     assert broken.outcome is Outcome.FAIL
     line, *shown = broken.message.splitlines()
     assert "CalledProcessError" in line and shown == ["Captured stderr:", "the helper broke"]
-    assert (broken.metrics["captured_stderr"], broken.metrics["output"]) == ("the helper broke\n", ["before the helper"])
+    assert (broken.metrics["captured_stderr"], broken.metrics["output"]) == (
+        "the helper broke\n",
+        ["before the helper"],
+    )
     assert (quiet.message, "captured_stderr" in quiet.metrics) == ("assert 1 == 2", False)

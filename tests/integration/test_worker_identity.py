@@ -297,7 +297,7 @@ def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_r
         ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")  # by name: the system's, looked up by the linker
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["1"], record.message
     read = {path: digest for path, digest in record.inputs[identity.READ].items() if path.startswith(str(tmp_path))}
     assert read == {
