@@ -454,7 +454,7 @@ def pair_seconds(python: Path, pairs: Sequence[core.Pair], prefix: Path) -> dict
         elif pair.probe.name not in took:  # a pair's records arrive together: the first says it ended
             took[pair.probe.name] = now - started[pair.probe.name]
 
-    cell = runner.run_cell(str(python), pairs, 600.0, listen, prefix)
+    cell = runner.run_cell(str(python), pairs, 600.0, listen, prefix, workdir=pairs[0].probe.path.parent)
     if cell.import_failure or any(record.outcome is not core.Outcome.PASS for record in cell.records):
         raise BenchError(f"the no-op probes did not all pass: {cell.import_failure or cell.records}")
     return took

@@ -11,7 +11,8 @@ on a matrix chosen this way:
 
 The environments go to ``.nox`` beside that matrix, as a noxfile beside it would
 keep them. Paths given on the command line are made absolute first, since nox runs
-in the noxfile's folder. Scripts named to ``probe`` and ``plan`` are their probes
+in the noxfile's folder; the pairs run from the folder the command was started in
+(``$TORCHMATRIX_WORKDIR``), as ``python repro.py`` would. Scripts named to ``probe`` and ``plan`` are their probes
 (``$TORCHMATRIX_PROBES``), ``--torch`` their releases (``$TORCHMATRIX_TORCH``);
 every other word goes to the session as it is.
 """
@@ -107,6 +108,7 @@ def invocation(argv: Sequence[str], cwd: Path, python: str = sys.executable) -> 
     if output is not None and output != matrix.parent:  # the default matrix's output is its own folder
         environ[variables.OUTPUT.name] = str(output)
     environ[variables.MATRIX.name] = str(matrix)
+    environ[variables.WORKDIR.name] = str(cwd.absolute())  # where `python repro.py` would run, whatever the matrix
     nox = [python, "-m", "nox", "--noxfile", str(NOXFILE), "--envdir", str(matrix.parent / ".nox")]
     nox += ["--sessions", name, *(["--", *rest] if rest else [])]
     return Invocation(tuple(nox), environ, matrix, output, written)

@@ -73,7 +73,8 @@ class Probe:
     select: str = ""
     """pytest tests: what follows the file in the node id (``::test_grad``); '' for the whole file or folder."""
     root: Path | None = None
-    """Tests, or a file that may be: where pytest runs from (the matrix's folder), which node ids are relative to."""
+    """pytest tests: pytest's root (``--rootdir``, the matrix's folder), which node ids are relative to; the pairs run
+    from :attr:`torchmatrix.matrix.Matrix.run_from`."""
     kind_reason: str = ""
     """Why it is of its kind, as its records say when the cell did not decide (:attr:`Record.kind_reason`)."""
 

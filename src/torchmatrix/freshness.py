@@ -41,6 +41,7 @@ _LABELS = {
     "index": "where torch is installed from",
     "environment": "the variables the pairs see",
     "seed": "the seed",
+    "workdir": "the folder the pairs run from",
     PACKAGES: "the installed packages",
     "interpreter": "the interpreter",
     "python_version": "the Python version",
@@ -215,6 +216,8 @@ def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str 
             changes.append("the torch build was not recorded")
         elif key in (TORCH_BUILD, PACKAGES, "worker", "project", "index", "environment"):
             changes.append(f"{_LABELS[key]} changed")
+        elif key == "workdir":  # whole: two folders' paths often share their first 60 characters
+            changes.append(f"{_LABELS[key]} changed: {before} → {after}")
         else:
             changes.append(f"{_LABELS.get(key, key)} changed: {_short(before)} → {_short(after)}")
     return changes

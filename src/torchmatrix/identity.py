@@ -11,12 +11,12 @@ identity holds:
   interpreter and its exact version;
 - what the pair read: its probe's file (``probe``), its options, and every
   file it imported, opened or loaded with ``ctypes`` outside the environment and the standard library
-  (``read``: path → sha256, as the worker saw it through Python's audit hooks;
-  on Pythons without them, every file of the probe's folder), the matrix's
+  (``read``: path → sha256, as the worker saw it through Python's audit hooks,
+  less what the pair wrote; on Pythons without them, every file of the probe's folder), the matrix's
   ``project:`` as built;
 - what the pair saw: an environment built here, not inherited
-  (:func:`pair_environment`), described by :func:`environment_identity`, and
-  one fixed seed (:data:`SEED`);
+  (:func:`pair_environment`), described by :func:`environment_identity`, the
+  folder it ran from (``workdir``), and one fixed seed (:data:`SEED`);
 - where it ran: the machine's name, which by default names how it computes (:class:`Machine`: its CPU's
   model, vendor, family and model numbers, ISA levels and features, its GPUs), and the folder its results are
   filed in; the whole identity is stored with each result (:data:`HARDWARE`).
@@ -58,7 +58,7 @@ ENVIRONMENT_BOUND = (TORCH_BUILD, PACKAGES)
 """What only an environment on disk can tell: compared when the probe session has one, left out by bisect and verify."""
 RECORD_INPUTS = (
     "requirements", CONSTRAINTS, VENV_SEED, "interpreter", "python_version", "worker", TORCH_BUILD, PACKAGES,
-    "timeout", "project", "repeat", "index", "environment", "seed",
+    "timeout", "project", "repeat", "index", "environment", "seed", "workdir",
 )  # fmt: skip
 """What every record of one run shares among its inputs; each adds its probe's sha256 (``probe``) and what it read."""
 PORTABLE = ("requirements", CONSTRAINTS, "worker", "timeout", "project", "repeat", "seed", "probe", "options", "entry")
@@ -199,9 +199,28 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
 # --- what a pair read ---------------------------------------------------------------------
 
 
-def files_read(paths: Iterable[str]) -> dict[str, str | None]:
-    """Each of ``paths`` with the sha256 of its content (None where it is no longer a readable file)."""
-    return {path: file_digest(Path(path)) for path in sorted(set(paths))}
+def files_read(paths: Iterable[str], began_at: float | None = None) -> dict[str, str | None]:
+    """Each of ``paths`` with the sha256 of its content (None where it is no longer a readable file).
+
+    ``began_at``: when the pair began (``time.time()``). A file last modified since was written while the pair ran,
+    by it or by a program it started (a subprocess's output it then read): what the pair made, not what it read.
+    It is left out, so that a run of another cell rewriting it makes no record stale.
+    """
+    return {path: file_digest(Path(path)) for path in sorted(set(paths)) if not _written_since(path, began_at)}
+
+
+def _written_since(path: str, began_at: float | None) -> bool:
+    """Whether the file at ``path`` was last modified at ``began_at`` or later, by this machine's clock.
+
+    The kernel stamps a file with a clock that may lag the one ``time.time()`` reads by a tick: a file written
+    just after ``began_at`` may look older, and is then counted as read, as it would have been without this rule.
+    """
+    if began_at is None:
+        return False
+    try:
+        return os.stat(path).st_mtime >= began_at
+    except OSError:
+        return False
 
 
 def folder_files(folder: Path, limit: int = 5000) -> list[str]:

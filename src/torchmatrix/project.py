@@ -229,7 +229,8 @@ class Project:
         A cell of the plan, or else the cell a run of that release on that Python would be (``--torch``,
         ``$TORCHMATRIX_PYTHON``): a release bisect built, a Python it held, or one the matrix pinned once, is
         a cell that is not the matrix's (the report says so, :mod:`torchmatrix.report.cells`), whose record
-        is as fresh as it is. A record measured in a torch installed already is made from its probe alone.
+        is as fresh as it is. A record measured in a torch installed already is made from its probe and the
+        folder it ran from alone.
         """
         if result.session == results.INSTALLED_SESSION:
             return self.record_inputs(self.installed_inputs(), record.probe)
@@ -287,12 +288,14 @@ class Project:
             "index": identity.build_source(self.matrix.index_url, self.find_links),
             "environment": identity.environment_identity(dict(self.matrix.env), self.matrix.pass_env, self.caller),
             "seed": identity.SEED,
+            "workdir": str(self.matrix.run_from),
             **self._options(),
         }
 
     def installed_inputs(self) -> dict[str, object]:
-        """What a record measured in a torch installed already is made from: its probe and its options alone."""
-        return {"probes": dict(self._probe_hashes), **self._options()}
+        """What a record measured in a torch installed already is made from: its probe, its options and the folder it
+        runs from alone."""
+        return {"probes": dict(self._probe_hashes), "workdir": str(self.matrix.run_from), **self._options()}
 
     def _options(self) -> dict[str, object]:
         """The probes' options, by probe, where the matrix gives any: what :func:`identity.record_inputs` reads."""
@@ -353,6 +356,8 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     if variables.PYTHON.get(environ):
         matrix = with_python(matrix, _python_from(variables.PYTHON.get(environ)))
     matrix = _with_index(matrix, environ)
+    if variables.WORKDIR.get(environ):
+        matrix = dataclasses.replace(matrix, workdir=_workdir_from(variables.WORKDIR.get(environ)))
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
     _refuse_unlisted(matrix, listing)
@@ -427,6 +432,15 @@ def _refuse_unlisted(matrix: Matrix, listing: Listing) -> None:
             raise UsageError(f"{variables.TORCH.name}: {problem}")
         hint = "`nox -s plan` lists the cells; torch's releases are those on the index's torch page"
         raise ConfigError(str(matrix.file), entry.line, f"torch[{number}]", problem, hint)
+
+
+def _workdir_from(text: str) -> Path:
+    folder = Path(text).expanduser().absolute()
+    if not folder.is_dir():
+        raise UsageError(
+            f"{variables.WORKDIR.name}: {text!r} is not a folder\n  hint: name the folder the pairs run from"
+        )
+    return folder
 
 
 def _releases_from(text: str) -> list[Version]:

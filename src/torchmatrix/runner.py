@@ -73,8 +73,13 @@ def run_cell(
     listener: Listener | None = None,
     pycache_prefix: Path | None = None,
     variables_seen: dict[str, str] | None = None,
+    *,
+    workdir: Path,
 ) -> CellRun:
-    """Run ``pairs`` under ``python``; every pair gets exactly one record, whatever happens.
+    """Run ``pairs`` under ``python`` from the folder ``workdir``; every pair gets exactly one record, whatever happens.
+
+    Each pair's working directory is ``workdir``, as a by-hand run's is the folder it is started in
+    (:attr:`torchmatrix.matrix.Matrix.run_from`); its temporary files go to a folder of its own, removed after it.
 
     ``variables_seen`` is the pairs' environment (:func:`torchmatrix.identity.pair_environment`); by default
     the one built for ``python`` with nothing declared. Each record's inputs hold what its pair read
@@ -91,7 +96,7 @@ def run_cell(
     done = 0
     while done < len(pairs):
         first = done
-        with _Worker(python, pairs, first, timeout, pycache_prefix, variables_seen) as worker:
+        with _Worker(python, pairs, first, timeout, pycache_prefix, variables_seen, workdir) as worker:
             session = worker.follow(listener)
         records += session.records
         done += session.pairs
@@ -102,7 +107,7 @@ def run_cell(
                 return CellRun({}, (), import_failure=failure)
             # A later worker died before its first pair: the rest share its fate rather than loop.
             for pair in pairs[first:]:
-                record = _unanswered(pair, session.failure_outcome, {}, failure, 0.0)
+                record = _unanswered(pair, session.failure_outcome, {}, failure, 0.0, None)
                 listener("record", pair, record)
                 records.append(record)
             done = len(pairs)
@@ -130,6 +135,7 @@ class _Worker:
         timeout: float,
         pycache_prefix: Path | None,
         variables_seen: dict[str, str] | None,
+        workdir: Path,
     ) -> None:
         self.pairs = pairs
         self.first = first
@@ -145,6 +151,7 @@ class _Worker:
             "timeout": timeout,
             "startup": self.startup,
             "scratch": self.scratch,
+            "workdir": str(workdir),
             "seed": identity.SEED,
         }
         # Not -I, which would ignore the hash seed: no PYTHON* variable reaches the cell unless the matrix sets it.
@@ -204,6 +211,7 @@ class _Worker:
         """
         session = _WorkerSession([], {})
         running: int | None = None
+        began_at = time.time()  # the wall clock's, which files are stamped by: what a pair wrote is its own
         limit = self.startup  # until the first pair starts, the limit bounds `import torch` and the fingerprint
         started = time.monotonic()
         deadline = started + limit + GRACE_SECONDS
@@ -211,20 +219,20 @@ class _Worker:
         while True:
             now = time.monotonic()
             if now >= deadline:
-                self._overran(session, running, limit, started, listener)
+                self._overran(session, running, limit, started, began_at, listener)
                 return session
             if died_at is None and self.process.poll() is not None:
                 died_at = now
             if died_at is not None and now - died_at > POLL_SECONDS:
                 # Dead, yet its stdout is still open: a child it forked holds it. What it sent has been read.
-                self._died(session, running, started, listener)
+                self._died(session, running, started, began_at, listener)
                 return session
             try:
                 line = self.lines.get(timeout=min(POLL_SECONDS, deadline - now))
             except queue.Empty:
                 continue
             if line is None:
-                self._died(session, running, started, listener)
+                self._died(session, running, started, began_at, listener)
                 return session
             message = _parse(line)
             event = message.get("event")
@@ -238,13 +246,13 @@ class _Worker:
             elif event == "start" and message.get("index") == self.first + session.pairs:
                 running = message["index"]
                 limit = self.timeout
-                started = time.monotonic()
+                started, began_at = time.monotonic(), time.time()
                 deadline = started + limit + GRACE_SECONDS
                 listener("start", self.pairs[running], None)
             elif event == "alive" and running is not None and message.get("index") == running:
                 deadline = time.monotonic() + limit + GRACE_SECONDS  # tests: each gets the limit
             elif event == "records" and running is not None and message.get("index") == running:
-                for record in _records(self.pairs[running], message):
+                for record in _records(self.pairs[running], message, began_at):
                     session.records.append(record)
                     listener("record", self.pairs[running], record)
                 session.pairs += 1
@@ -253,7 +261,13 @@ class _Worker:
                 return session
 
     def _overran(
-        self, session: _WorkerSession, running: int | None, limit: float, started: float, listener: Listener
+        self,
+        session: _WorkerSession,
+        running: int | None,
+        limit: float,
+        started: float,
+        began_at: float,
+        listener: Listener,
     ) -> None:
         self._stop()
         waited = limit + GRACE_SECONDS
@@ -263,12 +277,14 @@ class _Worker:
             return
         pair = self.pairs[running]
         message = f"stopped after {waited:g} s: the worker hung instead of stopping it at {limit:g} s"
-        record = _unanswered(pair, Outcome.TIMEOUT, {"limit": limit}, message, time.monotonic() - started)
+        record = _unanswered(pair, Outcome.TIMEOUT, {"limit": limit}, message, time.monotonic() - started, began_at)
         session.records.append(record)
         session.pairs += 1
         listener("record", pair, record)
 
-    def _died(self, session: _WorkerSession, running: int | None, started: float, listener: Listener) -> None:
+    def _died(
+        self, session: _WorkerSession, running: int | None, started: float, began_at: float, listener: Listener
+    ) -> None:
         code = self.process.wait()
         how = _exit_description(code)
         log = self._stderr_tail()
@@ -278,7 +294,7 @@ class _Worker:
             return
         pair = self.pairs[running]
         message = f"the worker {how} while running {pair.probe.name} on {pair.device}" + (f":\n{log}" if log else "")
-        record = _unanswered(pair, Outcome.CRASH, {"exit_code": code}, message, time.monotonic() - started)
+        record = _unanswered(pair, Outcome.CRASH, {"exit_code": code}, message, time.monotonic() - started, began_at)
         session.records.append(record)
         session.pairs += 1
         listener("record", pair, record)
@@ -321,27 +337,31 @@ def _parse(line: bytes) -> dict[str, Any]:
     return message if isinstance(message, dict) else {}
 
 
-def _records(pair: Pair, message: dict[str, Any]) -> list[Record]:
+def _records(pair: Pair, message: dict[str, Any], began_at: float) -> list[Record]:
     """The records a "records" message holds; one saying so if it holds none (a pair gets at least one)."""
     given = message.get("records")
-    records = [_record(pair, item) for item in given if isinstance(item, dict)] if isinstance(given, list) else []
+    records = (
+        [_record(pair, item, began_at) for item in given if isinstance(item, dict)] if isinstance(given, list) else []
+    )
     if records:
         return records
-    return [_unanswered(pair, Outcome.ERROR, {}, "the worker sent no record of this pair", 0.0)]
+    return [_unanswered(pair, Outcome.ERROR, {}, "the worker sent no record of this pair", 0.0, began_at)]
 
 
-def _unanswered(pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: str, duration: float) -> Record:
+def _unanswered(
+    pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: str, duration: float, began_at: float | None
+) -> Record:
     """The record of a pair the worker gave none for (it died, hung, or said nothing): nothing says what it read."""
-    inputs = {identity.READ: _files_read(pair, None)}
+    inputs = {identity.READ: _files_read(pair, None, began_at)}
     return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs, *_kind_of(pair))
 
 
-def _record(pair: Pair, sent: dict[str, Any]) -> Record:
+def _record(pair: Pair, sent: dict[str, Any], began_at: float) -> Record:
     """The record the worker sent, read as a result file's is (:meth:`Record.from_json`), with its device and inputs.
 
     A malformed one is the pair's ``error``, saying why: a worker's bad answer is data about the pair.
     """
-    inputs = {identity.READ: _files_read(pair, sent.get("read"))}
+    inputs = {identity.READ: _files_read(pair, sent.get("read"), began_at)}
     try:
         record = Record.from_json(dict(sent, device=pair.device, inputs=inputs))
     except MalformedRecord as exc:
@@ -368,8 +388,9 @@ def _record_name(pair: Pair, sent: Any) -> str:
     return sent if isinstance(sent, str) and pair.probe.covers(sent) else pair.probe.name
 
 
-def _files_read(pair: Pair, read: Any) -> dict[str, str | None]:
-    """What the pair read, by content; where the worker could not tell, every file of the probe's folder (the
+def _files_read(pair: Pair, read: Any, began_at: float | None) -> dict[str, str | None]:
+    """What the pair that began at ``began_at`` (None: it never ran) read, by content, less what it wrote
+    (:func:`identity.files_read`); where the worker could not tell, every file of the probe's folder (the
     matrix's, for tests, which pytest runs from).
 
     Tests read pytest's configuration too, present or not (:func:`identity.pytest_configuration`), and so does a
@@ -379,7 +400,7 @@ def _files_read(pair: Pair, read: Any) -> dict[str, str | None]:
     if not (isinstance(read, list) and all(isinstance(path, str) for path in read)):
         read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
     configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
-    return identity.files_read([*read, *configuration])
+    return identity.files_read([*read, *configuration], began_at)
 
 
 def _exit_description(code: int) -> str:

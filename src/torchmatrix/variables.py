@@ -84,6 +84,13 @@ HANDBACK = Variable(
     "/tmp/torchmatrix-handback-x1y2",
 )
 
+WORKDIR = Variable(
+    "TORCHMATRIX_WORKDIR",
+    "the folder every pair runs from (its working directory), instead of the matrix file's folder; the `torchmatrix` "
+    "command sets it to the folder it was started in",
+    "/home/me/bug-report",
+)
+
 STEP_SUMMARY = Variable(
     "GITHUB_STEP_SUMMARY",
     "nothing: GitHub Actions sets it for every step, the file of the job's summary page, to which `nox -s report` "
@@ -92,8 +99,8 @@ STEP_SUMMARY = Variable(
 )
 
 ALL = (
-    MATRIX, MACHINE, MACHINE_LABEL, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, PROBE_OPTIONS,
-    HANDBACK, STEP_SUMMARY,
+    MATRIX, MACHINE, MACHINE_LABEL, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, WORKDIR,
+    PROBE_OPTIONS, HANDBACK, STEP_SUMMARY,
 )  # fmt: skip
 
 

@@ -1,4 +1,5 @@
-"""Each (probe, device) pair starts from the same state, in an empty folder of its own, and leaves nothing running.
+"""Each (probe, device) pair starts from the same state, from the matrix's folder with an empty temporary folder
+of its own, and leaves nothing running.
 
 Real nox on real torch, both ways a worker starts a pair's process: forked
 (Linux) and a new Python (macOS, Windows; $TORCHMATRIX_WORKER_START=spawn here).
@@ -77,19 +78,21 @@ def test_a_pair_sees_the_state_after_import_whatever_the_pairs_before_it_changed
         assert {key: seen[key] for key in UNTOUCHED} == UNTOUCHED
         assert seen["num_threads"] == isolated.result.environment["num_threads"]  # not the 1 changes_state set
         assert seen["matmul_precision"] in ("highest", None)  # None: a torch before 1.12
-        assert seen["listing"] == []
-    assert before["cwd"] != after["cwd"] != "/"
+        assert seen["temporary_listing"] == []
+    folder = str(isolated.workspace.folder.resolve())
+    assert before["cwd"] == after["cwd"] == folder  # the matrix's, not the / the pair between them went to
+    assert before["temporary"] != after["temporary"]
 
 
-def test_a_probe_that_empties_its_folder_empties_its_own_alone(isolated: Isolated) -> None:
+def test_a_probe_that_empties_its_temporary_folder_empties_its_own_alone(isolated: Isolated) -> None:
     emptied = isolated.metrics("empties_its_folder")
-    assert emptied["deleted"] == []  # a fresh, empty folder: the project was never in reach
-    assert Path(emptied["cwd"]).name.startswith("torchmatrix-pair-")
-    assert not Path(emptied["cwd"]).exists()  # removed after the pair, with what it wrote there
+    assert emptied["deleted"] == []  # a fresh, empty folder: the system's shared one was never in reach
+    assert Path(emptied["folder"]).name.startswith("torchmatrix-pair-")
+    assert not Path(emptied["folder"]).exists()  # removed after the pair, with what it wrote there
     assert (ROOT / "README.md").exists()  # the checkout nox runs from: a worker's own working folder
     assert (isolated.workspace.folder / "matrix.yaml").exists()
     for seen in ("sees_state", "sees_state_again"):
-        assert not Path(isolated.metrics(seen)["cwd"]).exists()
+        assert not Path(isolated.metrics(seen)["temporary"]).exists()
 
 
 def test_a_child_in_a_session_of_its_own_and_a_daemon_die_with_their_pair(isolated: Isolated) -> None:

@@ -37,7 +37,8 @@ RELEASES = ["9.0.0", "9.0.1", "9.1.0", "9.2.0", "9.3.0"]
 STANDIN_REPRO = """\
 import torch
 
-x = torch.behaviour["dot"]
+with open("behaviour.txt") as named:  # beside it, by a relative path, as `python repro.py` run here finds it
+    x = torch.behaviour[named.read().strip()]
 print("2 * torch.dot(x, x) =", "tensor(28.)" if x == "pass" else "tensor(0.)")
 assert x == "pass", "2 * torch.dot(x, x) printed tensor(0.)"
 """
@@ -67,6 +68,7 @@ def test_a_bug_reports_script_alone_in_an_empty_folder_is_bisected_by_one_comman
     folder = tmp_path / "report"
     folder.mkdir()
     (folder / "repro.py").write_text(STANDIN_REPRO)
+    (folder / "behaviour.txt").write_text("dot\n")
 
     run = torchmatrix(folder, "bisect", "repro.py", "--from", "9.0.0", "--to", "9.3.0", "--find-links", str(wheels))
     text = run.stdout + run.stderr
@@ -75,7 +77,7 @@ def test_a_bug_reports_script_alone_in_an_empty_folder_is_bisected_by_one_comman
     assert f"torchmatrix: matrix {output / 'matrix.yaml'}; results in {output}" in text
     assert "first release with NEW's outcome (pass): torch 9.2.0" in text
     assert "last release with OLD's outcome (fail): torch 9.1.0" in text
-    assert sorted(path.name for path in folder.iterdir()) == ["repro.py", cli.DEFAULT_OUTPUT]
+    assert sorted(path.name for path in folder.iterdir()) == ["behaviour.txt", "repro.py", cli.DEFAULT_OUTPUT]
     (summary,) = (output / "bisect" / "ci-box").glob("repro.py-cpu-*.json")
     assert json.loads(summary.read_text())["first_new"] == "9.2.0"
     stored = {result.torch: result for result in results.scan(output / "results").results}

@@ -46,7 +46,7 @@ def test_the_worker_protocol_runs_on_python_3_6(tmp_path: Path, start: str, monk
     script.write_text("import sys\nprint('printed')\nsys.exit(1)\n")
     pairs = [Pair(Probe("p", probe), "cpu"), Pair(Probe("hang", hang), "cpu"), Pair(Probe("p", probe), "mps")]
     pairs.append(Pair(Probe("script", script, kind=Kind.SCRIPT), "cpu"))
-    cell = run_cell(python, pairs, 2.0)
+    cell = run_cell(python, pairs, 2.0, workdir=tmp_path)
     assert [record.outcome for record in cell.records] == [
         Outcome.FAIL, Outcome.TIMEOUT, Outcome.UNAVAILABLE, Outcome.FAIL,
     ]  # fmt: skip

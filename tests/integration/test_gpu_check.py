@@ -78,7 +78,7 @@ def test_the_gpu_checks_run_from_wheels_alone_and_leave_results_folders_to_copy(
     assert all(cpu[probe].outcome is Outcome.PASS for probe in ("autograd_dot", "cuda_context", "atomic_sum"))
     assert len(cpu["atomic_sum"].metrics["repeats"]) == 5
     seen = cpu["sees_state"].metrics
-    assert (seen["default_dtype"], seen["grad_enabled"], seen["variable"], seen["listing"]) == (
+    assert (seen["default_dtype"], seen["grad_enabled"], seen["variable"], seen["temporary_listing"]) == (
         "torch.float32", True, None, [],
     )  # fmt: skip
     assert log.count("1 machine(s); wrote") == 3  # each run's report, its table in the log

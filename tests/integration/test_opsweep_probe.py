@@ -18,7 +18,7 @@ SWEEP = Probe("opsweep", ROOT / "probes" / "opsweep.py")
 
 def sweep(python: str, **options: object):
     probe = dataclasses.replace(SWEEP, options=options)
-    [record] = run_cell(python, [Pair(probe, "cpu")], 60.0).records
+    [record] = run_cell(python, [Pair(probe, "cpu")], 60.0, workdir=ROOT).records
     return record
 
 

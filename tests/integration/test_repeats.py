@@ -48,7 +48,9 @@ def test_every_run_of_every_cell_starts_from_one_seed(stub_torch_python: str, tm
     seen = [
         (run["metrics"]["random"], run["metrics"]["hash"])
         for _ in range(2)  # two cells, each with its own worker
-        for run in repeats.runs_of(run_pairs(stub_torch_python, pairs, 30.0, 3, lambda *_: None).records[0])
+        for run in repeats.runs_of(
+            run_pairs(stub_torch_python, pairs, 30.0, 3, lambda *_: None, workdir=tmp_path).records[0]
+        )
     ]
     assert len(seen) == 6 and len(set(seen)) == 1
     assert seen[0][0] == random.Random(identity.SEED).random()
@@ -61,7 +63,8 @@ def test_a_probe_that_fails_at_random_is_unstable_and_one_that_does_not_is_not(
     (tmp_path / "steady.py").write_text("def run(device):\n    return {'outcome': 'pass'}\n")
     pairs = [Pair(Probe(name, tmp_path / f"{name}.py"), "cpu") for name in ("flaky", "steady")]
     session = Session()
-    cell = run_pairs(stub_torch_python, pairs, 30.0, 40, progress_log(session, len(pairs), 40))  # type: ignore[arg-type]
+    progress = progress_log(session, len(pairs), 40)  # type: ignore[arg-type]
+    cell = run_pairs(stub_torch_python, pairs, 30.0, 40, progress, workdir=tmp_path)
     flaky, steady = cell.records
     assert flaky.outcome is Outcome.UNSTABLE  # all 40 alike by chance: once in 2**39 runs
     seen = Counter(each["outcome"] for each in repeats.runs_of(flaky))

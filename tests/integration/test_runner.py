@@ -62,12 +62,14 @@ PROBES = {
             return {'outcome': 'pass'}
         """,
     "sees_state": """
-        import os, sys, torch
+        import os, sys, tempfile, torch
         def run(device):
+            temporary = tempfile.gettempdir()
             seen = {'variable': os.environ.get('TORCHMATRIX_TEST_CHANGED'), 'stdin': sys.stdin.read(),
-                    'torch': hasattr(torch, 'changed_by_a_probe'), 'cwd': os.getcwd(), 'listing': os.listdir('.')}
-            if os.path.basename(os.getcwd()).startswith('torchmatrix-pair-'):  # never in a checkout
-                open('made-here', 'w').close()
+                    'torch': hasattr(torch, 'changed_by_a_probe'), 'cwd': os.getcwd(), 'temporary': temporary,
+                    'temporary_listing': os.listdir(temporary), 'tmpdir': os.environ.get('TMPDIR')}
+            if os.path.basename(temporary).startswith('torchmatrix-pair-'):  # never the system's own
+                tempfile.mkstemp()
             return {'outcome': 'pass', 'metrics': seen}
         """,
     "leaves_processes": (FAULT_PROBES / "leaves_daemons.py").read_text(),  # setsid child and daemon
@@ -86,10 +88,11 @@ PROBES = {
         """,
     "hangs_leaving_a_child": """
         import os, subprocess, sys, time
-        def run(device):  # its folder goes to the pids file's .cwd, its worker's pid, its own, its child's to the file
+        import tempfile
+        def run(device):  # its temporary folder goes to the pids file's .tmp, its worker's pid, its own, its child's
             child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)
-            with open(os.environ['TORCHMATRIX_TEST_PIDS'] + '.cwd', 'w') as cwd:
-                cwd.write(os.getcwd())
+            with open(os.environ['TORCHMATRIX_TEST_PIDS'] + '.tmp', 'w') as folder:
+                folder.write(tempfile.gettempdir())
             with open(os.environ['TORCHMATRIX_TEST_PIDS'], 'a') as pids:
                 pids.write('{} {} {}\\n'.format(os.getppid(), os.getpid(), child.pid))
             time.sleep(3600)
@@ -119,8 +122,10 @@ PROBES = {
 
 
 def run_cell(python: str, pairs, timeout: float, listener=None, **options):
-    """The runner's run_cell, with this suite's TORCHMATRIX_* variables passed through, as a matrix's pass_env does."""
+    """The runner's run_cell, with this suite's TORCHMATRIX_* variables passed through, as a matrix's pass_env does;
+    the pairs run from the first probe's folder (its tests' root), as the matrix's folder is theirs."""
     environment = identity.pair_environment(python, {}, ["TORCHMATRIX_*"], os.environ)
+    options.setdefault("workdir", pairs[0].probe.root or pairs[0].probe.path.parent)
     return runner.run_cell(python, pairs, timeout, listener, variables_seen=environment, **options)
 
 
@@ -226,16 +231,18 @@ def test_each_pair_starts_from_the_state_after_import_torch(
         assert {key: seen[key] for key in untouched} == untouched
 
 
-def test_each_pair_runs_in_an_empty_folder_of_its_own_removed_afterwards(
-    stub_torch_python: str, probes: dict[str, Probe], start: str
+def test_each_pair_runs_from_the_folder_given_with_an_empty_temporary_folder_of_its_own_removed_afterwards(
+    stub_torch_python: str, probes: dict[str, Probe], start: str, tmp_path: Path
 ) -> None:
-    cell, _ = run(stub_torch_python, probes, ["sees_state", "sees_state"])
-    folders = [Path(record.metrics["cwd"]) for record in cell.records]
-    assert [record.metrics["listing"] for record in cell.records] == [[], []]  # what the first made is not there
+    cell, _ = run(stub_torch_python, probes, ["sees_state", "changes_state", "sees_state"])
+    seen = [cell.records[0].metrics, cell.records[2].metrics]
+    assert [metrics["cwd"] for metrics in seen] == [str(tmp_path)] * 2  # not the / the pair between went to
+    folders = [Path(metrics["temporary"]) for metrics in seen]
+    assert [metrics["tmpdir"] for metrics in seen] == [str(folder) for folder in folders]  # a subprocess's too
+    assert [metrics["temporary_listing"] for metrics in seen] == [[], []]  # what the first made is not there
     assert folders[0] != folders[1]
     assert all(folder.name.startswith("torchmatrix-pair-") for folder in folders)
     assert not any(folder.exists() for folder in folders)
-    assert Path.cwd() not in folders
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
@@ -414,7 +421,7 @@ from torchmatrix import identity
 from torchmatrix.runner import run_cell
 environment = identity.pair_environment(sys.argv[1], {}, ["TORCHMATRIX_*"], os.environ)
 pair = Pair(Probe("hangs", Path(sys.argv[2])), "cpu")
-run_cell(sys.argv[1], [pair], 600.0, lambda *_: None, variables_seen=environment)
+run_cell(sys.argv[1], [pair], 600.0, lambda *_: None, variables_seen=environment, workdir=Path(sys.argv[2]).parent)
 """
 
 
@@ -461,7 +468,8 @@ def test_a_hung_worker_is_stopped_and_a_new_one_runs_the_rest(
 
 
 def _pair_folder(pids_file: Path) -> Path:
-    return Path(Path(f"{pids_file}.cwd").read_text())
+    """The temporary folder of the pair that wrote ``pids_file``."""
+    return Path(Path(f"{pids_file}.tmp").read_text())
 
 
 def _wait_for_pids(path: Path, seconds: float = 30.0) -> list[int]:
@@ -509,10 +517,10 @@ SCRIPTS = {
         print(torch.__version__, '10.0.0.0')
         """,
     "prints_its_folders": """
-        import os, sys, weakref
+        import os, sys, tempfile, weakref
         class A: pass
         kept = A()
-        print(os.getcwd())
+        print(tempfile.gettempdir())
         print(sys.executable, os.environ['VIRTUAL_ENV'])
         print(os.path.join(sys.prefix, 'lib'))
         print(weakref.ref(kept))
@@ -741,10 +749,10 @@ def test_each_test_is_a_record_with_pytest_s_verdict_mapped(pytest_python: str, 
 
 
 PRINTING_TESTS = """
-import os
+import tempfile
 
 def test_prints():
-    print("in", os.getcwd())
+    print("in", tempfile.gettempdir())  # the pair's own, which differs from one run to the next
 
 def test_raises():
     print("before")
@@ -887,3 +895,30 @@ def test_a_conftest_that_skips_at_import_makes_its_tests_unavailable_saying_why_
     assert [(record.outcome, record.message) for record in cell.records] == [
         (Outcome.UNAVAILABLE, "tests/conftest.py skipped every test at its import: needs a GPU")
     ]
+
+
+def test_a_failing_test_keeps_what_pytest_shows_it_printed_a_subprocess_s_stderr_included(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    probe = sample_tests(
+        tmp_path,
+        """
+        import subprocess, sys
+
+        def test_runs_a_broken_helper():
+            print("before the helper")
+            subprocess.run([sys.executable, "-c", "import sys; sys.exit('the helper broke')"], check=True)
+
+        def test_fails_quietly():
+            assert 1 == 2
+        """,
+    )
+    broken, quiet = run_cell(pytest_python, [Pair(probe, "cpu")], 30.0).records
+    assert broken.outcome is Outcome.FAIL
+    line, *shown = broken.message.splitlines()
+    assert "CalledProcessError" in line and shown == ["Captured stderr:", "the helper broke"]
+    assert (broken.metrics["captured_stderr"], broken.metrics["output"]) == (
+        "the helper broke\n",
+        ["before the helper"],
+    )
+    assert (quiet.message, "captured_stderr" in quiet.metrics) == ("assert 1 == 2", False)

@@ -17,5 +17,5 @@ def test_a_run_of_pairs_ends_with_done(stub_torch_python: str, tmp_path: Path) -
     probe.write_text("def run(device):\n    return {'outcome': 'pass'}\n")
     heard: list[str] = []
     pairs = [Pair(Probe("ok", probe), "cpu")]
-    run_pairs(stub_torch_python, pairs, 30.0, 1, lambda event, pair, record: heard.append(event))
+    run_pairs(stub_torch_python, pairs, 30.0, 1, lambda event, pair, record: heard.append(event), workdir=tmp_path)
     assert heard == ["start", "record", "done"]

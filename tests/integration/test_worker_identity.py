@@ -50,7 +50,9 @@ def test_a_pair_runs_the_cells_python_whatever_the_callers_path_and_variables_sa
         """,
     )
     seen = identity.pair_environment(stub_torch_python, {"MY_DECLARED": "declared"}, (), os.environ)
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen).records
+    [record] = runner.run_cell(
+        stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path
+    ).records
     assert record.outcome is Outcome.PASS, record.message
     assert printed(record) == ["True True", "None None declared"]
 
@@ -66,7 +68,7 @@ def test_on_its_cpu_pair_a_script_that_picks_cuda_itself_finds_none(stub_torch_p
     )
     seen = identity.pair_environment(stub_torch_python, {"TORCHMATRIX_STUB_CUDA": "1"}, (), os.environ)
     pairs = [Pair(probe, "cpu"), Pair(probe, "cuda")]
-    cpu, cuda = runner.run_cell(stub_torch_python, pairs, 30.0, variables_seen=seen).records
+    cpu, cuda = runner.run_cell(stub_torch_python, pairs, 30.0, variables_seen=seen, workdir=tmp_path).records
     assert (printed(cpu), printed(cuda)) == (["cpu cpu"], ["cuda cuda"])
 
 
@@ -93,7 +95,7 @@ def test_a_record_holds_every_file_its_pair_read_by_content_and_none_it_wrote(
         json.dumps([])  # the standard library is the environment's
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["3 1,2"]
     read = {path: digest for path, digest in record.inputs[identity.READ].items() if path.startswith(str(tmp_path))}
     assert sorted(read) == sorted(str(tmp_path / name) for name in ("reads.py", "helper.py", "data.csv"))
@@ -130,7 +132,7 @@ def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes
         )
     )
     probe = loader.probe_at(project / "tests" / "test_forks.py", project)
-    records = runner.run_cell(python, [Pair(probe, "cpu")], 30.0).records
+    records = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert [(record.probe, record.outcome) for record in records] == [
         ("tests/test_forks.py::test_forks", Outcome.PASS),
         ("tests/test_forks.py::test_after", Outcome.PASS),
@@ -153,7 +155,7 @@ def test_on_a_python_without_audit_hooks_every_file_of_the_probes_folder_counts_
     folder.mkdir()
     (folder / "notes.txt").write_text("never opened\n")
     probe = script(folder, "plain", "print('hello')\n")
-    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0).records
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert record.outcome is Outcome.PASS, record.message
     assert sorted(record.inputs[identity.READ]) == [str(folder / "notes.txt"), str(folder / "plain.py")]
 
@@ -186,7 +188,7 @@ def test_a_link_a_file_not_there_and_a_file_opened_to_update_are_inputs_and_a_fi
         open(os.path.join(data, "new.txt")).read()
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     read = record.inputs[identity.READ]
     assert {str(data / name) for name in ("link.txt", "override.txt", "rw.txt")} <= read.keys()
     assert not {str(data / name) for name in ("log.txt", "new.txt", "a.txt")} & read.keys()
@@ -204,7 +206,9 @@ def test_a_module_imported_before_the_pair_began_counts_too(stub_torch_python: s
     (injected / "sitecustomize.py").write_text("import os\nos.environ['INJECTED'] = 'yes'\n")
     probe = script(tmp_path, "sees", "import os\nprint(os.environ.get('INJECTED'))\n")
     seen = identity.pair_environment(stub_torch_python, {"PYTHONPATH": str(injected)}, (), os.environ)
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen).records
+    [record] = runner.run_cell(
+        stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path
+    ).records
     assert printed(record) == ["yes"]
     assert str(injected / "sitecustomize.py") in record.inputs[identity.READ]
 
@@ -219,7 +223,9 @@ def test_a_module_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self
     for value in ("'good'", "'bad!'"):
         helper.write_text(f"VALUE = {value}\n")
         os.utime(helper, (1577836800, 1577836800))  # 2020-01-01, both times
-        [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, pycache_prefix=prefix).records
+        [record] = runner.run_cell(
+            stub_torch_python, [Pair(probe, "cpu")], 30.0, pycache_prefix=prefix, workdir=tmp_path
+        ).records
     assert printed(record) == ["bad!"]
 
 
@@ -245,7 +251,7 @@ def test_a_pair_looks_each_module_up_once(stub_torch_python: str, tmp_path: Path
         print(finders.index("FromSources") + 1 == finders.index("PathFinder"))
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["['beside', 'colorsys']", "True"], record.message
 
 
@@ -265,7 +271,7 @@ def test_what_a_forked_child_of_the_pair_reads_counts_too(stub_torch_python: str
         print("done")
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["done"]
     assert str(tmp_path / "shard.txt") in record.inputs[identity.READ]
 
@@ -291,7 +297,7 @@ def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_r
         ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")  # by name: the system's, looked up by the linker
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0).records
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["1"], record.message
     read = {path: digest for path, digest in record.inputs[identity.READ].items() if path.startswith(str(tmp_path))}
     assert read == {

@@ -27,7 +27,7 @@ def test_a_bisect_in_a_folder_without_a_matrix_writes_the_default_one_beside_its
     assert run.argv[:6] == ("py", "-m", "nox", "--noxfile", str(cli.NOXFILE), "--envdir")
     assert run.argv[6] == str(output / ".nox")
     assert session_words(run) == ["bisect", "--", str(tmp_path / "repro.py"), "--from", "1.9", "--to", "2.2"]
-    assert run.environ == {variables.MATRIX.name: str(output / "matrix.yaml")}
+    assert run.environ == {variables.MATRIX.name: str(output / "matrix.yaml"), variables.WORKDIR.name: str(tmp_path)}
     again = cli.invocation(["report"], tmp_path)
     assert not again.written and again.matrix == run.matrix  # the folder's matrix, as it was left
 

@@ -4,6 +4,7 @@ the worker sends are core's."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def test_the_runner_and_result_files_refuse_a_record_for_one_reason_each_its_own
 ) -> None:
     sent = dict(RECORD.to_json(), read=[], **changes)
     del sent["device"], sent["inputs"]  # what the runner adds
-    (made,) = runner._records(Pair(Probe("sweep", tmp_path / "sweep.py"), "cpu"), {"records": [sent]})
+    (made,) = runner._records(Pair(Probe("sweep", tmp_path / "sweep.py"), "cpu"), {"records": [sent]}, time.time())
     assert (made.probe, made.outcome, made.message) == ("sweep", Outcome.ERROR, f"malformed result: {reason}")
 
     now = results.now_iso()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,22 @@ def test_a_file_read_is_known_by_its_content(tmp_path: Path) -> None:
     assert identity.changed_files(read) == [f"{data} is gone", f"{helper} changed"]
     for garbage in ("x", ["helper.py"], {"helper.py": 3}):
         assert identity.changed_files(garbage) == ["what it read is not a list of files with their digests"]
+
+
+def test_a_file_written_while_its_pair_ran_is_what_the_pair_made_not_what_it_read(tmp_path: Path) -> None:
+    data, made = tmp_path / "data.txt", tmp_path / "made_by_a_subprocess.txt"
+    data.write_text("42\n")
+    made.write_text("written before the pair\n")
+    os.utime(data, (1577836800, 1577836800))  # 2020-01-01: before the pair
+    os.utime(made, (1577836800, 1577836800))
+    began_at = time.time()
+    made.write_text("the pair's output\n")  # by a program the pair started: no audit hook saw it written
+    os.utime(made, (began_at, began_at))  # as stamped by the kernel's clock, which may lag time.time() by a tick
+    gone = tmp_path / "never-there"
+    assert identity.files_read([str(data), str(made), str(gone)], began_at) == {
+        str(data): identity.file_digest(data), str(gone): None,
+    }  # fmt: skip
+    assert set(identity.files_read([str(data), str(made)])) == {str(data), str(made)}  # no time: every file counts
 
 
 def test_a_folder_read_whole_leaves_out_hidden_files_and_bytecode(tmp_path: Path) -> None:

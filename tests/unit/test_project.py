@@ -10,10 +10,12 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from torchmatrix import freshness
 from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
+from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
 from torchmatrix.plan import Cell, plan
-from torchmatrix.project import Project, with_releases
+from torchmatrix.project import Project, load, with_releases
 
 from .test_plan import LINUX, LISTING, THIS_MACHINE
 from .test_results import result
@@ -182,3 +184,23 @@ def test_each_probe_session_is_tagged_with_its_torch_minor_and_its_python(tmp_pa
         "2.2.0-py3.10": ["torch-2.2", "py3.10"],
         "2.2.0-py3.12": ["torch-2.2", "py3.12"],
     }
+
+
+def test_a_record_is_made_from_the_folder_its_pairs_ran_from(tmp_path: Path) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    assert here.matrix.run_from == tmp_path  # the matrix's folder, where its paths are typed from by hand
+    (cell,) = here.cells
+    made = here.identified(here.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
+    assert made.inputs["workdir"] == str(tmp_path)
+    elsewhere = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, workdir=tmp_path / "bug"))
+    wanted = elsewhere.record_inputs(elsewhere.inputs(cell), "autograd_dot")
+    assert freshness.record_changes(made, wanted, None) == [
+        f"the folder the pairs run from changed: {tmp_path} → {tmp_path / 'bug'}"
+    ]
+
+
+def test_a_workdir_that_is_no_folder_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [repro.py]\n")
+    (tmp_path / "repro.py").write_text("print('hello')\n")
+    with pytest.raises(UsageError, match="TORCHMATRIX_WORKDIR: 'nowhere' is not a folder"):
+        load(tmp_path, {"TORCHMATRIX_WORKDIR": "nowhere"})

@@ -22,6 +22,12 @@ What a test printed (pytest's captured stdout, all its phases) and what it
 raised (the exception's type and message, as a script's: never the traceback,
 whose paths and line numbers are torch's own) go with its end, for
 ``bisect --by-output`` to compare; the worker normalises them.
+
+A test that fails keeps the rest of what pytest shows under its failure: the
+traceback, and the end of what it wrote to stderr and logged
+(``captured_stderr``, ``captured_log``: pytest's "Captured stderr call" and
+the like, a subprocess's output included, since pytest captures the file
+descriptors); its message is pytest's line, then the end of its captured stderr.
 """
 
 import json
@@ -31,6 +37,14 @@ import time
 import pytest
 
 TRACEBACK_LIMIT = 2000
+
+
+CAPTURED_LIMIT = 2000
+"""How much of the end of each stream a failing test printed its record keeps."""
+
+
+MESSAGE_STDERR = 1000
+"""How much of the end of a failing test's stderr its message shows, after pytest's line."""
 
 
 @pytest.fixture
@@ -105,8 +119,25 @@ def verdict(outcome, report):
     if outcome == "unavailable":
         return {"outcome": outcome, "metrics": {}, "message": skip_reason(report)}
     text = report.longreprtext
-    metrics = {"when": report.when, "traceback": text[-TRACEBACK_LIMIT:]}
-    return {"outcome": outcome, "metrics": metrics, "message": crash_line(report, text)}
+    metrics = dict(captured(report), when=report.when, traceback=text[-TRACEBACK_LIMIT:])
+    return {"outcome": outcome, "metrics": metrics, "message": with_stderr(crash_line(report, text), report)}
+
+
+def captured(report):
+    """What pytest shows a failure wrote besides its stdout (the test's ``printed``): "Captured stderr call", "Captured
+    log call" and the like, the end of each."""
+    printed = {"stderr": report.capstderr, "log": report.caplog}
+    return dict(("captured_" + name, text[-CAPTURED_LIMIT:]) for name, text in printed.items() if text)
+
+
+def with_stderr(line, report):
+    """``line``, then the end of what the test wrote to stderr, which pytest shows under it: the error of a
+    subprocess the test ran (``subprocess.run(..., check=True)``) is there, not in the traceback."""
+    stderr = report.capstderr.strip()
+    if not stderr:
+        return line
+    cut = "\u2026" if len(stderr) > MESSAGE_STDERR else ""
+    return "{}\nCaptured stderr:\n{}{}".format(line, cut, stderr[-MESSAGE_STDERR:])
 
 
 def skip_reason(report):

@@ -10,19 +10,25 @@ loop.
 
 The request arrives as one JSON line on stdin:
 
-    {"pairs": [pair, ...], "first": index, "timeout": s, "startup": s, "scratch": folder, "seed": n}
+    {"pairs": [pair, ...], "first": index, "timeout": s, "startup": s, "scratch": folder, "workdir": folder,
+     "seed": n}
 
 where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...,
 "kind_reason": ...}``, its kind ``module`` (a file that defines
 ``run(device)``), ``script`` (run as ``python script.py`` would run it),
-``pytest`` (tests, with ``"select": "::test_x"`` or "", and ``"root"``, where
-pytest runs from) or ``script-or-tests`` (a file without ``run(device)``, with
+``pytest`` (tests, with ``"select": "::test_x"`` or "", and ``"root"``,
+pytest's root, ``--rootdir``) or ``script-or-tests`` (a file without ``run(device)``, with
 ``"select"`` and ``"root"``: on its first device, ``pytest PATH`` runs; if it
 collects a test, the file is tests, else it runs again as a script, and its
 other devices take that answer).
 
-The pairs' temporary folders are made in ``scratch``, which the parent removes
-when the worker has ended (and the worker when the parent is gone).
+Every pair runs from ``workdir``, its working directory: the folder a by-hand
+run would start in (the matrix's, or where the ``torchmatrix`` command was
+started), so that relative paths, ``python -m`` of a neighbour and data files
+beside a test resolve as they would by hand. What a pair writes there stays,
+as it would by hand. The pairs' temporary folders are made in ``scratch``,
+which the parent removes when the worker has ended (and the worker when the
+parent is gone).
 
 The parent keeps stdin open: when it closes (the parent ended, even by
 SIGKILL, or it asks the worker to stop), the worker kills every process its
@@ -48,8 +54,9 @@ as each test starts and ends, that the worker is not stuck.
 
 Each pair runs in a new process, so that it starts from the state this worker
 has right after ``import torch`` (threads, default dtype, grad mode, flags,
-environment variables) whatever the pairs before it changed, in an empty
-temporary folder of its own that is removed afterwards, with stdin from
+environment variables, its working directory) whatever the pairs before it
+changed, with an empty temporary folder of its own (``TMPDIR``, ``TEMP`` and
+``TMP``, where ``tempfile`` puts its files) that is removed afterwards, with stdin from
 /dev/null and its output in a log of its own. Every pair starts from one
 seed (``seed``: Python's ``random``, torch's generators, NumPy's global one;
 the hash seed is the worker's, which the parent sets), and a pair on ``cpu``
@@ -118,7 +125,8 @@ def main():
     import_seconds = time.perf_counter() - import_started
     # After the import: its SIGCHLD handler is no business of torch's import (nor of anything it starts).
     scratch = request.get("scratch") or tempfile.gettempdir()
-    isolation = Forking(scratch, 0, channel.fileno()) if forks() else Spawning(scratch, 0, startup)
+    workdir = request["workdir"]
+    isolation = Forking(scratch, workdir, 0, channel.fileno()) if forks() else Spawning(scratch, workdir, 0, startup)
     try:
         left = started + startup - time.monotonic()  # the fingerprint has what the import left of its allowance
         devices = sorted(set(pair["device"] for pair in pairs))

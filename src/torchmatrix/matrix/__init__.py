@@ -108,3 +108,14 @@ class Matrix:
     """Variables (names or patterns) every pair takes from the caller's environment (``pass_env:``)."""
     probes_dir: Path | None = None
     """The folder of the probes the matrix names by name: a module or script there is named by its stem."""
+    workdir: Path | None = None
+    """The folder every pair runs from where one is named (``$TORCHMATRIX_WORKDIR``); None: the matrix file's."""
+
+    @property
+    def run_from(self) -> Path:
+        """The folder every pair runs from, its working directory: the one a by-hand run would start in.
+
+        The matrix's paths are relative to its folder, so a user typing them by hand (``pytest tests/test_dot.py``,
+        ``python repro.py``) stands there; the ``torchmatrix`` command names the folder it was started in instead.
+        """
+        return self.workdir or self.file.parent

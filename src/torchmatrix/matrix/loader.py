@@ -118,9 +118,9 @@ def probe_at(
     """The probe at ``path`` (a file, or a folder of tests) of a matrix in ``base``; ``select``: ``::test_x``;
     ``kind``: what the matrix says it is (``kind:``), else told here or asked of pytest in the cell.
 
-    A probe is its path from ``base`` (a folder's ends in /), which pytest runs tests from (from their own folder,
-    for a path outside it): two ``repro.py`` in two folders are two probes. A module or a script that a matrix
-    can name by name, one of ``probes_dir``, is named so (``autograd_dot``).
+    A probe is its path from ``base`` (a folder's ends in /), pytest's root (their own folder, for a path outside
+    it): two ``repro.py`` in two folders are two probes. A module or a script that a matrix can name by name, one
+    of ``probes_dir``, is named so (``autograd_dot``).
     """
     kind, reason = _kind_at(path, select, kind)
     root = base if base in path.parents else path.parent  # a path from elsewhere ($TORCHMATRIX_PROBES): its folder

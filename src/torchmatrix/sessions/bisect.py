@@ -194,9 +194,9 @@ class _Bisection:
         with ``--all``, every test probe of the matrix; else the file, folder, class or test named.
 
         A test probe's records are its tests, which only a run of a release names (and only a cell's pytest says
-        whether a file without ``run(device)`` holds tests at all): an end whose stored result holds no standing record of them is built first, and that build
-        is the search's look at it. A record of a file that did not collect is no test, but what holds
-        the tests the other end collected: each of them shows that error there.
+        whether a file without ``run(device)`` holds tests at all): an end whose stored result holds no standing
+        record of them is built first, and that build is the search's look at it. A record of a file that did not
+        collect is no test, but what holds the tests the other end collected: each of them shows that error there.
         """
         asked = [name for name in self.request.probes if self._test_probe(name)]
         if not asked:

@@ -36,14 +36,16 @@ def run_pairs(
     listener: runner.Listener,
     pycache_prefix: Path | None = None,
     variables_seen: dict[str, str] | None = None,
+    *,
+    workdir: Path,
 ) -> runner.CellRun:
-    """Run each pair ``repeat`` times (listed that often to the runner) in the environment ``variables_seen``;
-    one record per pair (:mod:`.repeats`).
+    """Run each pair ``repeat`` times (listed that often to the runner) in the environment ``variables_seen``, from
+    the folder ``workdir``; one record per pair (:mod:`.repeats`).
 
     The listener hears ("done", last pair, None) at the end, besides the runner's events.
     """
     listed = repeats.listed(pairs, repeat)
-    cell_run = runner.run_cell(python, listed, timeout, listener, pycache_prefix, variables_seen)
+    cell_run = runner.run_cell(python, listed, timeout, listener, pycache_prefix, variables_seen, workdir=workdir)
     if pairs:
         listener("done", pairs[-1], None)
     return dataclasses.replace(cell_run, records=tuple(repeats.merged(cell_run.records, repeat)))

@@ -81,7 +81,8 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     repeat = project.matrix.repeat
     progress = progress_log(session, len(pairs), repeat)
     seen = project.pair_environment(python)
-    cell_run = run_pairs(python, pairs, project.matrix.timeout, repeat, progress, None, seen)
+    workdir = project.matrix.run_from
+    cell_run = run_pairs(python, pairs, project.matrix.timeout, repeat, progress, None, seen, workdir=workdir)
     if cell_run.import_failure:
         raise TorchmatrixError(f"{python}: torch does not import: {cell_run.import_failure}")
     environment = cell_run.environment

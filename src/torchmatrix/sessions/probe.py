@@ -209,7 +209,8 @@ def _install_and_run(
             progress = _marking_built(env, inputs, progress_log(session, len(pairs), repeat))
             timeout, python = project.matrix.timeout, _venv_python(session)
             seen = project.pair_environment(python)
-            cell_run = run_pairs(python, pairs, timeout, repeat, progress, pycache_prefix(env), seen)
+            workdir = project.matrix.run_from
+            cell_run = run_pairs(python, pairs, timeout, repeat, progress, pycache_prefix(env), seen, workdir=workdir)
             if not cell_run.import_failure:
                 return cell_run, inputs
             failure = f"torch does not import: {cell_run.import_failure}"

@@ -1,7 +1,7 @@
-"""Deletes everything in its working folder, as a careless clean-up step does, then writes a file there.
+"""Deletes everything in its temporary folder, as a careless clean-up step does, then writes a file there.
 
-It refuses outside the system's temporary folder: a worker that ran probes in
-its own working folder (the torchmatrix checkout nox runs from) would lose it.
+It refuses unless that folder is a pair's own (``torchmatrix-pair-…``): a worker that let it use the
+system's temporary folder, which every process of the machine shares, would lose that.
 """
 
 import os
@@ -10,9 +10,9 @@ import tempfile
 
 
 def run(device):
-    here = os.getcwd()
-    if not os.path.realpath(here).startswith(os.path.realpath(tempfile.gettempdir()) + os.sep):
-        return {"outcome": "fail", "metrics": {"cwd": here}, "message": "refused to empty " + here}
+    here = tempfile.gettempdir()
+    if not os.path.basename(here).startswith("torchmatrix-pair-"):
+        return {"outcome": "fail", "metrics": {"folder": here}, "message": "refused to empty " + here}
     deleted = sorted(os.listdir(here))
     for name in deleted:
         path = os.path.join(here, name)
@@ -20,6 +20,6 @@ def run(device):
             shutil.rmtree(path)
         else:
             os.remove(path)
-    with open("left-behind.txt", "w") as left:
+    with open(os.path.join(here, "left-behind.txt"), "w") as left:
         left.write("written by empties_its_folder\n")
-    return {"outcome": "pass", "metrics": {"cwd": here, "deleted": deleted}, "message": "emptied its folder"}
+    return {"outcome": "pass", "metrics": {"folder": here, "deleted": deleted}, "message": "emptied its folder"}

@@ -1,6 +1,7 @@
-"""Reports the process-wide state it starts with: torch's settings, an environment variable, its folder."""
+"""Reports the process-wide state it starts with: torch's settings, an environment variable, its folders."""
 
 import os
+import tempfile
 
 import torch
 
@@ -15,6 +16,7 @@ def run(device):
         "matmul_precision": precision() if precision else None,
         "variable": os.environ.get("TORCHMATRIX_FAULTS_CHANGED"),
         "cwd": os.getcwd(),
-        "listing": sorted(os.listdir(".")),
+        "temporary": tempfile.gettempdir(),
+        "temporary_listing": sorted(os.listdir(tempfile.gettempdir())),
     }
     return {"outcome": "pass", "metrics": seen, "message": "saw what it started with"}

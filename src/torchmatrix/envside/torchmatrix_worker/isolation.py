@@ -1,4 +1,5 @@
-"""Each job in a process of its own, in an empty folder, with its own log: forked on Linux, spawned elsewhere."""
+"""Each job in a process of its own, from the folder the user runs from, with its own temporary folder and log:
+forked on Linux, spawned elsewhere."""
 
 import contextlib
 import faulthandler
@@ -34,6 +35,10 @@ KILL_SECONDS = 5.0
 TEMP_PREFIX = "torchmatrix-pair-"
 
 
+TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+"""Where a process looks for its temporary folder (Python's ``tempfile`` in this order; Windows' programs TEMP)."""
+
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -41,10 +46,12 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 class Isolation(object):
-    """Runs each job in a new process, in an empty temporary folder, with its output in a log of its own."""
+    """Runs each job in a new process from ``workdir``, with a new, empty temporary folder of its own (its
+    TMPDIR, removed afterwards) and its output in a log of its own."""
 
-    def __init__(self, scratch):
+    def __init__(self, scratch, workdir):
         self.scratch = scratch
+        self.workdir = workdir
         self.pid = os.getpid()
         self.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1)
 
@@ -242,8 +249,8 @@ class Forking(Isolation):
     SIGCHLD handler wakes it) and the parent's end (stdin closes).
     """
 
-    def __init__(self, scratch, parent_fd, channel_fd):
-        Isolation.__init__(self, scratch)
+    def __init__(self, scratch, workdir, parent_fd, channel_fd):
+        Isolation.__init__(self, scratch, workdir)
         self.parent_fd = parent_fd
         self.wakeup, wakeup_writer = os.pipe()
         os.set_blocking(self.wakeup, False)
@@ -275,7 +282,8 @@ class Forking(Isolation):
         return code, answer, timed_out
 
     def enter_child(self, folder, log_fd, inherited):
-        """Make this forked child a pair's process: own group, own folder, own log, nothing of the parent's."""
+        """Make this forked child a pair's process: own group, own temporary folder, own log, nothing of the
+        parent's; in the folder the pairs run from."""
         os.setpgid(0, 0)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -290,7 +298,9 @@ class Forking(Isolation):
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         faulthandler.enable(all_threads=False)  # its stack on a crash, into the log
-        os.chdir(folder)
+        os.environ.update(temporary_folder(folder))
+        tempfile.tempdir = None  # the worker's own, cached: asked again, as a new process would, from TMPDIR
+        os.chdir(self.workdir)
 
     def wait(self, pid, reader, deadline):
         """What the child sends on ``reader`` until it ends or ``deadline`` passes; (answer, timed out).
@@ -366,8 +376,8 @@ class Spawning(Isolation):
     the parent's end (stdin closes), then ends the running job's processes and the worker.
     """
 
-    def __init__(self, scratch, parent_fd, startup):
-        Isolation.__init__(self, scratch)
+    def __init__(self, scratch, workdir, parent_fd, startup):
+        Isolation.__init__(self, scratch, workdir)
         self.startup = startup
         self.process = None
         watcher = threading.Thread(target=self.watch_parent, args=(parent_fd,), name="torchmatrix-watch-parent")
@@ -392,7 +402,8 @@ class Spawning(Isolation):
         try:
             self.process = subprocess.Popen(
                 child_command(dict(job, answer=answer_path)),
-                cwd=folder, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **own_process_group()
+                cwd=self.workdir, env=dict(os.environ, **temporary_folder(folder)),
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, **own_process_group()
             )  # fmt: skip
             timed_out = not self.imported(self.process, answer_path) or not ended_within(self.process, deadline)
             self.end(self.process)
@@ -432,6 +443,11 @@ class Spawning(Isolation):
         process.wait()
         if self.subreaper:
             self.kill_children(time.monotonic() + KILL_SECONDS)
+
+
+def temporary_folder(folder):
+    """The variables that make ``folder`` a process's temporary folder, and its children's."""
+    return dict((name, folder) for name in TEMP_VARIABLES)
 
 
 def size_of(path):

@@ -55,6 +55,7 @@ def perform(torch, job):
     if not available:
         return unavailable(reason)
     os.environ[DEVICE_VARIABLE] = job["device"]
+    keep_bytecode_out_of_the_folder()
     if job["device"] == "cpu":
         hide_accelerators(torch)
     seed_generators(torch, job.get("seed", 0))
@@ -64,6 +65,15 @@ def perform(torch, job):
     if job["job"] == "pytest":
         return run_tests(job)
     return run_pair(torch, job["name"], job["path"], job["device"])
+
+
+def keep_bytecode_out_of_the_folder():
+    """Have the Pythons a pair starts (``python -m helper``) keep their bytecode where this one does, not in
+    ``__pycache__`` folders beside the sources, in the folder the pair runs from (Python 3.8+; a value the matrix
+    sets stands)."""
+    prefix = getattr(sys, "pycache_prefix", None)
+    if prefix:
+        os.environ.setdefault("PYTHONPYCACHEPREFIX", prefix)
 
 
 def hide_accelerators(torch):

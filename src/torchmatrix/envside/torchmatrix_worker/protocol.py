@@ -3,7 +3,7 @@
 import json
 import os
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 """Sent in the "ready" message; the parent refuses a worker that speaks another."""
 
 
