@@ -14,7 +14,9 @@ keep them. Paths given on the command line are made absolute first, since nox ru
 in the noxfile's folder; the pairs run from the folder the command was started in
 (``$TORCHMATRIX_WORKDIR``), as ``python repro.py`` would. Scripts named to ``probe`` and ``plan`` are their probes
 (``$TORCHMATRIX_PROBES``), ``--torch`` their releases (``$TORCHMATRIX_TORCH``);
-every other word goes to the session as it is.
+``--with REQ`` (repeatable) installs REQ in every cell beside the matrix's
+``requires:`` (``$TORCHMATRIX_REQUIRES``); every other word goes to the session
+as it is.
 """
 
 from __future__ import annotations
@@ -67,8 +69,8 @@ COMMANDS = {
 }
 """The sessions the command runs, each as ``nox -s NAME`` would: the docs' reference lists them from here."""
 
-USAGE = "torchmatrix [--matrix FILE] [--output DIR] SESSION [ARGUMENTS …]"
-OWN_OPTIONS = ("--matrix", "--output")
+USAGE = "torchmatrix [--matrix FILE] [--output DIR] [--with REQUIREMENT …] SESSION [ARGUMENTS …]"
+OWN_OPTIONS = ("--matrix", "--output", "--with")
 """Options of the command itself, taken out wherever they stand: no session has options of these names."""
 
 
@@ -109,6 +111,8 @@ def invocation(argv: Sequence[str], cwd: Path, python: str = sys.executable) -> 
         environ[variables.OUTPUT.name] = str(output)
     environ[variables.MATRIX.name] = str(matrix)
     environ[variables.WORKDIR.name] = str(cwd.absolute())  # where `python repro.py` would run, whatever the matrix
+    if own.get("--with"):
+        environ[variables.REQUIRES.name] = own["--with"]
     nox = [python, "-m", "nox", "--noxfile", str(NOXFILE), "--envdir", str(matrix.parent / ".nox")]
     nox += ["--sessions", name, *(["--", *rest] if rest else [])]
     return Invocation(tuple(nox), environ, matrix, output, written)
@@ -123,6 +127,7 @@ def help_text() -> str:
         "options:",
         "  --matrix FILE  the matrix (default: matrix.yaml here, else the default matrix in the output folder)",
         f"  --output DIR   where results go (default: the matrix's output:, or ./{DEFAULT_OUTPUT})",
+        "  --with REQ     also install REQ in every cell (repeatable), as a bug report's requirements ask: numpy",
         "",
         f"`torchmatrix SESSION --help` shows a session's own options. torchmatrix {__version__}",
     ]
@@ -132,6 +137,7 @@ def help_text() -> str:
 def _own_options(words: list[str]) -> tuple[dict[str, str], list[str]]:
     own: dict[str, str] = {}
     rest: list[str] = []
+    extra: list[str] = []  # --with, as often as given
     index = 0
     while index < len(words):
         word = words[index]
@@ -142,10 +148,15 @@ def _own_options(words: list[str]) -> tuple[dict[str, str], list[str]]:
                 if index == len(words) or words[index].startswith("-"):
                     raise UsageError(f"{option} needs a value\n  usage: {USAGE}")
                 value = words[index]
-            own[option] = value
+            if option == "--with":
+                extra.append(value)
+            else:
+                own[option] = value
         else:
             rest.append(word)
         index += 1
+    if extra:
+        own["--with"] = "\n".join(extra)
     return own, rest
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from . import (
@@ -355,6 +355,8 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
         matrix = with_releases(matrix, _releases_from(variables.TORCH.get(environ)))
     if variables.PYTHON.get(environ):
         matrix = with_python(matrix, _python_from(variables.PYTHON.get(environ)))
+    if variables.REQUIRES.get(environ):
+        matrix = dataclasses.replace(matrix, requires=(*matrix.requires, *_requirements_from(environ)))
     matrix = _with_index(matrix, environ)
     if variables.WORKDIR.get(environ):
         matrix = dataclasses.replace(matrix, workdir=_workdir_from(variables.WORKDIR.get(environ)))
@@ -441,6 +443,17 @@ def _workdir_from(text: str) -> Path:
             f"{variables.WORKDIR.name}: {text!r} is not a folder\n  hint: name the folder the pairs run from"
         )
     return folder
+
+
+def _requirements_from(environ: Mapping[str, str]) -> list[Requirement]:
+    """:data:`variables.REQUIRES`'s requirements, one a line; a line that is none is refused by name."""
+    found = []
+    for line in filter(None, (line.strip() for line in variables.REQUIRES.get(environ).splitlines())):
+        try:
+            found.append(Requirement(line))
+        except InvalidRequirement as error:
+            raise UsageError(f"{variables.REQUIRES.name}: {line!r} is not a requirement ({error})") from None
+    return found
 
 
 def _releases_from(text: str) -> list[Version]:

@@ -84,6 +84,12 @@ HANDBACK = Variable(
     "/tmp/torchmatrix-handback-x1y2",
 )
 
+REQUIRES = Variable(
+    "TORCHMATRIX_REQUIRES",
+    "requirements installed in every cell beside the matrix's `requires:` (one a line, as in a requirements file); "
+    "the `torchmatrix` command's `--with` sets it",
+    "numpy==1.26.4",
+)
 WORKDIR = Variable(
     "TORCHMATRIX_WORKDIR",
     "the folder every pair runs from (its working directory), instead of the matrix file's folder; the `torchmatrix` "
@@ -99,8 +105,8 @@ STEP_SUMMARY = Variable(
 )
 
 ALL = (
-    MATRIX, MACHINE, MACHINE_LABEL, TORCH, PYTHON, PROBES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS, WORKDIR,
-    PROBE_OPTIONS, HANDBACK, STEP_SUMMARY,
+    MATRIX, MACHINE, MACHINE_LABEL, TORCH, PYTHON, PROBES, REQUIRES, OUTPUT, CACHE_DIR, INDEX_URL, FIND_LINKS,
+    WORKDIR, PROBE_OPTIONS, HANDBACK, STEP_SUMMARY,
 )  # fmt: skip
 
 

@@ -78,3 +78,15 @@ def test_an_unwritable_output_folder_is_refused_by_what_writes_not_by_loading(
         loaded.require_writable(loaded.machine_dir)
     elsewhere = load(ROOT, dict(environ, TORCHMATRIX_OUTPUT=str(tmp_path / "elsewhere")))
     elsewhere.require_writable(elsewhere.machine_dir)
+
+
+def test_requirements_can_come_from_the_environment_beside_the_matrixs(tmp_path: Path, private_cache: Path) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(
+        "torch: [1.9.0]\nprobes: [autograd_dot]\nindex_url: file:///nowhere/simple\nrequires: [pytest>=7]\n"
+    )
+    environ = {"TORCHMATRIX_MATRIX": str(matrix), "TORCHMATRIX_CACHE_DIR": str(private_cache), "PATH": ""}
+    given = load(ROOT, dict(environ, TORCHMATRIX_REQUIRES="numpy==1.26.4\n\nscipy>=1,<2\n"))
+    assert [str(requirement) for requirement in given.matrix.requires] == ["pytest>=7", "numpy==1.26.4", "scipy<2,>=1"]
+    with pytest.raises(UsageError, match=re.escape("TORCHMATRIX_REQUIRES: 'numpy=>1' is not a requirement")):
+        load(ROOT, dict(environ, TORCHMATRIX_REQUIRES="numpy=>1"))

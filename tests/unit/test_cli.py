@@ -64,6 +64,13 @@ def test_output_and_matrix_are_the_commands_own_options_wherever_they_stand(tmp_
         cli.invocation(["report", "--output"], tmp_path)
 
 
+def test_with_names_requirements_every_cell_installs_as_often_as_it_is_given(tmp_path: Path) -> None:
+    run = cli.invocation(["bisect", "t.py", "--with", "numpy==1.26.4", "--from", "2.1", "--with=scipy>=1,<2"], tmp_path)
+    assert run.environ[variables.REQUIRES.name] == "numpy==1.26.4\nscipy>=1,<2"  # a comma is a requirement's own
+    assert session_words(run) == ["bisect", "--", "t.py", "--from", "2.1"]
+    assert variables.REQUIRES.name not in cli.invocation(["plan"], tmp_path).environ
+
+
 def test_the_default_matrix_in_another_output_folder_keeps_its_results_there(tmp_path: Path) -> None:
     run = cli.invocation(["--output", "try", "plan"], tmp_path)
     assert run.matrix == tmp_path / "try" / "matrix.yaml" and run.output == tmp_path / "try"
