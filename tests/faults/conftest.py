@@ -26,7 +26,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from torchmatrix import interpreters, results
 from torchmatrix.findlinks import pip_find_links
 
-from ..conftest import FOREGROUND, ROOT
+from ..conftest import FOREGROUND
 
 PROBES = Path(__file__).with_name("probes")
 INJECT = Path(__file__).with_name("inject")
@@ -70,6 +70,9 @@ def local_torch(cache: Path) -> Torch:
     return Torch("1.9.0")
 
 
+OWN_NOXFILE = "import torchmatrix.noxsessions\n\ntorchmatrix.noxsessions.register(__file__)\n"
+
+
 @dataclass(frozen=True)
 class Run:
     """A finished nox command."""
@@ -84,7 +87,8 @@ class Run:
 
 
 class Workspace:
-    """A folder holding a matrix file and the suite's probes; runs nox on it."""
+    """A repository of the user's own: a matrix file, the suite's probes in its probes/ (named by their names, as a
+    repository's own probes are) and the two-line noxfile of docs/own-repository.md; runs nox on it."""
 
     def __init__(self, folder: Path, envdir: Path, cache: Path) -> None:
         self.folder = folder
@@ -92,6 +96,8 @@ class Workspace:
         self.cache = cache
         shutil.copytree(PROBES, folder / "probes", ignore=shutil.ignore_patterns("__pycache__"))
         self.matrix_file = folder / "matrix.yaml"
+        self.noxfile = folder / "noxfile.py"
+        self.noxfile.write_text(OWN_NOXFILE, encoding="utf-8")
 
     @property
     def results_dir(self) -> Path:
@@ -126,7 +132,7 @@ class Workspace:
         return environ
 
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "--envdir", str(self.envdir), *args]
+        return [sys.executable, "-m", "nox", "-f", str(self.noxfile), "--envdir", str(self.envdir), *args]
 
     def nox(
         self, *args: str, prefix: Sequence[str] = (), env: dict[str, str] | None = None, timeout: float = NOX_TIMEOUT
