@@ -91,6 +91,16 @@ class Entry:
     """The record's worst error over tolerance (:func:`error_ratio`); None without checks that have one."""
 
     @property
+    def skipped(self) -> bool:
+        """Whether it is unavailable though its torch had the device (the cell's environment names it): pytest
+        skipped the test, or the probe said it does not apply, for the reason its message gives."""
+        record = self.record
+        if self.mark is not Outcome.UNAVAILABLE or record is None:
+            return False
+        devices = self.result.environment.get("devices")
+        return isinstance(devices, dict) and record.device in devices
+
+    @property
     def text(self) -> str:
         """The mark's symbol, with the note number as a superscript: ``✗¹``."""
         return self.mark.symbol + (str(self.note).translate(_SUPERSCRIPT) if self.note else "")

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core import Outcome
 from ..summaries import Summary
-from . import bisected, escape, history_page
+from . import bisected, escape, history_page, supported
 from .escape import html_text as h
 from .front import Front, front
 from ..results import safe_name
@@ -202,14 +202,38 @@ def _filters(report: Report) -> str:
     return "".join(parts)
 
 
+SKIPPED = "skipped"
+SKIPPED_MEANING = "the device was there, but pytest skipped the test (or the probe said it does not apply), for "
+SKIPPED_MEANING += "the reason its tooltip and details give"
+
+
 def _legend(report: Report) -> str:
+    """What each mark the tables show means; ``unavailable`` by its kind: no such device, or a skip."""
+    unavailable = {
+        entry.skipped
+        for table in report.tables
+        for (_, column), entry in table.entries.items()
+        if entry.mark is Outcome.UNAVAILABLE and column in report.columns
+    }
+    kinds = []
+    for mark in report.marks:
+        if mark is not Outcome.UNAVAILABLE or False in unavailable:
+            kinds.append((mark, mark.value, mark.meaning))
+        if mark is Outcome.UNAVAILABLE and True in unavailable:
+            kinds.append((mark, SKIPPED, SKIPPED_MEANING))
     items = "".join(
-        f'<li><span class="cell o-{mark.value}">{mark.symbol}</span>'
-        f"<span><b>{mark.value}</b>: {mark.meaning}</span></li>"
-        for mark in report.marks
+        f'<li><span class="cell o-{mark.value}">{mark.symbol}</span><span><b>{name}</b>: {h(meaning)}</span></li>'
+        for mark, name, meaning in kinds
     )
     afterword = "".join(f'<p class="afterword">{h(line)}</p>' for line in report.afterword())
     return f'<section id="legend"><h2>Legend</h2><ul>{items}</ul>{afterword}</section>'
+
+
+def _collapsed(names: Sequence[str]) -> str:
+    """Names (escaped) as a front-table cell lists them: the first few, the others behind a click."""
+    shown, more = supported.cut(names)
+    hidden = f" <details><summary>and {len(more)} more</summary>{', '.join(more)}</details>" if more else ""
+    return ", ".join(shown) + hidden
 
 
 def _column_heads(report: Report) -> str:
@@ -232,7 +256,7 @@ def _front(tests: Front) -> str:
     for row in tests.rows:
         cells = "".join(
             f'<td data-machine="{h(column.machine)}" data-device="{h(column.device)}">'
-            f"{h(tests.summary(row, column, quote=str))}</td>"
+            f"{tests.summary(row, column, h, _collapsed)}</td>"
             for column in report.columns
         )
         lines.append(
@@ -278,7 +302,8 @@ def _table(
             entries.append(_entry_data(table.probe, column.device, entry, cells, data_cells, elsewhere))
             note = f"<sup>{entry.note}</sup>" if entry.note else ""
             message = entry.record.message if entry.record else entry.result.message
-            tip = f"{row_tip}{column_label}: {entry.mark.value}" + (f" — {h(message, 200)}" if message else "")
+            said = SKIPPED if entry.skipped else entry.mark.value
+            tip = f"{row_tip}{column_label}: {said}" + (f" — {h(message, 200)}" if message else "")
             parts.append(
                 f'<td class="cell o-{entry.mark.value}" {where} data-i="{index}" tabindex="0" title="{tip}">'
                 f"{entry.mark.symbol}{note}</td>"
