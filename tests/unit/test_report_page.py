@@ -136,8 +136,9 @@ def test_a_probe_with_many_checks_has_them_across_releases_on_a_page_of_its_own(
     apart = page.checks_page(swept.probe)
     assert set(files) == {"compatibility.html", apart}
     home, own = files["compatibility.html"], files[apart]
-    assert '<table class="matrix history-table">' not in home and f'<a href="{apart}">Its {len(swept.checks)} checks' in home
-    assert '<table class="matrix history-table">' in own and '<a href="compatibility.html">The whole report.</a>' in own
+    table = '<table class="matrix history-table">'
+    assert table not in home and f'<a href="{apart}">Its {len(swept.checks)} checks' in home
+    assert table in own and '<a href="compatibility.html">The whole report.</a>' in own
     data = json.loads(Parsed(home).raw["script"][0])
     said = [entry["metrics"]["checks"] for entry in data["entries"] if "checks" in entry["metrics"]]
     assert said and all(re.fullmatch(rf"\d+, on {re.escape(apart)}", text) for text in said)  # not every check

@@ -28,11 +28,11 @@ from importlib import resources
 from typing import Any
 
 from ..core import Outcome
+from ..results import safe_name
 from ..summaries import Summary
 from . import bisected, escape, history_page, supported
 from .escape import html_text as h
 from .front import Front, front
-from ..results import safe_name
 from .history import History
 from .markdown import TITLE
 from .model import Column, Entry, Report, Row, Table

@@ -112,8 +112,7 @@ def _tests_text(
         order = [*WORST_FIRST, *(mark for mark in Outcome if mark not in WORST_FIRST)]
         marks = [mark for mark in order if mark not in PASSING and any(seen is mark for _, seen in ran)]
         failures = [
-            f"{mark.value}: " + join([quote(probe[shorten:]) for probe, seen in ran if seen is mark])
-            for mark in marks
+            f"{mark.value}: " + join([quote(probe[shorten:]) for probe, seen in ran if seen is mark]) for mark in marks
         ]
         shown = f"{marks[0].symbol} {passed} of {len(ran)} pass; " + "; ".join(failures)
     if skipped:  # a test that did not run is no pass: how many of all there are, and which
