@@ -163,3 +163,4 @@ def test_the_legend_tells_a_skip_from_a_device_the_torch_lacks() -> None:
     legend = both[both.index('<section id="legend">') : both.index("</section>")]
     assert "<b>skipped</b>" in legend and "<b>unavailable</b>: this torch build or machine has no such device" in legend
     assert "cuda: unavailable — this torch build has no CUDA support" in both
+    assert "| – | skipped | the device was there, but pytest skipped" in markdown.render(model.build(many_skipped()))

@@ -35,7 +35,7 @@ from .escape import html_text as h
 from .front import Front, front
 from .history import History
 from .markdown import TITLE
-from .model import Column, Entry, Report, Row, Table
+from .model import SKIPPED, Column, Entry, Report, Row, Table
 
 MANY_CHECKS = 100
 """A probe with more checks than this has its checks across releases on a page of its own (:func:`pages`)."""
@@ -202,28 +202,10 @@ def _filters(report: Report) -> str:
     return "".join(parts)
 
 
-SKIPPED = "skipped"
-SKIPPED_MEANING = "the device was there, but pytest skipped the test (or the probe said it does not apply), for "
-SKIPPED_MEANING += "the reason its tooltip and details give"
-
-
 def _legend(report: Report) -> str:
-    """What each mark the tables show means; ``unavailable`` by its kind: no such device, or a skip."""
-    unavailable = {
-        entry.skipped
-        for table in report.tables
-        for (_, column), entry in table.entries.items()
-        if entry.mark is Outcome.UNAVAILABLE and column in report.columns
-    }
-    kinds = []
-    for mark in report.marks:
-        if mark is not Outcome.UNAVAILABLE or False in unavailable:
-            kinds.append((mark, mark.value, mark.meaning))
-        if mark is Outcome.UNAVAILABLE and True in unavailable:
-            kinds.append((mark, SKIPPED, SKIPPED_MEANING))
     items = "".join(
         f'<li><span class="cell o-{mark.value}">{mark.symbol}</span><span><b>{name}</b>: {h(meaning)}</span></li>'
-        for mark, name, meaning in kinds
+        for mark, name, meaning in report.legend()
     )
     afterword = "".join(f'<p class="afterword">{h(line)}</p>' for line in report.afterword())
     return f'<section id="legend"><h2>Legend</h2><ul>{items}</ul>{afterword}</section>'
