@@ -16,9 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from torchmatrix import results
 from torchmatrix.report import model, publish
+from torchmatrix.report import page as report_page
 
+from ..conftest import ROOT
 from ..unit.report_data import HOSTILE, hostile, scenario, sweep_scenario
+from ..unit.test_report_front import many_skipped
 
 pytestmark = pytest.mark.integration
 
@@ -49,6 +53,32 @@ def page(tmp_path: Path, found: list) -> Path:
     folder = tmp_path / "out"
     publish.write(folder, publish.render(model.build(found), ["html"]))
     return folder / "compatibility.html"
+
+
+MEASURE = """
+var found = {height: document.documentElement.scrollHeight};
+var cell = document.querySelector("table.front tbody td"), more = document.querySelector("table.front details");
+if (cell) { found.border = getComputedStyle(cell).borderTopStyle + " " + getComputedStyle(cell).borderTopWidth; }
+if (more) { found.collapsed = !more.open && more.querySelector("summary").textContent; }
+var names = document.querySelectorAll(".history-table tbody th"), line = 0;
+names.forEach(function (name) { line = Math.max(line, name.getBoundingClientRect().height); });
+found.tallest_name = line;
+document.body.setAttribute("data-measured", JSON.stringify(found));
+"""
+"""What the tests measure of a page as laid out: its height, the front table's border, its collapsed lists, the
+tallest check name (one line is about 30 px)."""
+
+
+def measured(tmp_path: Path, html: Path, width: int = 1400) -> dict:
+    """:data:`MEASURE` of ``html`` as laid out ``width`` px wide: run in a copy of the page without its policy, which
+    lets no other script run."""
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html.read_text(encoding="utf-8"))
+    copy = html.with_name(f"measured-{html.name}")
+    copy.write_text(text.replace("</body>", f"<script>{MEASURE}</script></body>"), encoding="utf-8")
+    dom = chromium(tmp_path, "--dump-dom", f"--window-size={width},2000", copy.as_uri())
+    found = re.search(r'data-measured="([^"]*)"', dom)
+    assert found, "the measuring script did not run"
+    return json.loads(found.group(1).replace("&quot;", '"'))
 
 
 def pixels(png: bytes) -> list[tuple[int, int, int]]:
@@ -161,3 +191,23 @@ def test_a_hand_edited_address_and_windows_line_ends_are_shown_as_meant(tmp_path
     details = re.search(r'<aside id="details"[^>]*>(.*?)</aside>', dom, re.S)
     assert details and "hidden" not in dom[details.start() : details.start() + 40], "the address stopped the script"
     assert "<pre>first line\nsecond line\nthird\ufffdfourth</pre>" in details.group(1)
+
+
+@needs_browser
+def test_the_shipped_results_page_is_light_and_the_sweep_s_checks_have_their_own(tmp_path: Path) -> None:
+    report = model.build(results.scan(ROOT / "reports" / "results").results)
+    folder = tmp_path / "out"
+    publish.write(folder, publish.render(report, ["html"]))
+    home, sweep = folder / "compatibility.html", folder / report_page.checks_page("opsweep")
+    assert home.stat().st_size < 1 << 20 and sweep.is_file()
+    assert f'<a href="{sweep.name}">' in home.read_text(encoding="utf-8")
+    assert measured(tmp_path, home)["height"] < 20_000  # it was 174,000 px with the sweep's thousand checks
+    for width in (1400, 1920):
+        assert measured(tmp_path, sweep, width)["tallest_name"] < 40  # each check's name on one line
+
+
+@needs_browser
+def test_the_front_table_has_borders_and_keeps_a_long_list_behind_a_click(tmp_path: Path) -> None:
+    found = measured(tmp_path, page(tmp_path, many_skipped()))
+    assert found["border"] == "solid 1px"
+    assert found["collapsed"] == "and 4 more"

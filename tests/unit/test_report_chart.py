@@ -60,3 +60,17 @@ def test_the_scale_spans_the_values_and_the_tolerance() -> None:
     svg = chart.charts(model.build(found))["p"]
     exponent = math.floor(math.log10(5e-9 / 1e-3)) - 1
     assert f">1e{exponent}<" in svg and ">1e0<" in svg and ">1e1<" in svg
+
+
+def test_a_cell_that_passed_though_a_check_is_beyond_tolerance_is_not_plotted_above_the_line() -> None:
+    # The operator sweep's record passes when the sweep ran; an operator beyond tolerance is its check's outcome.
+    swept = {"checks": [{"error": 1e-7, "tolerance": 1e-6, "ok": True}, {"error": 2e5, "tolerance": 1.0, "ok": False}]}
+    found = [
+        cell("m", "1.9.0", "3.9", (Record("sweep", "cpu", Outcome.PASS, swept, "1 beyond tolerance", 0.0),)),
+        cell("m", "2.0.0", "3.9", (Record("sweep", "cpu", Outcome.FAIL, swept, "1 beyond tolerance", 0.0),)),
+    ]
+    svg = chart.charts(model.build(found))["sweep"]
+    assert "torch 2.0.0, m · cpu: 2e+05 of the tolerance" in svg  # a failed cell: its worst check says why
+    assert "torch 1.9.0, m · cpu" not in svg  # the passed cell: no marker
+    only_passed = [found[0]]
+    assert chart.charts(model.build(only_passed)) == {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from torchmatrix.core import Outcome, Record
 from torchmatrix.report import markdown, model, page, supported
 from torchmatrix.report.front import front, is_test
@@ -117,3 +119,48 @@ def test_a_file_that_did_not_collect_is_said_so_not_counted_as_a_test() -> None:
     shown = supported.render(report)
     assert "| 1.9.0 | 3.9 | E tests/test\\_ops.py: not collected (error) |" in shown
     assert "0 of 1 pass" not in shown
+
+
+def many_skipped(device_reason: bool = False) -> list[CellResult]:
+    """A suite of 2 tests that pass and 9 that pytest skipped; with ``device_reason``, a CUDA column its torch
+    lacks too (and a release that has it)."""
+    skips = tuple(record(f"test_skip_{number}", Outcome.UNAVAILABLE, "needs scipy") for number in range(9))
+    passes = (record("test_rearrange"), record("test_reduce"))
+    lacking = (
+        tuple(
+            Record(one.probe, "cuda", Outcome.UNAVAILABLE, {}, "this torch build has no CUDA support", 0.0)
+            for one in passes
+        )
+        if device_reason
+        else ()
+    )
+    found = [cell("linux-x86_64", "2.2.0", "3.11", (*passes, *skips, *lacking))]
+    if device_reason:
+        on_cuda = tuple(dataclasses.replace(one, device="cuda") for one in passes)
+        environment = {"torch": "2.3.0", "devices": {"cpu": "Test CPU", "cuda": ["Test GPU"]}}
+        found.append(cell("linux-x86_64", "2.3.0", "3.11", (*passes, *on_cuda), environment=environment))
+    return found
+
+
+def test_a_long_list_of_names_shows_the_first_few_and_keeps_the_rest_behind_a_click() -> None:
+    report = model.build(many_skipped())
+    rendered = page.render(report)
+    front_table = rendered[rendered.index('<table class="front">') : rendered.index("</table>")]
+    shown = ", ".join(f"test_skip_{number}" for number in range(5))
+    assert f"9 of 11 skipped (unavailable): {shown} <details><summary>and 4 more</summary>test_skip_5," in front_table
+    assert "✓ all 2 pass" in front_table
+    markdown_text = supported.render(report)
+    assert r"test\_skip\_4 and 4 more" in markdown_text and r"test\_skip\_5" not in markdown_text  # counted
+
+
+def test_the_legend_tells_a_skip_from_a_device_the_torch_lacks() -> None:
+    skipped_only = page.render(model.build(many_skipped()))
+    legend = skipped_only[skipped_only.index('<section id="legend">') : skipped_only.index("</section>")]
+    assert "<b>skipped</b>: the device was there, but pytest skipped the test" in legend
+    assert "no such device" not in legend
+    assert 'title="torch 2.2.0 · linux-x86_64 · cpu: skipped — needs scipy"' in skipped_only
+    both = page.render(model.build(many_skipped(device_reason=True)))
+    legend = both[both.index('<section id="legend">') : both.index("</section>")]
+    assert "<b>skipped</b>" in legend and "<b>unavailable</b>: this torch build or machine has no such device" in legend
+    assert "cuda: unavailable — this torch build has no CUDA support" in both
+    assert "| – | skipped | the device was there, but pytest skipped" in markdown.render(model.build(many_skipped()))

@@ -125,3 +125,22 @@ def test_the_checks_across_releases_open_the_record_they_come_from() -> None:
     # The panel counts a check's samples; their digests stay in the result file.
     assert entry["metrics"]["checks"][0] == dict(sweep_scenario()[2].records[0].metrics["checks"][0], samples=2)
     assert "0.01 ●" in render(sweep_scenario())
+
+
+def test_a_probe_with_many_checks_has_them_across_releases_on_a_page_of_its_own(monkeypatch) -> None:
+    report = model.build(sweep_scenario())
+    histories = history.histories(report)
+    [swept] = histories
+    monkeypatch.setattr(page, "MANY_CHECKS", len(swept.checks) - 1)
+    files = page.pages("compatibility.html", report, chart.charts(report), histories)
+    apart = page.checks_page(swept.probe)
+    assert set(files) == {"compatibility.html", apart}
+    home, own = files["compatibility.html"], files[apart]
+    table = '<table class="matrix history-table">'
+    assert table not in home and f'<a href="{apart}">Its {len(swept.checks)} checks' in home
+    assert table in own and '<a href="compatibility.html">The whole report.</a>' in own
+    data = json.loads(Parsed(home).raw["script"][0])
+    said = [entry["metrics"]["checks"] for entry in data["entries"] if "checks" in entry["metrics"]]
+    assert said and all(re.fullmatch(rf"\d+, on {re.escape(apart)}", text) for text in said)  # not every check
+    monkeypatch.setattr(page, "MANY_CHECKS", len(swept.checks))
+    assert set(page.pages("compatibility.html", report, chart.charts(report), histories)) == {"compatibility.html"}

@@ -5,6 +5,12 @@ Each point is one cell's largest ``error / tolerance`` over its checks (see
 tolerance, above it they are not. The y axis is logarithmic; a ratio of 0 (an
 exact result) sits on a band below it, and a failed exact check (infinity) on
 a band above it. A probe gets a picture when some check has a tolerance.
+
+A cell is plotted only where its outcome rests on its checks: a record that
+passes though a check of it is beyond tolerance (the operator sweep's, which
+passes when the sweep ran and leaves each operator's outcome to its checks)
+would sit in the red above the line while its table says ✓; its checks
+across releases show each check's outcome instead.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from dataclasses import dataclass
 from ..core import Outcome
 from ..results import safe_name
 from .escape import html_text
-from .model import Column, Report, Table
+from .model import Column, Entry, Report, Table
 
 # Okabe and Ito's palette, which colour-blind readers tell apart; each series also gets its own marker shape.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#999933")
@@ -57,11 +63,16 @@ def _series(report: Report, table: Table) -> list[Series]:
         points = []
         for index, row in enumerate(table.rows):
             entry = table.entries.get((row, column))
-            if entry and entry.ratio is not None:
+            if entry and entry.ratio is not None and not _passes_regardless(entry):
                 points.append((index, entry.ratio, entry.mark is Outcome.WITHIN_TOLERANCE))
         if points:
             found.append(Series(column, tuple(points)))
     return found
+
+
+def _passes_regardless(entry: Entry) -> bool:
+    """Whether the cell passed though a check of it is beyond tolerance: its outcome is not its checks'."""
+    return entry.mark in (Outcome.PASS, Outcome.WITHIN_TOLERANCE) and entry.ratio is not None and entry.ratio > 1
 
 
 def render(table: Table, series: list[Series]) -> str:
@@ -94,6 +105,8 @@ def render(table: Table, series: list[Series]) -> str:
         # Above the tolerance: shaded, so a point there reads as wrong at a glance.
         f'<rect x="{LEFT}" y="{TOP - BAND}" width="{plot_right - LEFT}" height="{y(1) - TOP + BAND:.1f}" '
         'fill="#ffebe9"/>',
+        # The band of failed exact checks, apart from the decades beyond tolerance under it.
+        f'<rect x="{LEFT}" y="{TOP - BAND}" width="{plot_right - LEFT}" height="{BAND}" fill="#ffcecb"/>',
         f'<text x="{LEFT - 6}" y="{TOP - BAND / 2 + 4}" text-anchor="end" fill="#cf222e">∞</text>',
     ]
     every = max(1, math.ceil((high - low) / 8))

@@ -13,7 +13,7 @@ A test is a probe whose name is a pytest node id (``tests/test_x.py::test_y``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..core import Outcome, holds
@@ -45,10 +45,17 @@ class Front:
             if any((row, column) in table.entries for table in (*self.tests, *self.uncollected))
         )
 
-    def summary(self, row: Row, column: Column, quote: Callable[[str], str] = escape.markdown) -> str:
-        """One cell of the front table: how the tests went in that release on that machine and device."""
+    def summary(
+        self,
+        row: Row,
+        column: Column,
+        quote: Callable[[str], str] = escape.markdown,
+        join: Callable[[Sequence[str]], str] = supported.listed,
+    ) -> str:
+        """One cell of the front table: how the tests went in that release on that machine and device (``quote``
+        and ``join`` as :func:`.supported.cell_text` takes them)."""
         found = supported.entries((*self.tests, *self.uncollected), row, column)
-        return supported.cell_text(found, self.shorten, quote, {table.probe for table in self.uncollected})
+        return supported.cell_text(found, self.shorten, quote, {table.probe for table in self.uncollected}, join)
 
     def entry(self, table: Table, spot: tuple[Row, Column]) -> Entry | None:
         """A test's cell in the detail: its own, or where it has none, that of its file if the file did not

@@ -37,7 +37,7 @@ def render(report: Report, charts: Mapping[str, str] | None = None, bisections: 
         lines.append("")
     if report.marks:
         lines += ["## Legend", "", "| symbol | outcome | meaning |", "| :-: | --- | --- |"]
-        lines += [f"| {mark.symbol} | {mark.value} | {mark.meaning} |" for mark in report.marks]
+        lines += [f"| {mark.symbol} | {name} | {meaning} |" for mark, name, meaning in report.legend()]
         lines.append("")
     lines += [f"{escape.markdown(line)}\n" for line in report.afterword()]
     return "\n".join(lines)

@@ -79,6 +79,14 @@ class Column(NamedTuple):
         return (self.machine.casefold(), self.machine, rank, self.device)
 
 
+SKIPPED = "skipped"
+"""What the legend and a cell's tooltip call a cell unavailable though its torch had the device."""
+SKIPPED_MEANING = (
+    "the device was there, but pytest skipped the test (or the probe said it does not apply), for the reason "
+    "the cell's message gives"
+)
+
+
 @dataclass(frozen=True)
 class Entry:
     """One table cell: its mark, the result and record behind it (no record for a cell outcome), its note number."""
@@ -89,6 +97,16 @@ class Entry:
     note: int | None = None
     ratio: float | None = None
     """The record's worst error over tolerance (:func:`error_ratio`); None without checks that have one."""
+
+    @property
+    def skipped(self) -> bool:
+        """Whether it is unavailable though its torch had the device (the cell's environment names it): pytest
+        skipped the test, or the probe said it does not apply, for the reason its message gives."""
+        record = self.record
+        if self.mark is not Outcome.UNAVAILABLE or record is None:
+            return False
+        devices = self.result.environment.get("devices")
+        return isinstance(devices, dict) and record.device in devices
 
     @property
     def text(self) -> str:
@@ -140,6 +158,23 @@ class Report:
     def updated(self) -> str:
         """When the newest result finished (ISO 8601), or '' with no results."""
         return max(self.results, key=results.finished).finished_at if self.results else ""
+
+    def legend(self) -> tuple[tuple[Outcome, str, str], ...]:
+        """(mark, name, meaning) of each kind of cell the tables show, in legend order: ``unavailable`` said by
+        its kind, a device the torch lacks or a skip (:attr:`Entry.skipped`), each where a cell is of it."""
+        unavailable = {
+            entry.skipped
+            for table in self.tables
+            for (_, column), entry in table.entries.items()
+            if entry.mark is Outcome.UNAVAILABLE and column in self.columns
+        }
+        kinds = []
+        for mark in self.marks:
+            if mark is not Outcome.UNAVAILABLE or False in unavailable:
+                kinds.append((mark, mark.value, mark.meaning))
+            if mark is Outcome.UNAVAILABLE and True in unavailable:
+                kinds.append((mark, SKIPPED, SKIPPED_MEANING))
+        return tuple(kinds)
 
     def python_text(self, row: Row) -> str:
         """The row's Python, named once: those its cells ran on, or the one pinned where none ran."""

@@ -53,14 +53,15 @@ def render(
     renderers = {
         "md": lambda: markdown.render(report, pictures, bisections),
         "rst": lambda: rst.render(report, pictures),
-        "html": lambda: page.render(report, charts, histories, bisections, scripts),
         "json": lambda: export.to_json(report, flat),
         "csv": lambda: export.to_csv(report, flat),
         "changes": lambda: changes.render(report, histories, scripts),
         "supported": lambda: supported.render(report),
         "junit": lambda: junit.render(report),
     }
-    files.update({FILE_NAMES[name]: renderers[name]() for name in FORMATS if name in formats})
+    files.update({FILE_NAMES[name]: renderers[name]() for name in FORMATS if name in formats and name in renderers})
+    if "html" in formats:  # the page, and a page of their own for the checks of a probe with too many for it
+        files.update(page.pages(FILE_NAMES["html"], report, charts, histories, bisections, scripts))
     files.update(scripts)
     return files
 

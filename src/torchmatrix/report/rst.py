@@ -25,7 +25,7 @@ def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
         lines.append("")
     if report.marks:
         lines += [*_heading("Legend", "-")]
-        lines += [f"* {mark.symbol} **{mark.value}**: {mark.meaning}" for mark in report.marks]
+        lines += [f"* {mark.symbol} **{name}**: {meaning}" for mark, name, meaning in report.legend()]
         lines.append("")
     lines += [f"{escape.rst(line)}\n" for line in report.afterword()]
     return "\n".join(lines)

@@ -52,17 +52,37 @@ def entries(tables: Sequence[Table], row: Row, column: Column) -> list[tuple[str
     return [(probe, entry) for probe, entry in found if entry is not None]
 
 
+SHOWN_NAMES = 5
+"""A cell names this many tests of a kind, then says how many more."""
+
+
+def cut(names: Sequence[str]) -> tuple[Sequence[str], Sequence[str]]:
+    """The names a cell shows, and those it only counts: the first :data:`SHOWN_NAMES`, where there are more."""
+    if len(names) <= SHOWN_NAMES + 1:  # "and 1 more" is no shorter than the name
+        return names, ()
+    return names[:SHOWN_NAMES], names[SHOWN_NAMES:]
+
+
+def listed(names: Sequence[str]) -> str:
+    """Names as a cell lists them: every one, or the first few and how many more (:func:`cut`)."""
+    shown, more = cut(names)
+    return ", ".join(shown) + (f" and {len(more)} more" if more else "")
+
+
 def cell_text(
     entries: Sequence[tuple[str, Entry]],
     shorten: int,
     quote: Callable[[str], str] = escape.markdown,
     uncollected: Collection[str] = (),
+    join: Callable[[Sequence[str]], str] = listed,
 ) -> str:
     """How the probes of one row and column went: ``✓ all 4 pass``, ``✗ 3 of 4 pass; fail: test_far_tail``, ….
 
     ``shorten``: the characters every name loses in front (:func:`shortener`); ``quote`` escapes a name;
     ``uncollected``: the names of files that did not collect somewhere (:func:`.model.collectors`), each shown
-    as such (``E tests/test_b.py: not collected (error)``), never counted as a test.
+    as such (``E tests/test_b.py: not collected (error)``), never counted as a test; ``join`` lists the names
+    of one kind, quoted (:func:`listed`: a long list is cut short). The text around the names holds no
+    markup of any format: it needs no escaping.
     """
     if not entries:
         return ""
@@ -71,11 +91,16 @@ def cell_text(
     files = [(probe, entry.mark) for probe, entry in entries if probe in uncollected and entry.record is not None]
     tested = [(probe, entry) for probe, entry in entries if probe not in uncollected]
     said = "; ".join(f"{mark.symbol} {quote(probe)}: not collected ({mark.value})" for probe, mark in files)
-    shown = _tests_text(tested, shorten, quote) if any(entry.record for _, entry in tested) else ""
+    shown = _tests_text(tested, shorten, quote, join) if any(entry.record for _, entry in tested) else ""
     return "; ".join(filter(None, [shown, said]))
 
 
-def _tests_text(entries: Sequence[tuple[str, Entry]], shorten: int, quote: Callable[[str], str]) -> str:
+def _tests_text(
+    entries: Sequence[tuple[str, Entry]],
+    shorten: int,
+    quote: Callable[[str], str],
+    join: Callable[[Sequence[str]], str],
+) -> str:
     ran = [(probe, entry.mark) for probe, entry in entries if entry.mark is not Outcome.UNAVAILABLE]
     skipped = [probe for probe, entry in entries if entry.mark is Outcome.UNAVAILABLE]
     if not ran:
@@ -87,12 +112,11 @@ def _tests_text(entries: Sequence[tuple[str, Entry]], shorten: int, quote: Calla
         order = [*WORST_FIRST, *(mark for mark in Outcome if mark not in WORST_FIRST)]
         marks = [mark for mark in order if mark not in PASSING and any(seen is mark for _, seen in ran)]
         failures = [
-            f"{mark.value}: " + ", ".join(quote(probe[shorten:]) for probe, seen in ran if seen is mark)
-            for mark in marks
+            f"{mark.value}: " + join([quote(probe[shorten:]) for probe, seen in ran if seen is mark]) for mark in marks
         ]
         shown = f"{marks[0].symbol} {passed} of {len(ran)} pass; " + "; ".join(failures)
     if skipped:  # a test that did not run is no pass: how many of all there are, and which
-        names = ", ".join(quote(probe[shorten:]) for probe in skipped)
+        names = join([quote(probe[shorten:]) for probe in skipped])
         shown += f"; {len(skipped)} of {len(entries)} skipped ({Outcome.UNAVAILABLE.value}): {names}"
     return shown
 
