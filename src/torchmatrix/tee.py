@@ -10,7 +10,6 @@ and a long silence gets a plain line now and then that says it still runs.
 from __future__ import annotations
 
 import codecs
-import collections
 import os
 import re
 import struct
@@ -39,21 +38,28 @@ _LONGEST_SEQUENCE = 256
 class Redraws:
     """The lines a stream leaves on a terminal once its redraws are done: ``feed`` it text, read ``lines``.
 
-    A carriage return starts the line over, a cursor move up (``ESC[nA``, ``ESC[nF``) takes back the lines
-    it moves over (a progress display redraws or clears them), an erase (``ESC[K``, ``ESC[2K``, ``ESC[J``) empties
-    the line, every other sequence is dropped: ``"\\r 10%\\r 50%\\r100%\\nDone\\n"`` leaves ``100%``, ``Done``.
+    The stream is written on a screen ``width`` columns wide (a line that fills it goes on on the next one;
+    ``None``: lines never wrap), as a terminal writes it: a carriage return goes back to the line's start
+    and what follows overwrites it, cursor moves (``ESC[nA`` up, ``ESC[nB`` down, …) and erasures
+    (``ESC[2K``, ``ESC[J``, …) act, every other sequence is dropped: ``"\\r 10%\\r 50%\\r100%\\nDone\\n"``
+    leaves ``100%``, ``Done``; a progress display that moves up over its bars and erases them leaves nothing.
     """
 
-    def __init__(self, keep: int) -> None:
-        self._lines: collections.deque[str] = collections.deque(maxlen=keep)
-        self._line = ""
-        self._over = False  # a carriage return came: the next text starts the line over
+    def __init__(self, keep: int, width: int | None = None) -> None:
+        self._keep = keep
+        self._width = width
+        self._rows: list[list[str]] = [[]]
+        self._row = 0
+        self._column = 0
         self._open = ""  # an escape sequence cut off by the end of what was fed so far
 
     @property
     def lines(self) -> list[str]:
-        """The finished lines kept, then the line being written, if it has any text."""
-        return [*self._lines, *([self._line] if self._line else [])]
+        """The last ``keep`` lines on the screen, without the blanks the display padded them with."""
+        texts = ["".join(row).rstrip() for row in self._rows]
+        while texts and not texts[-1]:
+            texts.pop()
+        return texts[-self._keep :]
 
     def feed(self, text: str) -> None:
         """Take the next piece of the stream; an escape sequence or a ``\\r\\n`` may be split between pieces."""
@@ -72,24 +78,59 @@ class Redraws:
         self._write(rest)
 
     def _write(self, text: str) -> None:
-        text = text.replace("\x1b", "")  # a stray escape, no sequence's start
-        if text and self._over:
-            self._line, self._over = "", False
-        self._line += text
+        for char in text.replace("\x1b", ""):  # a stray escape, no sequence's start
+            if self._width and self._column >= self._width:  # the line is full: this character wraps
+                self._down(1, scroll=True)
+                self._column = 0
+            row = self._rows[self._row]
+            row.extend(" " * (self._column - len(row)))
+            row[self._column : self._column + 1] = [char]
+            self._column += 1
 
     def _act(self, match: re.Match[str]) -> None:
         if match["newline"]:
-            self._lines.append(self._line)
-            self._line, self._over = "", False
+            self._down(1, scroll=True)
+            self._column = 0  # a terminal's own output processing makes every line end a carriage return too
         elif match["carriage"]:
-            self._over = True
-        elif match["final"] in ("A", "F"):
-            count = match["count"] or "1"
-            for _ in range(min(int(count) if count.isdigit() else 1, len(self._lines))):
-                self._lines.pop()
-            self._line, self._over = "", False
-        elif match["final"] in ("J", "K"):
-            self._line, self._over = "", False
+            self._column = 0
+        elif match["final"]:
+            self._csi(match["final"], match["count"])
+
+    def _csi(self, final: str, parameter: str) -> None:
+        count = int(parameter) if parameter.isdigit() else 0
+        row = self._rows[self._row]
+        if final in "AF":
+            self._row = max(0, self._row - max(count, 1))
+        elif final in "BE":
+            self._down(max(count, 1), scroll=False)
+        elif final == "C":
+            self._column += max(count, 1)
+        elif final == "D":
+            self._column = max(0, self._column - max(count, 1))
+        elif final == "G":
+            self._column = max(count, 1) - 1
+        elif final == "K" and count == 2:
+            row.clear()
+        elif final == "K" and count == 1:
+            row[: self._column] = [" "] * min(self._column, len(row))
+        elif final == "K":
+            del row[self._column :]
+        elif final == "J":
+            del row[self._column :]
+            del self._rows[self._row + 1 :]
+        if final in "EF":
+            self._column = 0
+
+    def _down(self, count: int, scroll: bool) -> None:
+        """Move ``count`` lines down; only a line's end or a wrap (``scroll``) adds lines below the last."""
+        self._row += count
+        if scroll:
+            self._rows.extend([] for _ in range(self._row + 1 - len(self._rows)))
+            overflow = len(self._rows) - 4 * self._keep  # a display moves back a few lines, never far
+            if overflow > 0:
+                del self._rows[:overflow]
+                self._row -= overflow
+        self._row = min(self._row, len(self._rows) - 1)
 
 
 class Tee:
@@ -101,6 +142,7 @@ class Tee:
     """
 
     def __init__(self, keep: int, doing: str = "", quiet_seconds: float = QUIET_SECONDS) -> None:
+        self._keep = keep
         self._redraws = Redraws(keep)
         self._doing = doing
         self._quiet_seconds = quiet_seconds
@@ -119,8 +161,7 @@ class Tee:
     def __enter__(self) -> IO[str]:
         terminal = on_a_terminal()
         read_end, write_end = os.openpty() if terminal else os.pipe()
-        if terminal:
-            _copy_window_size(write_end)
+        self._redraws = Redraws(self._keep, _copy_window_size(write_end) if terminal else None)
         self._writer = os.fdopen(write_end, "w")
         self._last_output = time.monotonic()
         self._threads = [threading.Thread(target=self._pump, args=(read_end,), daemon=True)]
@@ -177,11 +218,16 @@ def on_a_terminal() -> bool:
     )
 
 
-def _copy_window_size(pseudo_terminal: int) -> None:
-    """Give the pseudo-terminal the real one's size: the child draws its bars to fit the screen."""
+def _copy_window_size(pseudo_terminal: int) -> int:
+    """Give the pseudo-terminal the real one's size, so that the child draws its bars to fit the screen: its width.
+
+    A terminal that tells no size (0 columns) is taken for the 80 × 24 of old, so that the width is known.
+    """
+    size = os.get_terminal_size(sys.stdout.fileno())
+    columns, lines = (size.columns, size.lines) if size.columns else (80, 24)
     if sys.platform != "win32":
-        size = os.get_terminal_size(sys.stdout.fileno())
-        fcntl.ioctl(pseudo_terminal, termios.TIOCSWINSZ, struct.pack("HHHH", size.lines, size.columns, 0, 0))
+        fcntl.ioctl(pseudo_terminal, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+    return columns
 
 
 def _read(read_end: int) -> bytes:

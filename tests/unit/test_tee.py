@@ -39,12 +39,26 @@ def test_a_sequence_or_a_line_end_cut_between_reads_is_read_whole(cut: int) -> N
     assert reduced(stream[:cut], stream[cut:]) == ["a", "red"]
 
 
-def test_the_tail_keeps_the_last_lines_and_the_unfinished_one() -> None:
+def test_a_display_that_fills_the_width_to_draw_its_next_row_leaves_the_lines_above_it() -> None:
+    """uv draws its bars as one stream padded to the screen's width, moving up and down between them."""
+    spinner, bar = "Preparing packages... (0/1)".ljust(30), "torch 1 MiB/8 MiB"
+    redraw = f"{spinner}{bar}\x1b[1A\r\x1b[2K\x1b[1B\r\x1b[2K\x1b[1A"
+    redraws = Redraws(keep=40, width=30)
+    redraws.feed(f"Using Python 3.11\r\nResolved 1 package\r\n{redraw * 3}\r\x1b[2KPrepared 1 package\r\n")
+    assert redraws.lines == ["Using Python 3.11", "Resolved 1 package", "Prepared 1 package"]
+
+
+def test_text_written_over_a_longer_line_leaves_the_rest_of_it_as_a_terminal_does() -> None:
+    assert reduced("downloading\rdone\n") == ["doneloading"]
+    assert reduced("downloading\r\x1b[Kdone\n") == ["done"]
+
+
+def test_the_tail_keeps_the_last_lines_with_the_unfinished_one() -> None:
     tee = Tee(keep=2)
     with tee as output:
         output.write("one\ntwo\nthree\nerror: no ")
         output.flush()
-    assert tee.tail == "two\nthree\nerror: no "
+    assert tee.tail == "three\nerror: no"
 
 
 class Watched(io.StringIO):
