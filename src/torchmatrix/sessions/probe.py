@@ -302,7 +302,8 @@ def _run_installer(project: Project, session: nox.Session, cell: Cell, offline: 
     # The seed's packages by name: the installer keeps the seeded versions, unless a constraint rules one out.
     seeded = [Requirement(requirement).name for requirement in cell.seed]
     requirements = list(dict.fromkeys([*project.install_requirements(cell), *seeded]))
-    tee = Tee(keep=40)
+    # Off a terminal, a long download would otherwise print nothing for minutes: a line now and then says it runs.
+    tee = Tee(keep=40, doing=f"installing {' '.join(requirements)}")
     try:
         with tee as output:
             session.install(*requirements, *options, silent=False, stdout=output, stderr=subprocess.STDOUT)
