@@ -355,6 +355,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
     _refuse_unlisted(matrix, listing)
+    matrix = as_listed(matrix, listing)
     found = tuple(interpreters.discover(environ))
     platforms = tuple(interpreters.host_platforms())
     known_pins = loader.load_pin_rules(KNOWN_PINS_FILE)
@@ -426,6 +427,17 @@ def _refuse_unlisted(matrix: Matrix, listing: Listing) -> None:
             raise UsageError(f"{variables.TORCH.name}: {problem}")
         hint = "`nox -s plan` lists the cells; torch's releases are those on the index's torch page"
         raise ConfigError(str(matrix.file), entry.line, f"torch[{number}]", problem, hint)
+
+
+def as_listed(matrix: Matrix, listing: Listing) -> Matrix:
+    """``matrix`` with each torch release spelled as the index lists it: ``8.1`` and ``8.1.0.0`` are ``8.1.0``
+    (one release, one cell and one row of a table, whichever way it was written)."""
+    torch = []
+    for entry in matrix.torch:
+        listed = {Version(wheel.version.public) for wheel in listing.wheels_for(entry.version)}
+        spelled = min(listed, key=str) if entry.version.local is None and listed else entry.version
+        torch.append(dataclasses.replace(entry, version=spelled))
+    return dataclasses.replace(matrix, torch=tuple(torch))
 
 
 def _releases_from(text: str) -> list[Version]:
