@@ -77,7 +77,11 @@ _EXAMPLES = {
     _worker().PLACES[1][0]: (f"cache in {EXAMPLE_SCRATCH}/cache", (f"{EXAMPLE_SCRATCH}-old/cache",)),
     _worker().PLACES[2][0]: (
         f"{EXAMPLE_ENVIRONMENT}/lib/python3.10/site-packages/torch/__init__.py",
-        (f"{EXAMPLE_ENVIRONMENT}0/bin/python", f"/mnt{EXAMPLE_ENVIRONMENT}/bin/python"),
+        (
+            f"{EXAMPLE_ENVIRONMENT}0/bin/python",
+            f"{EXAMPLE_ENVIRONMENT}.0/bin/python",
+            f"/mnt{EXAMPLE_ENVIRONMENT}/bin/python",
+        ),
     ),
 }
 

@@ -227,3 +227,11 @@ def test_output_whose_lines_read_alike_but_whose_bytes_differ_is_said_to_differ_
     assert said.startswith("what it printed, from OLD to NEW: bytes its lines do not show (a line's end, \\r or \\f")
     cut = Printed("pass", "b" * 64, True, ("value",)).category()
     assert "is the same, what came before it is not" in printed.what_changed(old, cut)[0]
+
+
+def test_a_folder_of_the_cell_ending_a_sentence_is_normalised_and_a_longer_name_is_not() -> None:
+    places = [(printed.EXAMPLE_FOLDER, "<pair folder>")]
+    said = f"saved in {printed.EXAMPLE_FOLDER}. Then {printed.EXAMPLE_FOLDER}.0 and {printed.EXAMPLE_FOLDER}.old"
+    assert printed.normalised(said, (), places) == (
+        f"saved in <pair folder>. Then {printed.EXAMPLE_FOLDER}.0 and {printed.EXAMPLE_FOLDER}.old"
+    )
