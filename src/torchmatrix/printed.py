@@ -77,7 +77,11 @@ _EXAMPLES = {
     _worker().PLACES[1][0]: (f"cache in {EXAMPLE_SCRATCH}/cache", (f"{EXAMPLE_SCRATCH}-old/cache",)),
     _worker().PLACES[2][0]: (
         f"{EXAMPLE_ENVIRONMENT}/lib/python3.10/site-packages/torch/__init__.py",
-        (f"{EXAMPLE_ENVIRONMENT}0/bin/python", f"/mnt{EXAMPLE_ENVIRONMENT}/bin/python"),
+        (
+            f"{EXAMPLE_ENVIRONMENT}0/bin/python",
+            f"{EXAMPLE_ENVIRONMENT}.0/bin/python",
+            f"/mnt{EXAMPLE_ENVIRONMENT}/bin/python",
+        ),
     ),
 }
 
@@ -186,12 +190,28 @@ def one_release(runs: Sequence[Printed]) -> Printed | str:
         lines = tuple(zip(*(run.lines for run in runs), strict=True))
         differ = tuple(number for number, seen in enumerate(lines, start=1) if len(set(seen)) > 1)
         if differ:
-            kept = tuple(PER_PROCESS_LINE if number in differ else seen[0] for number, seen in enumerate(lines, 1))
+            kept = tuple(_as_one(seen) if number in differ else seen[0] for number, seen in enumerate(lines, 1))
             digest = hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest()
             return Printed(first.ended, digest, False, kept, differ)
     (most, _), (other, _) = kinds.most_common(2)
     split = "; ".join(f"{run.describe(80)} in {times}" for run, times in kinds.most_common())
     return f"{split} of {len(runs)} runs; first difference: {first_change(most, other)}"
+
+
+_PIECE = re.compile(r"[-+]?\d[\w.]*(?:(?<=[eE])[-+]\d+)?|\w+|\s+|.")
+"""A piece of a line that differs between runs or not as a whole: a number (``-0.3411``, ``1.2e-05``,
+``0x7f3a``), a word, a run of spaces, or one other character."""
+
+
+def _as_one(seen: Sequence[str]) -> str:
+    """A line as its runs printed it, each piece (:data:`_PIECE`) that differs between them as
+    :data:`PER_PROCESS_LINE`: what is the same in every run (``dtype=torch.float32`` beside a random number) still
+    counts. The whole line where the runs do not split into as many pieces."""
+    pieces = [_PIECE.findall(line) for line in seen]
+    if len({len(each) for each in pieces}) > 1:
+        return PER_PROCESS_LINE
+    joined = "".join(PER_PROCESS_LINE if len(set(piece)) > 1 else piece[0] for piece in zip(*pieces, strict=True))
+    return re.sub(f"(?:{re.escape(PER_PROCESS_LINE)})+", PER_PROCESS_LINE, joined)
 
 
 def _one_line(text: str) -> str:

@@ -363,6 +363,7 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
     _refuse_unlisted(matrix, listing)
+    matrix = as_listed(matrix, listing)
     found = tuple(interpreters.discover(environ))
     platforms = tuple(interpreters.host_platforms())
     known_pins = loader.load_pin_rules(KNOWN_PINS_FILE)
@@ -454,6 +455,17 @@ def _requirements_from(environ: Mapping[str, str]) -> list[Requirement]:
         except InvalidRequirement as error:
             raise UsageError(f"{variables.REQUIRES.name}: {line!r} is not a requirement ({error})") from None
     return found
+
+
+def as_listed(matrix: Matrix, listing: Listing) -> Matrix:
+    """``matrix`` with each torch release spelled as the index lists it: ``8.1`` and ``8.1.0.0`` are ``8.1.0``
+    (one release, one cell and one row of a table, whichever way it was written)."""
+    torch = []
+    for entry in matrix.torch:
+        listed = {Version(wheel.version.public) for wheel in listing.wheels_for(entry.version)}
+        spelled = min(listed, key=str) if entry.version.local is None and listed else entry.version
+        torch.append(dataclasses.replace(entry, version=spelled))
+    return dataclasses.replace(matrix, torch=tuple(torch))
 
 
 def _releases_from(text: str) -> list[Version]:

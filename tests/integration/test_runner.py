@@ -751,8 +751,9 @@ def test_each_test_is_a_record_with_pytest_s_verdict_mapped(pytest_python: str, 
 PRINTING_TESTS = """
 import tempfile
 
-def test_prints():
+def test_prints(tmp_path):
     print("in", tempfile.gettempdir())  # the pair's own, which differs from one run to the next
+    print(f"saved to {tmp_path}.")
 
 def test_raises():
     print("before")
@@ -768,7 +769,8 @@ def test_a_test_s_record_keeps_what_it_printed_and_raised_normalised_as_a_script
 ) -> None:
     cell = run_cell(pytest_python, [Pair(sample_tests(tmp_path, PRINTING_TESTS), "cpu")], 60.0)
     got = {record.probe.split("::")[1]: record.metrics for record in cell.records}
-    assert got["test_prints"]["output"] == ["in <pair folder>"] and "raised" not in got["test_prints"]
+    assert got["test_prints"]["output"] == ["in <pair folder>", "saved to <pair folder>/pytest/test_prints0."]
+    assert "raised" not in got["test_prints"]
     assert got["test_raises"]["output"] == ["before"]
     assert got["test_raises"]["output_sha256"] == hashlib.sha256(b"before\n").hexdigest()
     assert got["test_raises"]["raised"] == "RuntimeError: All tensors must have the same dtype"

@@ -773,3 +773,31 @@ def test_a_result_another_run_replaced_before_it_was_read_is_not_this_releases(t
         f"its result {path}, finished at 2026-03-01T00:00:00+00:00, was replaced by another run's, finished at "
         "2026-03-01T00:05:00+00:00, before it was read",
     )
+
+
+def test_a_test_file_asks_the_tests_it_collected_not_a_node_id_asked_once_that_made_its_own_record(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    listing = offline_index(
+        private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.0"))
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_issue.py").write_text("def test_a():\n    pass\n")
+    file = Probe("tests/test_issue.py", tmp_path / "tests" / "test_issue.py", kind=Kind.PYTEST, root=tmp_path)
+    only_310 = tuple(python for python in THIS_MACHINE if python.minor == "3.10")
+    here = project(tmp_path)
+    here = dataclasses.replace(
+        here, matrix=dataclasses.replace(here.matrix, probes=(file,)), listing=listing, interpreters=only_310
+    )
+    names = ("tests/test_issue.py::test_a", "tests/test_issue.py::test_typo")
+    for version, outcome in (("1.11.0", Outcome.FAIL), ("1.12.0", Outcome.PASS)):
+        store(here, version, outcome, Outcome.ERROR, probes=names)
+        path = here.result_file(here.plan_release(Version(version)))
+        stored = json.loads(path.read_text())
+        del stored["records"][1]["inputs"]["entry"]  # `bisect tests/test_issue.py::test_typo` made it: no test
+        path.write_text(json.dumps(stored))
+    session = Session("tests/test_issue.py", "--from", "1.11.0", "--to", "1.12.0")
+    run(here, session, tmp_path / "noxfile.py")  # a build would run nox on this missing noxfile, and fail
+
+    assert session.said[0].startswith("bisect tests/test_issue.py::test_a on cpu by outcome")
+    assert "first release with NEW's outcome (pass): torch 1.12.0 (1 run)" in session.said

@@ -154,9 +154,9 @@ def test_lines_that_differ_between_runs_of_one_release_are_per_process() -> None
     runs = [run(["seed", f"id {number}", "done"]) for number in (140234, 140876, 140234)]
     release = printed.one_release(runs)
     assert isinstance(release, Printed) and release.per_process == (2,)
-    assert release.lines == ("seed", "<differs between runs>", "done")
+    assert release.lines == ("seed", "id <differs between runs>", "done")
     assert release.describe() == (
-        "pass, prints 'seed' / '<differs between runs>' / 'done' (line 2 per-process: differ between runs)"
+        "pass, prints 'seed' / 'id <differs between runs>' / 'done' (line 2 per-process: differ between runs)"
     )
     other = printed.one_release([run(["seed", f"id {number}", "done"]) for number in (7, 8)])
     assert isinstance(other, Printed) and other.category() == release.category()
@@ -227,3 +227,26 @@ def test_output_whose_lines_read_alike_but_whose_bytes_differ_is_said_to_differ_
     assert said.startswith("what it printed, from OLD to NEW: bytes its lines do not show (a line's end, \\r or \\f")
     cut = Printed("pass", "b" * 64, True, ("value",)).category()
     assert "is the same, what came before it is not" in printed.what_changed(old, cut)[0]
+
+
+def test_a_folder_of_the_cell_ending_a_sentence_is_normalised_and_a_longer_name_is_not() -> None:
+    places = [(printed.EXAMPLE_FOLDER, "<pair folder>")]
+    said = f"saved in {printed.EXAMPLE_FOLDER}. Then {printed.EXAMPLE_FOLDER}.0 and {printed.EXAMPLE_FOLDER}.old"
+    assert printed.normalised(said, (), places) == (
+        f"saved in <pair folder>. Then {printed.EXAMPLE_FOLDER}.0 and {printed.EXAMPLE_FOLDER}.old"
+    )
+
+
+def test_what_a_per_process_line_holds_that_is_the_same_in_every_run_still_counts() -> None:
+    def release(dtype: str) -> Printed:
+        runs = [run([f"loss {value} dtype={dtype}"]) for value in ("0.3411", "-0.12e-3")]
+        found = printed.one_release(runs)
+        assert isinstance(found, Printed)
+        return found
+
+    old, new = release("float32"), release("float64")
+    assert old.lines == ("loss <differs between runs> dtype=float32",)
+    assert old.category() != new.category()
+    assert release("float32").category() == old.category()
+    uneven = printed.one_release([run(["took 3 s"]), run(["took 3 s and more"])])
+    assert isinstance(uneven, Printed) and uneven.lines == ("<differs between runs>",)

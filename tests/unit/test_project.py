@@ -15,7 +15,7 @@ from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
 from torchmatrix.plan import Cell, plan
-from torchmatrix.project import Project, load, with_releases
+from torchmatrix.project import Project, as_listed, load, with_releases
 
 from .test_plan import LINUX, LISTING, THIS_MACHINE
 from .test_results import result
@@ -43,6 +43,13 @@ def test_with_releases_keeps_the_matrix_and_the_entries_it_has_for_those_release
     narrowed = with_releases(matrix, [Version("2.2"), Version("1.12.0")])
     assert narrowed.torch == (pinned, TorchEntry(Version("1.12.0")))
     assert narrowed.probes == matrix.probes and narrowed.output == matrix.output
+
+
+def test_a_release_written_otherwise_is_the_release_the_index_lists(tmp_path: Path) -> None:
+    matrix = project(tmp_path, TorchEntry(Version("1.12.1.0"), line=3), TorchEntry(Version("2.2"))).matrix
+    spelled = as_listed(matrix, LISTING)
+    assert [str(entry.version) for entry in spelled.torch] == ["1.12.1", "2.2.0"]
+    assert spelled.torch[0].line == 3
 
 
 def test_a_release_is_planned_as_its_own_cell_with_the_matrixs_pins(tmp_path: Path) -> None:

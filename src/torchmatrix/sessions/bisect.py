@@ -45,6 +45,7 @@ from .. import (
     atomicfile,
     bisection,
     criteria,
+    identity,
     library,
     plan,
     releases,
@@ -54,7 +55,7 @@ from .. import (
     variables,
 )
 from ..bisection import Look, Observation, Search, Status, Verdict
-from ..core import holds
+from ..core import Record, holds
 from ..errors import TorchmatrixError, UsageError
 from ..plan import Cell
 from ..releases import Listing, dated
@@ -207,19 +208,31 @@ class _Bisection:
             if self.cells[end].outcome:
                 continue
             result = self.project.up_to_date(self.cells[end], stored, [])
-            ran = _tests_in(result, asked)
+            ran = self._tests_in(result, asked)
             pairs = [(name, device) for name in ran for device in self.request.devices]
             if not ran or self.project.up_to_date(self.cells[end], stored, pairs) is None:
                 said = f"{', '.join(asked)}: a question per test; torch {dated(end)} runs first to name them"
                 self.session.log(terminal.escape(said, keep_newlines=False))
                 result = self.ends_built[end] = self._run_cell(end)
-                ran = _tests_in(result, asked)
+                ran = self._tests_in(result, asked)
             found += ran
         tests = [name for name in dict.fromkeys(found) if not any(holds(name, other) for other in found)]
         questions = {name: [test for test in tests if test == name or holds(name, test)] for name in asked}
         probes = [test for name in self.request.probes for test in questions.get(name) or [name]]
         within = None if self.request.every or len(probes) == 1 else self.request.probes[0]
         self.request = dataclasses.replace(self.request, probes=tuple(dict.fromkeys(probes)), within=within)
+
+    def _tests_in(self, result: results.CellResult | None, asked: Sequence[str]) -> list[str]:
+        """The names of the records that ``result`` holds of the tests ``asked`` names, as the probe that asks
+        them made them: one per test (or file that did not collect). A record another probe made (a node id
+        asked once, which pytest did not collect) is not one of the file's tests."""
+        records = result.records if result else ()
+        names = dict.fromkeys(record.probe for record in records if self._made_by_its_owner(record))
+        return [name for name in names if any(name == test or holds(test, name) for test in asked)]
+
+    def _made_by_its_owner(self, record: Record) -> bool:
+        owner = self.project.owner(record.probe)
+        return owner is not None and identity.maker(record)[0] == owner.name
 
     def _test_probe(self, name: str) -> bool:
         owner = self.project.owner(name)
@@ -425,14 +438,6 @@ class _Bisection:
         assert verdict.last_old and verdict.first_new
         old, new = self.seen[verdict.last_old].git, self.seen[verdict.first_new].git
         return Commits(old, new) if old and new else None
-
-
-def _tests_in(result: results.CellResult | None, asked: Sequence[str]) -> list[str]:
-    """The names of the records that ``result`` holds of the tests ``asked`` names: one per test (or file that did
-    not collect)."""
-    records = result.records if result else ()
-    names = dict.fromkeys(record.probe for record in records)
-    return [name for name in names if any(name == test or holds(test, name) for test in asked)]
 
 
 def _result_handed_back(handed: HandBack) -> tuple[results.CellResult | None, str]:

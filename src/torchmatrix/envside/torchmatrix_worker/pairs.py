@@ -235,6 +235,8 @@ def run_tests(job):
     if getattr(sys, "pycache_prefix", None) is None:
         sys.dont_write_bytecode = True  # no __pycache__ in the tests' folders (pytest's rewritten asserts included)
     arguments = ["-p", "no:cacheprovider", "--continue-on-collection-errors", "--rootdir", job["root"]]
+    # tmp_path in the pair's folder, which its output is normalised by: pytest's own numbers it per run
+    arguments += ["--basetemp", os.path.join(os.getcwd(), "pytest")]
     try:
         code = pytest.main(arguments + job["targets"], plugins=[plugin, plugin.Progress(job["progress"])])
     except pytest.skip.Exception as skipped:  # a conftest.py that skips at its import: pytest lets it through

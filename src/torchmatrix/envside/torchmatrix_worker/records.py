@@ -236,8 +236,9 @@ def output_rules(places=(), versions=None):
         versions = [version, version.split("+")[0]]
     rules = []
     for path, token in places:
-        # the whole folder, not the start of a longer name: /x/probe-1-12-1 is not in /x/probe-1-12-10
-        pattern = rb"(?<![\w.-])" + re.escape(os.fsencode(path)) + rb"(?![\w.-])"
+        # the whole folder, not the start of a longer name: /x/probe-1-12-1 is not in /x/probe-1-12-10 nor in
+        # /x/probe-1-12-1.0, and is in "/x/probe-1-12-1." ending a sentence
+        pattern = rb"(?<![\w.-])" + re.escape(os.fsencode(path)) + rb"(?![\w-]|\.[\w-])"
         rules.append((re.compile(pattern), token.encode("utf-8")))
     rules += [(re.compile(pattern), replacement) for _, pattern, replacement in PER_PROCESS]
     for version in sorted(set(v for v in versions if v), key=len, reverse=True):
