@@ -84,6 +84,25 @@ class Project:
         """Where this machine's results go."""
         return self.results_dir / self.machine
 
+    def refuse_unlisted(self) -> None:
+        """Raise the mistake of a matrix release the index (read just now) does not list: ``2.0.3``, a typo.
+
+        Asked by the sessions that run the matrix's releases, before any of them runs, not when the noxfile
+        loads: a bisect's ``--index-url`` may list what the matrix's index does not. A release with wheels for
+        other platforms only is a cell (``no-wheel``), and so is any release while the index cannot be read: an
+        old listing may not know a new release yet.
+        """
+        if not self.listing.known or self.listing.offline:
+            return
+        for number, entry in enumerate(self.matrix.torch):
+            if self.listing.wheels_for(entry.version):
+                continue
+            problem = self.listing.missing(entry.version)
+            if entry.line is None:
+                raise UsageError(f"{variables.TORCH.name}: {problem}")
+            hint = "`nox -s plan` lists the cells; torch's releases are those on the index's torch page"
+            raise ConfigError(str(self.matrix.file), entry.line, f"torch[{number}]", problem, hint)
+
     def require_writable(self, folder: Path) -> None:
         """Raise a :class:`ConfigError` unless ``folder`` can be written in: asked by the sessions that write.
 
@@ -362,7 +381,6 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
         matrix = dataclasses.replace(matrix, workdir=_workdir_from(variables.WORKDIR.get(environ)))
     find_links = matrix.find_links if matrix.find_links is not None else pip_find_links(environ)
     listing = releases.listing(matrix.index_url, find_links, wanted=[entry.version for entry in matrix.torch])
-    _refuse_unlisted(matrix, listing)
     matrix = as_listed(matrix, listing)
     found = tuple(interpreters.discover(environ))
     platforms = tuple(interpreters.host_platforms())
@@ -417,24 +435,6 @@ def _with_index(matrix: Matrix, environ: Mapping[str, str]) -> Matrix:
         absolute = tuple(link if "://" in link else str(Path(link).absolute()) for link in find_links)
         matrix = dataclasses.replace(matrix, find_links=absolute)
     return matrix
-
-
-def _refuse_unlisted(matrix: Matrix, listing: Listing) -> None:
-    """A release the index (read just now) does not list is a mistake in the matrix, not a cell: ``2.0.3``.
-
-    A release with wheels for other platforms only is a cell (``no-wheel``), and so is any release while the
-    index cannot be read: an old listing may not know a new release yet.
-    """
-    if not listing.known or listing.offline:
-        return
-    for number, entry in enumerate(matrix.torch):
-        if listing.wheels_for(entry.version):
-            continue
-        problem = listing.missing(entry.version)
-        if entry.line is None:
-            raise UsageError(f"{variables.TORCH.name}: {problem}")
-        hint = "`nox -s plan` lists the cells; torch's releases are those on the index's torch page"
-        raise ConfigError(str(matrix.file), entry.line, f"torch[{number}]", problem, hint)
 
 
 def _workdir_from(text: str) -> Path:

@@ -24,6 +24,7 @@ def run(project: Project, session: nox.Session) -> None:
     sees, and each cell's row."""
     if session.posargs:
         raise UsageError(f"nox -s plan takes no arguments, not {' '.join(session.posargs)}")
+    project.refuse_unlisted()
     print(text(project))
 
 

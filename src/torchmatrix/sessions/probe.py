@@ -82,6 +82,7 @@ def run(project: Project, session: nox.Session, parameter: str, ending: Ending, 
     force = options.force
     if options.repeat is not None:
         project = project.with_repeat(options.repeat)
+    project.refuse_unlisted()  # a release that is no release stops the run before any cell of it
     notify_report(session)
     cell = project.cell(parameter)
     session.log(f"cell {project.cells.index(cell) + 1} of {len(project.cells)}: {terminal.escape(cell.id)}")

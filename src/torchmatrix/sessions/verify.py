@@ -103,6 +103,7 @@ def _named_nothing(
 def run(project: Project, session: nox.Session, noxfile: Path) -> None:
     """Verify as ``session.posargs`` asks; one line per violation, and exit 1 unless every expectation holds."""
     request = parse(session.posargs)
+    project.refuse_unlisted()
     if not project.matrix.expect:
         raise UsageError(
             with_usage(f"{project.matrix.file} has no expect: entries, so there is nothing to verify", USAGE)
