@@ -97,11 +97,18 @@ def index(wheels: Path) -> Iterator[str]:
     (root / wheels.name).mkdir(exist_ok=True)
     for path in wheels.glob("*.whl"):
         (root / wheels.name / path.name).write_bytes(path.read_bytes())
-    handler = functools.partial(_QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    with serving(root) as url:
+        yield f"{url}/simple"
+
+
+@contextlib.contextmanager
+def serving(root: Path, handler: type[http.server.SimpleHTTPRequestHandler] | None = None) -> Iterator[str]:
+    """The files under ``root``, served on this machine by ``handler`` (a quiet one) while the block runs: its URL."""
+    served = functools.partial(handler or _QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), served)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

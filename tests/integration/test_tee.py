@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import functools
 import hashlib
 import http.server
 import json
@@ -12,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 from collections.abc import Iterator
@@ -117,13 +115,8 @@ def slow_index(wheel: Path) -> Iterator[str]:
     page = wheel.parent / "simple" / "big" / "index.html"
     page.parent.mkdir(parents=True)
     page.write_text(f'<a href="/{wheel.name}">{wheel.name}</a>\n')
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Slow, directory=str(wheel.parent)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with standin.serving(wheel.parent, _Slow) as url:
+        yield f"{url}/simple"
 
 
 def test_on_a_terminal_a_download_shows_uvs_bar_with_bytes_of_total(tmp_path: Path) -> None:
