@@ -797,6 +797,15 @@ def test_a_node_id_runs_that_test_alone(pytest_python: str, tmp_path: Path) -> N
     ]
 
 
+def test_a_node_id_pytest_does_not_find_says_so_on_its_records_first_line(pytest_python: str, tmp_path: Path) -> None:
+    probe = sample_tests(tmp_path, TESTS, "tests/test_sample.py::test_nope")  # a typo of the user's
+    (record,) = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0).records
+    assert record.outcome is Outcome.ERROR
+    first = record.message.splitlines()[0]
+    assert first.startswith("pytest exited with code 4 before running a test: ERROR: not found: "), first
+    assert first.rstrip(":").endswith("tests/test_sample.py::test_nope"), first  # the colon opens the log below
+
+
 def test_a_file_that_cannot_be_collected_is_an_error_of_its_own_and_the_rest_run(
     pytest_python: str, tmp_path: Path
 ) -> None:

@@ -359,8 +359,11 @@ def tests_ended(answer, ending, name):
     else:
         why = "exited with code {} before running a test".format(code)
     log = ending.log_tail.strip()
+    # pytest's own word on why (``ERROR: not found: t.py::test_nope``) is the first line a table or a bisect shows
+    said = [line.strip() for line in log.splitlines() if line.strip().startswith("ERROR:")]
+    first = why + (": " + said[-1] if said else "")
     return {"outcome": ERROR, "metrics": {"pytest_exit": code},
-            "message": "pytest " + why + (":\n" + log if log else "")}  # fmt: skip
+            "message": "pytest " + first + (":\n" + log if log else "")}  # fmt: skip
 
 
 def not_reached(answer):
