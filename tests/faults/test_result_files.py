@@ -139,7 +139,9 @@ def with_good(workspace: Workspace, torch_here: Torch, made: Path) -> tuple[Path
     workspace.matrix([torch_here], ["ok"])
     good = workspace.machine_dir / made.name
     good.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(made, good)
+    # Made in another folder: its pairs ran from there and read its probes; here they are this folder's.
+    made_in = made.parents[3]  # <folder>/out/results/<machine>/<cell>.json
+    good.write_text(made.read_text().replace(json.dumps(str(made_in))[1:-1], json.dumps(str(workspace.folder))[1:-1]))
     result = results.read(good)
     return good, [result.torch, result.python or "-", "ok", "✓"]
 

@@ -97,7 +97,7 @@ def test_a_test_runs_a_module_and_reads_a_file_beside_it_as_by_hand(ran: Ran) ->
     assert len(ran.results) == 2
     for name in ("test_runs_the_module_beside_it", "test_reads_the_data_beside_it"):
         assert [record.outcome for record in ran.records(TESTS + name)] == [Outcome.PASS] * 2, name
-    assert [(record.outcome, record.message) for record in ran.records("repro")] == [(Outcome.PASS, "42")] * 2
+    assert [(record.outcome, record.message) for record in ran.records("repro.py")] == [(Outcome.PASS, "42")] * 2
 
 
 def test_the_error_of_a_subprocess_a_failing_test_ran_is_in_its_record(ran: Ran) -> None:
@@ -113,7 +113,7 @@ def test_the_files_read_beside_the_tests_are_their_inputs_and_those_the_pairs_wr
     data, made, written = (
         str(ran.folder / name) for name in ("data.txt", "made_by_helper.txt", "written_by_repro.txt")
     )
-    for name in (TESTS + "test_reads_the_data_beside_it", "repro"):
+    for name in (TESTS + "test_reads_the_data_beside_it", "repro.py"):
         for record in ran.records(name):
             read = record.inputs[identity.READ]
             assert read[data] == identity.file_digest(ran.folder / "data.txt"), name
