@@ -152,7 +152,7 @@ def addresses_in(match):
 
 
 PER_PROCESS = (
-    ("an address in a repr: the hex after ` at 0x` inside `<…>`, no wider than a pointer", REPR, addresses_in),
+    ("an address in a repr: the hex after ' at 0x' inside <…>, no wider than a pointer", REPR, addresses_in),
 )
 """What in a script's output differs from one process to the next, wherever it runs, and what replaces it
 (torchmatrix/printed.py documents each rule, and what it must not touch); then each of the cell's own
