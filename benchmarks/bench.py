@@ -591,7 +591,7 @@ def bisect_figure(bench: Bench) -> Figure:
         return run, json.loads(next((folder / output / "bisect").glob("*/*.json")).read_text())
 
     every, summary = bisect("all", "--all")
-    singles = [bisect(f"only-{name}", name) for name in changes]
+    singles = [bisect(f"only-{name}", f"{name}.py") for name in changes]  # scripts beside the matrix: their paths
     found = {change["probe"]: change["first_new"] for change in summary["changes"]}
     built = [step["version"] for step in summary["steps"] if step["how"] == "built"]
     one_each = [single["built"] for _, single in singles]

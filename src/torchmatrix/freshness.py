@@ -84,9 +84,16 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     missing: dict[str, list[str]] = {}
     changes: list[str] = []
     chosen = []
+    makers = {(pair.probe.name, pair.device) for pair in pairs}
     for pair in pairs:
         records = made.get((pair.probe.name, pair.device))
-        if not records:
+        # A record of one of its tests that another probe made (a bisect's node id, from another folder) is
+        # what the views show for it, and is not this pair's: the pair runs, and its own replaces it.
+        others = [record.probe for maker, made_by in made.items() if maker not in makers
+                  for record in made_by if record.device == pair.device and pair.probe.covers(record.probe)]  # fmt: skip
+        if others:
+            changes.append(f"{others[0]} was made by another probe than {pair.probe.name}")
+        elif not records:
             missing.setdefault(pair.probe.name, []).append(pair.device)
         else:
             found = [

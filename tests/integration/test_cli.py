@@ -126,6 +126,7 @@ def test_a_cell_bisect_built_on_the_python_it_held_is_not_stale_after_a_run_of_c
     folder = tmp_path / "report"
     folder.mkdir()
     (folder / "repro.py").write_text(STANDIN_REPRO)
+    (folder / "behaviour.txt").write_text("dot\n")
     asked = ["bisect", "repro.py", "--from", "8.0.0", "--to", "8.1.0", "--find-links", str(wheels)]
     bisected = torchmatrix(folder, *asked)
     assert bisected.returncode == 0 and "on Python 3.11 throughout" in bisected.stderr, bisected.stderr
@@ -137,7 +138,7 @@ def test_a_cell_bisect_built_on_the_python_it_held_is_not_stale_after_a_run_of_c
         ["8.1.0", "3.12"],
     ]
     changed = (folder / cli.DEFAULT_OUTPUT / "COMPATIBILITY.md").read_text(encoding="utf-8").split("## Changed in")[1]
-    assert "| repro | cpu | fail → pass | 8.1.0 | 8.0.0 |" in changed and "stale" not in changed
+    assert "| repro.py | cpu | fail → pass | 8.1.0 | 8.0.0 |" in changed and "stale" not in changed
 
 
 ISSUE = """\

@@ -213,6 +213,26 @@ def test_tests_run_again_as_one_pair_when_any_of_their_records_does_not_stand() 
     assert changed == freshness.Stale((pairs[0],), "probe tests/test_a.py changed")
 
 
+def test_tests_run_again_where_another_probe_made_the_record_of_one_of_them() -> None:
+    """A bisect of the node id ``tests/test_a.py::test_y`` (from another folder) replaced that test's record; the file's
+    own pair did not make it, the views show it stale for the file, and a run of the file makes it its own."""
+    tests = Probe("tests/test_a.py", Path("tests/test_a.py"), kind=Kind.PYTEST)
+    node = "tests/test_a.py::test_y"
+    inputs = {**INPUTS, "probes": {**INPUTS["probes"], tests.name: "e" * 64, node: "e" * 64}}
+
+    def test(name: str, maker: str) -> Record:
+        made = identity.record_inputs(inputs, f"tests/test_a.py::{name}", maker)
+        return Record(f"tests/test_a.py::{name}", "cpu", Outcome.PASS, {}, "", 0.01, made)
+
+    pair = Pair(tests, "cpu")
+    bisected = stored(test("test_x", tests.name), test("test_y", node))
+    assert freshness.stale(bisected, [pair], inputs) == freshness.Stale(
+        (pair,), "tests/test_a.py::test_y was made by another probe than tests/test_a.py"
+    )
+    both = [pair, Pair(Probe(node, Path("tests/test_a.py"), kind=Kind.PYTEST, select="::test_y"), "cpu")]
+    assert freshness.stale(bisected, both, inputs).pairs == ()  # a probe of this run made it: the run is theirs
+
+
 # --- what every view shows of a stored record ---------------------------------------------------
 
 
