@@ -89,8 +89,13 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
         records = made.get((pair.probe.name, pair.device))
         # A record of one of its tests that another probe made (a bisect's node id, from another folder) is
         # what the views show for it, and is not this pair's: the pair runs, and its own replaces it.
-        others = [record.probe for maker, made_by in made.items() if maker not in makers
-                  for record in made_by if record.device == pair.device and pair.probe.covers(record.probe)]  # fmt: skip
+        others = [
+            record.probe
+            for maker, made_by in made.items()
+            if maker not in makers
+            for record in made_by
+            if record.device == pair.device and pair.probe.covers(record.probe)
+        ]
         if others:
             changes.append(f"{others[0]} was made by another probe than {pair.probe.name}")
         elif not records:
