@@ -45,9 +45,9 @@ def test_unchanged_cells_are_skipped_until_something_changes(tmp_path: Path) -> 
     mine.write_text(mine.read_text() + "\n# edited\n")
     edited = nox(tmp_path, matrix, "-s", "probe")
     # the probe's digest, and the file its pair read
-    assert f"nox > {cell}: running: 1 of 2 pairs: probe mine changed; {mine} changed" in lines(edited)
-    assert any("[1/1] mine on cpu ..." in line for line in lines(edited))  # autograd_dot's record stands
-    assert [record.probe for record in results.read(stored).records] == ["autograd_dot", "mine"]
+    assert f"nox > {cell}: running: 1 of 2 pairs: probe mine.py changed; {mine} changed" in lines(edited)
+    assert any("[1/1] mine.py on cpu ..." in line for line in lines(edited))  # autograd_dot's record stands
+    assert [record.probe for record in results.read(stored).records] == ["autograd_dot", "mine.py"]
 
     before = stored.read_bytes()
     forced = nox(tmp_path, matrix, "-s", "probe", "--", "--force")
