@@ -94,7 +94,7 @@ def test_torch_compile_works_and_a_package_no_cell_installs_is_missing_in_every_
 def test_a_package_a_probe_asks_for_that_the_pins_bound_differently_is_named_at_the_boundary(tmp_path: Path) -> None:
     (tmp_path / "numpy_one.py").write_text(NUMPY_ONE)
     file = matrix(tmp_path, "numpy_one.py")
-    bisect = nox(tmp_path, file, "-s", "bisect", "--", "numpy_one", "--from", "2.2.2", "--to", "2.3.0")
+    bisect = nox(tmp_path, file, "-s", "bisect", "--", "numpy_one.py", "--from", "2.2.2", "--to", "2.3.0")
     said = bisect.stdout + bisect.stderr
     assert bisect.returncode == 0, said
     assert "first release with NEW's outcome (fail): torch 2.3.0" in said
