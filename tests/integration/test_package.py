@@ -64,6 +64,7 @@ def test_the_installed_command_bisects_a_script_alone_in_an_empty_folder(install
     folder = tmp_path / "report"
     folder.mkdir()
     (folder / "repro.py").write_text(STANDIN_REPRO)
+    (folder / "behaviour.txt").write_text("dot\n")  # read beside it, as `python repro.py` run there would
     command = [str(installed / "torchmatrix"), "bisect", "repro.py", "--from", "9.0.0", "--to", "9.2.0"]
     run = subprocess.run(
         [*command, "--find-links", str(wheels)], cwd=folder, env=environ(), capture_output=True, text=True, timeout=900
