@@ -8,6 +8,7 @@ import os
 import random
 import runpy
 import sys
+import tempfile
 import traceback
 
 from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
@@ -235,8 +236,9 @@ def run_tests(job):
     if getattr(sys, "pycache_prefix", None) is None:
         sys.dont_write_bytecode = True  # no __pycache__ in the tests' folders (pytest's rewritten asserts included)
     arguments = ["-p", "no:cacheprovider", "--continue-on-collection-errors", "--rootdir", job["root"]]
-    # tmp_path in the pair's folder, which its output is normalised by: pytest's own numbers it per run
-    arguments += ["--basetemp", os.path.join(os.getcwd(), "pytest")]
+    # tmp_path in the pair's own temporary folder (its TMPDIR, which its output is normalised by), never in the
+    # folder it runs from: pytest's own numbers it per run, and empties a basetemp it is given
+    arguments += ["--basetemp", os.path.join(tempfile.gettempdir(), "pytest")]
     try:
         code = pytest.main(arguments + job["targets"], plugins=[plugin, plugin.Progress(job["progress"])])
     except pytest.skip.Exception as skipped:  # a conftest.py that skips at its import: pytest lets it through
