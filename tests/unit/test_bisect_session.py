@@ -18,6 +18,7 @@ from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Matrix
 from torchmatrix.printed import Printed
+from torchmatrix.project import Project
 from torchmatrix.sessions import childnox
 from torchmatrix.sessions.bisect import _Bisection, _result_handed_back, run
 from torchmatrix.sessions.bisect_request import USAGE, BisectRequest, parse
@@ -338,17 +339,7 @@ def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: P
 def test_a_test_file_asks_each_test_its_ends_ran_and_a_file_that_did_not_collect_is_no_test(
     tmp_path: Path, private_cache: Path
 ) -> None:
-    listing = offline_index(
-        private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.0", "1.12.1"))
-    )
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_issue.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
-    file = Probe("tests/test_issue.py", tmp_path / "tests" / "test_issue.py", kind=Kind.PYTEST, root=tmp_path)
-    only_310 = tuple(python for python in THIS_MACHINE if python.minor == "3.10")
-    here = project(tmp_path)
-    here = dataclasses.replace(
-        here, matrix=dataclasses.replace(here.matrix, probes=(file,)), listing=listing, interpreters=only_310
-    )
+    here = issue_file_project(tmp_path, private_cache, ("1.11.0", "1.12.0", "1.12.1"), ("test_a", "test_b"))
     names = ("tests/test_issue.py::test_a", "tests/test_issue.py::test_b")
     uncollected = Record("tests/test_issue.py", "cpu", Outcome.ERROR, {}, "ImportError: cannot import name 'vmap'", 0)
     store(here, "1.11.0", uncollected, probes=("tests/test_issue.py",))
@@ -364,7 +355,7 @@ def test_a_test_file_asks_each_test_its_ends_ran_and_a_file_that_did_not_collect
                                                   (names[1], "error", "fail", "1.12.0")]  # fmt: skip
     assert summary["probes"] == list(names) and not summary["all"]
 
-    one = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, probes=(file,)))
+    one = here  # the same file, as its one probe
     store(one, "1.12.1", Outcome.PASS, probes=names[:1])  # a file of one test: that test, as its node id would be
     store(one, "1.12.0", Outcome.PASS, probes=names[:1])
     alone = Session("tests/test_issue.py", "--from", "1.11.0", "--to", "1.12.1")
@@ -778,17 +769,7 @@ def test_a_result_another_run_replaced_before_it_was_read_is_not_this_releases(t
 def test_a_test_file_asks_the_tests_it_collected_not_a_node_id_asked_once_that_made_its_own_record(
     tmp_path: Path, private_cache: Path
 ) -> None:
-    listing = offline_index(
-        private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.0"))
-    )
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_issue.py").write_text("def test_a():\n    pass\n")
-    file = Probe("tests/test_issue.py", tmp_path / "tests" / "test_issue.py", kind=Kind.PYTEST, root=tmp_path)
-    only_310 = tuple(python for python in THIS_MACHINE if python.minor == "3.10")
-    here = project(tmp_path)
-    here = dataclasses.replace(
-        here, matrix=dataclasses.replace(here.matrix, probes=(file,)), listing=listing, interpreters=only_310
-    )
+    here = issue_file_project(tmp_path, private_cache, ("1.11.0", "1.12.0"), ("test_a",))
     names = ("tests/test_issue.py::test_a", "tests/test_issue.py::test_typo")
     for version, outcome in (("1.11.0", Outcome.FAIL), ("1.12.0", Outcome.PASS)):
         store(here, version, outcome, Outcome.ERROR, probes=names)
@@ -801,3 +782,20 @@ def test_a_test_file_asks_the_tests_it_collected_not_a_node_id_asked_once_that_m
 
     assert session.said[0].startswith("bisect tests/test_issue.py::test_a on cpu by outcome")
     assert "first release with NEW's outcome (pass): torch 1.12.0 (1 run)" in session.said
+
+
+def issue_file_project(
+    tmp_path: Path, private_cache: Path, releases: tuple[str, ...], tests: tuple[str, ...]
+) -> Project:
+    """A project whose one probe is the test file tests/test_issue.py holding ``tests``, over ``releases`` (wheels
+    for Python 3.10, the one Python here)."""
+    listing = offline_index(private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in releases))
+    (tmp_path / "tests").mkdir()
+    body = "\n\n".join(f"def {name}():\n    pass\n" for name in tests)
+    (tmp_path / "tests" / "test_issue.py").write_text(body)
+    file = Probe("tests/test_issue.py", tmp_path / "tests" / "test_issue.py", kind=Kind.PYTEST, root=tmp_path)
+    only_310 = tuple(python for python in THIS_MACHINE if python.minor == "3.10")
+    here = project(tmp_path)
+    return dataclasses.replace(
+        here, matrix=dataclasses.replace(here.matrix, probes=(file,)), listing=listing, interpreters=only_310
+    )
