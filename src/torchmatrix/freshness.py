@@ -2,7 +2,7 @@
 
 Freshness is decided per record. A record stands for a new run of its pair
 when its identity (:mod:`torchmatrix.identity`) is what a run now would have:
-the same inputs (:data:`torchmatrix.identity.RECORD_INPUTS`: requirements,
+the same inputs (:data:`torchmatrix.identity.PARTS`: requirements,
 interpreter and its exact version, the worker's sha256, the torch build and
 the package set, where torch comes from, the pairs' environment, the seed, a
 timeout that would not change its outcome; the sha256 of its probe file, and
@@ -29,41 +29,21 @@ from typing import Any, Protocol
 
 from . import identity, results
 from .core import Outcome, Pair, Record
-from .identity import PACKAGES, READ, TORCH_BUILD
+from .identity import READ, TORCH_BUILD
 from .results import INSTALLED_SESSION
 
 FORCE = "--force"
 
-_LABELS = {
-    "requirements": "the requirements",
-    identity.CONSTRAINTS: "the constraints",
-    identity.VENV_SEED: "the environment's seed",
-    "index": "where torch is installed from",
-    "environment": "the variables the pairs see",
-    "seed": "the seed",
-    "workdir": "the folder the pairs run from",
-    PACKAGES: "the installed packages",
-    "interpreter": "the interpreter",
-    "python_version": "the Python version",
-    "worker": "torchmatrix's worker script",
-    "project": "the sources of the matrix's project",
-    TORCH_BUILD: "the torch build",
-    "repeat": "the runs per pair",
-}
-# What a record made before an input existed was made from: one run per pair, as every run then had.
-# Nor constraints, nor a seed: its environment had neither.
-_IMPLIED: dict[str, Any] = {"repeat": 1, identity.CONSTRAINTS: [], identity.VENV_SEED: []}
-
 
 @dataclass(frozen=True)
-class Stale:
+class ToRun:
     """The pairs of a cell to run, and why (one line for the log); none when every stored record stands."""
 
     pairs: tuple[Pair, ...]
     reason: str
 
 
-def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapping[str, Any]) -> Stale:
+def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapping[str, Any]) -> ToRun:
     """The ``pairs`` whose record in ``stored`` does not stand for a run from ``inputs`` (with :data:`TORCH_BUILD`).
 
     Decided per (probe, device) record: a record of another probe or device in
@@ -72,17 +52,17 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     """
     everything = tuple(pairs)
     if stored is None:
-        return Stale(everything, "no stored result")
+        return ToRun(everything, "no stored result")
     if stored.outcome is not None:
-        return Stale(everything, f"the last run ended in {stored.outcome.value}")
+        return ToRun(everything, f"the last run ended in {stored.outcome.value}")
     if inputs.get(TORCH_BUILD) is None:
-        return Stale(everything, "no torch installed in the environment yet (new or rebuilt)")
+        return ToRun(everything, "no torch installed in the environment yet (new or rebuilt)")
     made: dict[tuple[str, str], list[Record]] = {}
     digests = identity.FileDigests()
     for record in stored.records:
         made.setdefault(identity.maker(record), []).append(record)
     missing: dict[str, list[str]] = {}
-    changes: list[str] = []
+    said: list[str] = []
     chosen = []
     makers = {(pair.probe.name, pair.device) for pair in pairs}
     for pair in pairs:
@@ -97,7 +77,7 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
             if record.device == pair.device and pair.probe.covers(record.probe)
         ]
         if others:
-            changes.append(f"{others[0]} was made by another probe than {pair.probe.name}")
+            said.append(f"{others[0]} was made by another probe than {pair.probe.name}")
         elif not records:
             missing.setdefault(pair.probe.name, []).append(pair.device)
         else:
@@ -107,14 +87,14 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
             ]
             if not any(found):
                 continue
-            changes += [change for changed in found for change in changed]
+            said += [change for changed in found for change in changed]
         chosen.append(pair)
     if not chosen:
-        return Stale((), f"up to date (every record's probe, torch build and interpreter unchanged since "
+        return ToRun((), f"up to date (every record's probe, torch build and interpreter unchanged since "
                          f"{stored.finished_at}); add `-- {FORCE}` to re-measure")  # fmt: skip
     phrases = [f"no record of {probe} on {', '.join(devices)}" for probe, devices in missing.items()]
     count = f"{len(chosen)} of {len(everything)} pairs: " if len(chosen) < len(everything) else ""
-    return Stale(tuple(chosen), count + "; ".join(dict.fromkeys([*changes, *phrases])))
+    return ToRun(tuple(chosen), count + "; ".join(dict.fromkeys([*said, *phrases])))
 
 
 class Current(Protocol):
@@ -137,7 +117,7 @@ def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[
     Its message keeps what it was and says what changed: every view shows it so, and none takes it for
     a current outcome. Of a record of a probe ``current`` does not run (another matrix sharing the output
     runs it), only the files it read are asked, its probe's among them. Records filed under another machine
-    than ``current``'s are compared by what means the same everywhere (:data:`identity.PORTABLE`): their
+    than ``current``'s are compared by what means the same everywhere (:attr:`identity.Part.portable`): their
     interpreter and files are that machine's.
     """
     marked = []
@@ -148,14 +128,13 @@ def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[
             here = result.machine == current.machine
             wanted = current.wanted_for(result, record)
             if current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
-                changes = identity.changed_files(record.inputs.get(READ), digests) if here else []
+                read = identity.changed_files(record.inputs.get(READ), digests) if here else []
+                said = [words(change) for change in read]
             elif wanted is None:
-                changes = ["no cell of the matrix would make it (its torch is no release)"]
+                said = ["no cell of the matrix would make it (its torch is no release)"]
             else:
-                changes = record_changes(
-                    record, wanted if here else identity.portable(wanted), digests if here else None
-                )
-            records.append(_stale(record, changes) if changes else record)
+                said = record_changes(record, wanted if here else identity.portable(wanted), digests if here else None)
+            records.append(_stale(record, said) if said else record)
         marked.append(dataclasses.replace(result, records=tuple(records)))
     return marked
 
@@ -177,10 +156,15 @@ def stands_for(record: Record, wanted: Mapping[str, Any], files: identity.FileDi
 
 
 def record_changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDigests | None) -> list[str]:
-    """One phrase per input of ``wanted`` that ``record`` was not made from (``probe autograd_dot changed``), and
-    one per file it read that is not as it was (``/src/helper.py changed``).
+    """The words of each :func:`changes` of ``record`` (``probe autograd_dot changed``, ``/src/helper.py changed``)."""
+    return [words(change) for change in changes(record, wanted, files)]
 
-    Only the keys ``wanted`` holds are compared: bisect and verify, which have no
+
+def changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDigests | None) -> list[identity.Change]:
+    """Each part of ``wanted`` (what a run now would make it from) that ``record`` was not made from, and each file
+    it read that is not as it was.
+
+    Only the parts ``wanted`` holds are compared: bisect and verify, which have no
     environment at hand, leave out the torch build and the package set. ``files``:
     the files it read as hashed now (one :class:`identity.FileDigests` for a pass over many records); None where
     they are not compared, as only the machine it ran on has them. The timeout counts only
@@ -188,23 +172,19 @@ def record_changes(record: Record, wanted: Mapping[str, Any], files: identity.Fi
     new limit would finish again, one that ran past its limit would run past a
     lower one too.
     """
-    made = {**_IMPLIED, **record.inputs}
-    if "requirements" in wanted and "requirements" not in made:  # nothing was installed for it
-        return [f"{identity.maker(record)[0]} was measured by {INSTALLED_SESSION}, in a torch installed already"]
-    changes = []
-    # A probe's options are stored only where it has some: none wanted and none stored is the same.
-    for key, value in {"options": None, **wanted}.items():
-        if key == "timeout":
-            if not _timeout_keeps(record, made.get(key), value):
-                changes.append(f"the timeout changed: {_short(made.get(key))} → {_short(value)}")
-        elif made.get(key) != value:
-            changes += describe_changes({key: made.get(key)}, {key: value}, probe=identity.maker(record)[0])
-    return changes + (identity.changed_files(made.get(READ), files) if files is not None else [])
+    made = identity.Identity.stored(record.inputs)
+    probe = identity.maker(record)[0]
+    if "requirements" in wanted and "requirements" not in record.inputs:  # nothing was installed for it
+        return [identity.Change(identity.PART["requirements"], None, wanted["requirements"], probe)]
+    found = [
+        change
+        for change in made.changes(wanted, probe)
+        if change.part.key != "timeout" or not _timeout_keeps(record, change.before, change.after)
+    ]
+    return found + (identity.changed_files(made.read, files) if files is not None else [])
 
 
 def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:
-    if made_under == limit:
-        return True
     if not all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in (made_under, limit)):
         return False
     if record.outcome is Outcome.TIMEOUT:
@@ -212,27 +192,43 @@ def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:
     return record.duration < limit
 
 
-def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any], probe: str = "") -> list[str]:
-    """One phrase per input that differs, e.g. ``the Python version changed: 3.9.17 → 3.9.18``."""
-    changes: list[str] = []
-    for key in sorted(old.keys() | new.keys()):
-        before, after = old.get(key), new.get(key)
-        if before == after:
-            continue
-        if key == "probe":
-            recorded = before is not None
-            changes.append(f"probe {probe} changed" if recorded else f"probe {probe}'s digest was not recorded")
-        elif key == "options":
-            changes.append(f"the options of probe {probe} changed")
-        elif key == TORCH_BUILD and before is None:
-            changes.append("the torch build was not recorded")
-        elif key in (TORCH_BUILD, PACKAGES, "worker", "project", "index", "environment"):
-            changes.append(f"{_LABELS[key]} changed")
-        elif key == "workdir":  # whole: two folders' paths often share their first 60 characters
-            changes.append(f"{_LABELS[key]} changed: {before} → {after}")
-        else:
-            changes.append(f"{_LABELS.get(key, key)} changed: {_short(before)} → {_short(after)}")
-    return changes
+def words(change: identity.Change) -> str:
+    """A change as the log and every view say it: ``the Python version changed: 3.9.17 → 3.9.18``."""
+    part, before, after = change.part, change.before, change.after
+    if part.key == identity.READ:
+        if not change.subject:
+            return "what it read is not a list of files with their digests"
+        return f"{change.subject} {'is gone' if after is None else 'appeared' if before is None else 'changed'}"
+    if part.key == "requirements" and before is None:
+        return f"{change.subject} was measured by {INSTALLED_SESSION}, in a torch installed already"
+    if part.key == "probe":
+        recorded = before is not None
+        return f"probe {change.subject} changed" if recorded else f"probe {change.subject}'s digest was not recorded"
+    if part.key == "options":
+        return f"the options of probe {change.subject} changed"
+    if part.key == TORCH_BUILD and before is None:
+        return "the torch build was not recorded"
+    if part.key == identity.ENVIRONMENT:
+        return f"{part.label} changed{_variables_changed(before, after)}"
+    if part.shown is identity.Shown.CHANGED:
+        return f"{part.label} changed"
+    if part.shown is identity.Shown.WHOLE:
+        return f"{part.label} changed: {before} → {after}"
+    return f"{part.label} changed: {_short(before)} → {_short(after)}"
+
+
+def _variables_changed(before: Any, after: Any) -> str:
+    """``: TERM, LANG``: the variables whose value, or whose presence, differs between two stored environments
+    (:func:`identity.environment_identity`); '' where either is not such a record."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return ""
+
+    def flat(environment: dict[str, Any]) -> dict[str, Any]:
+        return {name: value for why in environment.values() if isinstance(why, dict) for name, value in why.items()}
+
+    old, new = flat(before), flat(after)
+    names = sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
+    return f": {', '.join(names)}" if names else ""
 
 
 def _short(value: Any) -> str:

@@ -27,6 +27,7 @@ What none of it can see: the network, the time of day, and faults of the hardwar
 from __future__ import annotations
 
 import dataclasses
+import enum
 import fnmatch
 import functools
 import hashlib
@@ -36,6 +37,7 @@ import platform
 import re
 import subprocess
 import sys
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,25 +46,121 @@ from typing import Any
 from .core import Record
 
 TORCH_BUILD = "torch_build"
-"""The key of the torch build's digest (:func:`torchmatrix.cellenv.torch_build`) among a run's inputs."""
+"""The part holding the torch build's digest (:func:`torchmatrix.cellenv.torch_build`)."""
 PACKAGES = "packages"
-"""The key of the resolved package set's digest (:func:`torchmatrix.cellenv.package_set`) among a run's inputs."""
+"""The part holding the resolved package set's digest (:func:`torchmatrix.cellenv.package_set`)."""
 READ = "read"
-"""The key of the files a record's pair read, each with its sha256 (None: gone), among a record's inputs."""
+"""The part holding the files a record's pair read, each with its sha256 (None: gone)."""
 CONSTRAINTS = "constraints"
-"""The key of the cell's constraints (the known pins and the matrix's ``constrain:``) among a run's inputs."""
+"""The part holding the cell's constraints (the known pins and the matrix's ``constrain:``)."""
 VENV_SEED = "venv_seed"
-"""The key of what the cell's environment was seeded with (``python -m venv``'s pip and setuptools) among a run's
-inputs: the interpreter's ensurepip says what."""
-ENVIRONMENT_BOUND = (TORCH_BUILD, PACKAGES)
-"""What only an environment on disk can tell: compared when the probe session has one, left out by bisect and verify."""
-RECORD_INPUTS = (
-    "requirements", CONSTRAINTS, VENV_SEED, "interpreter", "python_version", "worker", TORCH_BUILD, PACKAGES,
-    "timeout", "project", "repeat", "index", "environment", "seed", "workdir",
-)  # fmt: skip
-"""What every record of one run shares among its inputs; each adds its probe's sha256 (``probe``) and what it read."""
-PORTABLE = ("requirements", CONSTRAINTS, "worker", "timeout", "project", "repeat", "seed", "probe", "options", "entry")
-"""The inputs that mean the same on every machine: what a record filed under another machine is compared by."""
+"""The part holding what the cell's environment was seeded with (``python -m venv``'s pip and setuptools): the
+interpreter's ensurepip says what."""
+ENVIRONMENT = "environment"
+"""The part holding every variable that reaches a pair (:func:`environment_identity`)."""
+
+
+class Shown(enum.Enum):
+    """How a change of a part is said."""
+
+    VALUE = "value"
+    """Its value before and after, shortened: ``the Python version changed: 3.9.17 → 3.9.18``."""
+    WHOLE = "whole"
+    """Its whole value before and after: two folders' paths often share their first 60 characters."""
+    CHANGED = "changed"
+    """That it changed: a digest, or a value too long to say, says nothing more."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a record's identity, as its ``inputs`` store it under :attr:`key`."""
+
+    key: str
+    label: str
+    """What it is, in a change's words: ``the Python version``."""
+    portable: bool = False
+    """Whether it means the same on every machine: what a record filed under another machine is compared by."""
+    shown: Shown = Shown.VALUE
+    implied: Any = None
+    """What a record made before the part was recorded was made from (one run per pair, as every run then had)."""
+    of_run: bool = True
+    """Whether every record of a run shares it (it is the cell's); else it is the record's own (its probe's)."""
+    on_disk: bool = False
+    """Whether only the environment on disk tells it: compared where the probe session has one, never by bisect
+    and verify, which have none at hand."""
+
+
+PARTS = (
+    Part("requirements", "the requirements", portable=True),
+    Part(CONSTRAINTS, "the constraints", portable=True, implied=[]),
+    Part(VENV_SEED, "the environment's seed", implied=[]),
+    Part("interpreter", "the interpreter"),
+    Part("python_version", "the Python version"),
+    Part("worker", "torchmatrix's worker script", portable=True, shown=Shown.CHANGED),
+    Part(TORCH_BUILD, "the torch build", shown=Shown.CHANGED, on_disk=True),
+    Part(PACKAGES, "the installed packages", shown=Shown.CHANGED, on_disk=True),
+    Part("timeout", "the timeout", portable=True),
+    Part("project", "the sources of the matrix's project", portable=True, shown=Shown.CHANGED),
+    Part("repeat", "the runs per pair", portable=True, implied=1),
+    Part("index", "where torch is installed from", shown=Shown.CHANGED),
+    Part(ENVIRONMENT, "the variables the pairs see"),
+    Part("seed", "the seed", portable=True),
+    Part("workdir", "the folder the pairs run from", shown=Shown.WHOLE),
+    Part("probe", "the probe", portable=True, shown=Shown.CHANGED, of_run=False),
+    Part("options", "the options of the probe", portable=True, shown=Shown.CHANGED, of_run=False),
+    Part("entry", "the probe that made it", portable=True, of_run=False),
+)
+"""Every part of a record's identity but what its pair read (:data:`READ`), each declared once."""
+PART = {part.key: part for part in PARTS}
+READ_PART = Part(READ, "a file it read", shown=Shown.CHANGED, of_run=False)
+"""What a pair read: compared file by file, by each file's digest now, on the machine that ran it alone."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """A part of an identity that is not what it was: ``before`` stored, ``after`` wanted now.
+
+    ``subject`` is what the part is of where the part alone does not say: the probe whose digest or options changed,
+    the file that changed. :mod:`torchmatrix.freshness` words it.
+    """
+
+    part: Part
+    before: Any
+    after: Any
+    subject: str = ""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a record was made from: the value of each part of :data:`PARTS` it was made with, as its ``inputs``
+    store them (a part recorded before it existed is its :attr:`Part.implied` value), and what its pair read."""
+
+    parts: Mapping[str, Any]
+    read: Any = None
+    """The files its pair read, path → sha256 (:data:`READ`); None where none were recorded."""
+
+    @classmethod
+    def stored(cls, inputs: Mapping[str, Any]) -> Identity:
+        """The identity a record's stored ``inputs`` say."""
+        parts = {part.key: inputs.get(part.key, part.implied) for part in PARTS}
+        return cls(types.MappingProxyType(parts), inputs.get(READ))
+
+    def changes(self, wanted: Mapping[str, Any], subject: str) -> list[Change]:
+        """The parts that ``wanted`` (a record's inputs a run now would give) holds otherwise, in the order of
+        :data:`PARTS`. Only the parts ``wanted`` holds are compared, and the probe's options always (none stored
+        and none wanted are the same); ``subject`` is the probe they are of."""
+        asked = [part for part in PARTS if part.key in wanted or part.key == "options"]
+        return [
+            Change(part, self.parts[part.key], wanted.get(part.key), subject)
+            for part in asked
+            if self.parts[part.key] != wanted.get(part.key)
+        ]
+
+
+def of_run(parts: Mapping[str, Any]) -> dict[str, Any]:
+    """Of ``parts``, those every record of a run shares (:attr:`Part.of_run`)."""
+    return {key: value for key, value in parts.items() if key in PART and PART[key].of_run}
+
 
 SEED = 0
 """The seed of every pair's process, in every cell and repeat: Python's ``random``, torch's generators, NumPy's global
@@ -94,8 +192,9 @@ OWN = ("TORCHMATRIX_WORKER_START",)
 
 
 def record_inputs(run_inputs: Mapping[str, Any], probe: str, made_by: str | None = None) -> dict[str, Any]:
-    """What the records of ``probe`` are made from: the keys of :data:`RECORD_INPUTS` that a run's inputs hold,
-    the sha256 of its file (``probe``) and, if the matrix gives it any, its options (``options``).
+    """What the records of ``probe`` of a run from ``run_inputs`` are made from, as they store it: the parts every
+    record of the run shares (:func:`of_run`), the sha256 of its file (``probe``) and, if the matrix gives it any,
+    its options (``options``). The one place a record's identity is made; the runner adds what its pair read.
 
     ``made_by``: the probe that makes records named otherwise (pytest tests, a record per test): its
     digest and options are theirs, and its name is kept as their ``entry``, which :func:`maker` reads.
@@ -106,7 +205,7 @@ def record_inputs(run_inputs: Mapping[str, Any], probe: str, made_by: str | None
     entry = {"entry": owner} if owner != probe else {}
     given = options.get(owner) if isinstance(options, dict) else None
     return {
-        **{key: run_inputs[key] for key in RECORD_INPUTS if key in run_inputs},
+        **of_run(run_inputs),
         "probe": probes.get(owner) if isinstance(probes, dict) else None,
         **entry,
         **({"options": given} if given else {}),
@@ -120,8 +219,8 @@ def maker(record: Record) -> tuple[str, str]:
 
 
 def portable(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Of ``inputs``, what means the same on any machine (:data:`PORTABLE`)."""
-    return {key: value for key, value in inputs.items() if key in PORTABLE}
+    """Of ``inputs``, what means the same on any machine (:attr:`Part.portable`)."""
+    return {key: value for key, value in inputs.items() if key in PART and PART[key].portable}
 
 
 # --- the build ------------------------------------------------------------------------
@@ -254,8 +353,10 @@ def pytest_configuration(tests: Path) -> list[str]:
     return found
 
 
-def changed_files(read: Any, digests: FileDigests | None = None) -> list[str]:
-    """What of ``read`` (a record's :data:`READ`) is not as it was then: ``helper.py changed``, ``data.csv is gone``.
+def changed_files(read: Any, digests: FileDigests | None = None) -> list[Change]:
+    """What of ``read`` (a record's :data:`READ`) is not as it was then, a :class:`Change` of :data:`READ_PART` per
+    file (its ``subject``; ``before`` None: it appeared, ``after`` None: it is gone); a ``read`` that is no list of
+    files with their digests (a hand-edited file: never current) is one change with no subject.
 
     ``digests``: the files as hashed in this pass over many records (a file each record of a suite read is hashed
     once); by default, each is hashed now.
@@ -263,14 +364,10 @@ def changed_files(read: Any, digests: FileDigests | None = None) -> list[str]:
     if read is None:
         return []
     if not isinstance(read, dict) or not all(isinstance(digest, (str, type(None))) for digest in read.values()):
-        return ["what it read is not a list of files with their digests"]  # a hand-edited file: never current
+        return [Change(READ_PART, read, None)]
     digest_now = digests or FileDigests()
-    changes = []
-    for path, digest in read.items():
-        now = digest_now(path)
-        if now != digest:
-            changes.append(f"{path} {'is gone' if now is None else 'appeared' if digest is None else 'changed'}")
-    return changes
+    found = ((path, digest, digest_now(path)) for path, digest in read.items())
+    return [Change(READ_PART, digest, now, path) for path, digest, now in found if now != digest]
 
 
 class FileDigests:

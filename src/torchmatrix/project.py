@@ -18,6 +18,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from . import (
+    cellenv,
     core,
     freshness,
     identity,
@@ -283,16 +284,24 @@ class Project:
         """What every pair of a cell whose Python is ``python`` sees (:func:`identity.pair_environment`)."""
         return identity.pair_environment(python, dict(self.matrix.env), self.matrix.pass_env, self.caller)
 
+    def environment_identity(self) -> dict[str, object]:
+        """What of the pairs' environment a record depends on (:func:`identity.environment_identity`)."""
+        return identity.environment_identity(dict(self.matrix.env), self.matrix.pass_env, self.caller)
+
     def unseen_variables(self) -> list[str]:
         """The caller's variables no pair sees (:func:`identity.left_out`): what the plan names."""
         return identity.left_out(dict(self.matrix.env), self.matrix.pass_env, self.caller)
 
-    def inputs(self, cell: Cell) -> dict[str, object]:
-        """What the cell's result depends on; a change in any of it makes the stored result stale.
+    def inputs(self, cell: Cell, env: Path | None = None) -> dict[str, object]:
+        """What the cell's result depends on, made here alone: a change in any of it makes the stored result stale.
 
-        What only the environment on disk can tell (:data:`identity.ENVIRONMENT_BOUND`) is added by the probe session.
+        What only the environment on disk tells (:attr:`identity.Part.on_disk`) is read from ``env``, the cell's
+        environment, where the probe session has one: its package set, and its torch build once that torch imported
+        there (:func:`cellenv.built_torch`; None before, which nothing stored stands for).
         """
         return {
+            **({} if env is None else {identity.TORCH_BUILD: cellenv.built_torch(env)}),
+            **({} if env is None else {identity.PACKAGES: cellenv.package_set(env)}),
             "requirements": self.install_requirements(cell, build=False),
             identity.CONSTRAINTS: list(cell.constraints),
             identity.VENV_SEED: list(cell.seed),
@@ -305,7 +314,7 @@ class Project:
             "worker": self._worker_hash,
             "project": f"{self.built_library.name} {self.built_library.contents}" if self.built_library else None,
             "index": identity.build_source(self.matrix.index_url, self.find_links),
-            "environment": identity.environment_identity(dict(self.matrix.env), self.matrix.pass_env, self.caller),
+            identity.ENVIRONMENT: self.environment_identity(),
             "seed": identity.SEED,
             "workdir": str(self.matrix.run_from),
             **self._options(),

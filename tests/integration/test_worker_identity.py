@@ -9,13 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import identity, runner
+from torchmatrix import freshness, identity, runner
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.matrix import loader
 
 from ..conftest import CAN_BUILD_LIBRARIES, DATA, bare_venv, build_library
 
 pytestmark = pytest.mark.integration
+
+
+def changed_files(read: object) -> list[str]:
+    """What of ``read`` is not as it was, as the views say it."""
+    return [freshness.words(change) for change in identity.changed_files(read)]
 
 
 def script(folder: Path, name: str, source: str) -> Probe:
@@ -139,9 +144,9 @@ def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes
     ]
     read = records[0].inputs[identity.READ]
     assert {str(project / "pytest.ini"), str(project / "tests" / "conftest.py")} <= read.keys()
-    assert identity.changed_files(read) == []
+    assert changed_files(read) == []
     (project / "tests" / "tox.ini").write_text("[pytest]\npython_functions = nothing_*\n")  # pytest only looks
-    assert identity.changed_files(read) == [f"{project / 'tests' / 'tox.ini'} appeared"]
+    assert changed_files(read) == [f"{project / 'tests' / 'tox.ini'} appeared"]
 
 
 PYTHON_37 = sorted(Path.home().glob(".pyenv/versions/3.7*/bin/python3.7"))
@@ -196,7 +201,7 @@ def test_a_link_a_file_not_there_and_a_file_opened_to_update_are_inputs_and_a_fi
     (data / "link.txt").unlink()
     (data / "link.txt").symlink_to("b.txt")
     (data / "override.txt").write_text("bad")
-    assert identity.changed_files(read) == [f"{data / 'link.txt'} changed", f"{data / 'override.txt'} appeared"]
+    assert changed_files(read) == [f"{data / 'link.txt'} changed", f"{data / 'override.txt'} appeared"]
 
 
 def test_a_module_imported_before_the_pair_began_counts_too(stub_torch_python: str, tmp_path: Path) -> None:
@@ -307,4 +312,4 @@ def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_r
     }
     assert not [path for path in record.inputs[identity.READ] if "libm" in os.path.basename(path)]
     build_library(built, 2)
-    assert identity.changed_files(read) == [f"{library} changed"]
+    assert changed_files(read) == [f"{library} changed"]

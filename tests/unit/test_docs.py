@@ -18,7 +18,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-from torchmatrix import variables
+from torchmatrix import identity, variables
 from torchmatrix.errors import ConfigError
 from torchmatrix.matrix import loader, schema, yamldoc
 from torchmatrix.matrix.schema import Key
@@ -160,3 +160,14 @@ def test_the_matrix_page_example_shows_every_key() -> None:
     example = next(code for info, code in code_of(DOCS / "matrix.md") if info == "yaml")
     shown = set(yaml_key_paths(yaml.safe_load(example)))
     assert sorted({path for path, _ in key_paths()} - shown) == []
+
+
+def test_the_identity_page_lists_every_part_as_the_code_declares_it() -> None:
+    page = (DOCS / "identity.md").read_text(encoding="utf-8")
+    section = page.split("## Each part, as a record stores it", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    listed = {row.split("|")[1].strip().strip("`"): [cell.strip() for cell in row.split("|")[2:-1]] for row in rows}
+    assert set(listed) == {part.key for part in identity.PARTS} | {identity.READ}
+    for part in identity.PARTS:
+        label, portable = listed[part.key][0], listed[part.key][1]
+        assert (label, portable) == (part.label, "yes" if part.portable else "no"), part.key

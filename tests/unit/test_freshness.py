@@ -134,7 +134,7 @@ def test_an_env_without_a_built_torch_runs_whatever_was_stored() -> None:
 
 
 def test_without_a_stored_result_everything_runs() -> None:
-    assert freshness.stale(None, PAIRS, INPUTS) == freshness.Stale(tuple(PAIRS), "no stored result")
+    assert freshness.stale(None, PAIRS, INPUTS) == freshness.ToRun(tuple(PAIRS), "no stored result")
 
 
 # --- asking for a re-run -----------------------------------------------------------
@@ -205,12 +205,12 @@ def test_tests_run_again_as_one_pair_when_any_of_their_records_does_not_stand() 
 
     pairs = [Pair(tests, "cpu"), Pair(tests, "cuda")]
     fresh = stored(test("test_x"), test("test_y"))
-    assert freshness.stale(fresh, pairs, inputs) == freshness.Stale(
+    assert freshness.stale(fresh, pairs, inputs) == freshness.ToRun(
         (pairs[1],), "1 of 2 pairs: no record of tests/test_a.py on cuda"
     )
     edited = {**inputs, "probes": {**inputs["probes"], tests.name: "f" * 64}}
     changed = freshness.stale(stored(test("test_x"), test("test_y", edited)), pairs[:1], inputs)
-    assert changed == freshness.Stale((pairs[0],), "probe tests/test_a.py changed")
+    assert changed == freshness.ToRun((pairs[0],), "probe tests/test_a.py changed")
 
 
 def test_tests_run_again_where_another_probe_made_the_record_of_one_of_them() -> None:
@@ -226,7 +226,7 @@ def test_tests_run_again_where_another_probe_made_the_record_of_one_of_them() ->
 
     pair = Pair(tests, "cpu")
     bisected = stored(test("test_x", tests.name), test("test_y", node))
-    assert freshness.stale(bisected, [pair], inputs) == freshness.Stale(
+    assert freshness.stale(bisected, [pair], inputs) == freshness.ToRun(
         (pair,), "tests/test_a.py::test_y was made by another probe than tests/test_a.py"
     )
     both = [pair, Pair(Probe(node, Path("tests/test_a.py"), kind=Kind.PYTEST, select="::test_y"), "cpu")]
@@ -332,3 +332,36 @@ def test_of_a_record_of_a_probe_the_matrix_does_not_run_only_what_it_read_is_ask
     (tmp_path / "opsweep.py").write_text("# the probe, edited")
     [(_, outcome, message)] = shown(stored(edited), Current(inputs=None))
     assert (outcome, message) == (Outcome.STALE, f"was ✓ pass; {tmp_path / 'opsweep.py'} changed")
+
+
+# --- the identity's parts and their changes -----------------------------------------
+
+
+def test_a_change_is_typed_by_its_part_and_worded_apart() -> None:
+    made = record()
+    wanted = identity.record_inputs(dict(INPUTS, python_version="3.9.19"), "autograd_dot")
+    changes = freshness.changes(made, wanted, None)
+    assert changes == [identity.Change(identity.PART["python_version"], "3.9.18", "3.9.19", "autograd_dot")]
+    assert [freshness.words(change) for change in changes] == ["the Python version changed: 3.9.18 → 3.9.19"]
+
+
+def test_a_change_of_the_variables_a_pair_sees_names_the_variables() -> None:
+    seen = {"set": {}, "passed": {"TOKEN": "1" * 64}, "steering": {"OMP_NUM_THREADS": "4"}, "needed": {"TERM": "xterm"}}
+    made = record(inputs=dict(INPUTS, environment=seen))
+    now = {"set": {}, "passed": {"TOKEN": "2" * 64}, "steering": {"OMP_NUM_THREADS": "4"}, "needed": {"LANG": "C"}}
+    said = freshness.record_changes(made, identity.record_inputs(dict(INPUTS, environment=now), "autograd_dot"), None)
+    assert said == ["the variables the pairs see changed: LANG, TERM, TOKEN"]
+
+
+def test_a_record_made_before_a_part_existed_was_made_from_its_implied_value() -> None:
+    made = identity.Identity.stored({"requirements": ["torch==1.9.0"]})
+    assert made.parts["repeat"] == 1 and made.parts[identity.CONSTRAINTS] == [] and made.parts["interpreter"] is None
+    assert made.changes({"repeat": 1, identity.CONSTRAINTS: []}, "autograd_dot") == []
+
+
+def test_what_another_machine_compares_is_the_parts_that_mean_the_same_everywhere() -> None:
+    inputs = identity.record_inputs(INPUTS, "autograd_dot")
+    kept = identity.portable(inputs)
+    assert set(kept) == {key for key in inputs if identity.PART[key].portable}
+    assert "interpreter" not in kept and TORCH_BUILD not in kept and kept["probe"] == "a" * 64
+    assert identity.of_run({**INPUTS, "probe": "x"}).keys() == {key for key in INPUTS if key in identity.PART}

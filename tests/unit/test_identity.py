@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import identity
+from torchmatrix import freshness, identity
 
 CALLER = {
     "PATH": "/home/me/.venv/bin:/usr/bin",
@@ -22,6 +22,11 @@ CALLER = {
     "OMP_NUM_THREADS": "4",
     "AWS_SECRET_ACCESS_KEY": "x",
 }
+
+
+def changed_files(read: object) -> list[str]:
+    """What of ``read`` is not as it was, as the views say it."""
+    return [freshness.words(change) for change in identity.changed_files(read)]
 
 
 def cell_python(tmp_path: Path) -> str:
@@ -125,14 +130,14 @@ def test_a_file_read_is_known_by_its_content(tmp_path: Path) -> None:
     helper.write_text("VALUE = 1\n")
     data.write_text("1,2\n")
     read = identity.files_read([str(helper), str(data)])
-    assert identity.changed_files(read) == []
+    assert changed_files(read) == []
     helper.touch()  # a new mtime, the same content
-    assert identity.changed_files(read) == []
+    assert changed_files(read) == []
     helper.write_text("VALUE = 2\n")
     data.unlink()
-    assert identity.changed_files(read) == [f"{data} is gone", f"{helper} changed"]
+    assert changed_files(read) == [f"{data} is gone", f"{helper} changed"]
     for garbage in ("x", ["helper.py"], {"helper.py": 3}):
-        assert identity.changed_files(garbage) == ["what it read is not a list of files with their digests"]
+        assert changed_files(garbage) == ["what it read is not a list of files with their digests"]
 
 
 def test_a_file_written_while_its_pair_ran_is_what_the_pair_made_not_what_it_read(tmp_path: Path) -> None:

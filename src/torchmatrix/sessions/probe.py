@@ -28,7 +28,7 @@ from packaging.version import InvalidVersion, Version
 from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal, verify
 from ..arguments import Parser, repeat_count, typed
 from ..core import Outcome
-from ..identity import CONSTRAINTS, PACKAGES, TORCH_BUILD, VENV_SEED
+from ..identity import CONSTRAINTS, VENV_SEED
 from ..plan import Cell
 from ..results import CellResult
 from ..tee import Tee
@@ -110,10 +110,9 @@ def _measure(
     _ensure_sound(session, cell, env, inputs["index"], _asked(inputs))
     pairs = project.pairs()
     if force:
-        todo = freshness.Stale(tuple(pairs), f"{freshness.FORCE}: re-measuring every pair")
+        todo = freshness.ToRun(tuple(pairs), f"{freshness.FORCE}: re-measuring every pair")
     else:
-        built = {TORCH_BUILD: cellenv.built_torch(env), PACKAGES: cellenv.package_set(env)}
-        todo = freshness.stale(stored, pairs, {**project.inputs(cell), **built})
+        todo = freshness.stale(stored, pairs, project.inputs(cell, env))
     if not todo.pairs:
         assert stored is not None  # a cell with nothing stored has every pair to run
         ending.up_to_date(project.result_file(cell), stored.finished_at)
@@ -209,7 +208,6 @@ def _install_and_run(
         cellenv.unmark_built(env)  # the install may stop halfway: until torch imports, nothing vouches for it
         failure = _install(project, session, cell)
         inputs = project.inputs(cell)
-        inputs.update({TORCH_BUILD: cellenv.torch_build(env), PACKAGES: cellenv.package_set(env)})
         if not failure:
             repeat = project.matrix.repeat
             progress = _marking_built(env, inputs, progress_log(session, len(pairs), repeat))
@@ -217,8 +215,8 @@ def _install_and_run(
             seen = project.pair_environment(python)
             workdir = project.matrix.run_from
             cell_run = run_pairs(python, pairs, timeout, repeat, progress, pycache_prefix(env), seen, workdir=workdir)
-            if not cell_run.import_failure:
-                return cell_run, inputs
+            if not cell_run.import_failure:  # torch imported: what the environment holds is what ran
+                return cell_run, project.inputs(cell, env)
             failure = f"torch does not import: {cell_run.import_failure}"
         if not reused:
             _store_outcome(project, session, cell, ending, stored, started, Outcome.INSTALL_ERROR, failure, inputs)
