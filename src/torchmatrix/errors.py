@@ -1,19 +1,27 @@
 """The fatal errors a user can cause, each with its own exit code.
 
-They are raised anywhere and caught only at the edge: every nox session is
-wrapped in :func:`exits_on_error`, which prints the message and exits with
-``exit_code``. A user's mistake costs one clear message, never a traceback.
+They are raised anywhere and caught only at the edge. A nox session is
+wrapped in :meth:`SessionErrors.fail_session`: its error is printed once and
+fails that session alone, as nox fails any session, so nox runs the others,
+prints its summary and writes its ``--report``; the run's exit status is then
+the highest code of the errors its sessions met. A user's mistake costs one
+clear message, never a traceback.
 """
 
 from __future__ import annotations
 
+import atexit
 import difflib
 import functools
+import os
 import sys
 from collections.abc import Callable, Iterable
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from .terminal import escape
+
+if TYPE_CHECKING:
+    import nox
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,30 +61,51 @@ class UsageError(TorchmatrixError):
     exit_code = 2
 
 
-def exit_with(error: TorchmatrixError) -> NoReturn:
-    """Print ``error`` as one message, unless it was said already, and exit with its code."""
-    if not error.said:
-        say(error)
-    raise SystemExit(error.exit_code)
-
-
 def say(error: TorchmatrixError) -> None:
     """Print ``error`` as one message on stderr (escaped: it may quote a file's text)."""
     print(f"torchmatrix: error: {escape(str(error))}", file=sys.stderr, flush=True)
     error.said = True
 
 
-def exits_on_error(function: Callable[P, R]) -> Callable[P, R]:
-    """Wrap a session (or the noxfile's loading): a :class:`TorchmatrixError` becomes its message and exit code."""
+Session = TypeVar("Session", bound="nox.Session")
 
-    @functools.wraps(function)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return function(*args, **kwargs)
-        except TorchmatrixError as error:
-            exit_with(error)
 
-    return wrapper
+class SessionErrors:
+    """The exit codes of the torchmatrix errors that failed this nox run's sessions.
+
+    nox ends a run with 1 when a session failed; a mistake's own code (2) says more to a script or a CI job.
+    Once nox has run every session, printed its summary and written its report, and ends, the run ends with the
+    highest of these codes instead. An interrupted run keeps nox's status.
+    """
+
+    def __init__(self) -> None:
+        self.codes: list[int] = []
+        self.interrupted = False
+        atexit.register(self._end)
+
+    def fail_session(self, function: Callable[Concatenate[Session, P], R]) -> Callable[Concatenate[Session, P], R]:
+        """Wrap a session: a :class:`TorchmatrixError` is said once and fails that session, never the run."""
+
+        @functools.wraps(function)
+        def wrapper(session: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return function(session, *args, **kwargs)
+            except TorchmatrixError as error:
+                if not error.said:
+                    say(error)
+                self.codes.append(error.exit_code)
+                session.error()  # nox: "Session … aborted.", and on to the next session
+            except KeyboardInterrupt:
+                self.interrupted = True
+                raise
+
+        return wrapper
+
+    def _end(self) -> None:
+        if self.codes and not self.interrupted:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(max(self.codes))  # nox has set its status already; nothing else is left to run
 
 
 def did_you_mean(word: str, choices: Iterable[str], otherwise: str) -> str:

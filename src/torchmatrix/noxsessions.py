@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nox
 
-from .errors import exits_on_error, say
+from .errors import SessionErrors, say
 from .project import Loaded
 from .sessions import handback
 from .sessions import probe as probe_session  # the others import theirs when they run
@@ -48,11 +48,12 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     hint = python_selection_hint(sys.argv[1:])
     if hint:
         print(f"torchmatrix: {hint}", file=sys.stderr, flush=True)
+    errors = SessionErrors()  # a session's mistake fails it alone; the run then ends with the mistake's code
     ran: list[str] = []  # the probe sessions this nox run ran: the table it queues shows their cells
     nox.options.sessions = ["probe"]
     nox.options.default_venv_backend = "uv|virtualenv"
 
-    @exits_on_error
+    @errors.fail_session
     def probe(session: nox.Session, cell: str = "") -> None:
         """Install one torch release and run every probe on every device."""
         ran.append(session.name)
@@ -69,7 +70,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     )(cells)
 
     @nox.session(name="probe-installed", python=False)
-    @exits_on_error
+    @errors.fail_session
     def probe_installed(session: nox.Session) -> None:
         """Run every probe on every device in Pythons whose torch is installed already: -- PYTHON [PYTHON …]."""
         from .sessions import installed as installed_session
@@ -77,7 +78,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         installed_session.run(loaded.project(), session)
 
     @nox.session(python=False)
-    @exits_on_error
+    @errors.fail_session
     def report(session: nox.Session) -> None:
         """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
         from .sessions import report as report_session
@@ -85,7 +86,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         report_session.run(loaded.project(), session, tuple(ran), command)
 
     @nox.session(python=False)
-    @exits_on_error
+    @errors.fail_session
     def plan(session: nox.Session) -> None:
         """Show each cell's interpreter, requirements, constraints, seed and status, and run nothing."""
         from .sessions import plan as plan_session
@@ -93,7 +94,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         plan_session.run(loaded.project(), session)
 
     @nox.session(python=False)
-    @exits_on_error
+    @errors.fail_session
     def bisect(session: nox.Session) -> None:
         """Find the first torch release whose outcome is NEW's: -- (PROBE | --all) --from OLD --to NEW […]."""
         from .sessions import bisect as bisect_session
@@ -101,7 +102,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         bisect_session.run(loaded.project(), session, noxfile, command)
 
     @nox.session(python=False)
-    @exits_on_error
+    @errors.fail_session
     def verify(session: nox.Session) -> None:
         """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
         from .sessions import verify as verify_session

@@ -108,3 +108,15 @@ def test_a_bad_matrix_stops_only_the_sessions_that_need_it(tmp_path: Path) -> No
         assert run.returncode == 2 and run.stderr.count(mistake) == 1, (needs_the_matrix, run.stderr)
     named = nox(tmp_path, bad, "-s", "probe(1.9.0)")  # no such session while the matrix is broken: nox says so
     assert named.stderr.startswith(mistake) and "Sessions not found: probe(1.9.0)" in named.stderr
+
+
+def test_a_sessions_mistake_fails_that_session_alone(tmp_path: Path, matrix: Path) -> None:
+    """nox runs the sessions after it, prints its summary, writes its report; the run ends with the mistake's code."""
+    report = tmp_path / "nox-report.json"
+    run = nox(tmp_path, matrix, "-s", "bisect", "plan", "--report", str(report))  # bisect without --from, --to
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.count("required: --from, --to") == 1 and "Traceback" not in run.stderr
+    assert "nox > Session bisect aborted.\n" in run.stderr and "nox > Ran 2 sessions:" in run.stderr
+    assert "nox > Session plan was successful" in run.stderr, "plan ran after the failed bisect"
+    sessions = {session["name"]: session["result"] for session in json.loads(report.read_text())["sessions"]}
+    assert sessions == {"bisect": "aborted", "plan": "success"}
