@@ -22,6 +22,7 @@ from pathlib import Path
 
 import nox
 
+from . import cellrun
 from .errors import SessionErrors, say
 from .project import Loaded
 from .sessions import handback
@@ -49,6 +50,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     if hint:
         print(f"torchmatrix: {hint}", file=sys.stderr, flush=True)
     errors = SessionErrors()  # a session's mistake fails it alone; the run then ends with the mistake's code
+    installer = cellrun.Installer()  # what this nox run learns of the indexes, for all its cells
     ran: list[str] = []  # the probe sessions this nox run ran: the table it queues shows their cells
     nox.options.sessions = ["probe"]
     nox.options.default_venv_backend = "uv|virtualenv"
@@ -58,7 +60,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Install one torch release and run every probe on every device."""
         ran.append(session.name)
         with handback.handing_back(session.name, os.environ) as ending:  # for the bisect or verify that runs it
-            probe_session.run(loaded.project(), session, cell, ending, command)
+            probe_session.run(loaded.project(), session, cell, installer, ending, command)
 
     # A session per cell; while the matrix is broken, `probe` alone, whose run says why (no placeholder cell).
     found = loaded.found

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import identity, repeats
+from torchmatrix.cellrun import progress_log, run_pairs
 from torchmatrix.core import Outcome, Pair, Probe
-from torchmatrix.sessions.common import progress_log, run_pairs
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +63,7 @@ def test_a_probe_that_fails_at_random_is_unstable_and_one_that_does_not_is_not(
     (tmp_path / "steady.py").write_text("def run(device):\n    return {'outcome': 'pass'}\n")
     pairs = [Pair(Probe(name, tmp_path / f"{name}.py"), "cpu") for name in ("flaky", "steady")]
     session = Session()
-    progress = progress_log(session, len(pairs), 40)  # type: ignore[arg-type]
+    progress = progress_log(session.log, len(pairs), 40)
     cell = run_pairs(stub_torch_python, pairs, 30.0, 40, progress, workdir=tmp_path)
     flaky, steady = cell.records
     assert flaky.outcome is Outcome.UNSTABLE  # all 40 alike by chance: once in 2**39 runs

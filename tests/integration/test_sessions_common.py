@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from torchmatrix.cellrun import run_pairs
 from torchmatrix.core import Pair, Probe
-from torchmatrix.sessions.common import run_pairs
 
 pytestmark = pytest.mark.integration
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from packaging.version import Version
 
 from torchmatrix import cellenv, identity
+from torchmatrix.cellrun import mislabelled
 from torchmatrix.interpreters import Interpreter
 from torchmatrix.plan import Cell
-from torchmatrix.sessions.probe import mislabelled
 
 TORCH_RECORD = """\
 torch/__init__.py,sha256=AAAA,100

@@ -6,8 +6,8 @@ import random
 import unicodedata
 from pathlib import Path
 
+from torchmatrix.cellrun import progress_log
 from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
-from torchmatrix.sessions.common import progress_log
 
 
 class Session:
@@ -24,7 +24,7 @@ def a_test(name: str, device: str, outcome: Outcome, message: str = "") -> Recor
 
 def test_each_test_is_a_line_and_tests_unavailable_for_one_reason_are_counted() -> None:
     session = Session()
-    listen = progress_log(session, 3)  # type: ignore[arg-type]
+    listen = progress_log(session.log, 3)
     tests = Probe("tests/test_a.py", Path("tests/test_a.py"), kind=Kind.PYTEST)
     module = Probe("dot", Path("dot.py"))
     absent = "this torch build has no MPS support"
@@ -54,7 +54,7 @@ def test_each_test_is_a_line_and_tests_unavailable_for_one_reason_are_counted() 
 
 def test_the_count_of_unavailable_tests_of_the_last_pair_is_said_at_the_end() -> None:
     session = Session()
-    listen = progress_log(session, 1)  # type: ignore[arg-type]
+    listen = progress_log(session.log, 1)
     tests = Probe("tests/test_a.py", Path("tests/test_a.py"), kind=Kind.PYTEST)
     listen("start", Pair(tests, "mps"), None)
     for name in "xyz":
@@ -79,7 +79,7 @@ def test_no_progress_line_lets_a_terminal_act_on_a_name_or_a_message() -> None:
     for _ in range(300):
         session = Session()
         repeat = rng.choice([1, 2])
-        listen = progress_log(session, 2, repeat)  # type: ignore[arg-type]
+        listen = progress_log(session.log, 2, repeat)
         name, message = fuzzed(rng), fuzzed(rng)
         tests = Pair(Probe(name, Path("t.py"), kind=Kind.PYTEST), fuzzed(rng))
         script = Pair(Probe(name, Path("s.py"), kind=Kind.SCRIPT), "cpu")
@@ -96,7 +96,7 @@ def test_no_progress_line_lets_a_terminal_act_on_a_name_or_a_message() -> None:
 
 def test_a_failed_tests_multi_line_exception_is_shown_whole_under_its_line() -> None:
     session = Session()
-    listen = progress_log(session, 2)  # type: ignore[arg-type]
+    listen = progress_log(session.log, 2)
     tests = Probe("tests/test_a.py", Path("tests/test_a.py"), kind=Kind.PYTEST)
     raised = "AssertionError: values differ\nassert 0.9642857 == 0.9642858\n +  where 0.9642857 = f()"
     listen("start", Pair(tests, "cpu"), None)

@@ -22,9 +22,10 @@ from packaging.version import InvalidVersion, Version
 
 from .. import results, terminal
 from ..arguments import Parser
+from ..cellrun import NothingStored, cell_result, progress_log, run_pairs, tally, write
 from ..errors import TorchmatrixError, UsageError
 from ..plan import cell_id
-from .common import cell_result, notify_report, progress_log, run_pairs, tally, write_result
+from .report import queue_report
 
 if TYPE_CHECKING:
     import nox
@@ -39,7 +40,7 @@ def run(project: Project, session: nox.Session) -> None:
     """Run every (probe, device) pair in each named Python's installed torch and store a result for each."""
     pythons = parse(session.posargs, Path(session.invoked_from))
     project.require_writable(project.machine_dir)
-    notify_report(session)
+    queue_report(session)
     failed = []
     for python in pythons:
         try:
@@ -79,7 +80,7 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
         )
     )
     repeat = project.matrix.repeat
-    progress = progress_log(session, len(pairs), repeat)
+    progress = progress_log(session.log, len(pairs), repeat)
     seen = project.pair_environment(python)
     workdir = project.matrix.run_from
     cell_run = run_pairs(python, pairs, project.matrix.timeout, repeat, progress, None, seen, workdir=workdir)
@@ -107,4 +108,7 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
         inputs={"installed_python": python, "repeat": repeat},
     )
     session.log(f"{result.cell_id}: {tally(records)}")
-    return write_result(project, session, result)
+    path = write(project, result)
+    if isinstance(path, NothingStored):
+        raise TorchmatrixError(path.message)
+    return path

@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     from ..project import Project
 
 
+def queue_report(session: nox.Session) -> None:
+    """Queue this session after the cells; nox runs it once, however many cells ask."""
+    # Under `nox -j N` each session runs in its own nox process, which cannot
+    # queue another (ValueError): `nox -j N -s probe report` prints the table once, last.
+    with contextlib.suppress(ValueError):
+        session.notify("report", posargs=[])  # the table takes none of the cells' arguments (--force)
+
+
 def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command: str | None = None) -> None:
     """Render every machine's results into the output folder, print each machine's table, diff if asked.
 

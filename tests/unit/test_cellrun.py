@@ -1,0 +1,149 @@
+"""A cell run is a value: what it stored, or why nothing, told apart from how nox says it."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+import pytest
+from packaging.version import Version
+
+from torchmatrix import cellrun, releases, results
+from torchmatrix.cellrun import CellOutcome, CellRequest, Installer, NothingStored, UpToDate, Written
+from torchmatrix.core import Outcome
+from torchmatrix.matrix import TorchEntry
+from torchmatrix.project import Project
+from torchmatrix.sessions import probe as probe_session
+from torchmatrix.sessions.handback import Ending, Stored
+
+from .test_project import project
+from .test_results import result
+
+
+class Environment:
+    """A cell's environment whose installer answers as told: each install fails while ``failing`` says so."""
+
+    def __init__(self, folder: Path, failing: Sequence[bool] = (True,), uses_uv: bool = False) -> None:
+        self.location = folder / "probe-1-12-1"
+        self.location.mkdir(parents=True)
+        self.python = str(self.location / "bin" / "python")
+        self.uses_uv = uses_uv
+        self.failing = list(failing)
+        self.installs: list[list[str]] = []
+        self.lines: list[str] = []
+        self.rebuilt = 0
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)
+
+    warn = log
+
+    def install(self, arguments: Sequence[str], output: IO[str]) -> bool:
+        self.installs.append(list(arguments))
+        output.write("Resolved 3 packages\nerror: no matching distribution for torch==1.12.1\n")
+        return not self.failing.pop(0)
+
+    def run(self, arguments: Sequence[str]) -> str:
+        return ""  # the seed: ensurepip
+
+    def rebuild(self) -> None:
+        self.rebuilt += 1
+
+
+def planned(tmp_path: Path) -> Project:
+    return project(tmp_path, TorchEntry(Version("1.12.1")))
+
+
+def test_a_failed_install_in_a_new_environment_is_the_cells_install_error_stored(tmp_path: Path) -> None:
+    here = planned(tmp_path)
+    ended = cellrun.run_cell(here, here.cells[0], Environment(tmp_path), Installer(), CellRequest())
+    assert isinstance(ended, CellOutcome) and ended.outcome is Outcome.INSTALL_ERROR
+    assert "no matching distribution for torch==1.12.1" in ended.message and ended.path is not None
+    stored = results.read(ended.path)
+    assert (stored.outcome, stored.finished_at) == (Outcome.INSTALL_ERROR, ended.finished_at)
+
+
+def test_an_index_found_dead_is_not_asked_again_in_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(releases, "reachable", lambda url: False)
+    here, installer = planned(tmp_path), Installer()
+    first = Environment(tmp_path / "a", failing=[True, True], uses_uv=True)
+    ended = cellrun.run_cell(here, here.cells[0], first, installer, CellRequest())
+    assert ["--offline" in install for install in first.installs] == [False, True]
+    assert f"cannot reach {here.matrix.index_url}: installing from uv's cache alone (--offline)" in first.lines
+    assert isinstance(ended, CellOutcome) and "cannot be reached and uv's cache lacks something" in ended.message
+    later = Environment(tmp_path / "b", failing=[True], uses_uv=True)
+    cellrun.run_cell(here, here.cells[0], later, installer, CellRequest())
+    assert ["--offline" in install for install in later.installs] == [True], "offline at once"
+    fresh = Environment(tmp_path / "c", failing=[True, True], uses_uv=True)
+    cellrun.run_cell(here, here.cells[0], fresh, Installer(), CellRequest())  # another run knows nothing of it
+    assert ["--offline" in install for install in fresh.installs] == [False, True]
+
+
+def test_a_cells_own_outcome_never_replaces_measured_records(tmp_path: Path) -> None:
+    here = planned(tmp_path)
+    cell = dataclasses.replace(here.cells[0], outcome=Outcome.NO_WHEEL, hint="no wheel for this platform")
+    measured = result(machine=here.machine, cell_id=cell.id, torch="1.12.1", python=cell.python)
+    path = results.write(here.results_dir, measured)
+    ended = cellrun.run_cell(here, cell, Environment(tmp_path), Installer(), CellRequest())
+    assert ended == CellOutcome(
+        Outcome.NO_WHEEL, f"no wheel for this platform\n(the records stored at {measured.finished_at} are kept)", None
+    )
+    assert results.read(path) == measured
+
+
+def test_what_stops_a_run_before_anything_is_stored_is_a_value(tmp_path: Path) -> None:
+    here = planned(tmp_path)
+    unplanned = dataclasses.replace(here.cells[0], interpreter=None, outcome=None, hint="no Python 3.10 here")
+    assert cellrun.run_cell(here, unplanned, Environment(tmp_path), Installer(), CellRequest()) == NothingStored(
+        "no Python 3.10 here"
+    )
+    newer = here.result_file(here.cells[0])
+    newer.parent.mkdir(parents=True)
+    newer.write_text(json.dumps({"schema": 999}))
+    ended = cellrun.run_cell(here, here.cells[0], Environment(tmp_path / "x"), Installer(), CellRequest())
+    assert isinstance(ended, NothingStored) and "holds a newer torchmatrix's result" in ended.message
+    assert json.loads(newer.read_text()) == {"schema": 999}
+
+
+class Session:
+    """What the probe session's telling asks of nox: skip and error end it, as nox's do."""
+
+    class Ended(Exception):
+        pass
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, str]] = []
+
+    def skip(self, message: str) -> None:
+        self.said.append(("skip", message))
+        raise Session.Ended
+
+    def error(self, message: str) -> None:
+        self.said.append(("error", message))
+        raise Session.Ended
+
+
+@pytest.mark.parametrize(
+    ("ended", "said", "stored"),
+    [
+        (Written(Path("r.json"), result()), [], Stored.WRITTEN),
+        (Written(Path("r.json"), result(), ("autograd_dot on cpu: fail",)), ["error"], Stored.WRITTEN),
+        (UpToDate(Path("r.json"), result(), "up to date"), ["skip"], Stored.UP_TO_DATE),
+        (CellOutcome(Outcome.INSTALL_ERROR, "no torch", Path("r.json")), ["error"], Stored.WRITTEN),
+        (CellOutcome(Outcome.NO_WHEEL, "no wheel", Path("r.json")), ["skip"], Stored.WRITTEN),
+        (CellOutcome(Outcome.NO_WHEEL, "no wheel; kept", None), ["skip"], Stored.NOTHING),
+        (NothingStored("cannot write"), ["error"], Stored.NOTHING),
+    ],
+)
+def test_the_probe_session_says_each_ending_in_noxs_words(
+    ended: cellrun.Ended, said: list[str], stored: Stored
+) -> None:
+    session, ending = Session(), Ending()
+    with contextlib.suppress(Session.Ended):
+        probe_session.tell(session, ended, ending)  # type: ignore[arg-type]
+    assert [kind for kind, _ in session.said] == said
+    assert ending.stored is stored
