@@ -119,6 +119,7 @@ def test_a_folder_the_record_names_is_given_relative_to_the_script_and_none_as_n
         {"function": "reproduce", "arguments": {"seed": float("nan")}},
         {"function": "reproduce", "arguments": {"seed": 0}, "folders": ["store"]},  # a folder it does not give
         {"function": "reproduce", "arguments": {"store": 3}, "folders": ["store"]},
+        {"function": "reproduce", "arguments": {}, "folders": [{}]},
     ],
 )
 def test_a_record_that_asks_for_no_script_or_in_another_shape_gets_none(asked: object) -> None:

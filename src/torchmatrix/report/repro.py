@@ -67,7 +67,7 @@ class ReproCall:
             return None
         if not all(_identifier(name) and name not in GIVEN and _literal(value) for name, value in arguments.items()):
             return None
-        if not all(name in arguments and (arguments[name] is None or isinstance(arguments[name], str))
+        if not all(isinstance(name, str) and name in arguments and isinstance(arguments[name], str | None)
                    for name in folders):  # fmt: skip
             return None
         return cls(asked["function"], dict(arguments), frozenset(folders))
@@ -194,21 +194,11 @@ def sample_changes(history: History, column: Column | None = None) -> tuple[Samp
                 entry = history.entries.get((row, where))
                 call = ReproCall.of(_metrics(entry.record if entry is not None else None))
                 for digest, old, new in changed_samples(earlier, step.check):
-                    found.append(
-                        SampleChange(
-                            history.probe,
-                            name,
-                            where,
-                            step.against,
-                            row,
-                            digest,
-                            old,
-                            new,
-                            _ulps(earlier, digest),
-                            _ulps(step.check, digest),
-                            call,
-                        )  # fmt: skip
-                    )
+                    change = SampleChange(
+                        history.probe, name, where, step.against, row, digest, old, new,
+                        _ulps(earlier, digest), _ulps(step.check, digest), call,
+                    )  # fmt: skip
+                    found.append(change)
     return tuple(found)
 
 
@@ -222,7 +212,7 @@ def scripts(changes: Iterable[SampleChange], probe: ProbeSource) -> dict[str, st
     if not grouped:
         return {}
     module = module_path(next(iter(grouped.values()))[0].probe)
-    found = {path: _script(changes, probe, module) for path, changes in grouped.items()}
+    found = {path: _script(group, probe, module) for path, group in grouped.items()}
     return {**found, module: _copy(probe, module)}
 
 
