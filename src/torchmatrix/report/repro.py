@@ -18,6 +18,7 @@ torchmatrix. A record without ``metrics.repro`` gets none. A pure function of th
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import keyword
 import math
@@ -127,13 +128,14 @@ class ProbeSource:
     dependencies: tuple[str, ...] = ()
     """The probe's PEP 723 ``dependencies``: the scripts' too."""
 
-    def defines(self, function: str) -> bool:
-        """Whether the probe's file defines ``function`` at its top level."""
+    @functools.cached_property
+    def functions(self) -> frozenset[str]:
+        """The functions the probe's file defines at its top level: those a record may ask a script to call."""
         try:
             tree = ast.parse(self.source)
         except SyntaxError:
-            return False
-        return any(isinstance(node, ast.FunctionDef) and node.name == function for node in tree.body)
+            return frozenset()
+        return frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
 
     def given(self, call: ReproCall) -> dict[str, Any]:
         """The call's arguments, each folder relative to the scripts' folder."""
@@ -207,7 +209,7 @@ def scripts(changes: Iterable[SampleChange], probe: ProbeSource) -> dict[str, st
     asks for one of a function ``probe`` defines; and the copy of the probe they import."""
     grouped: dict[str, list[SampleChange]] = {}
     for change in changes:
-        if change.call is not None and probe.defines(change.call.function):
+        if change.call is not None and change.call.function in probe.functions:
             grouped.setdefault(change.script, []).append(change)
     if not grouped:
         return {}
