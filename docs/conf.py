@@ -8,7 +8,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 project = "torchmatrix"
 copyright = "torchmatrix's authors"
 
-extensions = ["myst_parser", "reference_tables"]
+extensions = ["myst_parser", "reference_tables", "example_report"]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
 

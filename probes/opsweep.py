@@ -35,6 +35,11 @@ matrix's probe_options: {opsweep: {...}}:
            entirely, or a list of full names; default every operator
   samples: how many samples per operator, at most (default 3)
   seed:    the seed of inputs and random operators (default 0)
+  store:   a folder of captured samples, relative to this file's folder, that every
+           release replays (default none: op_db's own samples of each release)
+
+Its record asks the report for a repro script per sample whose output changed
+(metrics.repro): each calls reproduce(), below, on its sample.
 """
 
 import contextlib
@@ -46,6 +51,7 @@ import os
 import random
 import re
 import signal
+import sys
 import time
 import traceback
 
@@ -834,6 +840,11 @@ def summary(op_db, checks, not_float32, seconds, options, store=None):
         "tolerance": {"rtol": RTOL, "atol": ATOL, "against": "the same values in float64 on the CPU"},
         "options": options,
         "slowest": [[name, round(spent, 3)] for name, spent in slowest],
+        "repro": {
+            "function": "reproduce",
+            "arguments": {"seed": options["seed"], "samples": options["samples"], "store": options["store"]},
+            "folders": ["store"],
+        },
     }
     if store is not None:
         metrics["store"] = {
@@ -861,6 +872,91 @@ def describe(metrics):
 
 def beyond_tolerance(check):
     return check["error"] is not None and check["error"] > check["tolerance"]
+
+
+# --- a repro of one sample: what the report's repro scripts call (the record's metrics.repro) --------------------
+
+ELEMENTS = 8
+"""How many of each output tensor's first elements a repro prints."""
+
+
+def reproduce(operator, input_digest, device, seed=DEFAULTS["seed"], samples=DEFAULTS["samples"], store=None):
+    """Run ``operator`` on the sample whose inputs' digest is ``input_digest``, as the sweep does; print the output's
+    digest (the one the sweep records) and its first elements on stdout, which bisect --by-output compares, and the
+    release on stderr. Exit 125 (bisect's "skip") where this release cannot run it.
+
+    ``store``: the folder of captured samples, as given (a repro script gives it relative to itself); ``seed`` and
+    ``samples``: the sweep's options, where it ran the operator on op_db's own samples, which are made again.
+    """
+    sys.stderr.write("torch {}\n".format(torch.__version__))
+    try:
+        op_db = load_op_db()
+    except RuntimeError as error:
+        sys.stderr.write("{}\n".format(error))
+        sys.exit(125)
+    ops = [op for op in op_db if full_name(op) == operator]
+    if not ops:
+        sys.stderr.write("this torch's op_db has no operator {}\n".format(operator))
+        sys.exit(125)
+    found = find_sample(ops[0], input_digest, device, store, {"seed": seed, "samples": samples})
+    if found is None:
+        sys.stderr.write("no sample of {} with the input {} here\n".format(operator, input_digest))
+        sys.exit(125)
+    values, seeded_with = found
+    print("{} on {}: input {}".format(operator, device, input_digest))
+    try:
+        output, _ = call(ops[0], values, seeded_with)
+    except Exception as error:
+        print("output raised " + type(error).__name__)
+        sys.stderr.write(short(error) + "\n")
+        return
+    print("output " + digest(output))
+    for line in elements(output, "output"):
+        print(line)
+
+
+def find_sample(op, input_digest, device, store, options):
+    """The sample's values and seed: from the store, else from op_db's own samples; None where neither has it."""
+    if store:
+        stored = Store(store)
+        for sample in (stored.samples(full_name(op)) or {}).get("samples", []):
+            try:
+                values = stored.decode(sample["value"], device)
+            except Exception:  # a dtype this release lacks
+                continue
+            if digest(values, with_strides=True) == input_digest:
+                return values, sample_seed(sample["key"])
+    try:
+        made = first_samples(op, device, options)
+    except Exception:
+        return None
+    for sample in made:
+        values = sample_values(sample)
+        if digest(values, with_strides=True) == input_digest:
+            return values, options["seed"]
+    return None
+
+
+def elements(value, where):
+    """A line per output tensor: its dtype, shape and first elements, as Python prints them in any release."""
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach().cpu()
+        if tensor.layout != torch.strided:
+            tensor = tensor.to_dense()
+        for resolve in ("resolve_conj", "resolve_neg"):
+            if hasattr(tensor, resolve):
+                tensor = getattr(tensor, resolve)()
+        flat = tensor.reshape(-1)
+        shown = " ".join(repr(item) for item in flat[:ELEMENTS].tolist())
+        more = " ..." if flat.numel() > ELEMENTS else ""
+        dtype = str(tensor.dtype).replace("torch.", "")
+        yield "{} {} {}: {}{}".format(where, dtype, list(tensor.shape), shown, more)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            for line in elements(item, "{}[{}]".format(where, index)):
+                yield line
+    else:
+        yield "{} {}".format(where, stable_repr(value))
 
 
 # --- capturing, by hand: python probes/opsweep.py capture FOLDER --------------------------------------------------

@@ -68,6 +68,19 @@ def text(markdown: str) -> str:
     return markdown.replace("`", "")
 
 
+def test_the_site_publishes_the_example_report_and_the_inputs_its_scripts_read(site: Path) -> None:
+    soup = BeautifulSoup((site / "reports.html").read_text(encoding="utf-8"), "html.parser")
+    linked = {link["href"] for link in soup.select("a[href^='example-report/']")}
+    assert linked == {"example-report/compatibility.html", "example-report/CHECK-CHANGES.md"}
+    for href in linked:
+        assert (site / href).is_file(), href
+    page = (site / "example-report" / "compatibility.html").read_text(encoding="utf-8")
+    assert (
+        "linux-x86_64-intel-xeon" in page and (site / "example-report" / "compatibility-opsweep-checks.html").is_file()
+    )
+    assert (site / "example-report" / "inputs" / "opsweep" / "samples.json").is_file()
+
+
 def test_every_key_of_the_matrix_is_in_the_key_reference(site: Path) -> None:
     expected = [
         [path, "yes" if key.required else "no", f"{path.rsplit('.', 1)[-1]}: {key.example}", text(key.help)]

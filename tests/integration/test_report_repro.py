@@ -1,8 +1,8 @@
 """A repro script for real: generated for a sample the operator sweep replayed from the store, run by hand.
 
 The torch is one this machine installs without a download (tests/faults/conftest.py's ``local_torch``). The sweep
-replays the committed store's samples of one operator; the script made for one of them, run with the Python of
-the sweep's environment, prints the output digest the sweep recorded.
+replays the committed store's samples of one operator; the script its record asks for one of them, run with the
+Python of the sweep's environment, prints the output digest the sweep recorded.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import results, scriptmeta
+from torchmatrix import results
 from torchmatrix.checks import checks_of
-from torchmatrix.report import repro
+from torchmatrix.report import model, repro
 from torchmatrix.report.model import Column, Row
 
 from ..conftest import ROOT
@@ -47,22 +47,18 @@ def test_a_generated_script_prints_the_digest_the_sweep_recorded(tmp_path: Path)
     sample = checks_of(record)[OPERATOR]["samples"][-1]
     assert not sample["output"].startswith("raised"), sample
 
+    # The script the record asks for (its metrics.repro), made from the probe's file as the report finds it.
+    scripts = tmp_path / "out" / repro.FOLDER
+    sources = repro.sources(model.build([result]).tables, lambda name: ROOT / "probes" / f"{name}.py", scripts, ROOT)
     change = repro.SampleChange(
         "opsweep", OPERATOR, Column("repro-box", "cpu"), Row("0.0.0", None), Row(torch.version, None),
-        sample["input"], "0" * 16, sample["output"],
+        sample["input"], "0" * 16, sample["output"], call=repro.ReproCall.of(record.metrics),
     )  # fmt: skip
-    scripts = tmp_path / "out" / repro.FOLDER
-    probe = ROOT / "probes" / "opsweep.py"
-    sweep = repro.Sweep(
-        probe.read_text(encoding="utf-8"),
-        Path(os.path.relpath(STORE, scripts)).as_posix(),
-        dependencies=scriptmeta.dependencies(probe),
-    )
-    files = repro.scripts([change], sweep)
-    (tmp_path / "out" / repro.FOLDER).mkdir(parents=True)
+    files = repro.scripts([change], sources["opsweep"])
+    scripts.mkdir(parents=True)
     for name, text in files.items():
         (tmp_path / "out" / name).write_text(text)
-    [script] = [tmp_path / "out" / name for name in files if name != repro.functions_path("opsweep")]
+    [script] = [tmp_path / "out" / name for name in files if not name.endswith(repro.MODULE_SUFFIX)]
 
     [python] = (tmp_path / ".nox").glob("probe-*/bin/python")
     # By hand, from elsewhere: the script finds the store from its own place.

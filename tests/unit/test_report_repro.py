@@ -1,4 +1,4 @@
-"""The repro scripts: one per sample whose output changed, made from the sweep probe's own functions."""
+"""The repro scripts: one per sample whose output changed, where the probe's records ask for them."""
 
 from __future__ import annotations
 
@@ -6,25 +6,40 @@ import ast
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from torchmatrix import probekinds, scriptmeta
 from torchmatrix.core import Kind
 from torchmatrix.matrix.schema import PROBE_NAME
 from torchmatrix.report import history, model, publish, repro
+from torchmatrix.results import CellResult
 
 from ..conftest import ROOT
-from .report_data import operator, swept
+from .report_data import autograd, cell, operator, swept
 
 SWEEP = (ROOT / "probes" / "opsweep.py").read_text(encoding="utf-8")
+PROBE = repro.ProbeSource(SWEEP, Path("/project/probes"), Path("/project/reports/repro"), "reports/repro")
+"""The sweep's file, for scripts written into reports/repro beside the probes."""
+ASKED = {"function": "reproduce", "arguments": {"seed": 0, "store": "../reports/inputs/opsweep"}, "folders": ["store"]}
+"""What the sweep's records ask of their repro scripts."""
 
 
-def sweep_history() -> history.History:
+def asking(found: list[CellResult], asked: object = ASKED) -> list[CellResult]:
+    """``found``, each record asking for repro scripts with ``asked`` as its ``metrics.repro``."""
+    for result in found:
+        for record in result.records:
+            record.metrics["repro"] = asked
+    return found
+
+
+def sweep_history(asked: object = ASKED) -> history.History:
     found = [
         swept("2.0.1", "3.11", [operator("exp2", [("b1e54f21c4cac4e0", "A"), ("s2", "B")])]),
         swept("2.2.0", "3.12", [operator("exp2", [("b1e54f21c4cac4e0", "A*"), ("s2", "B")])], capability="AVX512"),
     ]
     found[0].records[0].metrics["checks"][0]["samples"][0]["ulps"] = 3
     found[1].records[0].metrics["checks"][0]["samples"][0]["ulps"] = 1
-    [result] = history.histories(model.build(found))
+    [result] = history.histories(model.build(asking(found, asked)))
     return result
 
 
@@ -46,9 +61,9 @@ def test_closer_further_or_as_far_from_exact_and_nothing_where_a_distance_is_unk
 
 
 def test_a_script_is_a_standalone_script_bisect_takes_as_it_is(tmp_path: Path) -> None:
-    sweep = repro.Sweep(SWEEP, "../inputs/opsweep", "reports/repro", ("numpy", "expecttest"))
-    files = repro.scripts(repro.sample_changes(sweep_history()), sweep)
-    shared = files.pop(repro.functions_path("opsweep"))
+    probe = dataclasses.replace(PROBE, dependencies=("numpy", "expecttest"))
+    files = repro.scripts(repro.sample_changes(sweep_history()), probe)
+    copy = files.pop(repro.module_path("opsweep"))
     [(name, text)] = files.items()
     path = tmp_path / name.rpartition("/")[2]
     path.write_text(text)
@@ -56,27 +71,25 @@ def test_a_script_is_a_standalone_script_bisect_takes_as_it_is(tmp_path: Path) -
     assert probekinds.kind_of_file(path) is Kind.SCRIPT_OR_TESTS  # no run(): no test either, pytest will say
     meta = scriptmeta.read(path)
     assert meta.dependencies == ("numpy", "expecttest") and meta.devices is None  # cpu alone
-    for source in (text, shared):
+    for source in (text, copy):
         tree = ast.parse(source)
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
         assert not any(module.startswith("torchmatrix") for module in imported)
-    assert "from opsweep_functions import reproduce" in text and len(text.splitlines()) < 60
-    assert (
-        "OPERATOR = 'exp2'" in text and "INPUT = 'b1e54f21c4cac4e0'" in text and "STORE = '../inputs/opsweep'" in text
-    )
+    assert "from opsweep_probe import reproduce" in text and len(text.splitlines()) < 40
+    # The call the record asks for, its folder given from the script's own place.
+    assert "reproduce('exp2', 'b1e54f21c4cac4e0', 'cpu', seed=0, store=os.path.join(HERE, '../inputs/opsweep'))" in text
     assert "nox -s bisect -- reports/repro/exp2_b1e54f21c4cac4e0.py --by-output --from 2.0.1 --to 2.2.0" in text
     assert "x86-box, cpu: torch 2.0.1 A (3 ulps) -> torch 2.2.0 A* (1 ulps): closer to exact" in text
-    # The sweep's own functions, copied once beside the scripts: the digest is the sweep's by construction.
-    defined = {node.name for node in ast.parse(shared).body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
-    assert {"digest", "tensor_bytes", "call", "Store", "decode", "reproduce", "find_sample"} <= defined
+    # The probe's own file, copied once beside the scripts: what a script prints is the probe's by construction.
+    assert copy.endswith(SWEEP) and copy.count("\n") == SWEEP.count("\n") + 1
 
 
 def test_a_script_of_another_device_says_it_runs_there(tmp_path: Path) -> None:
     [change] = repro.sample_changes(sweep_history())
     cuda = dataclasses.replace(change, column=model.Column("x86-box", "cuda"))
-    files = repro.scripts([cuda], repro.Sweep(SWEEP))
-    files.pop(repro.functions_path("opsweep"))
+    files = repro.scripts([cuda], PROBE)
+    files.pop(repro.module_path("opsweep"))
     [(name, text)] = files.items()
     assert name == "repro/exp2_b1e54f21c4cac4e0_cuda.py"
     path = tmp_path / "script.py"
@@ -84,18 +97,64 @@ def test_a_script_of_another_device_says_it_runs_there(tmp_path: Path) -> None:
     assert scriptmeta.read(path).devices == ("cuda",)
 
 
-def test_only_a_probe_that_defines_the_sweeps_functions_can_lend_them() -> None:
-    assert repro.can_borrow(SWEEP)
-    assert not repro.can_borrow((ROOT / "probes" / "autograd_dot.py").read_text(encoding="utf-8"))
+def test_a_folder_the_record_names_is_given_relative_to_the_script_and_none_as_none() -> None:
+    elsewhere = dataclasses.replace(PROBE, scripts=Path("/elsewhere/out/repro"))
+    call = repro.ReproCall("reproduce", {"store": "../reports/inputs", "seed": 1}, frozenset({"store"}))
+    assert elsewhere.given(call) == {"store": "../../../project/reports/inputs", "seed": 1}
+    asked = dict(ASKED, arguments={"seed": 0, "store": None})
+    [(_, text)] = [item for item in repro.scripts(repro.sample_changes(sweep_history(asked)), PROBE).items()
+                   if not item[0].endswith(repro.MODULE_SUFFIX)]  # fmt: skip
+    assert "reproduce('exp2', 'b1e54f21c4cac4e0', 'cpu', seed=0, store=None)" in text
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        None,
+        "reproduce",
+        {"function": "os.system('rm -rf ~')"},
+        {"function": "import"},
+        {"function": "reproduce", "arguments": {"x) or os.system('x'": 1}},
+        {"function": "reproduce", "arguments": {"check": "exp2"}},  # what a script gives first
+        {"function": "reproduce", "arguments": {"seed": float("nan")}},
+        {"function": "reproduce", "arguments": {"seed": 0}, "folders": ["store"]},  # a folder it does not give
+        {"function": "reproduce", "arguments": {"store": 3}, "folders": ["store"]},
+        {"function": "reproduce", "arguments": {}, "folders": [{}]},
+    ],
+)
+def test_a_record_that_asks_for_no_script_or_in_another_shape_gets_none(asked: object) -> None:
+    changes = repro.sample_changes(sweep_history(asked))
+    assert [change.call for change in changes] == [None]
+    assert repro.scripts(changes, PROBE) == {}
+
+
+def test_only_a_function_the_probe_defines_is_called() -> None:
+    changes = repro.sample_changes(sweep_history(dict(ASKED, function="no_such_function")))
+    assert repro.scripts(changes, PROBE) == {}
+
+
+def test_the_probes_that_ask_are_found_by_their_records_and_read_from_their_files(tmp_path: Path) -> None:
+    found = asking([swept("2.0.1", "3.11", [operator("exp2", [("b1e54f21c4cac4e0", "A")])])])
+    found.append(cell("x86-box", "2.2.0", "3.12", (autograd("cpu"),)))  # a probe whose records ask for none
+    report = model.build(found)
+    files = {"opsweep": ROOT / "probes" / "opsweep.py", "autograd_dot": ROOT / "probes" / "autograd_dot.py"}
+    sources = repro.sources(report.tables, files.get, ROOT / "reports" / "repro", ROOT)
+    assert list(sources) == ["opsweep"]
+    assert sources["opsweep"] == repro.ProbeSource(
+        SWEEP, ROOT / "probes", ROOT / "reports" / "repro", "reports/repro",
+        scriptmeta.dependencies(ROOT / "probes" / "opsweep.py"),
+    )  # fmt: skip
+    assert repro.sources(report.tables, lambda name: tmp_path / "absent.py", tmp_path, tmp_path) == {}
+    assert repro.sources(report.tables, lambda name: None, tmp_path, tmp_path) == {}
 
 
 def test_the_views_link_each_changed_sample_to_its_script() -> None:
-    found = [
+    found = asking([
         swept("2.0.1", "3.11", [operator("exp2", [("b1e54f21c4cac4e0", "A")])]),
         swept("2.2.0", "3.12", [operator("exp2", [("b1e54f21c4cac4e0", "A*")])]),
-    ]
-    files = publish.render(model.build(found), ("html", "changes"), sweeps={"opsweep": repro.Sweep(SWEEP)})
-    assert "repro/exp2_b1e54f21c4cac4e0.py" in files
+    ])  # fmt: skip
+    files = publish.render(model.build(found), ("html", "changes"), probes={"opsweep": PROBE})
+    assert "repro/exp2_b1e54f21c4cac4e0.py" in files and "repro/opsweep_probe.py" in files
     assert "[exp2_b1e54f21c4cac4e0.py](repro/exp2_b1e54f21c4cac4e0.py)" in files["CHECK-CHANGES.md"]
     assert '<a href="repro/exp2_b1e54f21c4cac4e0.py">' in files["compatibility.html"]
     without = publish.render(model.build(found), ("changes",))

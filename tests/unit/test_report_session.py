@@ -10,14 +10,16 @@ import pytest
 from packaging.version import Version
 
 from torchmatrix import project as projects
-from torchmatrix import variables
+from torchmatrix import scriptmeta, variables
 from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.project import Project
+from torchmatrix.report import model
 from torchmatrix.results import CellResult
-from torchmatrix.sessions.report import _matrix_cells, answers_marked_stale
+from torchmatrix.sessions.report import _matrix_cells, _probe_sources, answers_marked_stale
 from torchmatrix.summaries import Summary
 
+from ..conftest import ROOT
 from .test_project import project
 from .test_results import result
 from .test_summaries import summary_json
@@ -80,3 +82,23 @@ def test_the_table_after_a_run_of_chosen_releases_is_of_those_and_a_bisects_chil
     monkeypatch.setattr(projects, "load", lambda root, environ: listed)  # the matrix as its file says
     child = dataclasses.replace(ran, caller={**chosen, variables.HANDBACK.name: str(tmp_path)})
     assert _matrix_cells(child).why_not(built) == "torch 1.11.0 is not among the matrix's releases"
+
+
+def test_the_probes_whose_records_ask_for_repro_scripts_are_read_from_the_matrix_or_probes_beside_it(
+    tmp_path: Path,
+) -> None:
+    """A probe of the matrix from its file; one it no longer has from probes/ beside it; one that asks none, or
+    that no probe's name names, gets none."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "opsweep.py").write_text((ROOT / "probes" / "opsweep.py").read_text("utf-8"), "utf-8")
+    asking = {"repro": {"function": "reproduce", "arguments": {}}}
+    records = [Record(name, "cpu", Outcome.PASS, dict(asking), "", 0.1) for name in ("autograd_dot", "opsweep", "../x")]
+    records.append(Record("batched_matmul", "cpu", Outcome.PASS, {}, "", 0.1))
+    found = _probe_sources(here, model.build([result("1.12.1", records=tuple(records))]))
+    assert sorted(found) == ["autograd_dot", "opsweep"]
+    assert found["autograd_dot"].probe_folder == tmp_path and found["autograd_dot"].source.startswith("# autograd_dot")
+    sweep = found["opsweep"]
+    assert (sweep.probe_folder, sweep.scripts, sweep.folder) == (tmp_path / "probes", tmp_path / "reports" / "repro",
+                                                                 "reports/repro")  # fmt: skip
+    assert sweep.dependencies == scriptmeta.dependencies(ROOT / "probes" / "opsweep.py")

@@ -28,13 +28,14 @@ def render(
     report: Report,
     formats: Iterable[str] = DEFAULT_FORMATS,
     bisections: Sequence[Summary] = (),
-    sweeps: Mapping[str, repro.Sweep] | None = None,
+    probes: Mapping[str, repro.ProbeSource] | None = None,
 ) -> dict[str, str]:
     """File name -> content for each format in ``formats``, and the charts the Markdown or RST shows beside it.
 
     ``bisections`` (the stored bisections' summaries) add their "changed in" section to the Markdown and the page.
-    ``sweeps`` (a probe's name -> what its repros are made from) add, with the page or CHECK-CHANGES.md, a repro
-    script per sample of that probe whose output changed (``repro/…py``), which they link.
+    ``probes`` (a probe's name -> its file, :func:`.repro.sources`) add, with the page or CHECK-CHANGES.md, a repro
+    script per sample of that probe whose output changed where its record asks for one (``repro/…py``), which
+    they link.
     """
     formats = set(formats)
     charts = chart.charts(report)
@@ -47,8 +48,8 @@ def render(
     scripts = {
         path: text
         for found in histories
-        if found.probe in (sweeps or {})
-        for path, text in repro.scripts(repro.sample_changes(found), (sweeps or {})[found.probe]).items()
+        if found.probe in (probes or {})
+        for path, text in repro.scripts(repro.sample_changes(found), (probes or {})[found.probe]).items()
     }
     renderers = {
         "md": lambda: markdown.render(report, pictures, bisections),

@@ -1,68 +1,77 @@
-"""A repro per changed sample: a standalone script that runs one operator of the sweep on one sample's inputs.
+"""A repro per changed sample: a standalone script that runs one sample again, for a probe whose records ask for it.
+
+A probe asks through its records: ``metrics.repro`` names a function of the probe that runs one sample again,
+called as ``function(check, input, device, **arguments)`` (the check's name, the sample's input digest, the
+device), the arguments to give it, and which of them are folders relative to the probe's own folder::
+
+    "repro": {"function": "reproduce", "arguments": {"seed": 0, "store": "../inputs"}, "folders": ["store"]}
 
 Every sample whose output changed between two releases (:func:`.sameinputs.changed_samples`, on the steps a
-history marks changed) gets a script, ``repro/<operator>_<input>.py`` beside the reports, that the views
-link. It finds the sample in the store of captured inputs (by a path relative to itself; or, for an operator
-the sweep ran on op_db's own samples, makes them again from the sweep's seed), checks that its input digest
-is the one recorded, runs the operator as the sweep does, and prints the output's digest (the one the sweep
-records) and its first elements. Run by hand under the two releases it shows the difference;
-``nox -s bisect -- <script> --by-output`` takes it as it is, as its printed lines are what changed.
-
-The scripts import nothing of torchmatrix. The sweep's own functions (the store's reader, the call, the
-digests) are copied once from the probe's source into a module beside them, ``repro/<probe>_functions.py``,
-which every script imports, so its digest is the sweep's by construction; a script is a few lines of its own
-(the sample it is about), runnable from its folder. A pure function of the histories and that source.
+history marks changed) of such a probe gets a script, ``repro/<check>_<input>.py`` beside the reports, that the
+views link: a PEP 723 block of the probe's dependencies, what the probe recorded, the ``nox -s bisect`` line that
+finds the release where it changed, and the call, made as the later release's record asks, its folders given
+relative to the script. The scripts import the probe from one copy of its file the report writes beside them,
+``repro/<probe>_probe.py``, so what a script prints is the probe's by construction; they import nothing of
+torchmatrix. A record without ``metrics.repro`` gets none. A pure function of the histories and the probe's file.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import json
+import keyword
+import math
+import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from .. import scriptmeta
+from ..core import Record
+from ..errors import TorchmatrixError
+from ..matrix.schema import PROBE_NAME
 from .history import History, SincePrevious
 from .model import Column, Row, Table
 from .sameinputs import changed_samples
 
 FOLDER = "repro"
 """Where the scripts go, in the report's output folder."""
-BORROWED = (
-    "DIGEST_CHARS",
-    "MESSAGE_CHARS",
-    "_ADDRESS",
-    "load_op_db",
-    "full_name",
-    "first_samples",
-    "call",
-    "RandomUse",
-    "fresh_copy",
-    "random_state",
-    "sample_values",
-    "STORE_FORMAT",
-    "MANIFEST",
-    "Store",
-    "decode",
-    "decode_tensor",
-    "sample_seed",
-    "digest",
-    "feed",
-    "tensor_bytes",
-    "stable_repr",
-    "structured",
-    "seed_everything",
-    "short",
-)
-"""What a script takes from the sweep probe's source, by name."""
-ELEMENTS = 8
-"""How many of each output tensor's first elements a script prints."""
+MODULE_SUFFIX = "_probe.py"
+"""How the copy of a probe the scripts import ends: ``repro/opsweep_probe.py``."""
+GIVEN = ("check", "input", "device")
+"""What a script gives the probe's function first, in this order; no argument of the record may be named so."""
 
 
-def functions_path(probe: str) -> str:
-    """Where the sweep's functions the scripts import lie in the output folder (``repro/opsweep_functions.py``)."""
-    return f"{FOLDER}/{probe}_functions.py"
+@dataclass(frozen=True)
+class ReproCall:
+    """What a record's ``metrics.repro`` asks its scripts to call: the probe's function, and its arguments."""
+
+    function: str
+    arguments: Mapping[str, Any]
+    """Keyword arguments, each a JSON value the script writes as a Python literal."""
+    folders: frozenset[str] = frozenset()
+    """The arguments that are folders relative to the probe's folder (or null): the script gives them relative to
+    itself."""
+
+    @classmethod
+    def of(cls, metrics: Mapping[str, Any]) -> ReproCall | None:
+        """The call ``metrics`` (a record's) asks for; None where it asks none, or asks it in another shape: a
+        result file is anyone's, and what it names becomes code."""
+        asked = metrics.get("repro")
+        if not isinstance(asked, Mapping) or not _identifier(asked.get("function")):
+            return None
+        arguments, folders = asked.get("arguments", {}), asked.get("folders", [])
+        if not isinstance(arguments, Mapping) or not isinstance(folders, list):
+            return None
+        if not all(_identifier(name) and name not in GIVEN and _literal(value) for name, value in arguments.items()):
+            return None
+        if not all(isinstance(name, str) and name in arguments and isinstance(arguments[name], str | None)
+                   for name in folders):  # fmt: skip
+            return None
+        return cls(asked["function"], dict(arguments), frozenset(folders))
 
 
 @dataclass(frozen=True)
@@ -79,10 +88,8 @@ class SampleChange:
     output_after: str
     ulps_before: int | None = None
     ulps_after: int | None = None
-    seed: int = 0
-    samples: int = 3
-    """The sweep's options in the later release: where op_db's own samples are made again."""
-    random: bool = False
+    call: ReproCall | None = None
+    """What the later release's record asks a repro script to call; None: it asks for none."""
 
     @property
     def script(self) -> str:
@@ -107,17 +114,57 @@ class SampleChange:
 
 
 @dataclass(frozen=True)
-class Sweep:
-    """What the scripts are made from: the sweep probe's source, and where things lie from the report."""
+class ProbeSource:
+    """What the repro scripts of a probe are made from: its file, and where it and the scripts lie."""
 
     source: str
-    """The probe file's text."""
-    store: str = ""
-    """The store's folder, relative to the scripts' folder (``../inputs/opsweep``); '' for none."""
-    folder: str = f"reports/{FOLDER}"
-    """The scripts' folder as the project's root sees it, for the bisect command a script suggests."""
+    """The probe file's text, which the scripts import a copy of."""
+    probe_folder: Path
+    """The probe file's folder (absolute): the folders its record names are relative to it."""
+    scripts: Path
+    """The scripts' folder (absolute): a script gives those folders relative to it."""
+    folder: str
+    """The scripts' folder, relative to the matrix's: for the bisect command a script suggests."""
     dependencies: tuple[str, ...] = ()
-    """The probe's PEP 723 ``dependencies`` (op_db needs them to be imported): the scripts' too."""
+    """The probe's PEP 723 ``dependencies``: the scripts' too."""
+
+    @functools.cached_property
+    def functions(self) -> frozenset[str]:
+        """The functions the probe's file defines at its top level: those a record may ask a script to call."""
+        try:
+            tree = ast.parse(self.source)
+        except SyntaxError:
+            return frozenset()
+        return frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
+
+    def given(self, call: ReproCall) -> dict[str, Any]:
+        """The call's arguments, each folder relative to the scripts' folder."""
+        return {
+            name: Path(os.path.relpath(self.probe_folder / value, self.scripts)).as_posix()
+            if name in call.folders and isinstance(value, str) else value
+            for name, value in call.arguments.items()
+        }  # fmt: skip
+
+
+def sources(
+    tables: Iterable[Table], probe_file: Callable[[str], Path | None], scripts: Path, base: Path
+) -> dict[str, ProbeSource]:
+    """The file of each probe of ``tables`` whose records ask for repro scripts, by the probe's name:
+    ``probe_file(name)``, for scripts written into ``scripts``, the matrix's folder ``base``. A probe without a
+    file, or whose file cannot be read or has a malformed script block, gets none."""
+    found = {}
+    for table in tables:
+        path = probe_file(table.probe)
+        if path is None or not any(ReproCall.of(_metrics(entry.record)) for entry in table.entries.values()):
+            continue
+        try:
+            source = path.read_text(encoding="utf-8")
+            dependencies = scriptmeta.dependencies(path)
+        except (OSError, UnicodeDecodeError, TorchmatrixError):
+            continue
+        folder = Path(os.path.relpath(scripts.absolute(), base.absolute())).as_posix()
+        found[table.probe] = ProbeSource(source, path.parent.absolute(), scripts.absolute(), folder, dependencies)
+    return found
 
 
 def script_path(check: str, input_digest: str, device: str) -> str:
@@ -125,6 +172,12 @@ def script_path(check: str, input_digest: str, device: str) -> str:
     (letters, digits and _) so that bisect and a matrix take it."""
     name = re.sub(r"[^A-Za-z0-9]+", "_", check).strip("_") + "_" + re.sub(r"[^A-Za-z0-9]", "", input_digest)
     return f"{FOLDER}/{name}{'' if device == 'cpu' else '_' + re.sub(r'[^A-Za-z0-9]', '', device)}.py"
+
+
+def module_path(probe: str) -> str:
+    """Where the copy of ``probe`` the scripts import lies in the output folder (``repro/opsweep_probe.py``)."""
+    name = re.sub(r"[^A-Za-z0-9]+", "_", probe).strip("_")
+    return f"{FOLDER}/{name if PROBE_NAME.match(name) else 'probe_' + name}{MODULE_SUFFIX}"
 
 
 def sample_changes(history: History, column: Column | None = None) -> tuple[SampleChange, ...]:
@@ -140,78 +193,43 @@ def sample_changes(history: History, column: Column | None = None) -> tuple[Samp
                 if step is None or step.change is not SincePrevious.CHANGED or step.against is None:
                     continue
                 earlier = history.steps[name, step.against, where].check
-                options = _options(history, row, where)
+                entry = history.entries.get((row, where))
+                call = ReproCall.of(_metrics(entry.record if entry is not None else None))
                 for digest, old, new in changed_samples(earlier, step.check):
-                    found.append(
-                        SampleChange(
-                            history.probe,
-                            name,
-                            where,
-                            step.against,
-                            row,
-                            digest,
-                            old,
-                            new,
-                            _ulps(earlier, digest),
-                            _ulps(step.check, digest),
-                            seed=_whole(options.get("seed"), 0),
-                            samples=_whole(options.get("samples"), 3),
-                            random=step.check.get("random") is True,
-                        )
-                    )
+                    change = SampleChange(
+                        history.probe, name, where, step.against, row, digest, old, new,
+                        _ulps(earlier, digest), _ulps(step.check, digest), call,
+                    )  # fmt: skip
+                    found.append(change)
     return tuple(found)
 
 
-def store_option(table: Table) -> str | None:
-    """The ``store`` option (relative to the probe's folder) of the newest record of ``table`` that names one."""
-    for (_, _), entry in sorted(table.entries.items(), key=lambda item: item[0][0].sort_key(), reverse=True):
-        metrics = entry.record.metrics if entry.record is not None else {}
-        options = metrics.get("options") if isinstance(metrics, Mapping) else None
-        store = options.get("store") if isinstance(options, Mapping) else None
-        if isinstance(store, str) and store:
-            return store
-    return None
-
-
-def can_borrow(source: str) -> bool:
-    """Whether ``source`` (a probe's text) defines everything a script takes from the sweep."""
-    try:
-        _borrowed(source)
-    except ValueError:
-        return False
-    return True
-
-
-def scripts(changes: Iterable[SampleChange], sweep: Sweep) -> dict[str, str]:
-    """Path in the output folder -> the script's text, one per (check, input, device) of ``changes``."""
+def scripts(changes: Iterable[SampleChange], probe: ProbeSource) -> dict[str, str]:
+    """Path in the output folder -> the script's text, one per (check, input, device) of ``changes`` whose record
+    asks for one of a function ``probe`` defines; and the copy of the probe they import."""
     grouped: dict[str, list[SampleChange]] = {}
     for change in changes:
-        grouped.setdefault(change.script, []).append(change)
+        if change.call is not None and change.call.function in probe.functions:
+            grouped.setdefault(change.script, []).append(change)
     if not grouped:
         return {}
-    probe = next(iter(grouped.values()))[0].probe
-    shared = functions_path(probe)
-    module = shared.rpartition("/")[2].removesuffix(".py")
-    found = {path: _script(changes, sweep, module) for path, changes in grouped.items()}
-    return {**found, shared: _functions(sweep, probe)}
+    module = module_path(next(iter(grouped.values()))[0].probe)
+    found = {path: _script(group, probe, module) for path, group in grouped.items()}
+    return {**found, module: _copy(probe, module)}
 
 
-def _functions(sweep: Sweep, probe: str) -> str:
-    """The module every script imports: the sweep's functions, copied, and how a script reproduces its sample."""
-    doc = (
-        f"The functions of torchmatrix's {probe} probe that its repro scripts share, copied from the probe\n"
-        "(so that a script's digest is the sweep's), and how a script reproduces its sample. Generated by\n"
-        "torchmatrix's report; it imports nothing of torchmatrix.\n"
-    )
-    return "\n".join([_docstring(doc), _borrowed(sweep.source), "", f"ELEMENTS = {ELEMENTS}", "", "",
-                      _REPRODUCE.strip("\n"), ""])  # fmt: skip
+def _copy(probe: ProbeSource, module: str) -> str:
+    """The probe's file as it is, under a line that says what it is here."""
+    name = module.rpartition("/")[2]
+    return f"# {name}: a copy of the probe the repro scripts beside it import, by torchmatrix's report.\n{probe.source}"
 
 
-def _script(changes: Sequence[SampleChange], sweep: Sweep, module: str) -> str:
+def _script(changes: Sequence[SampleChange], probe: ProbeSource, module: str) -> str:
     first = changes[0]
+    assert first.call is not None  # scripts() groups only the changes whose record asks for one
     device = first.column.device
     name = first.script.rpartition("/")[2]
-    block = ["# /// script", f"# dependencies = {json.dumps(list(sweep.dependencies))}"]
+    block = ["# /// script", f"# dependencies = {json.dumps(list(probe.dependencies))}"]
     if device != "cpu":
         block += ["#", "# [tool.torchmatrix]", f"# devices = {json.dumps([device])}"]
     recorded = "\n".join(
@@ -220,164 +238,56 @@ def _script(changes: Sequence[SampleChange], sweep: Sweep, module: str) -> str:
         f"{_ulps_text(change.ulps_after)}" + (f": {change.exactness}" if change.exactness else "")
         for change in changes
     )
-    bisect = f"nox -s bisect -- {sweep.folder}/{name} --by-output --from {first.before.torch} --to {first.after.torch}"
+    bisect = f"nox -s bisect -- {probe.folder}/{name} --by-output --from {first.before.torch} --to {first.after.torch}"
+    imported = module.rpartition("/")[2].removesuffix(".py")
     doc = (
-        f"{first.check} on one sample of torch's operator sweep, on {device}: its output changed between releases."
-        f"{' The operator draws random numbers, from the seed of the sample.' if first.random else ''}\n\n"
-        "What the sweep recorded (the output's digest, and its distance from float64 in ulps):\n"
+        f"{first.check} on one sample of the probe {first.probe}, on {device}: its output changed between releases.\n\n"
+        f"What {first.probe} recorded (the output's digest, and its distance from float64 in ulps where recorded):\n"
         f"{recorded}\n\n"
-        f"Run it under each release (python {name}): it prints the output's digest as the sweep records it, and\n"
-        f"the first elements of each output tensor. Or find the release where it changed:\n\n    {bisect}\n\n"
-        f"Generated by torchmatrix's report from the operator sweep; it imports the sweep's functions from\n"
-        f"{module}.py beside it, needs torch and what the block above names, and reads the sample from the\n"
-        "store of captured inputs at STORE, relative to this file.\n"
+        f"Run it under each release (python {name}), or find the release where it changed:\n\n    {bisect}\n\n"
+        f"Generated by torchmatrix's report, as the probe's record asks: it calls {first.call.function}() of\n"
+        f"{imported}.py beside it, a copy of the probe, and needs torch and what the block above names.\n"
     )
-    settings = "\n".join(
-        [
-            "import os",
-            "",
-            f"from {module} import reproduce",
-            "",
-            f"OPERATOR = {first.check!r}",
-            f"INPUT = {first.input!r}",
-            '"""The digest of the sample\'s inputs, as the sweep records it."""',
-            f"DEVICE = {device!r}",
-            f"STORE = {sweep.store!r}",
-            f"SEED, SAMPLES = {first.seed!r}, {first.samples!r}",
-            '"""The sweep\'s: where it ran the operator on op_db\'s own samples, they are made again from these."""',
-            "",
-            'if __name__ == "__main__":',
-            '    store = os.path.join(os.path.dirname(os.path.abspath(__file__)), STORE) if STORE else ""',
-            "    reproduce(OPERATOR, INPUT, DEVICE, store, SEED, SAMPLES)",
-        ]
-    )
-    return "\n".join([*block, "# ///", _docstring(doc), settings, ""])
+    arguments = [repr(first.check), repr(first.input), repr(device)] + [
+        f"{key}=os.path.join(HERE, {value!r})" if key in first.call.folders and isinstance(value, str)
+        else f"{key}={value!r}"
+        for key, value in probe.given(first.call).items()
+    ]  # fmt: skip
+    code = [
+        "import os",
+        "",
+        f"from {imported} import {first.call.function}",
+        "",
+        "HERE = os.path.dirname(os.path.abspath(__file__))",
+        "",
+        'if __name__ == "__main__":',
+        f"    {first.call.function}({', '.join(arguments)})",
+    ]
+    return "\n".join([*block, "# ///", _docstring(doc), *code, ""])
 
 
 def _docstring(text: str) -> str:
     return '"""' + text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '"""\n'
 
 
-_REPRODUCE = '''
-def reproduce(operator, input_digest, device, store, seed, samples):
-    """Run ``operator`` on the sample whose inputs' digest is ``input_digest``; print the output's digest and its
-    first elements on stdout (which bisect --by-output compares), the release on stderr. Exit 125 (bisect's "skip")
-    where this release cannot run it."""
-    sys.stderr.write("torch {}\\n".format(torch.__version__))
-    try:
-        op_db = load_op_db()
-    except RuntimeError as error:
-        sys.stderr.write("{}\\n".format(error))
-        sys.exit(125)
-    ops = [op for op in op_db if full_name(op) == operator]
-    if not ops:
-        sys.stderr.write("this torch's op_db has no operator {}\\n".format(operator))
-        sys.exit(125)
-    found = find_sample(ops[0], input_digest, device, store, seed, samples)
-    if found is None:
-        sys.stderr.write("no sample of {} with the input {} here\\n".format(operator, input_digest))
-        sys.exit(125)
-    values, seeded_with = found
-    print("{} on {}: input {}".format(operator, device, input_digest))
-    try:
-        output, _ = call(ops[0], values, seeded_with)
-    except Exception as error:
-        print("output raised " + type(error).__name__)
-        sys.stderr.write(short(error) + "\\n")
-        return
-    print("output " + digest(output))
-    for line in elements(output, "output"):
-        print(line)
+def _identifier(name: Any) -> bool:
+    return isinstance(name, str) and name.isidentifier() and name.isascii() and not keyword.iskeyword(name)
 
 
-def find_sample(op, input_digest, device, store, seed, samples):
-    """The sample's values and seed: from the store, else from op_db's own samples; None where neither has it."""
-    if store:
-        stored = Store(store)
-        for sample in (stored.samples(full_name(op)) or {}).get("samples", []):
-            try:
-                values = stored.decode(sample["value"], device)
-            except Exception:  # a dtype this release lacks
-                continue
-            if digest(values, with_strides=True) == input_digest:
-                return values, sample_seed(sample["key"])
-    try:
-        made = first_samples(op, device, {"samples": samples, "seed": seed})
-    except Exception:
-        return None
-    for sample in made:
-        values = sample_values(sample)
-        if digest(values, with_strides=True) == input_digest:
-            return values, seed
-    return None
+def _literal(value: Any) -> bool:
+    """Whether ``value`` (JSON) reads back as itself from its ``repr`` in every Python: a finite number, text,
+    true, false, null, or a list or mapping of them."""
+    if value is None or isinstance(value, bool | int | str):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_literal(item) for item in value)
+    return isinstance(value, Mapping) and all(isinstance(key, str) and _literal(item) for key, item in value.items())
 
 
-def elements(value, where):
-    """A line per output tensor: its dtype, shape and first elements, as Python prints them in any release."""
-    if isinstance(value, torch.Tensor):
-        tensor = value.detach().cpu()
-        if tensor.layout != torch.strided:
-            tensor = tensor.to_dense()
-        for resolve in ("resolve_conj", "resolve_neg"):
-            if hasattr(tensor, resolve):
-                tensor = getattr(tensor, resolve)()
-        flat = tensor.reshape(-1)
-        shown = " ".join(repr(item) for item in flat[:ELEMENTS].tolist())
-        more = " ..." if flat.numel() > ELEMENTS else ""
-        dtype = str(tensor.dtype).replace("torch.", "")
-        yield "{} {} {}: {}{}".format(where, dtype, list(tensor.shape), shown, more)
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            for line in elements(item, "{}[{}]".format(where, index)):
-                yield line
-    else:
-        yield "{} {}".format(where, stable_repr(value))
-'''
-
-
-def _borrowed(source: str) -> str:
-    """The imports and definitions of :data:`BORROWED` from the probe's ``source``, in its order; the imports
-    only of the modules they use (and ``os``, ``sys`` and ``torch``, which the script's own code uses)."""
-    tree = ast.parse(source)
-    kept, names = [], set()
-    for node in tree.body:
-        defined = _defines(node)
-        if defined & set(BORROWED):
-            kept.append(node)
-            names |= defined
-    missing = [name for name in BORROWED if name not in names]
-    if missing:
-        raise ValueError(f"the probe defines no {', '.join(missing)}")
-    used = {node.id for part in kept for node in ast.walk(part) if isinstance(node, ast.Name)} | {"os", "torch"}
-    imports = [
-        ast.get_source_segment(source, node) or ""
-        for node in tree.body
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        and any((alias.asname or alias.name).split(".")[0] in used for alias in node.names)
-    ]
-    imports = sorted({*imports, "import sys"}, key=lambda line: (line == "import torch", line))
-    parts = [ast.get_source_segment(source, node) or "" for node in kept]
-    return "\n".join(imports) + "\n\n\n" + "\n\n\n".join(parts)
-
-
-def _defines(node: ast.stmt) -> set[str]:
-    if isinstance(node, ast.FunctionDef | ast.ClassDef):
-        return {node.name}
-    if isinstance(node, ast.Assign):
-        return {
-            item.id
-            for target in node.targets
-            for item in ast.walk(target)
-            if isinstance(item, ast.Name) and isinstance(item.ctx, ast.Store)
-        }
-    return set()
-
-
-def _options(history: History, row: Row, column: Column) -> Mapping[str, Any]:
-    entry = history.entries.get((row, column))
-    metrics = entry.record.metrics if entry is not None and entry.record is not None else {}
-    options = metrics.get("options") if isinstance(metrics, Mapping) else None
-    return options if isinstance(options, Mapping) else {}
+def _metrics(record: Record | None) -> Mapping[str, Any]:
+    return record.metrics if record is not None else {}
 
 
 def _ulps(check: Mapping[str, Any], input_digest: str) -> int | None:
@@ -386,10 +296,6 @@ def _ulps(check: Mapping[str, Any], input_digest: str) -> int | None:
             ulps = sample.get("ulps")
             return ulps if type(ulps) is int else None
     return None
-
-
-def _whole(value: Any, default: int) -> int:
-    return value if type(value) is int and value >= 0 else default
 
 
 def _ulps_text(ulps: int | None) -> str:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import freshness, results, scriptmeta, summaries, terminal, terminal_table, variables
+from .. import freshness, results, summaries, terminal, terminal_table, variables
 from ..arguments import typed
 from ..core import Outcome
 from ..errors import TorchmatrixError
+from ..matrix.schema import PROBE_NAME
 from ..report import cells, diff, markdown, model, publish, repro
 from ..report import options as report_options
 
@@ -43,7 +43,7 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
     results.warn_skipped(skipped, session.warn)
     bisections = answers_marked_stale(project, bisections, results.scan(project.results_dir).results)
     try:
-        files = publish.render(merged, options.formats, bisections, _sweeps(project, merged))
+        files = publish.render(merged, options.formats, bisections, _probe_sources(project, merged))
         written = publish.write(project.matrix.output, files)
         _remove_old_repros(project.matrix.output, files)
     except OSError as exc:
@@ -73,7 +73,7 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
             )
         )
     in_repro = [path for path in written if path.parent.name == repro.FOLDER and path.suffix == ".py"]
-    scripts = sum(not path.name.endswith("_functions.py") for path in in_repro)  # the sweep's, which they import
+    scripts = sum(not path.name.endswith(repro.MODULE_SUFFIX) for path in in_repro)  # the probe's copy they import
     names = ", ".join(path.name for path in written if path not in in_repro)
     names += f" and {scripts} repro script(s) in {repro.FOLDER}/" if scripts else ""
     kept = len(files) - len(written)
@@ -141,33 +141,17 @@ def _as_asked(project: Project, summary: summaries.Summary) -> Project:
     return asked.with_sources(summary.index_url or asked.matrix.index_url, find_links)
 
 
-def _sweeps(project: Project, report: model.Report) -> dict[str, repro.Sweep]:
-    """What the repro scripts of each probe that is a sweep are made from: its file (the matrix's probe of that name,
-    or the one in probes/), where its store lies from the scripts' folder, and that folder from the matrix's."""
+def _probe_sources(project: Project, report: model.Report) -> dict[str, repro.ProbeSource]:
+    """The file of each probe whose records ask for repro scripts: the matrix's probe of that name, or the one of
+    that name in probes/ beside the matrix (where a record names a probe the matrix no longer has), if it is a
+    probe's name."""
     base = project.matrix.file.parent
-    scripts = project.matrix.output / repro.FOLDER
-    found = {}
-    for table in report.tables:
-        named = [probe.path for probe in project.matrix.probes if probe.name == table.probe]
-        path = named[0] if named else base / "probes" / f"{table.probe}.py"
-        try:
-            source = path.read_text(encoding="utf-8") if path.is_file() else ""
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not source or not repro.can_borrow(source):
-            continue
-        try:
-            dependencies = scriptmeta.dependencies(path)
-        except TorchmatrixError:
-            continue
-        store = repro.store_option(table)
-        found[table.probe] = repro.Sweep(
-            source,
-            Path(os.path.relpath(path.parent / store, scripts)).as_posix() if store else "",
-            Path(os.path.relpath(scripts, base)).as_posix(),
-            dependencies,
-        )
-    return found
+    named = {probe.name: probe.path for probe in project.matrix.probes}
+
+    def probe_file(name: str) -> Path | None:
+        return named.get(name) or (base / "probes" / f"{name}.py" if PROBE_NAME.match(name) else None)
+
+    return repro.sources(report.tables, probe_file, project.matrix.output / repro.FOLDER, base)
 
 
 def _remove_old_repros(output: Path, files: dict[str, str]) -> None:
