@@ -36,7 +36,7 @@ class Suite:
     def owner(self, record_name: str) -> object:
         return self
 
-    def wanted_for(self, result: CellResult, record: Record) -> Mapping[str, Any]:
+    def identity_now(self, result: CellResult, record: Record) -> Mapping[str, Any]:
         return self.inputs
 
 

@@ -168,7 +168,7 @@ def _measure(
     if not isinstance(ran, tuple):
         return ran
     cell_run, inputs = ran
-    problem = mislabelled(cell, cell_run.environment)
+    problem = worker_mismatch(cell, cell_run.environment)
     if problem:
         return NothingStored(f"{cell.id}: {problem}; nothing is stored")
     records = [project.identified(inputs, record) for record in cell_run.records]
@@ -284,7 +284,7 @@ def _marking_built(env: Path, inputs: dict[str, Any], listener: runner.Listener)
     return listen
 
 
-def mislabelled(cell: Cell, environment: dict[str, object]) -> str:
+def worker_mismatch(cell: Cell, environment: dict[str, object]) -> str:
     """Why the worker's own report of its Python and torch is not the cell's; '' when it is."""
     assert cell.interpreter is not None
     python, torch = str(environment.get("python")), str(environment.get("torch"))

@@ -97,7 +97,7 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     return ToRun(tuple(chosen), count + "; ".join(dict.fromkeys([*said, *phrases])))
 
 
-class Current(Protocol):
+class RunNow(Protocol):
     """What a run now would do (:class:`torchmatrix.project.Project` is one)."""
 
     @property
@@ -107,11 +107,11 @@ class Current(Protocol):
     def owner(self, record_name: str) -> Any:
         """The probe that makes records named ``record_name``; None when it runs none such."""
 
-    def wanted_for(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
+    def identity_now(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
         """What a run now would make ``record`` of ``result`` from; None when it would not run its cell."""
 
 
-def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[results.CellResult]:
+def marked_stale(found: Iterable[results.CellResult], current: RunNow) -> list[results.CellResult]:
     """``found``, each record whose identity is not what a run now would have shown as :data:`Outcome.STALE`.
 
     Its message keeps what it was and says what changed: every view shows it so, and none takes it for
@@ -126,7 +126,7 @@ def marked_stale(found: Iterable[results.CellResult], current: Current) -> list[
         records = []
         for record in result.records:
             here = result.machine == current.machine
-            wanted = current.wanted_for(result, record)
+            wanted = current.identity_now(result, record)
             if current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
                 read = identity.changed_files(record.inputs.get(READ), digests) if here else []
                 said = [words(change) for change in read]
@@ -150,7 +150,7 @@ def _stale(record: Record, changes: list[str]) -> Record:
     )
 
 
-def stands_for(record: Record, wanted: Mapping[str, Any], files: identity.FileDigests | None = None) -> bool:
+def answers_for(record: Record, wanted: Mapping[str, Any], files: identity.FileDigests | None = None) -> bool:
     """Whether ``record`` answers for a run of its probe from ``wanted`` (:func:`identity.record_inputs`)."""
     return not record_changes(record, wanted, files or identity.FileDigests())
 

@@ -64,7 +64,7 @@ class Project:
         default_factory=dict, init=False, compare=False, repr=False
     )
     """What a run now would make a stored result from, by its (torch, Python asked): worked out once per result of
-    :meth:`wanted_for`, not once per record (a test suite's result holds a record per test)."""
+    :meth:`identity_now`, not once per record (a test suite's result holds a record per test)."""
 
     @property
     def offline(self) -> bool:
@@ -132,7 +132,7 @@ class Project:
         needs = library.requires_python(matrix.project)
         return plan(matrix, listing or self.listing, self.interpreters, self.platforms, self.known_pins, needs)[0]
 
-    def running_alone(self, entry: str) -> Project:
+    def with_only(self, entry: str) -> Project:
         """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
         base = self.matrix.file.parent
         probes = loader.given_probes([entry], base, self.matrix.probes_dir or base / "probes", self.matrix.devices)
@@ -242,9 +242,9 @@ class Project:
         owner = self.owner(record_name)
         return identity.record_inputs(run_inputs, record_name, owner.name if owner else None)
 
-    def wanted_for(self, result: CellResult, record: core.Record) -> dict[str, object] | None:
+    def identity_now(self, result: CellResult, record: core.Record) -> dict[str, object] | None:
         """What a run now would make ``record`` of the stored ``result`` from; None when no cell of this matrix
-        would make it (:class:`freshness.Current`).
+        would make it (:class:`freshness.RunNow`).
 
         A cell of the plan, or else the cell a run of that release on that Python would be (``--torch``,
         ``$TORCHMATRIX_PYTHON``): a release bisect built, a Python it held, or one the matrix pinned once, is
@@ -348,7 +348,7 @@ class Project:
         records = {(record.probe, record.device): record for record in result.records}
         for probe, device in pairs:
             record = records.get((probe, device))
-            if record is None or not freshness.stands_for(record, self.record_inputs(inputs, probe), digests):
+            if record is None or not freshness.answers_for(record, self.record_inputs(inputs, probe), digests):
                 return None
         return result
 

@@ -472,7 +472,7 @@ def _pair_folder(pids_file: Path) -> Path:
     return Path(Path(f"{pids_file}.tmp").read_text())
 
 
-def _wait_for_pids(path: Path, seconds: float = 30.0) -> list[int]:
+def _wait_for_pids(path: Path, seconds: float = 120.0) -> list[int]:  # a loaded machine starts Pythons slowly
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if path.exists() and path.read_text().endswith("\n"):

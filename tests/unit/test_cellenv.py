@@ -7,7 +7,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from torchmatrix import cellenv, identity
-from torchmatrix.cellrun import mislabelled
+from torchmatrix.cellrun import worker_mismatch
 from torchmatrix.interpreters import Interpreter
 from torchmatrix.plan import Cell
 
@@ -109,17 +109,17 @@ def test_an_environment_without_torch_is_not_half_built(tmp_path: Path) -> None:
 
 def test_the_worker_must_report_the_cells_python_and_torch() -> None:
     cell = Cell(Version("2.2.0"), None, PYTHON, ("torch==2.2.0",), "2.2.0")
-    assert mislabelled(cell, {"python": "3.9.18", "torch": "2.2.0"}) == ""
-    assert mislabelled(cell, {"python": "3.9.18", "torch": "2.2.0+cpu"}) == ""
+    assert worker_mismatch(cell, {"python": "3.9.18", "torch": "2.2.0"}) == ""
+    assert worker_mismatch(cell, {"python": "3.9.18", "torch": "2.2.0+cpu"}) == ""
     assert (
-        mislabelled(cell, {"python": "3.12.1", "torch": "2.2.0"})
+        worker_mismatch(cell, {"python": "3.12.1", "torch": "2.2.0"})
         == "the worker ran Python 3.12.1, but the cell's is 3.9.18"
     )
     assert (
-        mislabelled(cell, {"python": "3.9.18", "torch": "2.2.1"})
+        worker_mismatch(cell, {"python": "3.9.18", "torch": "2.2.1"})
         == "the worker imported torch 2.2.1, but the cell is torch 2.2.0"
     )
-    assert mislabelled(cell, {"python": "3.9.18", "torch": "not a version"}).startswith(
+    assert worker_mismatch(cell, {"python": "3.9.18", "torch": "not a version"}).startswith(
         "the worker imported torch not a"
     )
 

@@ -18,7 +18,7 @@ from torchmatrix.core import Outcome
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.project import Project
 from torchmatrix.sessions import probe as probe_session
-from torchmatrix.sessions.handback import Ending, Stored
+from torchmatrix.sessions.handback import ResultFile, Stored
 
 from .test_project import project
 from .test_results import result
@@ -142,7 +142,7 @@ class Session:
 def test_the_probe_session_says_each_ending_in_noxs_words(
     ended: cellrun.Ended, said: list[str], stored: Stored
 ) -> None:
-    session, ending = Session(), Ending()
+    session, ending = Session(), ResultFile()
     with contextlib.suppress(Session.Ended):
         probe_session.tell(session, ended, ending)  # type: ignore[arg-type]
     assert [kind for kind, _ in session.said] == said

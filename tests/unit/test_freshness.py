@@ -111,7 +111,7 @@ def test_the_timeout_counts_only_where_it_could_change_the_outcome(
     outcome: Outcome, duration: float, made_under: float, limit: float, stands: bool
 ) -> None:
     made = record(outcome=outcome, duration=duration, inputs={**INPUTS, "timeout": made_under})
-    assert freshness.stands_for(made, identity.record_inputs({**INPUTS, "timeout": limit}, "autograd_dot")) is stands
+    assert freshness.answers_for(made, identity.record_inputs({**INPUTS, "timeout": limit}, "autograd_dot")) is stands
     if not stands:
         reason = freshness.stale(stored(made), PAIRS[:1], {**INPUTS, "timeout": limit}).reason
         assert reason == f"the timeout changed: {made_under} → {limit}"
@@ -142,21 +142,21 @@ def test_without_a_stored_result_everything_runs() -> None:
 
 def test_a_record_of_one_run_made_before_repeats_stands_for_one_run_only() -> None:
     made = record("autograd_dot")  # its inputs have no repeat: every run was one run then
-    assert freshness.stands_for(made, identity.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
+    assert freshness.answers_for(made, identity.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
     assert freshness.record_changes(made, identity.record_inputs(dict(INPUTS, repeat=5), "autograd_dot"), None) == [
         "the runs per pair changed: 1 → 5"
     ]
     five = record("autograd_dot", inputs=dict(INPUTS, repeat=5))
-    assert freshness.stands_for(five, identity.record_inputs(dict(INPUTS, repeat=5), "autograd_dot"))
-    assert not freshness.stands_for(five, identity.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
+    assert freshness.answers_for(five, identity.record_inputs(dict(INPUTS, repeat=5), "autograd_dot"))
+    assert not freshness.answers_for(five, identity.record_inputs(dict(INPUTS, repeat=1), "autograd_dot"))
 
 
 def test_a_record_stands_while_what_it_depends_on_is_unchanged() -> None:
     made = record("autograd_dot")
     wanted = identity.record_inputs(INPUTS, "autograd_dot")
-    assert freshness.stands_for(made, wanted)
+    assert freshness.answers_for(made, wanted)
     # Another probe changed, or the devices did: this probe's records still stand.
-    assert freshness.stands_for(
+    assert freshness.answers_for(
         made, identity.record_inputs(dict(INPUTS, probes={"autograd_dot": "a" * 64}), "autograd_dot")
     )
     for key, value in [
@@ -170,29 +170,31 @@ def test_a_record_stands_while_what_it_depends_on_is_unchanged() -> None:
         ("seed", 1),
         (identity.PACKAGES, "another package set"),
     ]:
-        assert not freshness.stands_for(made, identity.record_inputs(dict(INPUTS, **{key: value}), "autograd_dot")), key
+        assert not freshness.answers_for(made, identity.record_inputs(dict(INPUTS, **{key: value}), "autograd_dot")), (
+            key
+        )
 
 
 def test_without_an_environment_the_build_is_not_compared() -> None:
     """Bisect and verify ask without installing: inputs without a torch build compare everything else."""
     without_build = {key: value for key, value in INPUTS.items() if key != TORCH_BUILD}
-    assert freshness.stands_for(record(), identity.record_inputs(without_build, "autograd_dot"))
+    assert freshness.answers_for(record(), identity.record_inputs(without_build, "autograd_dot"))
 
 
 def test_a_record_depends_on_its_probes_options_only_where_the_matrix_gives_some() -> None:
     with_options = dict(INPUTS, probe_options={"autograd_dot": {"ops": "add"}})
     made = record("autograd_dot", inputs=with_options)
     assert made.inputs["options"] == {"ops": "add"}
-    assert freshness.stands_for(made, identity.record_inputs(with_options, "autograd_dot"))
+    assert freshness.answers_for(made, identity.record_inputs(with_options, "autograd_dot"))
     other = dict(INPUTS, probe_options={"autograd_dot": {"ops": "mul"}})
     assert freshness.record_changes(made, identity.record_inputs(other, "autograd_dot"), None) == [
         "the options of probe autograd_dot changed"
     ]
-    assert not freshness.stands_for(made, identity.record_inputs(INPUTS, "autograd_dot"))  # options removed
+    assert not freshness.answers_for(made, identity.record_inputs(INPUTS, "autograd_dot"))  # options removed
     # A probe without options keeps the inputs records had before there were options.
     plain = record("batched_matmul", inputs=with_options)
     assert "options" not in plain.inputs
-    assert freshness.stands_for(plain, identity.record_inputs(INPUTS, "batched_matmul"))
+    assert freshness.answers_for(plain, identity.record_inputs(INPUTS, "batched_matmul"))
 
 
 def test_tests_run_again_as_one_pair_when_any_of_their_records_does_not_stand() -> None:
@@ -237,8 +239,8 @@ def test_tests_run_again_where_another_probe_made_the_record_of_one_of_them() ->
 
 
 @dataclasses.dataclass
-class Current:
-    """A run now (what :class:`freshness.Current` asks): its machine, its probes, what it makes records from."""
+class RunNow:
+    """A run now (what :class:`freshness.RunNow` asks): its machine, its probes, what it makes records from."""
 
     machine: str = "box"
     inputs: dict | None = dataclasses.field(default_factory=lambda: dict(INPUTS))
@@ -246,25 +248,25 @@ class Current:
     def owner(self, record_name: str) -> str | None:
         return record_name if record_name in INPUTS["probes"] else None
 
-    def wanted_for(self, result: CellResult, made: Record) -> dict | None:
+    def identity_now(self, result: CellResult, made: Record) -> dict | None:
         return None if self.inputs is None else identity.record_inputs(self.inputs, made.probe)
 
 
-def shown(result: CellResult, current: Current) -> list[tuple[str, Outcome, str]]:
+def shown(result: CellResult, current: RunNow) -> list[tuple[str, Outcome, str]]:
     [marked] = freshness.marked_stale([result], current)
     return [(made.probe, made.outcome, made.message) for made in marked.records if made.device == "cpu"]
 
 
 def test_a_record_made_from_what_a_run_now_would_use_is_shown_as_it_is() -> None:
-    assert shown(stored(), Current()) == [("autograd_dot", Outcome.PASS, ""), ("batched_matmul", Outcome.PASS, "")]
+    assert shown(stored(), RunNow()) == [("autograd_dot", Outcome.PASS, ""), ("batched_matmul", Outcome.PASS, "")]
 
 
 def test_a_record_whose_probe_or_torchmatrix_changed_is_stale_saying_what_it_was_and_what_changed() -> None:
     edited = dict(INPUTS, probes={**INPUTS["probes"], "autograd_dot": "e" * 64})
-    [dot, matmul] = shown(stored(), Current(inputs=edited))
+    [dot, matmul] = shown(stored(), RunNow(inputs=edited))
     assert dot == ("autograd_dot", Outcome.STALE, "was ✓ pass; probe autograd_dot changed")
     assert matmul[1] is Outcome.PASS
-    assert {made[1] for made in shown(stored(), Current(inputs=dict(INPUTS, worker="f" * 64)))} == {Outcome.STALE}
+    assert {made[1] for made in shown(stored(), RunNow(inputs=dict(INPUTS, worker="f" * 64)))} == {Outcome.STALE}
 
 
 def test_a_record_whose_read_file_changed_is_stale_here(tmp_path: Path) -> None:
@@ -273,9 +275,9 @@ def test_a_record_whose_read_file_changed_is_stale_here(tmp_path: Path) -> None:
     read = {identity.READ: identity.files_read([str(helper)])}
     made = record(inputs=INPUTS)
     result = stored(dataclasses.replace(made, inputs={**made.inputs, **read}))
-    assert shown(result, Current())[0][1] is Outcome.PASS
+    assert shown(result, RunNow())[0][1] is Outcome.PASS
     helper.write_text("VALUE = 2\n")
-    assert shown(result, Current()) == [("autograd_dot", Outcome.STALE, f"was ✓ pass; {helper} changed")]
+    assert shown(result, RunNow()) == [("autograd_dot", Outcome.STALE, f"was ✓ pass; {helper} changed")]
 
 
 def test_a_file_many_records_read_is_hashed_once_per_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -291,11 +293,11 @@ def test_a_file_many_records_read_is_hashed_once_per_pass(tmp_path: Path, monkey
     real = identity.file_digest
     monkeypatch.setattr(identity, "file_digest", lambda path: hashed.append(path) or real(path))
 
-    class Suite(Current):
+    class Suite(RunNow):
         def owner(self, record_name: str) -> str:
             return "autograd_dot"
 
-        def wanted_for(self, result: CellResult, made: Record) -> dict:
+        def identity_now(self, result: CellResult, made: Record) -> dict:
             return identity.record_inputs(INPUTS, made.probe, "autograd_dot")
 
     [marked] = freshness.marked_stale([stored(*made)], Suite())
@@ -308,16 +310,16 @@ def test_a_file_many_records_read_is_hashed_once_per_pass(tmp_path: Path, monkey
 
 
 def test_a_cell_no_run_of_the_matrix_would_make_is_stale() -> None:
-    [(_, outcome, message), _] = shown(stored(), Current(inputs=None))
+    [(_, outcome, message), _] = shown(stored(), RunNow(inputs=None))
     assert outcome is Outcome.STALE and "no cell of the matrix would make it" in message
 
 
 def test_another_machines_record_is_compared_by_what_means_the_same_everywhere() -> None:
     elsewhere = dict(INPUTS, interpreter="/opt/python3.9", python_version="3.9.7", **{TORCH_BUILD: "other"})
-    here = Current(machine="laptop", inputs=elsewhere)
+    here = RunNow(machine="laptop", inputs=elsewhere)
     assert {made[1] for made in shown(stored(), here)} == {Outcome.PASS}
     edited = dict(elsewhere, probes={**INPUTS["probes"], "batched_matmul": "e" * 64})
-    assert [made[1] for made in shown(stored(), Current(machine="laptop", inputs=edited))] == [
+    assert [made[1] for made in shown(stored(), RunNow(machine="laptop", inputs=edited))] == [
         Outcome.PASS,
         Outcome.STALE,
     ]
@@ -325,12 +327,12 @@ def test_another_machines_record_is_compared_by_what_means_the_same_everywhere()
 
 def test_of_a_record_of_a_probe_the_matrix_does_not_run_only_what_it_read_is_asked(tmp_path: Path) -> None:
     other = record("opsweep", inputs=dict(INPUTS, probes={"opsweep": "0" * 64}))
-    assert shown(stored(other), Current(inputs=None)) == [("opsweep", Outcome.PASS, "")]
+    assert shown(stored(other), RunNow(inputs=None)) == [("opsweep", Outcome.PASS, "")]
     (tmp_path / "opsweep.py").write_text("# the probe")
     read = {identity.READ: identity.files_read([str(tmp_path / "opsweep.py")])}
     edited = dataclasses.replace(other, inputs={**other.inputs, **read})
     (tmp_path / "opsweep.py").write_text("# the probe, edited")
-    [(_, outcome, message)] = shown(stored(edited), Current(inputs=None))
+    [(_, outcome, message)] = shown(stored(edited), RunNow(inputs=None))
     assert (outcome, message) == (Outcome.STALE, f"was ✓ pass; {tmp_path / 'opsweep.py'} changed")
 
 

@@ -79,19 +79,19 @@ def test_every_way_out_of_a_probe_session_is_handed_back_with_its_message(tmp_pa
     result = tmp_path / "torch-1.12.0-py3.10.json"
     session = cast(nox.Session, None)  # skip and error raise nox's exceptions, whatever the session
 
-    def wrote(ending: handback.Ending) -> None:
+    def wrote(ending: handback.ResultFile) -> None:
         ending.written(result, FINISHED)
 
-    def up_to_date(ending: handback.Ending) -> None:
+    def up_to_date(ending: handback.ResultFile) -> None:
         ending.up_to_date(result, FINISHED)
         nox.Session.skip(session, "torch-1.12.0-py3.10: every record is up to date")
 
-    def stored_then_aborted(ending: handback.Ending) -> None:
+    def stored_then_aborted(ending: handback.ResultFile) -> None:
         ending.written(result, FINISHED)
         nox.Session.error(session, "install-error: installing torch==1.12.0 failed")
 
     def raising(error: BaseException) -> Any:
-        def body(ending: handback.Ending) -> None:
+        def body(ending: handback.ResultFile) -> None:
             raise error
 
         return body

@@ -130,14 +130,14 @@ def test_a_stored_record_is_wanted_as_the_cell_that_would_make_it_now(tmp_path: 
     here = project(tmp_path, TorchEntry(Version("1.12.1")))
     record = Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)
     planned = result("1.12.1", python_request=None)
-    assert here.wanted_for(planned, record) == here.record_inputs(here.inputs(here.cells[0]), "autograd_dot")
+    assert here.identity_now(planned, record) == here.record_inputs(here.inputs(here.cells[0]), "autograd_dot")
     bisected = result("1.11.0", python_request=None)  # a release the matrix does not list: bisect built it
-    assert here.wanted_for(bisected, record) == here.record_inputs(
+    assert here.identity_now(bisected, record) == here.record_inputs(
         here.inputs(here.plan_release(Version("1.11.0"))), "autograd_dot"
     )
     # A Python a bisect held, or the matrix pinned once, for a release it lists: that cell as it would run now, not
     # stale for being no cell of the matrix (the report names it apart).
-    assert here.wanted_for(result("1.12.1", python_request="3.8"), record) == here.record_inputs(
+    assert here.identity_now(result("1.12.1", python_request="3.8"), record) == here.record_inputs(
         here.inputs(here.plan_release(Version("1.12.1"), python="3.8")), "autograd_dot"
     )
 
@@ -149,7 +149,7 @@ def test_a_results_cell_is_worked_out_once_for_all_its_records(tmp_path: Path, m
     inputs = Project.inputs
     monkeypatch.setattr(Project, "inputs", lambda self, cell: asked.append(cell) or inputs(self, cell))
     planned = result("1.12.1", python_request=None)
-    wanted = [here.wanted_for(planned, Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)) for _ in range(20)]
+    wanted = [here.identity_now(planned, Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)) for _ in range(20)]
     assert asked == [here.cells[0]]
     assert wanted == [here.record_inputs(inputs(here, here.cells[0]), "autograd_dot")] * 20
 
@@ -159,7 +159,7 @@ def test_a_release_on_the_python_a_bisect_held_is_wanted_as_that_cell(tmp_path: 
     record = Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)
     held = here.plan_release(Version("1.11.0"), python="3.8")
     assert (held.python, held.python_request, held.parameter) == ("3.8", "3.8", "1.11.0")
-    assert here.wanted_for(result("1.11.0", python_request="3.8"), record) == here.record_inputs(
+    assert here.identity_now(result("1.11.0", python_request="3.8"), record) == here.record_inputs(
         here.inputs(held), "autograd_dot"
     )
 
@@ -168,7 +168,7 @@ def test_a_record_measured_in_a_torch_installed_already_is_current_while_its_pro
     here = project(tmp_path, TorchEntry(Version("1.12.1")))
     made = here.identified(here.installed_inputs(), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
     installed = result("2.11.0", session="probe-installed", records=(made,))
-    assert made.inputs["probe"] and here.wanted_for(installed, made) == {
+    assert made.inputs["probe"] and here.identity_now(installed, made) == {
         key: value for key, value in made.inputs.items() if key != "read"
     }
 

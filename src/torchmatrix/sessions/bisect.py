@@ -14,7 +14,7 @@ devices, pins and machine, but with that one release (as
 ``TORCHMATRIX_TORCH=<release> nox -s probe`` would):
 
 - a stored result of this machine is reused for each pair whose record is up
-  to date (:func:`torchmatrix.freshness.stands_for`: same requirements,
+  to date (:func:`torchmatrix.freshness.answers_for`: same requirements,
   interpreter, timeout, runs per pair, worker and probe file);
 - a cell the planner knows cannot run (no wheel for any Python here, no
   interpreter) is untestable at no cost;
@@ -481,7 +481,7 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
     """
     request = parse(session.posargs, project.matrix, command)
     if request.alone:
-        project = project.running_alone(request.alone)
+        project = project.with_only(request.alone)
     if request.repeat is not None:
         project = project.with_repeat(request.repeat)
     project = project.with_sources(*sources(request, project))  # a stored record of another source is no look

@@ -109,7 +109,7 @@ def received(folder: Path, session: str) -> HandBack | None:
 
 
 @dataclass
-class Ending:
+class ResultFile:
     """What a probe session says of the cell's result file as it goes: what its hand-back tells."""
 
     stored: Stored = Stored.NOTHING
@@ -124,10 +124,10 @@ class Ending:
 
 
 @contextlib.contextmanager
-def handing_back(session: str, environ: Mapping[str, str]) -> Iterator[Ending]:
+def handing_back(session: str, environ: Mapping[str, str]) -> Iterator[ResultFile]:
     """Run the body of probe session ``session``: however it ends, hand back how where ``HANDBACK`` says, if set."""
     folder = variables.HANDBACK.get(environ)
-    ending = Ending()
+    ending = ResultFile()
     message = ""
     try:
         yield ending

@@ -23,7 +23,7 @@ from .. import cellrun, terminal
 from ..arguments import Parser, repeat_count, typed
 from ..cellrun import CellOutcome, CellRequest, Ended, Installer, NothingStored, UpToDate, Written
 from ..core import Outcome
-from .handback import Ending
+from .handback import ResultFile
 from .report import queue_report
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def run(
     session: nox.Session,
     parameter: str,
     installer: Installer,
-    ending: Ending,
+    ending: ResultFile,
     command: str | None = None,
 ) -> None:
     """Run the cell of ``parameter`` and say how it ended; ``ending`` hears what it stored, for the session's
@@ -86,7 +86,7 @@ def run(
     tell(session, ended, ending)
 
 
-def tell(session: nox.Session, ended: Ended, ending: Ending) -> None:
+def tell(session: nox.Session, ended: Ended, ending: ResultFile) -> None:
     """Say ``ended`` as nox does: return (a success), ``session.skip`` or ``session.error``."""
     if isinstance(ended, Written):
         ending.written(ended.path, ended.result.finished_at)
