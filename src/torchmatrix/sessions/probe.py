@@ -11,10 +11,11 @@ torch must match the cell's, or nothing is stored.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal, verify
+from .. import atomicfile, cellenv, core, freshness, interrupts, releases, results, runner, terminal, verify
 from ..arguments import Parser, repeat_count, typed
 from ..core import Outcome
 from ..identity import CONSTRAINTS, PACKAGES, TORCH_BUILD, VENV_SEED
@@ -33,7 +34,7 @@ from ..plan import Cell
 from ..results import CellResult
 from ..tee import Tee
 from .common import cell_result, notify_report, progress_log, run_pairs, tally, write_result
-from .handback import Ending
+from .handback import Ending, Stored
 
 if TYPE_CHECKING:
     import nox
@@ -94,8 +95,24 @@ def run(project: Project, session: nox.Session, parameter: str, ending: Ending, 
                        cell.outcome, cell.hint)  # fmt: skip
     env = Path(session.virtualenv.location)
     # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
-    with atomicfile.locked(env.parent, f".{env.name}.lock"):
+    with atomicfile.locked(env.parent, f".{env.name}.lock"), _saying_what_an_interrupt_left(session, cell, ending):
         _measure(project, session, cell, ending, env, force, options.strict or project.matrix.strict)
+
+
+@contextlib.contextmanager
+def _saying_what_an_interrupt_left(session: nox.Session, cell: Cell, ending: Ending) -> Iterator[None]:
+    """Say, when the run is interrupted, what of ``cell`` is stored: nothing, unless its result was written before.
+
+    The interrupt goes on to nox, which ends the run there (exit status 130), so that no later session runs.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        if ending.stored is Stored.WRITTEN:
+            session.warn(terminal.escape(f"interrupted: {cell.id}'s result was written to {ending.result} before"))
+        else:
+            session.warn(terminal.escape(f"interrupted: nothing stored for {cell.id}"))
+        raise
 
 
 def _measure(
@@ -314,6 +331,7 @@ def _run_installer(project: Project, session: nox.Session, cell: Cell, offline: 
         with tee as output:
             session.install(*requirements, *options, silent=False, stdout=output, stderr=subprocess.STDOUT)
     except CommandFailed as exc:  # its message is the exit code only; the installer's output says why
+        interrupts.stop_if_interrupted(exc.return_code)  # an installer stopped by a signal did not fail
         return tee.tail or str(exc)
     return None
 
@@ -330,6 +348,7 @@ def _seed(session: nox.Session, cell: Cell) -> str:
     try:
         session.run(_venv_python(session), *cellenv.SEED_ARGUMENTS, silent=True)
     except CommandFailed as exc:
+        interrupts.stop_if_interrupted(exc.return_code)
         return f"seeding the environment with {', '.join(missing)} (python -m ensurepip) failed: {exc}"
     return ""
 
