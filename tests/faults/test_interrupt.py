@@ -123,7 +123,7 @@ STANDIN = "9.0.0"
 
 @dataclass
 class Hold:
-    """The held download of :func:`held_index`: ``begun`` once uv has half the wheel, served in full once ``let_go``."""
+    """A wheel's download the stand-in index holds: ``begun`` once uv has half of it, the rest sent once ``let_go``."""
 
     begun: threading.Event = field(default_factory=threading.Event)
     let_go: threading.Event = field(default_factory=threading.Event)
