@@ -85,8 +85,9 @@ def _digest(text: str) -> str:
 
 
 @contextlib.contextmanager
-def index(wheels: Path) -> Iterator[str]:
-    """A PEP 503 index of the torch wheels in ``wheels``, served on this machine while the block runs: its URL."""
+def index(wheels: Path, handler: type[http.server.SimpleHTTPRequestHandler] | None = None) -> Iterator[str]:
+    """A PEP 503 index of the torch wheels in ``wheels``, served on this machine while the block runs (by
+    ``handler``, a quiet one by default): its URL."""
     root = wheels.parent / f"{wheels.name}-index"
     page = root / "simple" / "torch" / "index.html"
     page.parent.mkdir(parents=True, exist_ok=True)
@@ -97,7 +98,7 @@ def index(wheels: Path) -> Iterator[str]:
     (root / wheels.name).mkdir(exist_ok=True)
     for path in wheels.glob("*.whl"):
         (root / wheels.name / path.name).write_bytes(path.read_bytes())
-    with serving(root) as url:
+    with serving(root, handler) as url:
         yield f"{url}/simple"
 
 

@@ -9,9 +9,10 @@ stored either way. nox lends the cell's environment (:class:`NoxEnvironment`).
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -19,7 +20,7 @@ from typing import IO, TYPE_CHECKING
 from nox.command import CommandFailed
 from nox.virtualenv import VirtualEnv
 
-from .. import cellrun, terminal
+from .. import cellrun, interrupts, terminal
 from ..arguments import Parser, repeat_count, typed
 from ..cellrun import CellOutcome, CellRequest, Ended, Installer, NothingStored, UpToDate, Written
 from ..core import Outcome
@@ -80,10 +81,37 @@ def run(
     session.log(f"cell {project.cells.index(cell) + 1} of {len(project.cells)}: {terminal.escape(cell.id)}")
     if cell.interpreter is not None or cell.outcome is not None:  # else the plan's hint is all there is to say
         project.require_writable(project.machine_dir)
-    ended = cellrun.run_cell(
-        project, cell, NoxEnvironment(session), installer, CellRequest(request.force, request.strict)
-    )
+    asked = CellRequest(request.force, request.strict)
+    with _saying_what_an_interrupt_left(session, cell.id, project.result_file(cell)):
+        ended = cellrun.run_cell(project, cell, NoxEnvironment(session), installer, asked)
     tell(session, ended, ending)
+
+
+@contextlib.contextmanager
+def _saying_what_an_interrupt_left(session: nox.Session, cell_id: str, result: Path) -> Iterator[None]:
+    """Say, when the run is interrupted, what of the cell is stored: nothing, unless ``result`` was written since
+    the cell began.
+
+    The interrupt goes on to nox, which ends the run there (exit status 130), so that no later session runs.
+    """
+    before = _stamp(result)
+    try:
+        yield
+    except KeyboardInterrupt:
+        if _stamp(result) not in (None, before):
+            session.warn(terminal.escape(f"interrupted: {cell_id}'s result was written to {result} before"))
+        else:
+            session.warn(terminal.escape(f"interrupted: nothing stored for {cell_id}"))
+        raise
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """What tells a file written anew (its inode and modification time, as an atomic replace changes them)."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns
 
 
 def tell(session: nox.Session, ended: Ended, ending: ResultFile) -> None:
@@ -141,7 +169,8 @@ class NoxEnvironment:
     def install(self, arguments: Sequence[str], output: IO[str]) -> bool:
         try:
             self._session.install(*arguments, silent=False, stdout=output, stderr=subprocess.STDOUT)
-        except CommandFailed:  # its message is the exit code only; the installer's output says why
+        except CommandFailed as exc:  # its message is the exit code only; the installer's output says why
+            interrupts.stop_if_interrupted(exc.return_code)  # an installer stopped by a signal did not fail
             return False
         return True
 
@@ -149,6 +178,7 @@ class NoxEnvironment:
         try:
             self._session.run(self.python, *arguments, silent=True)
         except CommandFailed as exc:
+            interrupts.stop_if_interrupted(exc.return_code)
             return str(exc)
         return ""
 
