@@ -72,6 +72,18 @@ def test_a_script_is_a_standalone_script_bisect_takes_as_it_is(tmp_path: Path) -
     assert {"digest", "tensor_bytes", "call", "Store", "decode", "reproduce", "find_sample"} <= defined
 
 
+def test_the_store_beside_a_machines_results_is_the_newest_replaying_records_one_named_by_one_name() -> None:
+    found = [swept("2.0.1", "3.11", [operator("exp2", [("s1", "A")])]), swept("2.2.0", "3.12", [])]
+    [table] = model.build(found).tables
+    assert repro.inputs_store(table) is None  # each release's own samples
+    found[0].records[0].metrics["store"] = {"inputs_folder": "opsweep"}
+    [table] = model.build(found).tables
+    assert repro.inputs_store(table) == ("x86-box", "opsweep")
+    found[0].records[0].metrics["store"] = {"inputs_folder": "../../elsewhere"}  # a result file may say anything
+    [table] = model.build(found).tables
+    assert repro.inputs_store(table) is None
+
+
 def test_a_script_of_another_device_says_it_runs_there(tmp_path: Path) -> None:
     [change] = repro.sample_changes(sweep_history())
     cuda = dataclasses.replace(change, column=model.Column("x86-box", "cuda"))

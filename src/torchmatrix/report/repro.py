@@ -173,6 +173,19 @@ def store_option(table: Table) -> str | None:
     return None
 
 
+def inputs_store(table: Table) -> tuple[str, str] | None:
+    """(machine, folder) of the store beside a machine's results (its inputs folder,
+    :func:`torchmatrix.results.inputs_path`) that the newest record of ``table`` replayed, where the sweep was
+    given no ``store``; None where none did. The folder is one name, as a result file may say anything."""
+    for (_, column), entry in sorted(table.entries.items(), key=lambda item: item[0][0].sort_key(), reverse=True):
+        metrics = entry.record.metrics if entry.record is not None else {}
+        store = metrics.get("store") if isinstance(metrics, Mapping) else None
+        folder = store.get("inputs_folder") if isinstance(store, Mapping) else None
+        if isinstance(folder, str) and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", folder):
+            return column.machine, folder
+    return None
+
+
 def can_borrow(source: str) -> bool:
     """Whether ``source`` (a probe's text) defines everything a script takes from the sweep."""
     try:

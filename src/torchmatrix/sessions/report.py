@@ -135,7 +135,8 @@ def _as_asked(project: Project, summary: summaries.Summary) -> Project:
 
 def _sweeps(project: Project, report: model.Report) -> dict[str, repro.Sweep]:
     """What the repro scripts of each probe that is a sweep are made from: its file (the matrix's probe of that name,
-    or the one in probes/), where its store lies from the scripts' folder, and that folder from the matrix's."""
+    or the one in probes/), where its store lies from the scripts' folder (the one its ``store`` option names, else
+    the one beside a machine's results it replayed), and that folder from the matrix's."""
     base = project.matrix.file.parent
     scripts = project.matrix.output / repro.FOLDER
     found = {}
@@ -152,14 +153,24 @@ def _sweeps(project: Project, report: model.Report) -> dict[str, repro.Sweep]:
             dependencies = scriptmeta.dependencies(path)
         except TorchmatrixError:
             continue
-        store = repro.store_option(table)
+        folder = _store_folder(project, table, path)
         found[table.probe] = repro.Sweep(
             source,
-            Path(os.path.relpath(path.parent / store, scripts)).as_posix() if store else "",
+            Path(os.path.relpath(folder, scripts)).as_posix() if folder else "",
             Path(os.path.relpath(scripts, base)).as_posix(),
             dependencies,
         )
     return found
+
+
+def _store_folder(project: Project, table: model.Table, probe_file: Path) -> Path | None:
+    """The store the sweep's records replayed: its ``store`` option's (relative to the probe's folder), else the one
+    beside a machine's results; None where they replayed none."""
+    store = repro.store_option(table)
+    if store:
+        return probe_file.parent / store
+    beside = repro.inputs_store(table)
+    return results.inputs_path(project.results_dir, beside[0]) / beside[1] if beside else None
 
 
 def _remove_old_repros(output: Path, files: dict[str, str]) -> None:
