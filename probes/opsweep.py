@@ -35,11 +35,14 @@ matrix's probe_options: {opsweep: {...}}:
            entirely, or a list of full names; default every operator
   samples: how many samples per operator, at most (default 3)
   seed:    the seed of inputs and random operators (default 0)
-  store:   a folder of captured samples, relative to this file's folder, that every
-           release replays (default none: op_db's own samples of each release)
+  store:   a folder of samples captured by hand (capture, below), relative to
+           this file's folder; by default the store beside this machine's
+           results (torchmatrix names its folder in TORCHMATRIX_INPUTS), which
+           the first cell that runs captures and every other replays
 
 Its record asks the report for a repro script per sample whose output changed
-(metrics.repro): each calls reproduce(), below, on its sample.
+(metrics.repro): each calls reproduce(), below, on its sample, from the store
+the record replayed.
 """
 
 import contextlib
@@ -58,6 +61,8 @@ import traceback
 import torch
 
 OPTIONS_VARIABLE = "TORCHMATRIX_PROBE_OPTIONS"
+INPUTS_VARIABLE = "TORCHMATRIX_INPUTS"
+"""The folder beside this machine's results that torchmatrix gives every pair, where the sweep keeps its store."""
 DEFAULTS = {"ops": None, "samples": 3, "seed": 0, "store": None}
 RTOL, ATOL = 1.3e-6, 1e-5  # torch.testing.assert_close's defaults for float32
 DIGEST_CHARS = 16
@@ -72,7 +77,7 @@ by chance, and the next run not)."""
 def run(device):
     options = read_options()
     op_db = load_op_db()
-    store = Store(store_folder(options["store"])) if options["store"] is not None else None
+    store = open_store(options, os.environ.get(INPUTS_VARIABLE))
     wanted = op_filter(options["ops"])
     swept, not_float32 = [], []
     for op in op_db:
@@ -390,9 +395,163 @@ class CannotStore(Exception):
     """A sample holds something the store does not keep (a sparse tensor, a function)."""
 
 
+def replayed(store):
+    """The folder of the store a record replayed, relative to this file's folder, as its repro scripts find it;
+    None where it replayed none (each release's own samples)."""
+    if store is None:
+        return None
+    return os.path.relpath(os.path.dirname(store.path), os.path.dirname(os.path.abspath(__file__)))
+
+
 def store_folder(store):
     """The store's folder: ``store`` as given, relative to this probe file's folder."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), store)
+
+
+STORE_NAME = "opsweep"
+"""The store's folder in the one torchmatrix gives (:data:`INPUTS_VARIABLE`)."""
+LOCK = ".lock"
+CAPTURE_KEYS = ("format", "device", "ops_asked", "samples", "seed", "probe")
+"""What makes a capture, in its manifest: a store beside the results made with other values of any is captured again."""
+STAMP = 315532800  # 1980-01-01, as the arrays' zip entries are dated
+"""The modification time of a store's files, whenever they were written: see :func:`stamp`."""
+
+
+def open_store(options, inputs_folder):
+    """The store this sweep replays: the ``store`` option's, captured by hand; else the one in ``inputs_folder``
+    (beside this machine's results), which the first cell to run captures and every other replays; None where
+    neither is given (a run by hand, or by a runner without that folder): each release's own samples."""
+    if options["store"] is not None:
+        store = Store(store_folder(options["store"]))
+        refuse_other_capture(store, options)
+        return store
+    if not inputs_folder:
+        return None
+    return shared_store(os.path.join(inputs_folder, STORE_NAME), options)
+
+
+def refuse_other_capture(store, options):
+    """A store captured by hand with other samples or another seed than the options ask is not replayed: its
+    samples would be mixed with op_db's own where it has fewer."""
+    manifest = store.manifest
+    differ = [key for key in ("samples", "seed") if manifest.get(key) != options[key]]
+    if differ:
+        held = ", ".join("{} {}".format(key, manifest.get(key)) for key in differ)
+        asked = ", ".join("{} {}".format(key, options[key]) for key in differ)
+        raise ValueError(
+            "the store {} was captured with {}, but the options ask {}: capture it again with those, or ask for "
+            "what it holds".format(os.path.dirname(store.path), held, asked)
+        )
+
+
+def shared_store(folder, options):
+    """The store in ``folder``, captured now where it holds none or one another capture made (other options,
+    another version of this probe), with why (``store.captured_here``); replayed as it is otherwise.
+
+    Under the folder's lock: two cells at once (``nox -j 2``) neither both capture nor read a store half written;
+    the second waits, then replays what the first captured.
+    """
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
+    wanted = capture_identity(options["ops"], options["samples"], options["seed"])
+    with locked(folder):
+        why = recapture_reason(folder, wanted)
+        if why:
+            capture_apart(folder, options)
+        store = Store(folder)
+    store.captured_here = why
+    return store
+
+
+def capture_apart(folder, options):
+    """Capture into ``folder`` with ``options``, in a process forked for it where the system forks: the threads
+    the operators start there are never those of a process the sweep forks later, and an input that kills the
+    process (a division by zero in integer code) is an error saying so, not the end of the pair."""
+    if not hasattr(os, "fork"):
+        capture(folder, options["ops"], options["samples"], options["seed"])
+        return
+    reading, writing = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(reading)
+        status = 1
+        try:
+            capture(folder, options["ops"], options["samples"], options["seed"])
+            status = 0
+        except BaseException as error:
+            os.write(writing, short(error).encode("utf-8"))
+        finally:
+            os._exit(status)
+    os.close(writing)
+    with os.fdopen(reading, "rb") as stream:
+        said = stream.read().decode("utf-8", "replace")
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        ended = "died of " + signal.Signals(os.WTERMSIG(status)).name
+    elif os.WEXITSTATUS(status):
+        ended = "raised " + said
+    else:
+        return
+    raise RuntimeError("capturing the samples into {}: the process that captured them {}".format(folder, ended))
+
+
+def capture_identity(ops, samples, seed):
+    """What a capture with these options is made from, as its manifest says it (:data:`CAPTURE_KEYS`; the
+    ``ops`` option as ``ops_asked``, beside the operators captured)."""
+    return {"format": STORE_FORMAT, "device": CAPTURE_DEVICE, "ops_asked": ops, "samples": samples, "seed": seed,
+            "probe": probe_digest()}  # fmt: skip
+
+
+def probe_digest():
+    """The sha256 of this probe's file: another version of the sweep may capture otherwise."""
+    with open(os.path.abspath(__file__), "rb") as stream:
+        return hashlib.sha256(stream.read()).hexdigest()
+
+
+def recapture_reason(folder, wanted):
+    """Why the store in ``folder`` is to be captured (again): '' where it holds a capture made as ``wanted``."""
+    path = os.path.join(folder, MANIFEST)
+    if not os.path.isfile(path):
+        return "no samples were captured there yet"
+    try:
+        with open(path, "rb") as stream:
+            manifest = json.loads(stream.read().decode("utf-8"))
+    except (OSError, ValueError) as error:
+        return "the store there cannot be read ({})".format(short(error))
+    differ = [key for key in CAPTURE_KEYS if manifest.get(key) != wanted[key]]
+    if not differ:
+        return ""
+    if differ == ["probe"]:
+        return "the samples there were captured by another version of this probe"
+    return "the samples there were captured with other options ({})".format(
+        ", ".join("{} {} -> {}".format(key, json.dumps(manifest.get(key)), json.dumps(wanted[key]))
+                  for key in differ if key != "probe"))  # fmt: skip
+
+
+@contextlib.contextmanager
+def locked(folder):
+    """``folder``'s lock held by this process alone, waiting for it as long as another holds it.
+
+    Its file is opened to write only: what a pair writes is its own, not what its record depends on.
+    """
+    fd = os.open(os.path.join(folder, LOCK), os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            import fcntl
+        except ImportError:  # Windows
+            import msvcrt
+
+            while True:
+                try:
+                    msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+                    break
+                except OSError:  # LK_LOCK gives up after 10 s; a capture takes longer
+                    continue
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing it releases the lock
 
 
 class Store(object):
@@ -407,7 +566,12 @@ class Store(object):
                 )
             )
         with open(path, "rb") as stream:
-            self.manifest = json.loads(stream.read().decode("utf-8"))
+            text = stream.read()
+        self.manifest = json.loads(text.decode("utf-8"))
+        self.digest = hashlib.sha256(text).hexdigest()[:DIGEST_CHARS]
+        """This capture's own name: the replaying records say which capture they replayed."""
+        self.captured_here = ""
+        """Why this sweep captured the store before replaying it; '' where another had."""
         if self.manifest.get("format") != STORE_FORMAT:
             raise RuntimeError(
                 "{} is of format {!r}; this probe reads {}".format(path, self.manifest.get("format"), STORE_FORMAT)
@@ -420,6 +584,11 @@ class Store(object):
     def samples(self, name):
         """The operator's entry (``samples``, ``left_out``, ``torch``), or None where the store has no samples of it."""
         return self.manifest["ops"].get(name)
+
+    def captured_by(self):
+        """The releases that captured its samples, by their number (one, unless operators were added by hand)."""
+        found = set(entry.get("torch", "?") for entry in self.manifest["ops"].values())
+        return sorted(found, key=lambda release: [int(part) for part in re.findall(r"\d+", release)])
 
     def decode(self, encoded, device):
         """A stored value rebuilt on ``device``."""
@@ -536,12 +705,12 @@ def capture(folder, ops=None, samples=3, seed=0, add=False):
     ``folder``; with ``add``, only of those the store does not have yet. Returns the manifest."""
     import numpy
 
-    manifest = {"format": STORE_FORMAT, "samples": samples, "seed": seed, "device": CAPTURE_DEVICE, "ops": {}}
+    manifest = dict(capture_identity(ops, samples, seed), ops={})
     arrays = {}
     path = os.path.join(folder, MANIFEST)
     if add and os.path.isfile(path):
         store = Store(folder)
-        manifest = store.manifest
+        manifest = dict(store.manifest, probe=manifest["probe"])
         arrays = dict((key, store.arrays[key]) for key in store.arrays.files)
     options = {"samples": samples, "seed": seed}
     wanted = op_filter(ops)
@@ -561,7 +730,17 @@ def capture(folder, ops=None, samples=3, seed=0, add=False):
     write_atomically(os.path.join(folder, MANIFEST), manifest_text(manifest).encode("utf-8"))
     if old and old != manifest["arrays"] and os.path.isfile(os.path.join(folder, old)):
         os.remove(os.path.join(folder, old))
+    stamp(folder, (MANIFEST, manifest["arrays"]))
     return manifest
+
+
+def stamp(folder, names):
+    """Date the store's files :data:`STAMP`, not the time they were written: they are an input of every pair that
+    reads them, the one that captured them and one that waited for it included. torchmatrix leaves a file written
+    while a pair ran out of what the pair's record depends on (its own output), which would leave those two
+    records as they are when the store changes."""
+    for name in names:
+        os.utime(os.path.join(folder, name), (STAMP, STAMP))
 
 
 def manifest_text(manifest):
@@ -842,7 +1021,7 @@ def summary(op_db, checks, not_float32, seconds, options, store=None):
         "slowest": [[name, round(spent, 3)] for name, spent in slowest],
         "repro": {
             "function": "reproduce",
-            "arguments": {"seed": options["seed"], "samples": options["samples"], "store": options["store"]},
+            "arguments": {"seed": options["seed"], "samples": options["samples"], "store": replayed(store)},
             "folders": ["store"],
         },
     }
@@ -850,11 +1029,15 @@ def summary(op_db, checks, not_float32, seconds, options, store=None):
         metrics["store"] = {
             "manifest": os.path.basename(store.path),
             "arrays": store.manifest["arrays"],
+            "capture": store.digest,
+            "captured_by": store.captured_by(),
             "replayed": sum("inputs" not in check for check in checks),
             "generated": sorted(check["name"] for check in checks if "inputs" in check),
             "refused": sum(check.get("refused", 0) for check in checks),
             "not_captured": sum(check.get("not_captured", 0) for check in checks),
         }
+        if store.captured_here:
+            metrics["store"]["captured_here"] = store.captured_here
     return metrics
 
 
@@ -865,6 +1048,10 @@ def describe(metrics):
     )
     store = metrics.get("store")
     if store:
+        if store.get("captured_here"):
+            text += "; captured the samples every other release replays ({})".format(store["captured_here"])
+        else:
+            text += "; replayed the samples torch {} captured".format(", ".join(store["captured_by"]))
         text += "; {} samples the store holds refused here".format(store["refused"]) if store["refused"] else ""
         text += "; {} operators not in the store".format(len(store["generated"])) if store["generated"] else ""
     return text

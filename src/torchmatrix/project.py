@@ -281,8 +281,10 @@ class Project:
         return results.result_path(self.results_dir, self.machine, cell.id)
 
     def pair_environment(self, python: str) -> dict[str, str]:
-        """What every pair of a cell whose Python is ``python`` sees (:func:`identity.pair_environment`)."""
-        return identity.pair_environment(python, dict(self.matrix.env), self.matrix.pass_env, self.caller)
+        """What every pair of a cell whose Python is ``python`` sees (:func:`identity.pair_environment`), and the
+        folder of inputs its machine's pairs share (:data:`variables.INPUTS`)."""
+        seen = identity.pair_environment(python, dict(self.matrix.env), self.matrix.pass_env, self.caller)
+        return {**seen, variables.INPUTS.name: str(results.inputs_path(self.results_dir, self.machine))}
 
     def environment_identity(self) -> dict[str, object]:
         """What of the pairs' environment a record depends on (:func:`identity.environment_identity`)."""

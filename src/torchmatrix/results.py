@@ -1,6 +1,7 @@
 """Result files: one JSON file per cell and machine, versioned, written atomically.
 
-``<output>/results/<machine>/<cell-id>.json``. Merging machines is copying their
+``<output>/results/<machine>/<cell-id>.json``, and beside them the inputs the
+machine's pairs share (:func:`inputs_path`). Merging machines is copying their
 folders together. Every reader of a results folder goes through :func:`scan`:
 a file that cannot be read (truncated, not JSON, another schema, a field of the
 wrong type) is named in a warning and skipped, and a killed writer's temporary
@@ -164,6 +165,16 @@ def _record(item: Any, where: str) -> Record:
 
 def result_path(results_dir: Path, machine: str, cell_id: str) -> Path:
     return results_dir / safe_name(machine) / f"{cell_id}.json"
+
+
+INPUTS_FOLDER = "inputs"
+"""The folder of a machine's results that its pairs share, beside the result files (which no reader looks into)."""
+
+
+def inputs_path(results_dir: Path, machine: str) -> Path:
+    """Where the pairs of ``machine`` keep the inputs a probe makes once for every cell
+    (:data:`torchmatrix.variables.INPUTS`): the operator sweep's captured samples."""
+    return results_dir / safe_name(machine) / INPUTS_FOLDER
 
 
 def write(results_dir: Path, result: CellResult) -> Path:

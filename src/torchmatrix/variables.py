@@ -2,7 +2,7 @@
 
 A nox run of the noxfile reads them when it loads (:func:`torchmatrix.project.load`);
 bisect and verify set them for the child nox they start, with :data:`HANDBACK`; the docs list them from here.
-The worker sets :data:`DEVICE` for every pair's process.
+The worker sets :data:`DEVICE` for every pair's process, and the sessions that run pairs :data:`INPUTS`.
 """
 
 from __future__ import annotations
@@ -121,4 +121,9 @@ class Given:
 DEVICE = Given(
     "TORCHMATRIX_DEVICE", "the device the pair runs on: `cpu`, `cuda` or `mps` (what scripts and tests read)"
 )
-GIVEN = (DEVICE,)
+INPUTS = Given(
+    "TORCHMATRIX_INPUTS",
+    "a folder beside this machine's results (`<output>/results/<machine>/inputs`), the same for every cell, where a "
+    "probe keeps what it makes once for every release: the operator sweep's captured samples",
+)
+GIVEN = (DEVICE, INPUTS)

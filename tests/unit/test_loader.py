@@ -176,6 +176,7 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
         ("torch: [1.9.0]\nstrict: 1\n", 2, "strict", "expected true or false, got a number (1)", "e.g. strict: true"),
         ("torch: [1.9.0]\nenv: {PATH: /x}\n", 2, "env.PATH", "set by torchmatrix", "pass_env: [PATH]"),
         ("torch: [1.9.0]\nenv: {PYTHONHASHSEED: '1'}\n", 2, "env.PYTHONHASHSEED", "set by torchmatrix", ""),
+        ("torch: [1.9.0]\nenv: {TORCHMATRIX_INPUTS: /x}\n", 2, "env.TORCHMATRIX_INPUTS", "set by torchmatrix", ""),
         ("torch: [1.9.0]\nenv: {A=B: x}\n", 2, "env.A=B", "not a variable name", "MY_BACKEND"),
         ("torch: [1.9.0]\nenv: {A: [x]}\n", 2, "env.A", "expected a single value", 'e.g. "1"'),
         ("torch: [1.9.0]\nenv: [A]\n", 2, "env", "mapping of variable names", ""),

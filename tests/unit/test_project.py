@@ -211,3 +211,15 @@ def test_a_workdir_that_is_no_folder_is_refused_by_name(tmp_path: Path) -> None:
     (tmp_path / "repro.py").write_text("print('hello')\n")
     with pytest.raises(UsageError, match="TORCHMATRIX_WORKDIR: 'nowhere' is not a folder"):
         load(tmp_path, {"TORCHMATRIX_WORKDIR": "nowhere"})
+
+
+def test_every_pair_is_given_the_folder_of_inputs_beside_its_machines_results(tmp_path: Path) -> None:
+    """One folder for every cell of this machine (the sweep's store is captured once there), and another machine's
+    pairs get their own: a store is made from this machine's arithmetic and replayed by its records alone."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    seen = here.pair_environment(str(tmp_path / "bin" / "python"))
+    assert seen["TORCHMATRIX_INPUTS"] == str(here.matrix.output / "results" / here.machine / "inputs")
+    other = dataclasses.replace(here, machine="other/box")
+    assert other.pair_environment("python")["TORCHMATRIX_INPUTS"] == str(
+        here.matrix.output / "results" / "other_box" / "inputs"
+    )

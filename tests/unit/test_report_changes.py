@@ -25,12 +25,14 @@ def test_only_the_checks_that_changed_are_listed_a_column_per_later_release() ->
     found = tables(html(render(sweep_scenario())))
     compared, changed, samples, legend = found
     assert compared[0] == [
-        "from", "to", "checks in both", "compared (same inputs)", "samples compared", "refused", "changed", "machine"
+        "from", "to", "checks in both", "compared (same inputs)", "samples compared", "samples from", "refused",
+        "changed", "machine",
     ]  # fmt: skip
+    own = "each release's own"
     assert compared[1:] == [
-        ["1.9.0", "1.12.1", "5", "2", "4 of 7 (57%)", "1", "1", "the same"],
-        ["1.12.1", "2.2.0", "5", "3", "5 of 7 (71%)", "1", "1", "CPU capability AVX2 → AVX512"],
-        ["2.2.0", "2.13.0", "0", "0", "0 of 0", "0", "0", "the same"],
+        ["1.9.0", "1.12.1", "5", "2", "4 of 7 (57%)", own, "1", "1", "the same"],
+        ["1.12.1", "2.2.0", "5", "3", "5 of 7 (71%)", own, "1", "1", "CPU capability AVX2 → AVX512"],
+        ["2.2.0", "2.13.0", "0", "0", "0 of 0", "–", "0", "0", "the same"],
     ]
     assert changed == [
         ["check", "1.12.1", "2.2.0", "2.13.0"],
@@ -44,6 +46,28 @@ def test_only_the_checks_that_changed_are_listed_a_column_per_later_release() ->
     ]
     assert ["◌", "not compared: none of its inputs is the same as in the previous release"] in legend
     assert legend[2][0] == "≈" and legend[2][1].startswith("unstable: ")
+
+
+def test_each_step_says_which_capture_its_two_releases_replayed() -> None:
+    """The samples' source beside how many compared: one release's capture for both, its own, or two captures."""
+    first = {"capture": "c" * 16, "captured_by": ["1.9.0"], "captured_here": "no samples were captured there yet"}
+    replayed = {"capture": "c" * 16, "captured_by": ["1.9.0"]}
+    other = {"capture": "d" * 16, "captured_by": ["2.2.0"]}
+    results = [
+        dataclasses.replace(result, records=tuple(
+            dataclasses.replace(record, metrics={**record.metrics, "store": store}) for record in result.records
+        ))
+        for result, store in zip(sweep_scenario()[:3], (first, replayed, other), strict=True)
+    ]  # fmt: skip
+    compared = tables(html(render(results)))[0]
+    assert [row[5] for row in compared[1:]] == ["1.9.0's capture", "1.9.0's capture → 2.2.0's capture"]
+    recaptured = dataclasses.replace(results[2], records=tuple(
+        dataclasses.replace(record, metrics={**record.metrics, "store": {**other, "captured_by": ["1.9.0"]}})
+        for record in results[2].records
+    ))  # fmt: skip
+    compared = tables(html(render([*results[:2], recaptured])))[0]
+    assert compared[2][5] == "1.9.0's capture cccccc → dddddd"
+    assert "samples from" not in render(scenario())  # no check of theirs holds samples: no column of it
 
 
 def test_without_checks_or_with_one_release_it_says_so() -> None:

@@ -322,7 +322,9 @@ def _machine(doc: Document, path: KeyPath, value: Any) -> str:
 
 
 _VARIABLE_PATTERN = re.compile(r"^[A-Za-z_*][A-Za-z0-9_*]*$")
-_BUILT_VARIABLES = ("VIRTUAL_ENV", "PYTHONHASHSEED", "TORCHMATRIX_DEVICE", "TORCHMATRIX_PROBE_OPTIONS")
+_BUILT_VARIABLES = (
+    "VIRTUAL_ENV", "PYTHONHASHSEED", "TORCHMATRIX_DEVICE", "TORCHMATRIX_PROBE_OPTIONS", "TORCHMATRIX_INPUTS",
+)  # fmt: skip
 """What torchmatrix sets for every pair itself: the cell's, the seed's, the pair's (see identity and the worker)."""
 
 

@@ -62,15 +62,18 @@ def _section(history: History, column: Column, scripts: Collection[str] = ()) ->
     if not transitions:
         release = history.releases[column][0].label
         return [*lines, f"One release only ({escape.markdown(release)}): nothing to compare.", ""]
+    sampled = any(transition.samples_from for transition in transitions)  # a sweep: its samples' source too
     lines += [
-        "| from | to | checks in both | compared (same inputs) | samples compared | refused | changed | machine |",
-        "| :-- | :-- | --: | --: | --: | --: | --: | :-- |",
+        f"| from | to | checks in both | compared (same inputs) | samples compared |{' samples from |' * sampled}"
+        " refused | changed | machine |",
+        f"| :-- | :-- | --: | --: | --: |{' :-- |' * sampled} --: | --: | :-- |",
     ]
     for transition in transitions:
+        source = f" {escape.markdown(transition.samples_from) or '–'} |" if sampled else ""
         lines.append(
             f"| {escape.markdown(transition.before.label)} | {escape.markdown(transition.after.label)} "
             f"| {transition.in_both} | {transition.compared} "
-            f"| {_share(transition.samples_compared, transition.samples)} | {transition.refused} "
+            f"| {_share(transition.samples_compared, transition.samples)} |{source} {transition.refused} "
             f"| {len(transition.changed)} | {escape.markdown('; '.join(transition.differs)) or 'the same'} |"
         )
     lines.append("")

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..checks import check_outcome, checks_of
 from ..core import Outcome, Record
-from . import fingerprint, sameinputs
+from . import fingerprint, sameinputs, stores
 from .model import Column, Entry, Report, Row, Table
 from .sameinputs import NOT_COMPARABLE, Comparison
 
@@ -112,6 +112,9 @@ class Transition:
     differs: tuple[str, ...] = ()
     """What differs between the two records' machines as torch saw them: ``CPU capability AVX2 → AVX512``
     (:mod:`.fingerprint`)."""
+    samples_from: str = ""
+    """Where the samples of the two records came from (:mod:`.stores`): ``1.13.1's capture``, ``each release's
+    own``; '' where their checks hold no samples."""
 
 
 @dataclass(frozen=True)
@@ -237,7 +240,9 @@ def _walk(
         if index:
             transition = _transition(column, rows[index - 1], row, checks[index - 1], held, steps)
             differs = fingerprint.differences(environments[index - 1], environments[index], column.device)
-            transitions.append(dataclasses.replace(transition, differs=differs))
+            sampled = any(sameinputs.samples_of(check) is not None for check in held.values())
+            source = stores.samples_from(records[index - 1], record) if sampled else ""
+            transitions.append(dataclasses.replace(transition, differs=differs, samples_from=source))
     return transitions
 
 

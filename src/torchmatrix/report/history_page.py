@@ -104,6 +104,8 @@ def _head(history: History) -> str:
                     f"from {transition.before.label}: {transition.in_both} checks in both, {transition.compared} "
                     f"with the same inputs, {transition.refused} samples refused, {len(transition.changed)} changed"
                 )
+                if transition.samples_from:
+                    tip += f"; samples: {transition.samples_from}"
                 differs = ""
                 if transition.differs:
                     tip += "; torch saw another machine: " + "; ".join(transition.differs)
