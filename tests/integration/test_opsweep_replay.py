@@ -13,6 +13,7 @@ import ast
 import fcntl
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -112,11 +113,11 @@ def test_the_report_says_which_release_captured_the_samples_compared(sweeps: Swe
     rows = [line for line in sweeps.changes.splitlines() if line.startswith("| 1.11.0 (py3.10) | 1.12.1 (py3.10) |")]
     assert len(rows) == 1 and "(100%) | 1.11.0's capture |" in rows[0], sweeps.changes
     # A changed sample's repro finds it in that store (nn.functional.gelu's outputs changed in 1.12).
-    scripts = [path for path in (sweeps.folder / "out" / "repro").glob("*.py") if path.name != "opsweep_functions.py"]
+    scripts = [path for path in (sweeps.folder / "out" / "repro").glob("*.py") if not path.name.endswith("_probe.py")]
     assert scripts
-    for script in scripts:
-        [line] = [line for line in script.read_text().splitlines() if line.startswith("STORE = ")]
-        assert (script.parent / ast.literal_eval(line.partition(" = ")[2])).resolve() == sweeps.store.resolve()
+    for script in scripts:  # the call the record asks for, its store given from the script's own folder
+        [folder] = re.findall(r"store=os\.path\.join\(HERE, ('[^']*')\)", script.read_text())
+        assert (script.parent / ast.literal_eval(folder)).resolve() == sweeps.store.resolve()
 
 
 def test_both_records_depend_on_the_store_and_a_changed_store_makes_them_stale(sweeps: Sweeps) -> None:
