@@ -61,7 +61,7 @@ COMMANDS = {
         "each cell's Python, requirements and status; nothing is built",
         takes_scripts=True,
     ),
-    "report": Command("torchmatrix report [--format F[,F…]] [--diff OTHER]", "render the stored results"),
+    "report": Command("torchmatrix report [--format F[,F…]] [--all-cells] [--diff OTHER]", "render the stored results"),
     "verify": Command("torchmatrix verify [--run] [--machine NAME]", "check the stored results against `expect:`"),
     "probe-installed": Command(
         "torchmatrix probe-installed PYTHON [PYTHON …]", "run the probes in a torch installed already"

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from packaging.version import Version
 
 from .. import core, printed, results
+from ..arguments import typed
 from ..core import DEVICES, Outcome, Record
 from ..freshness import WAS
 from ..results import CellResult
@@ -144,7 +145,10 @@ class Report:
     marks: tuple[Outcome, ...]
     """The marks the shown cells use, in legend order."""
     others: tuple[Aside, ...] = ()
-    """Stored results left out, as no cell of the matrix now (``report -- --all-cells`` shows them)."""
+    """Stored results left out, as no cell of the matrix now (``report --all-cells`` shows them)."""
+    command: str | None = None
+    """The command that renders it when it is not nox (``torchmatrix``), in whose words the report suggests what
+    to type."""
 
     @property
     def machines(self) -> tuple[str, ...]:
@@ -193,14 +197,15 @@ class Report:
             )
             lines.append(
                 f"Not shown, as no cell of the matrix now: {count}: {named}. "
-                "nox -s report -- --all-cells shows every stored cell."
+                f"{typed(self.command, 'report', '--all-cells')} shows every stored cell."
             )
         return lines
 
     def describe(self) -> str:
         """One sentence on what the tables hold (plain text: machine names in it still need escaping)."""
         if not self.results:
-            return "No results yet: run nox -s probe."
+            which = " of the matrix's cells" if self.others else ""  # those left out are named after the tables
+            return f"No results{which} yet: run {typed(self.command, 'probe')}."
         machines = self.machines
         count = f"{len(machines)} machine" + ("s" if len(machines) != 1 else "")
         tests = sum(is_test(table.probe) for table in self.tables)
@@ -227,10 +232,11 @@ def collectors(names: Iterable[str]) -> set[str]:
     return {name for name in every if not is_test(name) and any(core.holds(name, test) for test in tests)}
 
 
-def build(found: Iterable[CellResult], others: Iterable[Aside] = ()) -> Report:
+def build(found: Iterable[CellResult], others: Iterable[Aside] = (), command: str | None = None) -> Report:
     """Merge ``found`` (any number of machines, any number of files per cell) into one report.
 
-    ``others``: stored results left out as no cell of the matrix now, which the report names.
+    ``others``: stored results left out as no cell of the matrix now, which the report names; ``command``: the
+    command that renders it when it is not nox, whose words the report suggests.
     """
     merged = tuple(results.latest(found))
     devices = _devices_by_machine(merged)
@@ -272,6 +278,7 @@ def build(found: Iterable[CellResult], others: Iterable[Aside] = ()) -> Report:
         pythons={row: tuple(sorted(seen, key=results.version_of)) for row, seen in pythons.items()},
         marks=_marks_used(tables, shown),
         others=tuple(others),
+        command=command,
     )
 
 

@@ -30,7 +30,9 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
     """
     options = report_options.parse(session.posargs, command)
     project.require_writable(project.matrix.output)
-    merged = _merged(session, project.results_dir, project, None if options.all_cells else _matrix_cells(project))
+    merged = _merged(
+        session, project.results_dir, project, None if options.all_cells else _matrix_cells(project), command
+    )
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
     results.warn_skipped(skipped, session.warn)
     bisections = answers_marked_stale(project, bisections, results.scan(project.results_dir).results)
@@ -178,15 +180,17 @@ def _merged(
     results_dir: Path,
     current: Project | None = None,
     matrix_cells: cells.MatrixCells | None = None,
+    command: str | None = None,
 ) -> model.Report:
     """The report of every result under ``results_dir``; with ``current``, records it would not make so are stale;
-    with ``matrix_cells``, the results that are no cell of it are only named."""
+    with ``matrix_cells``, the results that are no cell of it are only named; ``command``: the command that started
+    the session when it is not nox, whose words the report suggests."""
     scan = results.scan(results_dir)
     results.warn_skipped(scan, session.warn)
     found = freshness.marked_stale(scan.results, current) if current else scan.results
     if matrix_cells is None:
-        return model.build(found)
-    return model.build(*cells.split(found, matrix_cells))
+        return model.build(found, command=command)
+    return model.build(*cells.split(found, matrix_cells), command=command)
 
 
 def _matrix_cells(project: Project) -> cells.MatrixCells:
