@@ -6,7 +6,9 @@ merged), how its probes went: ``✓ all 4 pass``, or the worst outcome with
 what did not pass (``✗ 3 of 4 pass; fail: test_far_tail``), every outcome a
 record can have (``unstable``, ``stale``) included; tests that did not run
 (skipped, a device the build lacks) are counted apart and named
-(``2 of 6 skipped (unavailable): test_cuda, test_mps``), never left out. A matrix whose
+(``2 of 6 skipped (unavailable): test_cuda, test_mps``), never left out. Beside
+tests, a probe that is none (a script, a ``run(device)`` module) is named with
+its outcome (``✓ repro.py: pass``), never counted as a test. A matrix whose
 probes are the library's tests gives a row per release that says whether
 the library works there. Names lose the part every probe shares
 (``tests/test_log_cdf.py::``), so that the cells stay short.
@@ -19,7 +21,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from ..core import Outcome
 from . import escape
-from .model import Column, Entry, Report, Row, Table, collectors
+from .model import Column, Entry, Report, Row, Table, collectors, is_test
 
 TITLE = "Supported torch versions"
 WORST_FIRST = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAIL)
@@ -32,7 +34,8 @@ def render(report: Report) -> str:
     labels = [column.label if machines else column.device for column in report.columns]
     header = ["torch", "Python", *map(escape.markdown, labels)]
     lines = [f"## {TITLE}", "", _line(header), _line([":--", ":--", *[":--"] * len(report.columns)])]
-    shorten = shortener([table.probe for table in report.tables if any(e.record for e in table.entries.values())])
+    ran = [table.probe for table in report.tables if any(e.record for e in table.entries.values())]
+    shorten = shortener([probe for probe in ran if is_test(probe)] or ran)  # what the tests share, where there are
     uncollected = collectors(table.probe for table in report.tables)
     for row in rows:
         pythons = report.python_text(row) or "-"
@@ -80,7 +83,8 @@ def cell_text(
 
     ``shorten``: the characters every name loses in front (:func:`shortener`); ``quote`` escapes a name;
     ``uncollected``: the names of files that did not collect somewhere (:func:`.model.collectors`), each shown
-    as such (``E tests/test_b.py: not collected (error)``), never counted as a test; ``join`` lists the names
+    as such (``E tests/test_b.py: not collected (error)``), never counted as a test, nor is a probe that is no test
+    where there are tests (``✓ repro.py: pass``); ``join`` lists the names
     of one kind, quoted (:func:`listed`: a long list is cut short). The text around the names holds no
     markup of any format: it needs no escaping.
     """
@@ -90,9 +94,13 @@ def cell_text(
         return entries[0][1].mark.value
     files = [(probe, entry.mark) for probe, entry in entries if probe in uncollected and entry.record is not None]
     tested = [(probe, entry) for probe, entry in entries if probe not in uncollected]
-    said = "; ".join(f"{mark.symbol} {quote(probe)}: not collected ({mark.value})" for probe, mark in files)
+    mixed = any(is_test(probe) for probe, _ in tested)
+    others = [(probe, entry) for probe, entry in tested if mixed and not is_test(probe)]
+    tested = [(probe, entry) for probe, entry in tested if not mixed or is_test(probe)]
+    each = [f"{entry.mark.symbol} {quote(probe)}: {entry.mark.value}" for probe, entry in others if entry.record]
+    said = [f"{mark.symbol} {quote(probe)}: not collected ({mark.value})" for probe, mark in files]
     shown = _tests_text(tested, shorten, quote, join) if any(entry.record for _, entry in tested) else ""
-    return "; ".join(filter(None, [shown, said]))
+    return "; ".join(filter(None, [shown, *each, *said]))
 
 
 def _tests_text(
