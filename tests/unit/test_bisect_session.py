@@ -86,6 +86,12 @@ def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshol
     assert by_value.describe() == "by the value of observed of check 'add'"
 
 
+def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
+    bare = dataclasses.replace(MATRIX, probes=())  # the torchmatrix command's default matrix
+    with pytest.raises(UsageError, match=r"nor a script here; this matrix runs no probe; or give a script's path\n"):
+        parse(["elsewhere/x.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

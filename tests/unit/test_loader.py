@@ -408,3 +408,14 @@ def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_
         load_matrix(matrix_file, probes_dir, probes=["nowhere.py"])
     with pytest.raises(UsageError, match="TORCHMATRIX_PROBES: '/etc/hostname' is not a .py file"):
         load_matrix(matrix_file, probes_dir, probes=["/etc/hostname"])
+
+
+def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list(tmp_path: Path) -> None:
+    empty = tmp_path / "probes"
+    empty.mkdir()
+    options = error_for(tmp_path, empty, "torch: [1.9.0]\nprobe_options:\n  autograd_dot: {a: 1}\n")
+    assert options.hint == "this matrix runs no probe"
+    expect = error_for(tmp_path, empty, "torch: [1.9.0]\nexpect:\n  - {probe: repro.py, device: cpu, outcome: pass}\n")
+    assert expect.hint == "this matrix runs no probe; a test goes by its node id"
+    named = error_for(tmp_path, empty, "torch: [1.9.0]\nprobes: [autograd_dot]\n")
+    assert named.hint == f"{empty} holds no probe; a script or tests go by their path, relative to {tmp_path}"

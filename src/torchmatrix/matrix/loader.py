@@ -27,6 +27,11 @@ def _available_probes(probes_dir: Path) -> list[str]:
     return sorted(path.stem for path in probes_dir.glob("*.py") if not path.stem.startswith("_"))
 
 
+def runs_text(probes: Sequence[Probe]) -> str:
+    """``this matrix runs autograd_dot, repro.py``, or that it runs none (the default matrix names no probe)."""
+    return f"this matrix runs {', '.join(probe.name for probe in probes)}" if probes else "this matrix runs no probe"
+
+
 def _nameable(stem: str) -> bool:
     """Whether ``probes/<stem>.py`` is a probe a matrix can name by its name: one of :func:`_available_probes`."""
     return bool(PROBE_NAME.match(stem)) and not stem.startswith("_")
@@ -62,7 +67,9 @@ def _resolve_probe(
     folder_of_tests = name not in available and (base / name).is_dir()  # `tests`, written for `tests/`
     if PROBE_NAME.match(name) and not folder_of_tests:
         if name not in available:
-            hint = did_you_mean(name, available, f"probes in {probes_dir}: {', '.join(available)}")
+            held = f"probes in {probes_dir}: {', '.join(available)}" if available else f"{probes_dir} holds no probe"
+            otherwise = f"{held}; a script or tests go by their path, relative to {base}"
+            hint = did_you_mean(name, available, otherwise)
             raise fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
         return probe_at(probes_dir / f"{name}.py", base, probes_dir=probes_dir, kind=entry.kind)
     target, _, select = name.partition("::")
@@ -214,7 +221,7 @@ def _with_options(doc: Document, probes: tuple[Probe, ...], options: dict[str, d
     names = [probe.name for probe in probes]
     for name in options:
         if name not in names:
-            hint = did_you_mean(name, names, f"this matrix runs {', '.join(names)}")
+            hint = did_you_mean(name, names, runs_text(probes))
             raise fail(doc, ("probe_options", name), f"{name!r} is not a probe of this matrix", hint)
     return tuple(dataclasses.replace(probe, options=options.get(probe.name, {})) for probe in probes)
 
@@ -227,9 +234,7 @@ def _check_expectations(
     for index, expectation in enumerate(expect):
         owner = next((probe for probe in probes if probe.covers(expectation.probe)), None)
         if owner is None:
-            hint = did_you_mean(
-                expectation.probe, names, f"this matrix runs {', '.join(names)}; a test goes by its node id"
-            )
+            hint = did_you_mean(expectation.probe, names, f"{runs_text(probes)}; a test goes by its node id")
             raise fail(doc, ("expect", index, "probe"), f"{expectation.probe!r} is not a probe of this matrix", hint)
         if expectation.device not in devices:
             raise fail(

@@ -187,7 +187,7 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
             return (alone.name if alone.kind is Kind.PYTEST else listed.name), listed, None
         return alone.name, alone, entry
     probes = [probe.name for probe in matrix.probes]
-    hint = did_you_mean(given, probes, f"it runs: {', '.join(probes)}; or give a script's path")
+    hint = did_you_mean(given, probes, f"{loader.runs_text(matrix.probes)}; or give a script's path")
     parser.error(f"{given!r} is not a probe of {matrix.file.name}, one of its tests, nor a script here; {hint}")
 
 
