@@ -236,3 +236,19 @@ def test_the_commands_report_suggests_its_own_words_and_they_show_the_cell_left_
     every = torchmatrix(tmp_path, "report", "--all-cells")
     assert every.returncode == 0, every.stdout + every.stderr
     assert "| 1.12.0 |" in (tmp_path / "out" / "COMPATIBILITY.md").read_text()
+
+
+def test_a_script_or_probe_path_that_is_not_there_is_said_where_it_was_typed(tmp_path: Path) -> None:
+    (tmp_path / "repro.py").write_text(REPRO)
+    typed = torchmatrix(tmp_path, "probe", "repr.py")
+    assert typed.returncode == 2
+    assert typed.stderr.startswith(f"torchmatrix: error: no file 'repr.py' in {tmp_path}\n")
+    assert typed.stderr.endswith("  hint: did you mean 'repro.py'?\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["repro.py"], "nothing written"
+    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [repr.py]\n")
+    listed = torchmatrix(tmp_path, "plan")
+    assert listed.returncode == 2
+    assert f"torchmatrix: error: {tmp_path / 'matrix.yaml'}:2: probes[0]: no file {tmp_path / 'repr.py'}\n" in (
+        listed.stderr
+    )
+    assert "  hint: did you mean 'repro.py'?" in listed.stderr
