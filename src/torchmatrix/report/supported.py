@@ -17,11 +17,12 @@ the library works there. Names lose the part every probe shares
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Collection, Sequence
 
 from ..core import Outcome
 from . import escape
-from .model import Column, Entry, Report, Row, Table, collectors, is_test
+from .model import Column, Entry, Report, Row, Table, collectors, is_test, per_run
 
 TITLE = "Supported torch versions"
 WORST_FIRST = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAIL)
@@ -82,8 +83,9 @@ def cell_text(
     """How the probes of one row and column went: ``✓ all 4 pass``, ``✗ 3 of 4 pass; fail: test_far_tail``, ….
 
     ``shorten``: the characters every name loses in front (:func:`shortener`); ``quote`` escapes a name;
-    ``uncollected``: the names of files that did not collect somewhere (:func:`.model.collectors`), each shown
-    as such (``E tests/test_b.py: not collected (error)``), never counted as a test, nor is a probe that is no test
+    ``uncollected``: the names of files that did not collect somewhere (:func:`.model.collectors`), shown as such
+    with why, those of one cause together (``E tests/test_b.py, tests/test_c.py: not collected (error:
+    ModuleNotFoundError: No module named 'scipy')``), never counted as tests, nor is a probe that is no test
     where there are tests (``✓ repro.py: pass``); ``join`` lists the names
     of one kind, quoted (:func:`listed`: a long list is cut short). The text around the names holds no
     markup of any format: it needs no escaping.
@@ -92,15 +94,35 @@ def cell_text(
         return ""
     if all(entry.record is None for _, entry in entries):  # the cell did not run: its outcome says why
         return entries[0][1].mark.value
-    files = [(probe, entry.mark) for probe, entry in entries if probe in uncollected and entry.record is not None]
+    files: dict[tuple[Outcome, str], list[str]] = {}
+    for probe, entry in entries:
+        if probe in uncollected and entry.record is not None:
+            files.setdefault((entry.mark, collect_error(entry.record.message)), []).append(probe)
     tested = [(probe, entry) for probe, entry in entries if probe not in uncollected]
     mixed = any(is_test(probe) for probe, _ in tested)
     others = [(probe, entry) for probe, entry in tested if mixed and not is_test(probe)]
     tested = [(probe, entry) for probe, entry in tested if not mixed or is_test(probe)]
     each = [f"{entry.mark.symbol} {quote(probe)}: {entry.mark.value}" for probe, entry in others if entry.record]
-    said = [f"{mark.symbol} {quote(probe)}: not collected ({mark.value})" for probe, mark in files]
+    said = [
+        f"{mark.symbol} {join([quote(probe) for probe in probes])}: not collected ({mark.value}"
+        + (f": {quote(cause)})" if cause else ")")
+        for (mark, cause), probes in files.items()
+    ]
     shown = _tests_text(tested, shorten, quote, join) if any(entry.record for _, entry in tested) else ""
     return "; ".join(filter(None, [shown, *each, *said]))
+
+
+CAUSE_LIMIT = 120
+"""How much of why a file did not collect a cell shows; the file's own table has all of its first line."""
+_PYTEST_MARK = re.compile(r"^E\s+")
+"""How pytest marks the exception's line in its report (``E   ModuleNotFoundError: …``)."""
+
+
+def collect_error(message: str) -> str:
+    """Why a file did not collect, in a line: the first of its record's message, less what differs from run to run."""
+    line = next((line.strip() for line in message.splitlines() if line.strip()), "")
+    line = per_run(_PYTEST_MARK.sub("", line))
+    return line if len(line) <= CAUSE_LIMIT else line[: CAUSE_LIMIT - 1] + "…"
 
 
 def _tests_text(
