@@ -47,6 +47,8 @@ def render(report: Report) -> str:
         lines.append(_line([escape.markdown(row.torch), escape.markdown(pythons), *cells]))
     if report.results:
         lines += ["", escape.markdown(f"Each cell: how the tests went on that device. {_provenance(report)}")]
+    # What a release was installed under besides torch, where the one beside it was not: each note names its release.
+    lines += [f"\n{escape.markdown(report.notes[number - 1])}" for number in report.row_notes.values()]
     return "\n".join(lines) + "\n"
 
 
