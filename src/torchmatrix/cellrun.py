@@ -485,9 +485,10 @@ def progress_log(log: Callable[[str], None], total: int, repeat: int = 1) -> run
             say(line)
         runs.append(record)
         if repeat > 1 and len(runs) == repeat:
-            merged = repeats.merge(runs).outcome
-            counted = repeats.counts(Counter(run.outcome for run in runs))
-            say(f"    {merged.symbol} {merged.value} over {repeat} runs ({counted})")
+            merged = repeats.merge(runs)
+            unstable = merged.outcome is core.Outcome.UNSTABLE  # its message: the counts and where runs differ
+            counted = merged.message if unstable else repeats.counts(Counter(run.outcome for run in runs))
+            say(f"    {merged.outcome.symbol} {merged.outcome.value} over {repeat} runs ({counted})")
             runs.clear()
 
     return listen

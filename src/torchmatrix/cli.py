@@ -30,6 +30,7 @@ from pathlib import Path
 
 from . import __version__, variables
 from .errors import TorchmatrixError, UsageError, did_you_mean, say
+from .matrix import loader, schema
 
 STANDALONE = Path(__file__).with_name("standalone")
 NOXFILE = STANDALONE / "noxfile.py"
@@ -61,7 +62,7 @@ COMMANDS = {
         "each cell's Python, requirements and status; nothing is built",
         takes_scripts=True,
     ),
-    "report": Command("torchmatrix report [--format F[,F…]] [--diff OTHER]", "render the stored results"),
+    "report": Command("torchmatrix report [--format F[,F…]] [--all-cells] [--diff OTHER]", "render the stored results"),
     "verify": Command("torchmatrix verify [--run] [--machine NAME]", "check the stored results against `expect:`"),
     "probe-installed": Command(
         "torchmatrix probe-installed PYTHON [PYTHON …]", "run the probes in a torch installed already"
@@ -99,14 +100,20 @@ def invocation(argv: Sequence[str], cwd: Path, python: str = sys.executable) -> 
         raise UsageError(f"no session {name!r}\n  usage: {USAGE}\n  hint: {hint}")
     command = COMMANDS[name]
     environ: dict[str, str] = {}
+    scripts: list[str] = []
     if command.takes_scripts:
         scripts, torch, rest = _scripts_and_releases(rest)
-        if scripts:
-            environ[variables.PROBES.name] = ",".join(_absolute(script, cwd) for script in scripts)
         if torch:
             environ[variables.TORCH.name] = torch
     rest = [_absolute(word, cwd) for word in rest]
-    matrix, output, written = _matrix(own, cwd)
+    matrix, output = _matrix(own, cwd)
+    for script in scripts:
+        _refuse_missing(script, cwd, matrix.parent, command)
+    written = not matrix.is_file()  # the default matrix, written once a mistake can no longer stop the command
+    if written:
+        _write_default(matrix)
+    if scripts:
+        environ[variables.PROBES.name] = ",".join(_absolute(script, cwd) for script in scripts)
     if output is not None and output != matrix.parent:  # the default matrix's output is its own folder
         environ[variables.OUTPUT.name] = str(output)
     environ[variables.MATRIX.name] = str(matrix)
@@ -201,30 +208,47 @@ def _absolute(word: str, cwd: Path) -> str:
     return str((cwd / path).absolute()) + separator + test
 
 
-def _matrix(own: Mapping[str, str], cwd: Path) -> tuple[Path, Path | None, bool]:
-    """The matrix file, the output folder the command chose (None: the matrix's), and whether it wrote the
-    default matrix now."""
+def _refuse_missing(script: str, cwd: Path, beside: Path, command: Command) -> None:
+    """A script that names nothing here, nor beside the matrix (``beside``), nor a probe in its probes/, is refused
+    as it was typed, with the closest it may have meant: a file here, or a probe of the matrix's."""
+    target = script.partition("::")[0]
+    probes = beside / "probes"
+    if any((folder / target).exists() for folder in (cwd, beside)) or (
+        schema.PROBE_NAME.match(script) and (probes / f"{script}.py").is_file()
+    ):
+        return
+    named = bool(schema.PROBE_NAME.match(script))  # it may have meant a probe of the matrix's
+    near = loader.nearby(target, cwd) + (loader.available_probes(probes) if named else [])
+    hint = did_you_mean(target, near, "a script's path is relative to the folder you are in")
+    nor = f", nor a probe of that name in {probes}" if named else ""
+    raise UsageError(f"no file {target!r} in {cwd}{nor}\n  usage: {command.usage}\n  hint: {hint}")
+
+
+def _matrix(own: Mapping[str, str], cwd: Path) -> tuple[Path, Path | None]:
+    """The matrix file (the default one, in the output folder, where none is named or here, which may not be
+    written yet), and the output folder the command chose (None: the matrix's)."""
     given = (cwd / Path(own["--output"]).expanduser()).absolute() if own.get("--output") else None
     if own.get("--matrix"):
         named = (cwd / Path(own["--matrix"]).expanduser()).absolute()
         if not named.is_file():
             raise UsageError(f"--matrix {own['--matrix']}: no such file")
-        return named, given, False
+        return named, given
     if (cwd / "matrix.yaml").is_file():
-        return (cwd / "matrix.yaml").absolute(), given, False
+        return (cwd / "matrix.yaml").absolute(), given
     output = given or (cwd / DEFAULT_OUTPUT).absolute()
-    matrix = output / "matrix.yaml"
-    if matrix.is_file():
-        return matrix, output, False
+    return output / "matrix.yaml", output
+
+
+def _write_default(matrix: Path) -> None:
+    """Write the default matrix as ``matrix``, or raise a :class:`TorchmatrixError` saying why it cannot."""
     try:
-        output.mkdir(parents=True, exist_ok=True)
+        matrix.parent.mkdir(parents=True, exist_ok=True)
         matrix.write_text(DEFAULT_MATRIX.read_text(encoding="utf-8"), encoding="utf-8")
     except OSError as error:
         raise TorchmatrixError(
             f"cannot write the default matrix to {matrix}: {error.strerror or error}\n"
             "  hint: name a folder you can write in with --output DIR"
         ) from None
-    return matrix, output, True
 
 
 def main(argv: Sequence[str] | None = None) -> int:

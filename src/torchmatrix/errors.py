@@ -108,7 +108,11 @@ class SessionErrors:
             os._exit(max(self.codes))  # nox has set its status already; nothing else is left to run
 
 
-def did_you_mean(word: str, choices: Iterable[str], otherwise: str) -> str:
-    """``did you mean 'x'?`` with the choice closest to ``word``; ``otherwise`` when none is close."""
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else otherwise
+def did_you_mean(word: str, choices: Iterable[str], otherwise: str, part: Callable[[str], str] = str) -> str:
+    """``did you mean 'x'?`` with the choice closest to ``word``; ``otherwise`` when none is close.
+
+    ``part``: what of a word is compared, where all share the rest (a test id's name after its file's).
+    """
+    by_part = {part(choice): choice for choice in choices}
+    close = difflib.get_close_matches(part(word), list(by_part), n=1)
+    return f"did you mean {by_part[close[0]]!r}?" if close else otherwise

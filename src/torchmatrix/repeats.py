@@ -8,7 +8,10 @@ isolates pairs), and the N records of a pair become one:
 
 - all N outcomes the same: that outcome, with the first run's metrics and
   message;
-- any two different: ``unstable``, its message the counts (``3 pass, 2 fail``).
+- any two different: ``unstable``, its message the counts and where a run of
+  the most frequent outcome and one of the next first differ, in what they
+  printed or else in their messages (``3 pass, 2 fail; first difference: its
+  message, line 1: nothing → 'AssertionError: 0.31'``).
 
 Either way the record keeps every run under ``metrics.repeats`` (outcome,
 message, seconds, metrics), so that a metric can be compared run by run
@@ -23,6 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from . import printed
 from .core import Outcome, Pair, Record
 
 REPEATS = "repeats"
@@ -56,16 +60,35 @@ def merge(runs: Sequence[Record]) -> Record:
     outcomes = Counter(run.outcome for run in runs)
     if len(outcomes) == 1:
         return dataclasses.replace(first, metrics={**first.metrics, REPEATS: each}, duration=longest)
+    (usual, _), (other, _) = _ranked(outcomes)[:2]
+    difference = first_difference(*(next(run for run in runs if run.outcome is kind) for kind in (usual, other)))
+    message = counts(outcomes) + (f"; first difference: {difference}" if difference else "")
     return dataclasses.replace(
-        first, outcome=Outcome.UNSTABLE, metrics={REPEATS: each}, message=counts(outcomes), duration=longest
+        first, outcome=Outcome.UNSTABLE, metrics={REPEATS: each}, message=message, duration=longest
     )
 
 
 def counts(outcomes: Counter[Outcome]) -> str:
     """``3 pass, 2 fail``: the most frequent first, ties in the order of :class:`Outcome`."""
+    return ", ".join(f"{count} {outcome.value}" for outcome, count in _ranked(outcomes))
+
+
+def _ranked(outcomes: Counter[Outcome]) -> list[tuple[Outcome, int]]:
+    """Each outcome and how often it came, the most frequent first, ties in the order of :class:`Outcome`."""
     order = list(Outcome)
-    ranked = sorted(outcomes.items(), key=lambda item: (-item[1], order.index(item[0])))
-    return ", ".join(f"{count} {outcome.value}" for outcome, count in ranked)
+    return sorted(outcomes.items(), key=lambda item: (-item[1], order.index(item[0])))
+
+
+def first_difference(usual: Record, other: Record) -> str:
+    """Where two runs that ended differently first differ: the first line they printed that does (a script's
+    output, a test's captured output), else the first line of their messages; '' where both are alike."""
+    before, after = (run.metrics.get("output") for run in (usual, other))
+    if isinstance(before, list) and isinstance(after, list):
+        said = printed.first_difference([str(line) for line in before], [str(line) for line in after])
+        if said:
+            return f"what it printed, {said}"
+    said = printed.first_difference(usual.message.splitlines(), other.message.splitlines())
+    return f"its message, {said}" if said else ""
 
 
 def runs_of(record: Record) -> list[dict[str, Any]]:

@@ -21,10 +21,12 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import cli, interpreters, results, variables
+from torchmatrix.core import Outcome, Record
 
 from .. import standin
 from ..conftest import ROOT
 from ..faults.conftest import local_torch
+from ..unit.report_data import cell
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -212,3 +214,41 @@ def test_the_console_script_and_python_m_run_main() -> None:
     assert scripts == {"torchmatrix": "torchmatrix.cli:main"}
     shown = subprocess.run([sys.executable, "-m", "torchmatrix", "--help"], capture_output=True, text=True, check=True)
     assert shown.stdout.startswith(f"usage: {cli.USAGE}")
+
+
+def test_the_commands_report_suggests_its_own_words_and_they_show_the_cell_left_out(tmp_path: Path) -> None:
+    """A stored cell that is no cell of the matrix now (a release bisect built): `torchmatrix report` names it and
+    the command that shows it, in the log and in the report, and that command shows it."""
+    (tmp_path / "matrix.yaml").write_text("torch: [1.12.1]\nprobes: [repro.py]\ndevices: [cpu]\noutput: out\n")
+    (tmp_path / "repro.py").write_text(REPRO)
+    record = Record("repro.py", "cpu", Outcome.PASS, {}, "", 0.1)
+    built = cell("ci-box", "1.12.0", "3.10", (record,), session="probe(1.12.0)")
+    results.write(tmp_path / "out" / "results", built)
+
+    run = torchmatrix(tmp_path, "report")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "(torch-1.12.0-py3.10): `torchmatrix report --all-cells` shows them" in run.stderr
+    written = (tmp_path / "out" / "COMPATIBILITY.md").read_text()
+    assert "No results of the matrix's cells yet: run torchmatrix probe." in written
+    assert "torchmatrix report --all-cells shows every stored cell." in written
+    assert "| 1.12.0 |" not in written
+
+    every = torchmatrix(tmp_path, "report", "--all-cells")
+    assert every.returncode == 0, every.stdout + every.stderr
+    assert "| 1.12.0 |" in (tmp_path / "out" / "COMPATIBILITY.md").read_text()
+
+
+def test_a_script_or_probe_path_that_is_not_there_is_said_where_it_was_typed(tmp_path: Path) -> None:
+    (tmp_path / "repro.py").write_text(REPRO)
+    typed = torchmatrix(tmp_path, "probe", "repr.py")
+    assert typed.returncode == 2
+    assert typed.stderr.startswith(f"torchmatrix: error: no file 'repr.py' in {tmp_path}\n")
+    assert typed.stderr.endswith("  hint: did you mean 'repro.py'?\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["repro.py"], "nothing written"
+    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [repr.py]\n")
+    listed = torchmatrix(tmp_path, "plan")
+    assert listed.returncode == 2
+    assert f"torchmatrix: error: {tmp_path / 'matrix.yaml'}:2: probes[0]: no file {tmp_path / 'repr.py'}\n" in (
+        listed.stderr
+    )
+    assert "  hint: did you mean 'repro.py'?" in listed.stderr

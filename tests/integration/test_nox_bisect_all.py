@@ -340,3 +340,24 @@ def test_an_answer_whose_probe_changed_since_shows_stale_until_it_is_bisected_ag
         assert f"| beta.py | cpu | fail → pass | {NIGHTLIES[11]} (2024-10-12) |" in section
     finally:
         probe.write_text(kept)
+
+
+def test_verify_says_a_test_id_its_file_does_not_hold_with_the_closest_and_runs_nothing_for_it(folder: Path) -> None:
+    work = folder / "typo"
+    (work / "tests").mkdir(parents=True)
+    shutil.copytree(folder / "wheels", work / "wheels")
+    (work / "tests" / "test_behaviour.py").write_text(TESTS)
+    expect = "expect:\n  - probe: tests/test_behaviour.py::test_alpah\n    device: cpu\n    outcome: pass\n"
+    (work / "matrix.yaml").write_text(textwrap.dedent(TESTS_MATRIX).replace("steady.py, ", "") + expect)
+    said = (
+        f"matrix.yaml:9 expect[0]: probe({NIGHTLIES[2]}) holds no test 'tests/test_behaviour.py::test_alpah' on cpu; "
+        "did you mean 'tests/test_behaviour.py::test_alpha'?"
+    )
+    ran = nox(work, work / "matrix.yaml", "-s", "verify", "--", "--run")  # no result yet: the cell runs first
+    assert ran.returncode == 1 and f"running 1 cells without an up-to-date result here: probe({NIGHTLIES[2]})" in (
+        output(ran)
+    ), output(ran)
+    assert said in output(ran)
+    again = nox(work, work / "matrix.yaml", "-s", "verify")
+    assert again.returncode == 1
+    assert said in again.stderr and "--run" not in output(again), "running it again would not make such a test"

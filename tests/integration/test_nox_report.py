@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -11,8 +12,9 @@ from xml.etree import ElementTree
 import pytest
 
 from torchmatrix import results
+from torchmatrix.core import Outcome, Record
 
-from ..unit.report_data import scenario
+from ..unit.report_data import cell, scenario
 from .test_nox_probe import nox
 
 pytestmark = pytest.mark.integration
@@ -90,3 +92,23 @@ def test_junit_for_ci_and_the_tables_on_githubs_step_summary(
     written = summary.read_text()
     assert written.startswith("earlier steps' lines\n# torch compatibility")  # added to, never replaced
     assert "| torch | python | H200 · cpu |" in written
+
+
+def test_a_release_installed_under_a_known_pin_its_neighbour_was_not_says_so_with_the_pins_reason(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "matrix.yaml"
+    path.write_text("torch: [1.13.1, 2.2.0]\nprobes: [autograd_dot]\noutput: out\n")
+    for torch, constraints in (("1.13.1", ["numpy<2"]), ("2.2.0", ["numpy<2", "setuptools<70"])):
+        record = Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)
+        results.write(tmp_path / "out" / "results", cell("a-box", torch, "3.10", (record,),
+                                                         inputs={"constraints": constraints}))  # fmt: skip
+    run = nox(tmp_path, path, "-s", "report", "--", "--all-cells")
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = "torch 2.2.0 was installed under the constraint setuptools<70, unlike 1.13.1: a known pin for torch "
+    assert f"note: {said}" in run.stdout and "pkg_resources" in run.stdout, run.stdout  # under the machine's table
+    table = (tmp_path / "out" / "COMPATIBILITY.md").read_text()
+    number = re.search(r"\| 2\.2\.0([⁰¹²³⁴⁵⁶⁷⁸⁹]+) \|", table)  # the release's note, after the records' own
+    assert number, table
+    written = said.replace("<", "&lt;")  # as Markdown keeps it
+    assert f"{number[1].translate(str.maketrans('⁰¹²³⁴⁵⁶⁷⁸⁹', '0123456789'))}. {written}" in table

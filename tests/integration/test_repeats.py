@@ -28,7 +28,9 @@ import os
 
 
 def run(device):
-    return {"outcome": "pass" if os.urandom(1)[0] < 128 else "fail", "metrics": {}, "message": ""}
+    drawn = os.urandom(1)[0]
+    said = "" if drawn < 128 else "drew a high byte"
+    return {"outcome": "pass" if drawn < 128 else "fail", "metrics": {}, "message": said}
 """
 
 
@@ -69,7 +71,12 @@ def test_a_probe_that_fails_at_random_is_unstable_and_one_that_does_not_is_not(
     assert flaky.outcome is Outcome.UNSTABLE  # all 40 alike by chance: once in 2**39 runs
     seen = Counter(each["outcome"] for each in repeats.runs_of(flaky))
     assert seen.keys() == {"pass", "fail"} and seen.total() == 40
-    assert sorted(flaky.message.split(", ")) == sorted([f"{seen['pass']} pass", f"{seen['fail']} fail"])
+    counts, difference = flaky.message.split("; ")
+    assert sorted(counts.split(", ")) == sorted([f"{seen['pass']} pass", f"{seen['fail']} fail"])
+    assert difference in (  # a run of the most frequent outcome against one of the other
+        "first difference: its message, line 1: nothing → 'drew a high byte'",
+        "first difference: its message, line 1: 'drew a high byte' → nothing",
+    )
     assert (steady.outcome, len(repeats.runs_of(steady))) == (Outcome.PASS, 40)
     assert "[1/2] flaky on cpu (run 1 of 40) ..." in session.said
     assert "[2/2] steady on cpu (run 40 of 40) ..." in session.said

@@ -86,6 +86,19 @@ def test_a_check_narrows_the_outcome_or_the_metric_and_a_metric_without_threshol
     assert by_value.describe() == "by the value of observed of check 'add'"
 
 
+def test_a_script_that_is_not_there_is_said_with_the_closest_one_where_the_pairs_run(tmp_path: Path) -> None:
+    (tmp_path / "repro.py").write_text("print(1)\n")
+    bare = dataclasses.replace(MATRIX, probes=(), workdir=tmp_path)
+    with pytest.raises(UsageError, match=r"nor a script here; did you mean 'repro.py'\?\n"):
+        parse(["repr.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
+
+
+def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
+    bare = dataclasses.replace(MATRIX, probes=())  # the torchmatrix command's default matrix
+    with pytest.raises(UsageError, match=r"nor a script here; this matrix runs no probe; or give a script's path\n"):
+        parse(["elsewhere/x.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

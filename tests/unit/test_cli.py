@@ -92,6 +92,28 @@ def test_scripts_of_probe_and_plan_are_their_probes_and_torch_their_releases(tmp
     assert variables.PROBES.name not in plan.environ
 
 
+def test_a_script_that_is_not_there_is_refused_as_typed_with_the_closest_file_and_nothing_written(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "repro.py").write_text(SCRIPT)
+    with pytest.raises(UsageError) as typo:
+        cli.invocation(["probe", "repr.py", "--torch", "2.2.0"], tmp_path)
+    assert str(typo.value) == (
+        f"no file 'repr.py' in {tmp_path}\n  usage: {cli.COMMANDS['probe'].usage}\n  hint: did you mean 'repro.py'?"
+    )
+    with pytest.raises(UsageError, match=r"no file 'gone' in .*, nor a probe of that name in .*probes\n"):
+        cli.invocation(["plan", "gone"], tmp_path)
+    assert not (tmp_path / cli.DEFAULT_OUTPUT).exists(), "a refused command writes no default matrix"
+    (tmp_path / "ci" / "probes").mkdir(parents=True)
+    (tmp_path / "ci" / "matrix.yaml").write_text("torch: [2.2.0]\n")
+    (tmp_path / "ci" / "probes" / "autograd_dot.py").write_text("def run(device):\n    return {}\n")
+    (tmp_path / "ci" / "mine.py").write_text(SCRIPT)
+    with pytest.raises(UsageError, match="did you mean 'autograd_dot'"):  # a probe of the matrix's
+        cli.invocation(["--matrix", "ci/matrix.yaml", "plan", "autograd_do"], tmp_path)
+    beside = cli.invocation(["--matrix", "ci/matrix.yaml", "probe", "autograd_dot", "mine.py"], tmp_path)
+    assert beside.environ[variables.PROBES.name] == "autograd_dot,mine.py", "the matrix resolves what is beside it"
+
+
 def test_paths_are_made_absolute_since_nox_runs_in_the_noxfiles_folder(tmp_path: Path) -> None:
     (tmp_path / "wheels").mkdir()
     (tmp_path / "repro.py").write_text(SCRIPT)

@@ -409,3 +409,30 @@ def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_
         load_matrix(matrix_file, probes_dir, probes=["nowhere.py"])
     with pytest.raises(UsageError, match="TORCHMATRIX_PROBES: '/etc/hostname' is not a .py file"):
         load_matrix(matrix_file, probes_dir, probes=["/etc/hostname"])
+
+
+def test_a_probe_that_is_not_there_is_said_where_it_is_written_with_what_is_there(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "repro.py").write_text("print(1)\n")
+    (tmp_path / "probes").mkdir()
+    typo = error_for(tmp_path, tmp_path / "probes", "torch: [1.9.0]\nprobes: [sub/repr.py]\n")
+    assert (typo.line, typo.key, typo.hint) == (2, "probes[0]", "did you mean 'sub/repro.py'?")
+    far = error_for(tmp_path, tmp_path / "probes", "torch: [1.9.0]\nprobes: [elsewhere/check.py]\n")
+    assert far.hint == f"a path is relative to the matrix file's folder, {tmp_path}"
+    (tmp_path / "repro.py").write_text("print(1)\n")
+    stem = error_for(tmp_path, tmp_path / "probes", "torch: [1.9.0]\nprobes: [repro]\n")
+    assert stem.hint == "did you mean 'repro.py'?", "a name that is none of probes/: the script beside it"
+    with pytest.raises(UsageError) as given:  # $TORCHMATRIX_PROBES
+        load_matrix(write(tmp_path, "torch: [1.9.0]\n"), tmp_path / "probes", probes=["sub/repr.py"])
+    assert str(given.value).endswith("\n  hint: did you mean 'sub/repro.py'?")
+
+
+def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list(tmp_path: Path) -> None:
+    empty = tmp_path / "probes"
+    empty.mkdir()
+    options = error_for(tmp_path, empty, "torch: [1.9.0]\nprobe_options:\n  autograd_dot: {a: 1}\n")
+    assert options.hint == "this matrix runs no probe"
+    expect = error_for(tmp_path, empty, "torch: [1.9.0]\nexpect:\n  - {probe: repro.py, device: cpu, outcome: pass}\n")
+    assert expect.hint == "this matrix runs no probe; a test goes by its node id"
+    named = error_for(tmp_path, empty, "torch: [1.9.0]\nprobes: [autograd_dot]\n")
+    assert named.hint == f"{empty} holds no probe; a script or tests go by their path, relative to {tmp_path}"

@@ -27,11 +27,25 @@ def test_runs_that_disagree_are_unstable_with_the_counts_most_frequent_first() -
     runs = [run(Outcome.FAIL), run(Outcome.PASS), run(Outcome.PASS), run(Outcome.FAIL), run(Outcome.PASS)]
     merged = repeats.merge(runs)
     assert merged.outcome is Outcome.UNSTABLE
-    assert merged.message == "3 pass, 2 fail"
+    assert merged.message == "3 pass, 2 fail", "runs alike but for their outcome: nothing more to name"
     assert [each["outcome"] for each in merged.metrics[repeats.REPEATS]] == ["fail", "pass", "pass", "fail", "pass"]
     assert set(merged.metrics) == {repeats.REPEATS}, "no one run's checks stand for an unstable pair"
     ties = Counter({Outcome.CRASH: 1, Outcome.FAIL: 1, Outcome.PASS: 1})
     assert repeats.counts(ties) == "1 pass, 1 fail, 1 crash"
+
+
+def test_an_unstable_pair_names_the_first_line_where_a_usual_run_and_another_differ() -> None:
+    def script(outcome: Outcome, *lines: str, message: str = "") -> Record:
+        return run(outcome, message=message, output=list(lines), output_sha256="x")
+
+    printing = [script(Outcome.PASS, "loss", "0.25"), script(Outcome.FAIL, "loss", "nan", message="exit 1")]
+    assert repeats.merge([*printing, printing[0]]).message == (
+        "2 pass, 1 fail; first difference: what it printed, line 2: '0.25' → 'nan'"
+    )
+    told = [run(Outcome.FAIL, message="AssertionError: 0.31\nassert 0.31 < 0.3"), run(Outcome.PASS), run(Outcome.PASS)]
+    assert repeats.merge(told).message == (
+        "2 pass, 1 fail; first difference: its message, line 1: nothing → 'AssertionError: 0.31'"
+    ), "alike in what they printed (here nothing): the messages"
 
 
 def test_the_runners_records_are_merged_per_pair_in_the_order_listed() -> None:

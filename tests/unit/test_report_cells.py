@@ -62,6 +62,9 @@ def test_the_report_names_what_it_left_out_and_how_to_see_it() -> None:
     assert "Not shown, as no cell of the matrix now: 1 stored cell: torch-1.12.0-py3.10 of linux-x86\\_64" in rendered
     assert "nox -s report -- --all-cells shows every stored cell." in rendered
     assert "1.12.0 |" not in rendered
+    typed = markdown.render(model.build(current, others, command="torchmatrix"))  # rendered by the command
+    assert "torchmatrix report --all-cells shows every stored cell." in typed
+    assert "No results yet: run torchmatrix probe." in markdown.render(model.build([], command="torchmatrix"))
 
 
 def test_all_cells_is_an_option_of_the_report() -> None:

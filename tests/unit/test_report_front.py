@@ -113,11 +113,12 @@ def test_a_file_that_did_not_collect_is_said_so_not_counted_as_a_test() -> None:
     tests = front(report)
     assert tests is not None
     row, column = tests.rows[0], report.columns[0]
-    assert tests.summary(row, column, quote=str) == "E tests/test_ops.py: not collected (error)"
+    assert tests.summary(row, column, quote=str) == f"E tests/test_ops.py: not collected (error: {error})"
     assert "passed in every cell" not in tests.passed_everywhere()  # none ran in 1.9.0
     assert [tests.entry(table, (row, column)).mark for table in tests.not_passing()] == [Outcome.ERROR] * 5
     shown = supported.render(report)
-    assert "| 1.9.0 | 3.9 | E tests/test\\_ops.py: not collected (error) |" in shown
+    said = "| 1.9.0 | 3.9 | E tests/test\\_ops.py: not collected (error: ImportError: cannot import name 'vmap' from "
+    assert said in shown
     assert "0 of 1 pass" not in shown
 
 
@@ -164,3 +165,24 @@ def test_the_legend_tells_a_skip_from_a_device_the_torch_lacks() -> None:
     assert "<b>skipped</b>" in legend and "<b>unavailable</b>: this torch build or machine has no such device" in legend
     assert "cuda: unavailable — this torch build has no CUDA support" in both
     assert "| – | skipped | the device was there, but pytest skipped" in markdown.render(model.build(many_skipped()))
+
+
+def test_every_release_is_a_row_of_the_front_table_one_where_no_module_imported_with_why() -> None:
+    """A library whose every module failed to import in two releases (a dependency it did not declare): those rows
+    are in the front table, its files named together under their one cause, and no test passed in every cell."""
+    cause = "E   ModuleNotFoundError: No module named 'pkg_resources'"  # pytest's line, as the record keeps it
+    files = ("tests/test_a.py", "tests/test_b.py")
+    probes = {"tests/": "0" * 64}
+
+    def broken(torch: str) -> CellResult:
+        records = tuple(Record(name, "cpu", Outcome.ERROR, {}, cause, 0.0) for name in files)
+        return cell("linux-x86_64", torch, "3.10", records, inputs={"devices": ["cpu"], "probes": probes})
+
+    tests = (Record(f"{name}::test_{n}", "cpu", Outcome.PASS, {}, "", 0.1) for name in files for n in range(3))
+    works = cell("linux-x86_64", "2.2.0", "3.10", tuple(tests), inputs={"devices": ["cpu"], "probes": probes})
+    report = model.build([broken("1.12.1"), broken("1.13.1"), works])
+    front_table, detail, *_ = tables(html(markdown.render(report)))
+    why = "ModuleNotFoundError: No module named 'pkg_resources'"
+    said = f"E tests/test_a.py, tests/test_b.py: not collected (error: {why})"
+    assert front_table[1:] == [["1.12.1", "3.10", said], ["1.13.1", "3.10", said], ["2.2.0", "3.10", "✓ all 6 pass"]]
+    assert len(detail) == 7 and "passed in every cell" not in markdown.render(report)

@@ -85,3 +85,15 @@ def test_every_outcome_a_record_can_have_gets_a_cell_unstable_and_stale_included
     unstable = (a_test("test_a", Outcome.UNSTABLE), a_test("test_b", Outcome.FAIL))
     (_, row) = render([cell("linux-x86_64", "1.12.1", "3.10", unstable)])
     assert row[2] == "✗ 0 of 2 pass; fail: test_b; unstable: test_a"
+
+
+def test_a_script_beside_the_tests_is_named_with_its_outcome_not_counted_as_a_test() -> None:
+    records = (a_test("test_a"), a_test("test_b", Outcome.FAIL), Record("repro.py", "cpu", Outcome.PASS, {}, "", 0.1))
+    failing = (a_test("test_a"), a_test("test_b"), Record("repro.py", "cpu", Outcome.FAIL, {}, "exit 1", 0.1))
+    rows = render([cell("linux-x86_64", "1.12.1", "3.10", records), cell("linux-x86_64", "1.11.0", "3.10", failing)])
+    assert rows[1][2] == "✗ 1 of 2 pass; fail: test_b; ✓ repro.py: pass"
+    assert rows[2][2] == "✓ all 2 pass; ✗ repro.py: fail"
+    alone = (Record("repro.py", "cpu", Outcome.PASS, {}, "", 0.1), Record("other.py", "cpu", Outcome.FAIL, {}, "", 0.1))
+    assert render([cell("linux-x86_64", "1.12.1", "3.10", alone)])[1][2] == "✗ 1 of 2 pass; fail: other.py", (
+        "a matrix of scripts alone: its probes are what is counted"
+    )

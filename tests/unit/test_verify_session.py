@@ -9,13 +9,13 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix import identity
+from torchmatrix import identity, results
 from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, TorchEntry
 from torchmatrix.sessions import childnox
 from torchmatrix.sessions.handback import HandBack, Stored
-from torchmatrix.sessions.verify import VerifyRequest, parse, run, stale_cells
+from torchmatrix.sessions.verify import VerifyRequest, misnamed, parse, run, stale_cells
 
 from .test_bisect_session import Session, SessionError
 from .test_project import project
@@ -78,6 +78,41 @@ def test_run_takes_a_cell_whose_records_name_every_case_of_a_parametrized_tests_
     stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs,
                     records=cases)  # fmt: skip
     assert stale_cells(here, [stored]) == []  # `--run` would change nothing: it is no cell to run
+
+
+def test_a_test_id_its_file_does_not_hold_is_said_with_the_closest_before_any_run_is_suggested(tmp_path: Path) -> None:
+    typo = Expectation(
+        "test_dot.py::test_gard", "cpu", SpecifierSet(">=1.9"), Outcome.PASS, where="matrix.yaml:9 expect[0]"
+    )
+    here = project(tmp_path, TorchEntry(Version("1.9.0")), expect=(typo,))
+    (tmp_path / "test_dot.py").write_text("import pytest\n")
+    tests = Probe("test_dot.py", tmp_path / "test_dot.py", kind=Kind.PYTEST, root=tmp_path)
+    here = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, probes=(tests,)))
+    (cell,) = here.cells
+    inputs = here.inputs(cell)
+    held = tuple(
+        here.identified(inputs, Record(f"test_dot.py::{name}", "cpu", Outcome.PASS, {}, "", 0.1))
+        for name in ("test_grad", "test_sum")
+    )
+    stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs,
+                    records=held)  # fmt: skip
+    assert stale_cells(here, [stored]) == [], "its file's records stand: running it again makes no such test"
+    said = "matrix.yaml:9 expect[0]: probe(1.9.0) holds no test 'test_dot.py::test_gard' on cpu; did you mean "
+    assert misnamed(here, [stored]) == [said + "'test_dot.py::test_grad'?"]
+    far = dataclasses.replace(typo, probe="test_dot.py::test_unrelated_name")
+    elsewhere = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, expect=(far,)))
+    assert misnamed(elsewhere, [stored]) == [
+        "matrix.yaml:9 expect[0]: probe(1.9.0) holds no test 'test_dot.py::test_unrelated_name' on cpu; "
+        "it holds test_dot.py::test_grad, test_dot.py::test_sum"
+    ]
+    assert misnamed(here, []) == [], "no result yet: what it holds is not known, and --run is what to do"
+
+    results.write(here.results_dir, stored)
+    session = Session()
+    with pytest.raises(SessionError, match="0 of 1 expectations hold"):
+        run(here, session, tmp_path / "noxfile.py")
+    assert said + "'test_dot.py::test_grad'?" in session.said
+    assert not any("--run" in line for line in session.said)
 
 
 def test_a_cell_run_that_stored_nothing_is_named_with_what_its_probe_session_handed_back(

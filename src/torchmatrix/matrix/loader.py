@@ -22,23 +22,43 @@ from .schema import MATRIX_KEYS, PROBE_KINDS, PROBE_NAME, check_mapping, fail, l
 from .yamldoc import Document, KeyPath
 
 
-def _available_probes(probes_dir: Path) -> list[str]:
+def available_probes(probes_dir: Path) -> list[str]:
     """The probes a matrix can name: every ``probes/*.py`` but those whose name starts with ``_`` (helpers)."""
     return sorted(path.stem for path in probes_dir.glob("*.py") if not path.stem.startswith("_"))
 
 
+def nearby(typed: str, folder: Path) -> list[str]:
+    """What lies where the path ``typed`` (relative to ``folder``) points, written as it would be typed: the
+    ``.py`` files and the folders beside the file it names, for a close match to a path that is not there."""
+    parent = Path(typed).parent
+    try:
+        found = sorted((folder / parent).iterdir())
+    except OSError:  # the folder is not there either
+        return []
+    return [
+        (parent / path.name).as_posix() + ("/" if path.is_dir() else "")
+        for path in found
+        if not path.name.startswith(".") and (path.suffix == ".py" or path.is_dir())
+    ]
+
+
+def runs_text(probes: Sequence[Probe]) -> str:
+    """``this matrix runs autograd_dot, repro.py``, or that it runs none (the default matrix names no probe)."""
+    return f"this matrix runs {', '.join(probe.name for probe in probes)}" if probes else "this matrix runs no probe"
+
+
 def _nameable(stem: str) -> bool:
-    """Whether ``probes/<stem>.py`` is a probe a matrix can name by its name: one of :func:`_available_probes`."""
+    """Whether ``probes/<stem>.py`` is a probe a matrix can name by its name: one of :func:`available_probes`."""
     return bool(PROBE_NAME.match(stem)) and not stem.startswith("_")
 
 
 def _default_probes(probes_dir: Path) -> list[str]:
     """What a matrix without ``probes:`` runs: the available probes, but those that say they are opt-in."""
-    return [name for name in _available_probes(probes_dir) if not scriptmeta.read(probes_dir / f"{name}.py").opt_in]
+    return [name for name in available_probes(probes_dir) if not scriptmeta.read(probes_dir / f"{name}.py").opt_in]
 
 
 def _resolve_probes(doc: Document, entries: list[ProbeEntry], base: Path, probes_dir: Path) -> tuple[Probe, ...]:
-    available = _available_probes(probes_dir)
+    available = available_probes(probes_dir)
     probes: list[Probe] = []
     for index, entry in enumerate(entries):
         path = ("probes", index)
@@ -62,7 +82,9 @@ def _resolve_probe(
     folder_of_tests = name not in available and (base / name).is_dir()  # `tests`, written for `tests/`
     if PROBE_NAME.match(name) and not folder_of_tests:
         if name not in available:
-            hint = did_you_mean(name, available, f"probes in {probes_dir}: {', '.join(available)}")
+            held = f"probes in {probes_dir}: {', '.join(available)}" if available else f"{probes_dir} holds no probe"
+            otherwise = f"{held}; a script or tests go by their path, relative to {base}"
+            hint = did_you_mean(name, [*available, *nearby(name, base)], otherwise)
             raise fail(doc, path, f"no probe {name!r} in {probes_dir}", hint)
         return probe_at(probes_dir / f"{name}.py", base, probes_dir=probes_dir, kind=entry.kind)
     target, _, select = name.partition("::")
@@ -77,7 +99,8 @@ def _resolve_probe(
         )
     resolved = base / relative
     if not resolved.exists():
-        raise fail(doc, path, f"no file {resolved}", f"a path is relative to the matrix file's folder, {base}")
+        hint = did_you_mean(target, nearby(target, base), f"a path is relative to the matrix file's folder, {base}")
+        raise fail(doc, path, f"no file {resolved}", hint)
     if resolved.is_dir():
         if select or resolved.resolve() == base.resolve():
             raise fail(doc, path, f"{name!r} is a folder", "name a folder of tests inside it, e.g. tests/")
@@ -100,7 +123,9 @@ def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: 
         target, _, select = entry.partition("::")
         path = probes_dir / f"{entry}.py" if PROBE_NAME.match(entry) else base / target
         if not path.exists():
-            raise UsageError(f"${variables.PROBES.name}: no probe {entry!r} ({path} does not exist)")
+            near = nearby(target, base) + (available_probes(probes_dir) if PROBE_NAME.match(entry) else [])
+            hint = did_you_mean(target, near, f"a path is relative to {base}")
+            raise UsageError(f"${variables.PROBES.name}: no probe {entry!r} ({path} does not exist)\n  hint: {hint}")
         if not path.is_dir() and path.suffix != ".py":
             raise UsageError(f"${variables.PROBES.name}: {entry!r} is not a .py file; name a probe, a script, or tests")
         probe = probe_at(path.resolve(), base, select, probes_dir)
@@ -214,7 +239,7 @@ def _with_options(doc: Document, probes: tuple[Probe, ...], options: dict[str, d
     names = [probe.name for probe in probes]
     for name in options:
         if name not in names:
-            hint = did_you_mean(name, names, f"this matrix runs {', '.join(names)}")
+            hint = did_you_mean(name, names, runs_text(probes))
             raise fail(doc, ("probe_options", name), f"{name!r} is not a probe of this matrix", hint)
     return tuple(dataclasses.replace(probe, options=options.get(probe.name, {})) for probe in probes)
 
@@ -227,9 +252,7 @@ def _check_expectations(
     for index, expectation in enumerate(expect):
         owner = next((probe for probe in probes if probe.covers(expectation.probe)), None)
         if owner is None:
-            hint = did_you_mean(
-                expectation.probe, names, f"this matrix runs {', '.join(names)}; a test goes by its node id"
-            )
+            hint = did_you_mean(expectation.probe, names, f"{runs_text(probes)}; a test goes by its node id")
             raise fail(doc, ("expect", index, "probe"), f"{expectation.probe!r} is not a probe of this matrix", hint)
         if expectation.device not in devices:
             raise fail(

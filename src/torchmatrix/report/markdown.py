@@ -48,7 +48,7 @@ def _table(report: Report, table: Table) -> list[str]:
     lines = [_line(header), _line([":--", ":--", *[":-:"] * len(report.columns)])]
     for row in table.rows:
         cells = [table.entries.get((row, column)) for column in report.columns]
-        label = [escape.markdown(row.torch), escape.markdown(report.python_text(row))]
+        label = [escape.markdown(report.torch_text(row)), escape.markdown(report.python_text(row))]
         lines.append(_line([*label, *(entry.text if entry else "" for entry in cells)]))
     return lines
 
@@ -60,7 +60,7 @@ def _front(tests: Front) -> list[str]:
     lines = ["## Tests", "", _line(header), _line([":--", ":--", *[":--"] * len(report.columns)])]
     for row in tests.rows:
         cells = [tests.summary(row, column) for column in report.columns]
-        lines.append(_line([escape.markdown(row.torch), escape.markdown(report.python_text(row)), *cells]))
+        lines.append(_line([escape.markdown(report.torch_text(row)), escape.markdown(report.python_text(row)), *cells]))
     lines.append("")
     shown = tests.not_passing()
     if shown:

@@ -11,17 +11,19 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from packaging.version import Version
 
 from .. import core, printed, results
+from ..arguments import typed
 from ..core import DEVICES, Outcome, Record
 from ..freshness import WAS
+from ..matrix import PinRule
 from ..results import CellResult
-from . import escape
+from . import escape, pins
 
 NOTE_LIMIT = 300
 VALUE_LIMIT = 60
@@ -144,7 +146,12 @@ class Report:
     marks: tuple[Outcome, ...]
     """The marks the shown cells use, in legend order."""
     others: tuple[Aside, ...] = ()
-    """Stored results left out, as no cell of the matrix now (``report -- --all-cells`` shows them)."""
+    """Stored results left out, as no cell of the matrix now (``report --all-cells`` shows them)."""
+    command: str | None = None
+    """The command that renders it when it is not nox (``torchmatrix``), in whose words the report suggests what
+    to type."""
+    row_notes: Mapping[Row, int] = field(default_factory=dict)
+    """The note of each row installed under a constraint a neighbouring row was not (:mod:`.pins`), by number."""
 
     @property
     def machines(self) -> tuple[str, ...]:
@@ -176,6 +183,11 @@ class Report:
                 kinds.append((mark, SKIPPED, SKIPPED_MEANING))
         return tuple(kinds)
 
+    def torch_text(self, row: Row) -> str:
+        """The row's release, with the number of its note where it has one (:attr:`row_notes`): ``2.2.0³``."""
+        number = self.row_notes.get(row)
+        return row.torch + (str(number).translate(_SUPERSCRIPT) if number else "")
+
     def python_text(self, row: Row) -> str:
         """The row's Python, named once: those its cells ran on, or the one pinned where none ran."""
         return ", ".join(self.pythons.get(row, ())) or (row.python_request or "")
@@ -183,6 +195,11 @@ class Report:
     def afterword(self) -> list[str]:
         """What the legend does not say: how notes are marked, which columns and cells are left out (plain text)."""
         lines = ["A superscript number after a symbol is the number of the cell's note."] if self.notes else []
+        if self.row_notes:
+            lines.append(
+                "One after a release is that of what it was installed under besides torch, where a release beside it "
+                "was not."
+            )
         if self.hidden:
             hidden = ", ".join(column.label for column in self.hidden)
             lines.append(f"Not shown, as every cell in them is unavailable: {hidden}.")
@@ -193,14 +210,15 @@ class Report:
             )
             lines.append(
                 f"Not shown, as no cell of the matrix now: {count}: {named}. "
-                "nox -s report -- --all-cells shows every stored cell."
+                f"{typed(self.command, 'report', '--all-cells')} shows every stored cell."
             )
         return lines
 
     def describe(self) -> str:
         """One sentence on what the tables hold (plain text: machine names in it still need escaping)."""
         if not self.results:
-            return "No results yet: run nox -s probe."
+            which = " of the matrix's cells" if self.others else ""  # those left out are named after the tables
+            return f"No results{which} yet: run {typed(self.command, 'probe')}."
         machines = self.machines
         count = f"{len(machines)} machine" + ("s" if len(machines) != 1 else "")
         tests = sum(is_test(table.probe) for table in self.tables)
@@ -227,10 +245,18 @@ def collectors(names: Iterable[str]) -> set[str]:
     return {name for name in every if not is_test(name) and any(core.holds(name, test) for test in tests)}
 
 
-def build(found: Iterable[CellResult], others: Iterable[Aside] = ()) -> Report:
+def build(
+    found: Iterable[CellResult],
+    others: Iterable[Aside] = (),
+    command: str | None = None,
+    known_pins: Sequence[PinRule] = (),
+    matrix_pins: Sequence[PinRule] = (),
+) -> Report:
     """Merge ``found`` (any number of machines, any number of files per cell) into one report.
 
-    ``others``: stored results left out as no cell of the matrix now, which the report names.
+    ``others``: stored results left out as no cell of the matrix now, which the report names; ``command``: the
+    command that renders it when it is not nox, whose words the report suggests; ``known_pins`` and
+    ``matrix_pins``: the rules whose reasons a row's note on its constraints gives (:mod:`.pins`).
     """
     merged = tuple(results.latest(found))
     devices = _devices_by_machine(merged)
@@ -263,6 +289,10 @@ def build(found: Iterable[CellResult], others: Iterable[Aside] = ()) -> Report:
                     number = notes.setdefault(note_text(entry), len(notes) + 1)
                     entries[probe][row, column] = Entry(entry.mark, entry.result, entry.record, number, entry.ratio)
         tables.append(Table(probe, rows, entries[probe]))
+    row_notes = {
+        row: notes.setdefault(escape.clean(text), len(notes) + 1)
+        for row, text in _constraint_notes(merged, known_pins, matrix_pins).items()
+    }
     return Report(
         results=merged,
         tables=tuple(tables),
@@ -272,7 +302,31 @@ def build(found: Iterable[CellResult], others: Iterable[Aside] = ()) -> Report:
         pythons={row: tuple(sorted(seen, key=results.version_of)) for row, seen in pythons.items()},
         marks=_marks_used(tables, shown),
         others=tuple(others),
+        command=command,
+        row_notes=row_notes,
     )
+
+
+def _constraint_notes(
+    merged: Iterable[CellResult], known: Sequence[PinRule], matrix: Sequence[PinRule]
+) -> dict[Row, str]:
+    """For each row installed under a constraint that a row beside it (the one before, the one after) was not,
+    what it was and why (:func:`.pins.note`)."""
+    constrained: dict[Row, set[str]] = {}
+    for result in merged:
+        said = pins.constraints_of(result)
+        if said is not None:
+            constrained.setdefault(Row(result.torch, result.python_request), set()).update(said)
+    ordered = sorted(constrained, key=Row.sort_key)
+    found = {}
+    for index, row in enumerate(ordered):
+        beside = [*ordered[max(index - 1, 0) : index], *ordered[index + 1 : index + 2]]
+        neighbours = [(other.label, frozenset(constrained[other])) for other in beside]
+        own = frozenset(constrained[row])
+        text = pins.note(row.label, results.version_of(row.torch), own, neighbours, known, matrix)
+        if text:
+            found[row] = text
+    return found
 
 
 def _marks_used(tables: Iterable[Table], shown: Iterable[Column]) -> tuple[Outcome, ...]:

@@ -242,13 +242,20 @@ def _front(tests: Front) -> str:
             for column in report.columns
         )
         lines.append(
-            f'<tr><th scope="row">{h(row.torch)}</th><td class="py">{h(report.python_text(row))}</td>{cells}</tr>'
+            f'<tr><th scope="row">{_release(report, row)}</th><td class="py">{h(report.python_text(row))}</td>'
+            f"{cells}</tr>"
         )
     lines.append("</tbody></table></div>")
     if tests.passed_everywhere():
         lines.append(f'<p class="afterword">{h(tests.passed_everywhere())}</p>')
     lines.append("</section>")
     return "\n".join(lines)
+
+
+def _release(report: Report, row: Row) -> str:
+    """A row's heading: its release, and the number of its note on what it was installed under, if it has one."""
+    number = report.row_notes.get(row)
+    return h(row.torch) + (f"<sup>{number}</sup>" if number else "")
 
 
 def _table(
@@ -273,7 +280,7 @@ def _table(
         for column in report.columns
     ]
     for row in table.rows:
-        parts = [f'<tr><th scope="row">{h(row.torch)}</th><td class="py">{h(report.python_text(row))}</td>']
+        parts = [f'<tr><th scope="row">{_release(report, row)}</th><td class="py">{h(report.python_text(row))}</td>']
         row_tip = h(f"torch {row.label}") + " · "
         for column, where, column_label in columns:
             entry = table.entries.get((row, column))

@@ -41,7 +41,9 @@ def _table(report: Report, table: Table) -> list[str]:
     header = ["torch", "python", *(escape.rst(column.label) for column in report.columns)]
     rows = [header]
     for row in table.rows:
-        label = [escape.rst(row.torch), escape.rst(report.python_text(row))]
+        number = report.row_notes.get(row)
+        release = escape.rst(row.torch) + (f" [{number}]_" if number else "")
+        label = [release, escape.rst(report.python_text(row))]
         rows.append([*label, *(_cell(table.entries.get((row, column))) for column in report.columns)])
     for texts in rows:
         lines += [f"   * - {texts[0]}".rstrip(), *(f"     - {text}".rstrip() for text in texts[1:])]

@@ -6,7 +6,9 @@ merged), how its probes went: ``✓ all 4 pass``, or the worst outcome with
 what did not pass (``✗ 3 of 4 pass; fail: test_far_tail``), every outcome a
 record can have (``unstable``, ``stale``) included; tests that did not run
 (skipped, a device the build lacks) are counted apart and named
-(``2 of 6 skipped (unavailable): test_cuda, test_mps``), never left out. A matrix whose
+(``2 of 6 skipped (unavailable): test_cuda, test_mps``), never left out. Beside
+tests, a probe that is none (a script, a ``run(device)`` module) is named with
+its outcome (``✓ repro.py: pass``), never counted as a test. A matrix whose
 probes are the library's tests gives a row per release that says whether
 the library works there. Names lose the part every probe shares
 (``tests/test_log_cdf.py::``), so that the cells stay short.
@@ -15,11 +17,12 @@ the library works there. Names lose the part every probe shares
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Collection, Sequence
 
 from ..core import Outcome
 from . import escape
-from .model import Column, Entry, Report, Row, Table, collectors
+from .model import Column, Entry, Report, Row, Table, collectors, is_test, per_run
 
 TITLE = "Supported torch versions"
 WORST_FIRST = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAIL)
@@ -32,7 +35,8 @@ def render(report: Report) -> str:
     labels = [column.label if machines else column.device for column in report.columns]
     header = ["torch", "Python", *map(escape.markdown, labels)]
     lines = [f"## {TITLE}", "", _line(header), _line([":--", ":--", *[":--"] * len(report.columns)])]
-    shorten = shortener([table.probe for table in report.tables if any(e.record for e in table.entries.values())])
+    ran = [table.probe for table in report.tables if any(e.record for e in table.entries.values())]
+    shorten = shortener([probe for probe in ran if is_test(probe)] or ran)  # what the tests share, where there are
     uncollected = collectors(table.probe for table in report.tables)
     for row in rows:
         pythons = report.python_text(row) or "-"
@@ -43,6 +47,8 @@ def render(report: Report) -> str:
         lines.append(_line([escape.markdown(row.torch), escape.markdown(pythons), *cells]))
     if report.results:
         lines += ["", escape.markdown(f"Each cell: how the tests went on that device. {_provenance(report)}")]
+    # What a release was installed under besides torch, where the one beside it was not: each note names its release.
+    lines += [f"\n{escape.markdown(report.notes[number - 1])}" for number in report.row_notes.values()]
     return "\n".join(lines) + "\n"
 
 
@@ -79,8 +85,10 @@ def cell_text(
     """How the probes of one row and column went: ``✓ all 4 pass``, ``✗ 3 of 4 pass; fail: test_far_tail``, ….
 
     ``shorten``: the characters every name loses in front (:func:`shortener`); ``quote`` escapes a name;
-    ``uncollected``: the names of files that did not collect somewhere (:func:`.model.collectors`), each shown
-    as such (``E tests/test_b.py: not collected (error)``), never counted as a test; ``join`` lists the names
+    ``uncollected``: the names of files that did not collect somewhere (:func:`.model.collectors`), shown as such
+    with why, those of one cause together (``E tests/test_b.py, tests/test_c.py: not collected (error:
+    ModuleNotFoundError: No module named 'scipy')``), never counted as tests, nor is a probe that is no test
+    where there are tests (``✓ repro.py: pass``); ``join`` lists the names
     of one kind, quoted (:func:`listed`: a long list is cut short). The text around the names holds no
     markup of any format: it needs no escaping.
     """
@@ -88,11 +96,35 @@ def cell_text(
         return ""
     if all(entry.record is None for _, entry in entries):  # the cell did not run: its outcome says why
         return entries[0][1].mark.value
-    files = [(probe, entry.mark) for probe, entry in entries if probe in uncollected and entry.record is not None]
+    files: dict[tuple[Outcome, str], list[str]] = {}
+    for probe, entry in entries:
+        if probe in uncollected and entry.record is not None:
+            files.setdefault((entry.mark, collect_error(entry.record.message)), []).append(probe)
     tested = [(probe, entry) for probe, entry in entries if probe not in uncollected]
-    said = "; ".join(f"{mark.symbol} {quote(probe)}: not collected ({mark.value})" for probe, mark in files)
+    mixed = any(is_test(probe) for probe, _ in tested)
+    others = [(probe, entry) for probe, entry in tested if mixed and not is_test(probe)]
+    tested = [(probe, entry) for probe, entry in tested if not mixed or is_test(probe)]
+    each = [f"{entry.mark.symbol} {quote(probe)}: {entry.mark.value}" for probe, entry in others if entry.record]
+    said = [
+        f"{mark.symbol} {join([quote(probe) for probe in probes])}: not collected ({mark.value}"
+        + (f": {quote(cause)})" if cause else ")")
+        for (mark, cause), probes in files.items()
+    ]
     shown = _tests_text(tested, shorten, quote, join) if any(entry.record for _, entry in tested) else ""
-    return "; ".join(filter(None, [shown, said]))
+    return "; ".join(filter(None, [shown, *each, *said]))
+
+
+CAUSE_LIMIT = 120
+"""How much of why a file did not collect a cell shows; the file's own table has all of its first line."""
+_PYTEST_MARK = re.compile(r"^E\s+")
+"""How pytest marks the exception's line in its report (``E   ModuleNotFoundError: …``)."""
+
+
+def collect_error(message: str) -> str:
+    """Why a file did not collect, in a line: the first of its record's message, less what differs from run to run."""
+    line = next((line.strip() for line in message.splitlines() if line.strip()), "")
+    line = per_run(_PYTEST_MARK.sub("", line))
+    return line if len(line) <= CAUSE_LIMIT else line[: CAUSE_LIMIT - 1] + "…"
 
 
 def _tests_text(

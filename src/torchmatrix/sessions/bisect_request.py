@@ -186,8 +186,8 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
         if listed is not None:
             return (alone.name if alone.kind is Kind.PYTEST else listed.name), listed, None
         return alone.name, alone, entry
-    probes = [probe.name for probe in matrix.probes]
-    hint = did_you_mean(given, probes, f"it runs: {', '.join(probes)}; or give a script's path")
+    near = [probe.name for probe in matrix.probes] + loader.nearby(target, matrix.workdir or Path.cwd())
+    hint = did_you_mean(given, near, f"{loader.runs_text(matrix.probes)}; or give a script's path")
     parser.error(f"{given!r} is not a probe of {matrix.file.name}, one of its tests, nor a script here; {hint}")
 
 

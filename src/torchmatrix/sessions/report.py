@@ -38,7 +38,9 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
     """
     options = report_options.parse(session.posargs, command)
     project.require_writable(project.matrix.output)
-    merged = _merged(session, project.results_dir, project, None if options.all_cells else _matrix_cells(project))
+    merged = _merged(
+        session, project.results_dir, project, None if options.all_cells else _matrix_cells(project), command
+    )
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
     results.warn_skipped(skipped, session.warn)
     bisections = answers_marked_stale(project, bisections, results.scan(project.results_dir).results)
@@ -57,6 +59,8 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
         if cells or not ran:
             table = terminal_table.table(cells, project.matrix.devices, typed(command, "probe"))
             print(f"{terminal.escape(machine, keep_newlines=False)}:\n{table}\n", flush=True)
+            for note in _constraint_notes(merged, cells):
+                print(terminal.escape(f"note: {note}", keep_newlines=False), flush=True)
     if len(shown) < len(merged.results):
         others = len(merged.results) - len(shown)
         session.log(
@@ -165,20 +169,29 @@ def _remove_old_repros(output: Path, files: dict[str, str]) -> None:
             path.unlink(missing_ok=True)
 
 
+def _constraint_notes(report: model.Report, cells: Sequence[results.CellResult]) -> list[str]:
+    """The notes on what the rows of ``cells`` were installed under besides torch, where a row beside them was not."""
+    rows = {model.Row(cell.torch, cell.python_request) for cell in cells}
+    return [report.notes[number - 1] for row, number in report.row_notes.items() if row in rows]
+
+
 def _merged(
     session: nox.Session,
     results_dir: Path,
     current: Project | None = None,
     matrix_cells: cells.MatrixCells | None = None,
+    command: str | None = None,
 ) -> model.Report:
-    """The report of every result under ``results_dir``; with ``current``, records it would not make so are stale;
-    with ``matrix_cells``, the results that are no cell of it are only named."""
+    """The report of every result under ``results_dir``; with ``current``, records it would not make so are stale,
+    and its pins give their reasons to the rows' notes; with ``matrix_cells``, the results that are no cell of it are
+    only named; ``command``: the command that started
+    the session when it is not nox, whose words the report suggests."""
     scan = results.scan(results_dir)
     results.warn_skipped(scan, session.warn)
     found = freshness.marked_stale(scan.results, current) if current else scan.results
-    if matrix_cells is None:
-        return model.build(found)
-    return model.build(*cells.split(found, matrix_cells))
+    known, own = (current.known_pins, current.matrix.pins) if current else ((), ())  # whose reasons a row note gives
+    shown, others = (list(found), []) if matrix_cells is None else cells.split(found, matrix_cells)
+    return model.build(shown, others, command, known, own)
 
 
 def _matrix_cells(project: Project) -> cells.MatrixCells:

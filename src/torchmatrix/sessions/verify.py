@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from .. import criteria, freshness, results, terminal, verify
 from ..arguments import Parser, with_usage
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
+from ..matrix import Expectation
 from ..plan import Cell
 from ..results import CellResult
 from . import childnox
@@ -50,7 +51,12 @@ def parse(argv: Sequence[str]) -> VerifyRequest:
 
 
 def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
-    """The matrix's cells an expectation covers whose stored result here is missing or out of date."""
+    """The matrix's cells an expectation covers whose stored result here is missing or out of date.
+
+    Where no record answers to an expectation's name, the records of the probe that holds it stand for it: when
+    they are up to date, its tests were collected as they are now, and running the cell again would not make one
+    of that name (:func:`misnamed` says so).
+    """
     stored = project.stored(found)
     stale = []
     for cell in project.cells:
@@ -58,20 +64,63 @@ def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
             continue  # it cannot run here (no wheel, no interpreter): running it again would change nothing
         expect = [e for e in project.matrix.expect if verify.applies(e, cell.torch, cell.python, project.machine)]
         result = stored.get((cell.torch, cell.python_request))
-        pairs = {pair for e in expect for pair in _records_named(result, e.probe, e.device)}
+        pairs = {pair for e in expect for pair in _records_read(project, result, e)}
         if pairs and project.up_to_date(cell, stored, pairs) is None:
             stale.append(cell)
     return stale
 
 
+def misnamed(project: Project, found: Sequence[CellResult]) -> list[str]:
+    """An expectation whose name no record answers to in an up-to-date result here, though the probe that holds it
+    made records there: a test its file does not hold (a typo), with the closest test it does hold."""
+    stored = project.stored(found)
+    said = []
+    for e in project.matrix.expect:
+        for cell in project.cells:
+            result = stored.get((cell.torch, cell.python_request))
+            if result is None or not verify.applies(e, cell.torch, cell.python, project.machine):
+                continue
+            held = _holders_records(project, result, e)
+            if _records_named(result, e.probe, e.device) or not held or project.up_to_date(cell, stored, held) is None:
+                continue
+            names = sorted(name for name, _ in held)
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            hint = did_you_mean(e.probe, names, f"it holds {', '.join(names[:3])}{more}", _after_file)
+            said.append(f"{e.where}: {cell.session} holds no test {e.probe!r} on {e.device}; {hint}")
+            break  # one cell's word is enough: each holds the tests its file does
+    return said
+
+
+def _records_read(project: Project, result: CellResult | None, expectation: Expectation) -> set[tuple[str, str]]:
+    """The records whose standing decides whether the cell holds an up-to-date answer to ``expectation``: those named
+    (:func:`_records_named`), else those of the probe that holds the name, else the name itself."""
+    named = _records_named(result, expectation.probe, expectation.device)
+    return named or _holders_records(project, result, expectation) or {(expectation.probe, expectation.device)}
+
+
+def _after_file(test: str) -> str:
+    """A test id without its file's path, which every test of the file shares: ``TestDot::test_grad``."""
+    return test.partition("::")[2]
+
+
 def _records_named(result: CellResult | None, name: str, device: str) -> set[tuple[str, str]]:
     """The records an expectation of ``name`` reads in ``result``: its own, the module's that kept its test from
-    being collected, or the tests it names (a file's, a parametrized test's cases); itself where there are none."""
+    being collected, or the tests it names (a file's, a parametrized test's cases); none where there are none."""
     own = criteria.record_of(result, name, device) if result else None
     if own is not None:
         return {(own.probe, device)}
     under = criteria.records_under(result, name, device) if result else []
-    return {(record.probe, device) for record in under} or {(name, device)}
+    return {(record.probe, device) for record in under}
+
+
+def _holders_records(project: Project, result: CellResult | None, expectation: Expectation) -> set[tuple[str, str]]:
+    """The records in ``result`` on the expectation's device of the matrix's probe that holds what it names."""
+    holders = [probe for probe in project.matrix.probes if probe.covers(expectation.probe)]
+    return {
+        (record.probe, record.device)
+        for record in (result.records if result else ())
+        if record.device == expectation.device and any(probe.covers(record.probe) for probe in holders)
+    }
 
 
 def _named_nothing(
@@ -86,7 +135,7 @@ def _named_nothing(
         for e in project.matrix.expect:
             if result is None or not verify.applies(e, cell.torch, cell.python, project.machine):
                 continue
-            if not _records_named(result, e.probe, e.device) - {(e.probe, e.device)}:
+            if not _records_named(result, e.probe, e.device):
                 missing.append(f"{e.probe} on {e.device} ({e.where})")
     names = " ".join(cell.session for cell in cells)
     if missing:
@@ -127,6 +176,8 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         f"{len(results.latest(chosen))} stored cells (machines: {machines})"
     )
     session.log(terminal.escape(said, keep_newlines=False))
+    for line in misnamed(project, scan.results):  # before any --run: running again would not make the test
+        session.warn(terminal.escape(line, keep_newlines=False))
     if stale:
         names = " ".join(cell.session for cell in stale)
         if request.run:  # they ran, and still hold no record of what an expectation names: running again won't
