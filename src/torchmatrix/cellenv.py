@@ -17,13 +17,14 @@ digest exactly when they hold the same wheel.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import importlib.metadata
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,14 @@ requirements, constraints and seed), a line each."""
 # Written by the installer, not taken from the wheel: they differ between
 # installers (and RECORD cannot hold its own hash), so they are left out.
 _INSTALLER_FILES = frozenset({"INSTALLER", "REQUESTED", "RECORD", "direct_url.json"})
+
+
+@contextlib.contextmanager
+def locked(env: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the lock of ``env`` (a file beside it) while it is built, used or removed: two runs of one cell take
+    turns, and its removal waits for the run that uses it. ``waiting`` is called when another holds it."""
+    with atomicfile.locked(env.parent, f".{env.name}.lock", waiting):
+        yield
 
 
 def interpreter_mismatch(env: Path, interpreter: Interpreter) -> str:

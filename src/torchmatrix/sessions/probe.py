@@ -25,7 +25,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal, verify
+from .. import cellenv, core, freshness, releases, results, runner, terminal, verify
 from ..arguments import Parser, repeat_count, typed
 from ..core import Outcome
 from ..identity import CONSTRAINTS, PACKAGES, TORCH_BUILD, VENV_SEED
@@ -94,7 +94,7 @@ def run(project: Project, session: nox.Session, parameter: str, ending: Ending, 
                        cell.outcome, cell.hint)  # fmt: skip
     env = Path(session.virtualenv.location)
     # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
-    with atomicfile.locked(env.parent, f".{env.name}.lock"):
+    with cellenv.locked(env):
         _measure(project, session, cell, ending, env, force, options.strict or project.matrix.strict)
 
 
