@@ -111,8 +111,22 @@ def package_set(env: Path) -> str | None:
 
 SEED_ARGUMENTS = ("-I", "-m", "ensurepip", "--upgrade", "--default-pip")
 """What ``python -m venv`` runs in the environment it made to seed it (``venv.EnvBuilder._setup_pip``)."""
+PYCACHE_FOLDER = ".pycache"
 CONSTRAINTS_FILE = ".torchmatrix-constraints.txt"
 """In the environment's folder: the cell's constraints, one a line, for the installer's ``--constraint``."""
+
+
+def pycache_prefix(env: Path) -> Path:
+    """Where the cells' Pythons keep compiled bytecode: beside the environments, so a rebuilt one finds it."""
+    return env.parent / PYCACHE_FOLDER
+
+
+def bytecode_of(env: Path) -> list[Path]:
+    """The folders of :func:`pycache_prefix` that hold the bytecode of ``env``'s files: Python's pycache tree
+    mirrors each source's absolute path under the prefix (the path as given, and as resolved, where they differ)."""
+    prefix = pycache_prefix(env)
+    mirrors = dict.fromkeys(prefix / path.relative_to(path.anchor) for path in (env.absolute(), env.resolve()))
+    return [mirror for mirror in mirrors if mirror.is_dir()]
 
 
 def unseeded(env: Path, seed: Iterable[str]) -> list[str]:

@@ -20,7 +20,7 @@ from nox.sessions import _normalize_path
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from .cellenv import installed_versions, site_packages
+from .cellenv import bytecode_of, installed_versions, site_packages
 from .plan import session_of
 from .uvcache import Built, Cache, Wheel, built
 
@@ -60,12 +60,21 @@ class Holder:
     wheels: frozenset[Wheel]
     torch: str | None = None
     """The torch installed in an environment that is no release's of the matrix; None for a release's own."""
+    bytecode: tuple[Path, ...] = ()
+    """The folders of the bytecode its environments' Pythons compiled (:func:`torchmatrix.cellenv.bytecode_of`)."""
+
+    @property
+    def built(self) -> tuple[Path, ...]:
+        """Its environments and their bytecode."""
+        return (*self.environments, *self.bytecode)
 
 
 @dataclass(frozen=True)
 class Survey:
     """What the releases asked about keep, and every other environment of the environments folders."""
 
+    envdir: Path
+    """nox's environments folder (``--envdir``), which holds the folders of the Pythons a bisect held."""
     cache: Cache
     releases: tuple[Holder, ...]
     others: tuple[Holder, ...]
@@ -87,7 +96,8 @@ class Survey:
         kept_elsewhere = frozenset().union(*(holder.wheels for holder in staying))
         theirs = frozenset().union(*(holder.wheels for holder in leaving))
         environments = tuple(env for holder in leaving for env in holder.environments)
-        return Removal(environments, in_order(theirs - kept_elsewhere), in_order(theirs & kept_elsewhere))
+        bytecode = tuple(folder for holder in leaving for folder in holder.bytecode)
+        return Removal(environments, in_order(theirs - kept_elsewhere), in_order(theirs & kept_elsewhere), bytecode)
 
 
 @dataclass(frozen=True)
@@ -97,11 +107,12 @@ class Removal:
     """The cached wheels that go: nothing that stays keeps them."""
     shared: tuple[Wheel, ...] = ()
     """The cached wheels the removed releases keep that stay, as others keep them too."""
+    bytecode: tuple[Path, ...] = ()
 
     @property
     def paths(self) -> list[Path]:
         """Everything that goes once uv's prune frees the wheels' folders."""
-        return [*self.environments, *(wheel.archive for wheel in self.wheels)]
+        return [*self.environments, *self.bytecode, *(wheel.archive for wheel in self.wheels)]
 
 
 def survey(folders: Sequence[Path], releases: Mapping[Version, Sequence[str]], cache: Cache) -> Survey:
@@ -117,12 +128,16 @@ def survey(folders: Sequence[Path], releases: Mapping[Version, Sequence[str]], c
         environments = tuple(dict.fromkeys(env for env in found if env.is_dir()))
         claimed.update(environments)
         wheels = _wheels_of(environments, cache) | _torch_wheels(version, cache)
-        holders.append(Holder(str(version), environments, wheels))
+        holders.append(Holder(str(version), environments, wheels, None, _bytecode(found)))  # left by one gone too
     others = []
     for env in (env for folder in folders for env in environments_in(folder) if env not in claimed):
         torch = installed_versions(env, [TORCH])[TORCH]
-        others.append(Holder(_label(env, folders[0]), (env,), _wheels_of([env], cache), torch))
-    return Survey(cache, tuple(holders), tuple(others))
+        others.append(Holder(_label(env, folders[0]), (env,), _wheels_of([env], cache), torch, _bytecode([env])))
+    return Survey(folders[0], cache, tuple(holders), tuple(others))
+
+
+def _bytecode(environments: Iterable[Path]) -> tuple[Path, ...]:
+    return tuple(folder for env in environments for folder in bytecode_of(env))
 
 
 def _label(env: Path, envdir: Path) -> str:
@@ -168,17 +183,19 @@ class Usage:
         return sum(taken for key, (count, taken) in files.items() if links[key] >= count)
 
     def _files(self, root: Path) -> list[tuple[tuple[int, int], int, int]]:
-        """Each file under ``root``: its (device, inode), its count of hard links, and the bytes it takes."""
+        """Each file and folder under ``root`` (itself too): its (device, inode), its count of hard links (1 for a
+        folder, which goes with what it holds), and the bytes it takes, as ``du`` counts them."""
         if root not in self._walked:
             found = []
             for folder, _, names in os.walk(root):
-                for name in names:
+                for path in (folder, *(os.path.join(folder, name) for name in names)):
                     try:
-                        facts = os.lstat(os.path.join(folder, name))
+                        facts = os.lstat(path)
                     except OSError:
                         continue
                     taken = facts.st_blocks * 512 if hasattr(facts, "st_blocks") else facts.st_size
-                    found.append(((facts.st_dev, facts.st_ino), facts.st_nlink, taken))
+                    links = 1 if path is folder else facts.st_nlink
+                    found.append(((facts.st_dev, facts.st_ino), links, taken))
             self._walked[root] = found
         return self._walked[root]
 
@@ -196,6 +213,7 @@ def human(size: int) -> str:
 
 
 def names(wheels: Sequence[Wheel], shown: int = 3) -> str:
-    """``torch 2.1.0, triton 2.1.0, nvidia-nccl-cu12 2.18.1, …``: the first ``shown`` of ``wheels``, by name."""
-    said = ", ".join(str(wheel.built) for wheel in wheels[:shown])
-    return said + (", …" if len(wheels) > shown else "")
+    """``torch 2.1.0, triton 2.1.0, nvidia-nccl-cu12 2.18.1, …``: the first ``shown`` of ``wheels``, by name and
+    version (a release's wheels for two Pythons are one name)."""
+    named = list(dict.fromkeys(str(wheel.built) for wheel in wheels))
+    return ", ".join(named[:shown]) + (", …" if len(named) > shown else "")

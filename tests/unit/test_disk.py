@@ -83,7 +83,8 @@ def test_removing_a_release_leaves_the_wheels_another_keeps(two_releases: tuple[
     removal = found.removal(["2.1.0"])
     assert removal.environments == found.releases[0].environments
     assert labels(removal.wheels) == [
-        "torch 2.1.0 cp310-cp310-manylinux1_x86_64", f"torch 2.1.0 {CP311}"
+        "torch 2.1.0 cp310-cp310-manylinux1_x86_64",
+        f"torch 2.1.0 {CP311}",
     ]  # cublas is 2.1.1's too, pytest the tests environment's
     assert sorted(str(wheel.built) for wheel in removal.shared) == ["nvidia-cublas-cu12 12.1.3.1", "pytest 8.0.0"]
     both = found.removal(["2.1.0", "2.1.1"])
@@ -111,20 +112,29 @@ def test_a_releases_cached_torch_is_its_own_when_no_environment_of_it_is_left(tm
     assert [str(wheel.built) for wheel in found.releases[0].wheels] == ["torch 2.1.0+cpu"]
 
 
-def test_sizes_count_a_file_linked_from_the_cache_into_an_environment_once(two_releases: tuple[Path, Path]) -> None:
+def test_sizes_count_a_file_linked_from_two_folders_once_and_it_is_freed_when_both_go(tmp_path: Path) -> None:
+    (tmp_path / "env").mkdir()
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "torch.py").write_text("t" * 10000)
+    os.link(tmp_path / "cache" / "torch.py", tmp_path / "env" / "torch.py")  # as uv installs from its cache
+    (tmp_path / "env" / "own.py").write_text("o" * 5000)
+    env, cache, linked = tmp_path / "env", tmp_path / "cache", os.lstat(tmp_path / "cache" / "torch.py")
+    usage = disk.Usage()
+    assert usage.size([env, cache]) == usage.size([env]) + usage.size([cache]) - linked.st_blocks * 512
+    assert usage.frees([env]) == usage.size([env]) - linked.st_blocks * 512  # the cache still holds it
+    assert usage.frees([env, cache]) == usage.size([env, cache])
+
+
+def test_removing_a_release_frees_its_own_files_not_those_another_holds(two_releases: tuple[Path, Path]) -> None:
     envdir, cache = two_releases
     found = survey(envdir, cache, "2.1.0", "2.1.1")
     usage = disk.Usage()
-    new = found.releases[1]
-    [env] = new.environments
-    archives = [wheel.archive for wheel in new.wheels]
-    assert usage.size([env, *archives]) == usage.size([env])  # every file of the wheels is one of the env's too
-    assert usage.size(archives) < usage.size([env])  # the env also has files of its own
-    # Removing 2.1.1 alone frees its own files and its torch, not the CUDA library 2.1.0 holds.
     removal = found.removal(["2.1.1"])
-    torch = [wheel.archive for wheel in removal.wheels]
-    assert usage.frees(removal.paths) == usage.size([env]) - usage.size(archives) + usage.size(torch)
-    assert usage.frees([env]) == usage.size([env]) - usage.size(archives)  # the cache still holds its wheels
+    [cublas] = removal.shared
+    [env] = removal.environments
+    linked_in = usage.size([env]) + usage.size([cublas.archive]) - usage.size([env, cublas.archive])
+    assert linked_in > 0  # the env's files of the CUDA library 2.1.0 holds too
+    assert usage.frees(removal.paths) == usage.size(removal.paths) - linked_in
 
 
 def test_an_environment_is_where_nox_puts_it_a_long_path_as_a_digest() -> None:

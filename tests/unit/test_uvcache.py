@@ -79,8 +79,8 @@ def test_forgetting_a_wheel_removes_its_entries_and_what_describes_them_but_not_
     [wheel] = uvcache.read(tmp_path).wheels_of(built("torch", "2.1.0"))
     removed = uvcache.forget(wheel)
     folder = tmp_path / "wheels-v8" / "pypi" / "torch"
-    assert sorted(path.name for path in removed) == ["2.1.0-py3-none-any", *(f"2.1.0-py3-none-any.{suffix}"
-                                                                            for suffix in ("http", "msgpack"))]  # fmt: skip
+    entry = "2.1.0-py3-none-any"
+    assert sorted(path.name for path in removed) == [entry, f"{entry}.http", f"{entry}.msgpack"]
     assert [path.name for path in folder.iterdir()] == ["2.1.0-py3-none-any.lock"]
     assert archive.is_dir()  # uv's prune frees it: nothing points to it now
     assert uvcache.read(tmp_path).wheels_of(built("torch", "2.1.0")) == []

@@ -56,11 +56,13 @@ def run(project: Project, session: nox.Session, command: str | None = None) -> N
     usage = disk.Usage()
     for line in said(survey, removal, chosen, usage, request.dry_run):
         print(terminal.escape(line), flush=True)
-    if request.dry_run or not (removal.environments or removal.wheels):
+    if request.dry_run or not removal.paths:
         return
     for env in removal.environments:
         with cellenv.locked(env, functools.partial(print, f"waiting for the run that uses {env} to end", flush=True)):
             shutil.rmtree(env)
+    for folder in removal.bytecode:  # compiled by the environments' Pythons, which are gone
+        shutil.rmtree(folder, ignore_errors=True)
     for wheel in removal.wheels:
         uvcache.forget(wheel)
     if removal.wheels:
@@ -112,21 +114,22 @@ def said(
 ) -> list[str]:
     """What removing ``chosen`` removes (would remove, with ``dry_run``), how much that frees, and what stays."""
     releases = ", ".join(chosen)
-    if not (removal.environments or removal.wheels):
+    if not removal.paths:
         return [f"torch {releases}: nothing kept here (no environment, no cached wheel of its own)"]
     verb = "would remove" if dry_run else "removing"
     lines = []
-    if removal.environments:
-        size = disk.human(usage.size(removal.environments))
-        lines.append(f"torch {releases}: {verb} {len(removal.environments)} environment(s), {size}:")
-        lines += [f"  {env}" for env in removal.environments]
+    built = [*removal.environments, *removal.bytecode]
+    if built:
+        size = disk.human(usage.size(built))
+        lines.append(f"torch {releases}: {verb} {len(removal.environments)} environment(s) and their bytecode, {size}:")
+        lines += [f"  {folder}" for folder in built]
     if removal.wheels:
         size = disk.human(usage.size(wheel.archive for wheel in removal.wheels))
         lines.append(f"torch {releases}: {verb} {len(removal.wheels)} cached wheel(s) nothing else here keeps, "
                      f"{size}, from {survey.cache.root}: {disk.names(removal.wheels)}")  # fmt: skip
     if removal.shared:
         users = sorted({user for wheel in removal.shared for user in survey.users(wheel)} - set(chosen))
-        lines.append(f"kept: {len(removal.shared)} cached wheel(s) that {', '.join(users)} keep(s) too")
+        lines.append(f"kept: {len(removal.shared)} cached wheel(s) that {' and '.join(users)} also keep")
     if survey.cache.unknown:
         lines.append(f"the cached wheels are not known, so none is removed: {survey.cache.unknown}")
     lines.append(f"{'frees' if not dry_run else 'would free'} {disk.human(usage.frees(removal.paths))} "

@@ -91,12 +91,11 @@ def disk_text(survey: disk.Survey, usage: disk.Usage, command: str | None = None
     wheels several keep, the other environments here, and the total."""
     cache = survey.cache
     where = f"uv's cache {cache.root}" if cache.root else "uv's cache"
-    envdirs = {env.parent for holder in survey.holders for env in holder.environments}
-    lines = [f"kept on disk: environments{_in(envdirs)}, wheels in {where}"]
+    lines = [f"kept on disk: environments in {survey.envdir}, wheels in {where}"]
     if cache.unknown:
         lines.append(f"cached wheels: unknown: {cache.unknown}")
     rows = [_release_row(survey, usage, holder) for holder in survey.releases]
-    headers = ["release", "environments", "cached wheels", "removing it frees"]
+    headers = ["release", "environments (with bytecode)", "cached wheels", "removing it frees"]
     lines += [tabulate(rows, headers=headers, disable_numparse=True)]
     for users, wheels in _shared(survey).items():
         archives = [wheel.archive for wheel in wheels]
@@ -105,7 +104,9 @@ def disk_text(survey: disk.Survey, usage: disk.Usage, command: str | None = None
     if survey.others:
         others = [f"{holder.label}{f' (torch {holder.torch})' if holder.torch else ''}" for holder in survey.others]
         paths = [path for holder in survey.others for path in _paths(holder)]
-        lines.append(f"also here: {', '.join(others)}: {disk.human(usage.size(paths))} with the wheels they alone keep")
+        size = disk.human(usage.size(paths))
+        named = ", ".join(others)
+        lines.append(f"also here, of no release of the matrix: {named}: {size} with the wheels only they keep")
     everything = [path for holder in survey.holders for path in _paths(holder)]
     removes = typed(command, "clean", "RELEASE")
     lines.append(f"total: {disk.human(usage.size(everything))}, a file linked from the cache into an environment "
@@ -113,15 +114,11 @@ def disk_text(survey: disk.Survey, usage: disk.Usage, command: str | None = None
     return "\n".join(terminal.escape(line) for line in lines)
 
 
-def _in(folders: set[Path]) -> str:
-    return f" in {', '.join(map(str, sorted(folders)))}" if folders else ""
-
-
 def _release_row(survey: disk.Survey, usage: disk.Usage, holder: disk.Holder) -> list[str]:
     environments = holder.environments
-    built = f"{len(environments)}, {disk.human(usage.size(environments))}" if environments else "none"
+    built = f"{len(environments)}, {disk.human(usage.size(holder.built))}" if holder.built else "none"
     if survey.cache.unknown:
-        return [holder.label, built, "unknown", "-" if not environments else "?"]
+        return [holder.label, built, "unknown", disk.human(usage.frees(holder.built)) if holder.built else "-"]
     removal = survey.removal([holder.label])
     own = [wheel.archive for wheel in removal.wheels]
     wheels = f"{len(own)}, {disk.human(usage.size(own))}" if own else "none"
@@ -142,4 +139,4 @@ def _shared(survey: disk.Survey) -> dict[tuple[str, ...], list[Wheel]]:
 
 
 def _paths(holder: disk.Holder) -> list[Path]:
-    return [*holder.environments, *(wheel.archive for wheel in holder.wheels)]
+    return [*holder.built, *(wheel.archive for wheel in holder.wheels)]

@@ -40,8 +40,6 @@ if TYPE_CHECKING:
 
     from ..project import Project
 
-PYCACHE_FOLDER = ".pycache"
-
 
 ARGUMENTS = "[--force] [--repeat N] [--strict]"
 USAGE = typed(None, '"probe(<release>)"', ARGUMENTS)
@@ -216,7 +214,8 @@ def _install_and_run(
             timeout, python = project.matrix.timeout, _venv_python(session)
             seen = project.pair_environment(python)
             workdir = project.matrix.run_from
-            cell_run = run_pairs(python, pairs, timeout, repeat, progress, pycache_prefix(env), seen, workdir=workdir)
+            bytecode = cellenv.pycache_prefix(env)
+            cell_run = run_pairs(python, pairs, timeout, repeat, progress, bytecode, seen, workdir=workdir)
             if not cell_run.import_failure:
                 return cell_run, inputs
             failure = f"torch does not import: {cell_run.import_failure}"
@@ -363,11 +362,6 @@ def _cell_result(project: Project, cell: Cell, started: str, **fields: object) -
     labels = {"cell_id": cell.id, "torch": str(cell.torch), "python": cell.python,
               "python_request": cell.python_request, "session": cell.session}  # fmt: skip
     return cell_result(project, started, **{**labels, "inputs": project.inputs(cell), **fields})
-
-
-def pycache_prefix(env: Path) -> Path:
-    """Where the cells' Pythons keep compiled bytecode: beside the environments, so a rebuilt one finds it."""
-    return env.parent / PYCACHE_FOLDER
 
 
 def _venv_python(session: nox.Session) -> str:
