@@ -51,7 +51,7 @@ def run(project: Project, session: nox.Session, command: str | None = None) -> N
     request = parse(session.posargs, command)
     outside = {Version(word): [str(Version(word))] for word in request.releases if _outside(project, word)}
     survey, uv = keeps.survey(project, session, outside)
-    chosen = [chosen_release(survey, project, word) for word in request.releases]
+    chosen = list(dict.fromkeys(chosen_release(survey, project, word) for word in request.releases))
     removal = survey.removal(chosen)
     usage = disk.Usage()
     for line in said(survey, removal, chosen, usage, request.dry_run):
@@ -60,7 +60,8 @@ def run(project: Project, session: nox.Session, command: str | None = None) -> N
         return
     for env in removal.environments:
         with cellenv.locked(env, functools.partial(print, f"waiting for the run that uses {env} to end", flush=True)):
-            shutil.rmtree(env)
+            if env.exists():  # another clean may have removed it while this one waited
+                shutil.rmtree(env)
     for folder in removal.bytecode:  # compiled by the environments' Pythons, which are gone
         shutil.rmtree(folder, ignore_errors=True)
     for wheel in removal.wheels:
