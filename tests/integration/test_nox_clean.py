@@ -14,7 +14,7 @@ from nox.sessions import _normalize_path
 from torchmatrix import cellenv, disk
 
 from .. import standin
-from . import nox
+from . import nox, nox_command
 
 pytestmark = pytest.mark.integration
 
@@ -87,9 +87,20 @@ def test_plan_says_what_each_release_keeps_and_clean_removes_one(
     assert "kept: 1 cached wheel(s) that 8.1.0 also keep" in dry.stdout
     assert old.is_dir() and unpacked(cache) == {shared, old_torch, new_torch}
 
-    cleaned = nox(tmp_path, matrix, "-s", "clean", "--", "8.0.0")
-    assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
-    assert "uv cache prune: Removed " in cleaned.stdout
+    command, environ = nox_command(tmp_path, matrix, "-s", "clean", "--", "8.0.0")
+    with cellenv.locked(old):  # as a probe session of 8.0.0 holds it while it runs
+        cleaning = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert cleaning.stdout is not None
+        before = []
+        for line in cleaning.stdout:
+            before.append(line)
+            if line.startswith(f"waiting for the run that uses {old} to end"):
+                break
+        assert old.is_dir(), "".join(before)  # it waits for that run, and removes nothing meanwhile
+    output = "".join(before) + cleaning.stdout.read()
+    assert cleaning.wait(timeout=600) == 0, output
+    assert f"waiting for the run that uses {old} to end" in output
+    assert "uv cache prune: Removed " in output
     assert not old.exists() and not cellenv.bytecode_of(old)
     assert new.is_dir() and unpacked(cache) == {shared, new_torch}
     stored = sorted(path.name.split("-py")[0] for path in (tmp_path / "out" / "results" / "ci-box").glob("*.json"))
