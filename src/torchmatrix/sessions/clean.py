@@ -93,7 +93,9 @@ def chosen_release(survey: disk.Survey, project: Project, word: str) -> str:
     installed = [holder.torch for holder in survey.others if holder.torch]
     built = sorted({Version(torch) for torch in installed if _is_release(torch)})
     known = [str(release) for release in dict.fromkeys([*listed, *built])]
-    hint = did_you_mean(word, known, "a release outside the matrix is named in full, as `nox -s plan` lists it")
+    same = [release for release in known if Version(release) == version]  # 9.0 for 9.0.0, outside the matrix
+    in_full = "a release outside the matrix is named in full, as `nox -s plan` lists it"
+    hint = f"did you mean {same[0]!r}?" if same else did_you_mean(word, known, in_full)
     others = f"; other releases with environments here: {', '.join(map(str, built))}" if built else ""
     listing = ", ".join(map(str, listed)) or "none"
     raise UsageError(
