@@ -11,8 +11,9 @@ from torchmatrix import disk, uvcache
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.sessions import plan
 
-from .test_disk import survey, two_releases
+from .test_disk import environment, survey, two_releases
 from .test_project import project
+from .test_uvcache import unpacked
 
 __all__ = ["two_releases"]  # a fixture
 
@@ -65,6 +66,16 @@ def test_the_plan_says_what_each_release_keeps_what_several_share_and_the_total(
     assert f"total: {disk.human(usage.size(everything))}, " in text
     assert "`nox -s clean -- RELEASE` removes what a release keeps" in text
     assert "`torchmatrix clean RELEASE`" in plan.disk_text(found, usage, "torchmatrix")
+
+
+def test_what_environments_of_no_release_share_is_theirs_alone(two_releases: tuple[Path, Path]) -> None:
+    envdir, cache = two_releases
+    ruff = unpacked(cache, "ruff", "0.1.0")
+    environment(envdir / "lint", ruff)
+    environment(envdir / "docs", ruff)
+    text = plan.disk_text(survey(envdir, cache, "2.1.0", "2.1.1"), disk.Usage())
+    assert "also here, of no release of the matrix: docs, lint, tests: " in text
+    assert "ruff" not in text and "shared by docs" not in text
 
 
 def test_the_plan_says_why_the_cached_wheels_are_unknown(tmp_path: Path) -> None:

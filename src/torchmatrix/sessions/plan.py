@@ -129,9 +129,9 @@ def _release_row(survey: disk.Survey, usage: disk.Usage, holder: disk.Holder) ->
 
 
 def _shared(survey: disk.Survey) -> dict[tuple[str, ...], list[Wheel]]:
-    """The wheels several keep, by who keeps them."""
+    """The wheels a release keeps with others, by who keeps them (what other environments alone share is theirs)."""
     groups: dict[tuple[str, ...], list[Wheel]] = {}
-    for wheel in disk.in_order({wheel for holder in survey.holders for wheel in holder.wheels}):
+    for wheel in disk.in_order({wheel for holder in survey.releases for wheel in holder.wheels}):
         users = tuple(survey.users(wheel))
         if len(users) > 1:
             groups.setdefault(users, []).append(wheel)
