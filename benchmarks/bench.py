@@ -51,13 +51,12 @@ sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as th
 sys.path.insert(1, str(ROOT))  # for the tests' stand-in torch wheels
 
 from tests import standin  # noqa: E402
-from torchmatrix import core, freshness, interpreters, results, runner  # noqa: E402
+from torchmatrix import cellenv, core, freshness, interpreters, results, runner  # noqa: E402
 from torchmatrix.core import Outcome, Record  # noqa: E402
 from torchmatrix.envside.torchmatrix_worker.fingerprint import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
 from torchmatrix.plan import Cell  # noqa: E402
 from torchmatrix.project import Project  # noqa: E402
 from torchmatrix.project import load as load_project  # noqa: E402
-from torchmatrix.sessions import probe as probe_session  # noqa: E402
 
 SEED_PROBES = ("autograd_dot", "batched_matmul")
 MACHINE = "bench"
@@ -254,7 +253,7 @@ def rerun_figure(bench: Bench, matrix: Path, project: Project, cell: Cell) -> tu
     """A warm re-run of one cell (env kept, --force) against the limit; the figure and the limit."""
     python = env_python(project, cell)
     probe_files = [str(probe.path) for probe in project.matrix.probes]
-    prefix = probe_session.pycache_prefix(python.parent.parent)  # the same compiled torch the cell's worker uses
+    prefix = cellenv.pycache_prefix(python.parent.parent)  # the same compiled torch the cell's worker uses
     limit_command = [str(python), "-I", "-X", f"pycache_prefix={prefix}", "-c", LIMIT_SCRIPT, *probe_files]
     kept, limit = bench.best(
         lambda: bench.nox(matrix, "-s", cell.session, "--", "--force"),
@@ -355,7 +354,7 @@ def isolation_figure(bench: Bench, cell: Cell, pairs: int = ISOLATION_PAIRS) -> 
     records = [record for record in results.read(project.result_file(noop_cell)).records if record.device == "cpu"]
     isolated = statistics.median(record.duration for record in records)
     python = env_python(project, noop_cell)
-    prefix = probe_session.pycache_prefix(python.parent.parent)
+    prefix = cellenv.pycache_prefix(python.parent.parent)
     command = [str(python), "-I", "-X", f"pycache_prefix={prefix}", "-c", IN_PROCESS_SCRIPT, str(folder / "noop_00.py")]
     in_process = float(bench.run([*command, str(pairs)], "the in-process no-op").output.split()[-1])
     return Figure(
@@ -400,7 +399,7 @@ def probe_kinds_figures(bench: Bench, version: str) -> list[Figure]:
     (cell,) = project.cells
     bench.nox(matrix, "-s", cell.session, "--", "--force")  # builds the env, with pytest
     python = env_python(project, cell)
-    prefix = probe_session.pycache_prefix(python.parent.parent)
+    prefix = cellenv.pycache_prefix(python.parent.parent)
     pairs = [pair for pair in project.pairs() if pair.device == "cpu"]
     rounds = [pair_seconds(python, pairs, prefix) for _ in range(bench.repeat)]
 

@@ -64,19 +64,34 @@ def wheel(folder: Path, version: str, behaviour: Mapping[str, str], python: str 
         assert old in source, f"the stand-in of {STUB} no longer says {old}"
         source = source.replace(old, new)
     source += f"\n\nbehaviour = {dict(behaviour)!r}\n"
-    info = f"torch-{version}.dist-info"
+    return _built(folder, "torch", version, tag, {"torch/__init__.py": source})
+
+
+def package(folder: Path, name: str, version: str, size: int = 0) -> Path:
+    """Build a wheel of a package of its own in ``folder``, pure Python, holding ``size`` bytes more: a stand-in of
+    a library the torch releases of a matrix share, as NVIDIA's CUDA libraries are shared."""
+    module = name.replace("-", "_")
+    return _built(
+        folder, name, version, "py3-none-any", {f"{module}/__init__.py": f"# {'x' * size}\nVERSION = {version!r}\n"}
+    )
+
+
+def _built(folder: Path, name: str, version: str, tag: str, sources: Mapping[str, str]) -> Path:
+    """The wheel of ``name`` ``version`` for ``tag``, holding ``sources`` (path: text) and its metadata."""
+    escaped = name.replace("-", "_")
+    info = f"{escaped}-{version}.dist-info"
     files = {
-        "torch/__init__.py": source,
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
+        **sources,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
         f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: torchmatrix-tests\nRoot-Is-Purelib: true\nTag: {tag}\n",
     }
-    record = [f"{name},sha256={_digest(text)},{len(text.encode())}" for name, text in files.items()]
+    record = [f"{path},sha256={_digest(text)},{len(text.encode())}" for path, text in files.items()]
     files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"torch-{version}-{tag}.whl"
+    path = folder / f"{escaped}-{version}-{tag}.whl"
     with zipfile.ZipFile(path, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
+        for member, text in files.items():
+            archive.writestr(member, text)
     return path
 
 

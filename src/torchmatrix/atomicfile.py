@@ -14,7 +14,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,10 @@ def json_text(value: Any) -> str:
 
 
 @contextlib.contextmanager
-def locked(folder: Path, name: str = ".lock") -> Iterator[None]:
+def locked(folder: Path, name: str = ".lock", waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold the lock of ``folder`` (its file ``.lock``, or ``name``) while a read, a change and a write make one step.
+
+    ``waiting`` is called when another holds it, before this waits for it.
 
     Without ``fcntl`` (Windows) writers are not kept apart: each write is still atomic, the last one wins.
     """
@@ -74,5 +76,10 @@ def locked(folder: Path, name: str = ".lock") -> Iterator[None]:
     with os.fdopen(fd, "a") as lock:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EEXIST, f"its lock {path} is not a regular file: delete it")
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process is killed
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process is killed
         yield

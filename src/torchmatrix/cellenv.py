@@ -17,13 +17,14 @@ digest exactly when they hold the same wheel.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import importlib.metadata
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,14 @@ requirements, constraints and seed), a line each."""
 # Written by the installer, not taken from the wheel: they differ between
 # installers (and RECORD cannot hold its own hash), so they are left out.
 _INSTALLER_FILES = frozenset({"INSTALLER", "REQUESTED", "RECORD", "direct_url.json"})
+
+
+@contextlib.contextmanager
+def locked(env: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the lock of ``env`` (a file beside it) while it is built, used or removed: two runs of one cell take
+    turns, and its removal waits for the run that uses it. ``waiting`` is called when another holds it."""
+    with atomicfile.locked(env.parent, f".{env.name}.lock", waiting):
+        yield
 
 
 def interpreter_mismatch(env: Path, interpreter: Interpreter) -> str:
@@ -102,8 +111,22 @@ def package_set(env: Path) -> str | None:
 
 SEED_ARGUMENTS = ("-I", "-m", "ensurepip", "--upgrade", "--default-pip")
 """What ``python -m venv`` runs in the environment it made to seed it (``venv.EnvBuilder._setup_pip``)."""
+PYCACHE_FOLDER = ".pycache"
 CONSTRAINTS_FILE = ".torchmatrix-constraints.txt"
 """In the environment's folder: the cell's constraints, one a line, for the installer's ``--constraint``."""
+
+
+def pycache_prefix(env: Path) -> Path:
+    """Where the cells' Pythons keep compiled bytecode: beside the environments, so a rebuilt one finds it."""
+    return env.parent / PYCACHE_FOLDER
+
+
+def bytecode_of(env: Path) -> list[Path]:
+    """The folders of :func:`pycache_prefix` that hold the bytecode of ``env``'s files: Python's pycache tree
+    mirrors each source's absolute path under the prefix (the path as given, and as resolved, where they differ)."""
+    prefix = pycache_prefix(env)
+    mirrors = dict.fromkeys(prefix / path.relative_to(path.anchor) for path in (env.absolute(), env.resolve()))
+    return [mirror for mirror in mirrors if mirror.is_dir()]
 
 
 def unseeded(env: Path, seed: Iterable[str]) -> list[str]:

@@ -29,15 +29,13 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile, cellenv, core, freshness, identity, releases, repeats, results, runner, terminal, verify
+from . import cellenv, core, freshness, identity, releases, repeats, results, runner, terminal, verify
 from .core import Outcome
 from .identity import CONSTRAINTS, VENV_SEED
 from .plan import Cell
 from .project import Project
 from .results import CellResult
 from .tee import Tee
-
-PYCACHE_FOLDER = ".pycache"
 
 
 class CellEnvironment(Protocol):
@@ -135,7 +133,7 @@ def run_cell(project: Project, cell: Cell, env: CellEnvironment, installer: Inst
     if cell.outcome:  # no wheel, no interpreter: stored as such, with no environment to take turns with
         return _store_outcome(project, cell, stored, started, cell.outcome, cell.hint)
     # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
-    with atomicfile.locked(env.location.parent, f".{env.location.name}.lock"):
+    with cellenv.locked(env.location):
         return _measure(project, cell, env, installer, request, started, _stored(project, cell, env))
 
 
@@ -254,7 +252,7 @@ def _install_and_run(
             repeat = project.matrix.repeat
             progress = _marking_built(env.location, inputs, progress_log(env.log, len(pairs), repeat))
             seen, workdir = project.pair_environment(env.python), project.matrix.run_from
-            timeout, prefix = project.matrix.timeout, pycache_prefix(env.location)
+            timeout, prefix = project.matrix.timeout, cellenv.pycache_prefix(env.location)
             cell_run = run_pairs(env.python, pairs, timeout, repeat, progress, prefix, seen, workdir=workdir)
             if not cell_run.import_failure:  # torch imported: what the environment holds is what ran
                 return cell_run, project.inputs(cell, env.location)
@@ -393,11 +391,6 @@ def _cell_result(project: Project, cell: Cell, started: str, **fields: object) -
     labels = {"cell_id": cell.id, "torch": str(cell.torch), "python": cell.python,
               "python_request": cell.python_request, "session": cell.session}  # fmt: skip
     return cell_result(project, started, **{**labels, "inputs": project.inputs(cell), **fields})
-
-
-def pycache_prefix(env: Path) -> Path:
-    """Where the cells' Pythons keep compiled bytecode: beside the environments, so a rebuilt one finds it."""
-    return env.parent / PYCACHE_FOLDER
 
 
 def _error_of(log: str) -> str:

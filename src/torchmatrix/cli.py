@@ -59,11 +59,15 @@ COMMANDS = {
     ),
     "plan": Command(
         "torchmatrix plan [SCRIPT …] [--torch V[,V…]]",
-        "each cell's Python, requirements and status; nothing is built",
+        "each cell's Python, requirements and status, and what each release keeps on disk; nothing is built",
         takes_scripts=True,
     ),
     "report": Command("torchmatrix report [--format F[,F…]] [--all-cells] [--diff OTHER]", "render the stored results"),
     "verify": Command("torchmatrix verify [--run] [--machine NAME]", "check the stored results against `expect:`"),
+    "clean": Command(
+        "torchmatrix clean RELEASE [RELEASE …] [--dry-run]",
+        "remove releases' environments and the cached wheels no other release keeps",
+    ),
     "probe-installed": Command(
         "torchmatrix probe-installed PYTHON [PYTHON …]", "run the probes in a torch installed already"
     ),

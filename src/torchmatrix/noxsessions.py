@@ -6,7 +6,7 @@
     torchmatrix.noxsessions.register(__file__)
 
 gives ``probe`` (one ``probe(<release>)`` per cell), ``probe-installed``,
-``report``, ``plan``, ``bisect`` and ``verify``, with every path relative to
+``report``, ``plan``, ``bisect``, ``verify`` and ``clean``, with every path relative to
 the folder of that noxfile: ``matrix.yaml`` (or ``$TORCHMATRIX_MATRIX``),
 ``probes/``, and the matrix's ``output``. A broken matrix stops only the
 sessions that need it.
@@ -90,10 +90,11 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     @nox.session(python=False)
     @errors.fail_session
     def plan(session: nox.Session) -> None:
-        """Show each cell's interpreter, requirements, constraints, seed and status, and run nothing."""
+        """Show each cell's interpreter, requirements, constraints, seed and status, what each release keeps on disk,
+        and run nothing."""
         from .sessions import plan as plan_session
 
-        plan_session.run(loaded.project(), session)
+        plan_session.run(loaded.project(), session, command)
 
     @nox.session(python=False)
     @errors.fail_session
@@ -110,6 +111,14 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         from .sessions import verify as verify_session
 
         verify_session.run(loaded.project(), session, noxfile)
+
+    @nox.session(python=False)
+    @errors.fail_session
+    def clean(session: nox.Session) -> None:
+        """Remove releases' environments and the cached wheels no other keeps: -- RELEASE [RELEASE …] [--dry-run]."""
+        from .sessions import clean as clean_session
+
+        clean_session.run(loaded.project(), session, command)
 
     return loaded
 

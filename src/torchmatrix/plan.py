@@ -121,12 +121,17 @@ class Cell:
     @property
     def session(self) -> str:
         """The nox session that runs the cell: ``probe(1.12.1)``."""
-        return f"probe({self.parameter})"
+        return session_of(self.parameter)
 
     @property
     def id(self) -> str:
         """The cell's id, which names its result file and its records' cell: ``torch-1.12.1-py3.10``."""
         return cell_id(self.torch, self.python)
+
+
+def session_of(parameter: str) -> str:
+    """The name of the probe session parametrized by ``parameter``: ``probe(1.12.1)``."""
+    return f"probe({parameter})"
 
 
 def cell_id(torch: Version, python: str | None) -> str:

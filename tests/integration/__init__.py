@@ -18,9 +18,15 @@ from ..conftest import ROOT
 
 def nox(tmp_path: Path, matrix: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run this checkout's noxfile on ``matrix``, with its environments in ``tmp_path/.nox``."""
+    command, environ = nox_command(tmp_path, matrix, *args)
+    return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=1800)
+
+
+def nox_command(tmp_path: Path, matrix: Path, *args: str) -> tuple[list[str], dict[str, str]]:
+    """The command line and the environment :func:`nox` runs, for a test that starts it and reads it as it runs."""
     environ = dict(os.environ, TORCHMATRIX_MATRIX=str(matrix), TORCHMATRIX_MACHINE="ci-box")
     command = [sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "--envdir", str(tmp_path / ".nox"), *args]
-    return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=1800)
+    return command, environ
 
 
 def environment_with_torch(folder: Path, minor: str, requirements: Callable[[Interpreter], Sequence[str]]) -> str:

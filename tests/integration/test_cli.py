@@ -200,6 +200,45 @@ def test_a_bug_reports_test_file_is_bisected_by_file_and_by_node_id_from_any_fol
     assert "stale" not in shown and "| 2.1.0 | 3.11 | ✗ 1 of 2 pass; fail: test\\_fixed\\_in\\_2\\_1\\_1 |" in shown
 
 
+def test_a_bisects_releases_outside_the_matrix_are_said_by_plan_and_removed_by_clean_named_in_full(
+    tmp_path: Path,
+) -> None:
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.1.0", "9.2.0"):
+        standin.wheel(wheels, version, {"dot": "pass" if version >= "9.2" else "fail"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text(STANDIN_REPRO)
+    (folder / "behaviour.txt").write_text("dot\n")
+    private = {"UV_CACHE_DIR": str(tmp_path / "uv-cache")}  # never the cache of the machine: clean removes from it
+    run = torchmatrix(folder, "bisect", "repro.py", "--from", "9.0.0", "--to", "9.2.0", "--find-links", str(wheels),
+                      environ=private)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    envdir = folder / cli.DEFAULT_OUTPUT / ".nox"
+    built = {config.parent for config in envdir.rglob("pyvenv.cfg")}  # or in that of a Python the bisect held
+    assert len(built) == 3, built
+
+    plan = torchmatrix(folder, "plan", environ=private)
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    [also] = [line for line in plan.stdout.splitlines() if line.startswith("also here, of no release of the matrix: ")]
+    assert all(f"(torch {version})" in also for version in ("9.0.0", "9.1.0", "9.2.0")), also
+
+    refused = torchmatrix(folder, "clean", "9.0", environ=private)
+    assert refused.returncode == 2
+    assert "other releases with environments here: 9.0.0, 9.1.0, 9.2.0" in refused.stderr
+    assert "hint: did you mean '9.0.0'?" in refused.stderr
+    cleaned = torchmatrix(folder, "clean", "9.0.0", environ=private)
+    assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+    assert "torch 9.0.0: removing 1 environment(s) and their bytecode, " in cleaned.stdout
+    assert "torch 9.0.0: removing 1 cached wheel(s) nothing else here keeps, " in cleaned.stdout
+    assert re.search(r"kept: \d+ cached wheel\(s\) that \S+ and \S+ also keep", cleaned.stdout)  # pytest, …
+    left = {config.parent for config in envdir.rglob("pyvenv.cfg")}
+    assert len(left) == 2 and left < built
+    unpacked = {info.name for info in (tmp_path / "uv-cache").glob("archive-v*/*/*.dist-info")}
+    assert {"torch-9.1.0.dist-info", "torch-9.2.0.dist-info"} <= unpacked and "torch-9.0.0.dist-info" not in unpacked
+    assert any(name.startswith("pytest-") for name in unpacked)  # every cell holds it: it stays
+
+
 def test_the_commands_sessions_are_those_its_noxfile_declares(tmp_path: Path) -> None:
     environ = dict(os.environ, **{variables.MATRIX.name: str(tmp_path / "none.yaml")})
     listing = subprocess.run(

@@ -41,3 +41,21 @@ def test_a_lock_that_is_no_file_is_one_error_and_never_a_wait(tmp_path: Path) ->
     (tmp_path / ".lock").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(OSError, match=r"cannot be opened \(it is a link\)"), atomicfile.locked(tmp_path):
         pass
+
+
+class Held(Exception):
+    """What the test's ``waiting`` raises: it would otherwise wait for itself."""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="writers are not locked there")
+def test_one_who_finds_the_lock_held_hears_so_before_waiting(tmp_path: Path) -> None:
+    def waiting() -> None:
+        raise Held
+
+    def take() -> None:
+        with atomicfile.locked(tmp_path, waiting=waiting):
+            pass
+
+    take()  # free: nobody waits
+    with atomicfile.locked(tmp_path):
+        pytest.raises(Held, take)

@@ -193,3 +193,13 @@ def test_an_environment_built_for_other_packages_is_said_to_be(tmp_path: Path) -
     assert cellenv.asked_mismatch(env, with_numpy).startswith("it was built for other requirements")
     (env / cellenv.MARKER).write_text(f"{cellenv.torch_build(env)}\n{cellenv.source_digest(SOURCE)}\n")
     assert cellenv.asked_mismatch(env, ASKED) != ""  # marked before what it was asked for was recorded
+
+
+def test_an_environments_bytecode_is_where_its_pythons_pycache_prefix_mirrors_it(tmp_path: Path) -> None:
+    env = tmp_path / ".nox" / "probe-2-1-0"
+    env.mkdir(parents=True)
+    assert cellenv.bytecode_of(env) == []  # its Python never ran
+    mirror = cellenv.pycache_prefix(env) / env.relative_to(env.anchor)
+    (mirror / "lib").mkdir(parents=True)
+    assert cellenv.bytecode_of(env) == [mirror]
+    assert cellenv.bytecode_of(tmp_path / ".nox" / "probe-2-1-1") == []

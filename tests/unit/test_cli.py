@@ -141,3 +141,10 @@ def test_help_lists_every_session_and_a_mistake_exits_2(capsys: pytest.CaptureFi
     assert cli.main([]) == 2
     assert cli.main(["frob"]) == 2
     assert "torchmatrix: error: no session 'frob'" in capsys.readouterr().err
+
+
+def test_clean_runs_the_clean_session_on_the_releases_in_the_folders_environments(tmp_path: Path) -> None:
+    (tmp_path / "matrix.yaml").write_text("torch: [2.1.0]\n")
+    run = cli.invocation(["clean", "2.1.0", "--dry-run"], tmp_path)
+    assert session_words(run) == ["clean", "--", "2.1.0", "--dry-run"]
+    assert run.argv[run.argv.index("--envdir") + 1] == str(tmp_path / ".nox")  # the environments plan sized

@@ -7,10 +7,15 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from torchmatrix import disk, uvcache
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.sessions import plan
 
+from .test_disk import environment, survey, two_releases
 from .test_project import project
+from .test_uvcache import unpacked
+
+__all__ = ["two_releases"]  # a fixture
 
 
 def test_the_plan_names_the_library_it_would_build_and_builds_nothing(tmp_path: Path) -> None:
@@ -38,3 +43,44 @@ def test_the_plan_names_the_shells_variables_no_pair_sees(tmp_path: Path) -> Non
     here = dataclasses.replace(here, caller=shell, matrix=dataclasses.replace(here.matrix, pass_env=("MY_*",)))
     assert "not passed to the pairs: NVPL_BLAS_DEBUG_CPU_TYPE (`pass_env:` passes one)\n" in plan.text(here)
     assert "not passed to the pairs" not in plan.text(dataclasses.replace(here, caller={"HOME": "/home/me"}))
+
+
+def test_the_plan_says_what_each_release_keeps_what_several_share_and_the_total(
+    two_releases: tuple[Path, Path],
+) -> None:
+    envdir, cache = two_releases
+    found = survey(envdir, cache, "2.1.0", "2.1.1", "2.2.0")
+    usage = disk.Usage()
+    text = plan.disk_text(found, usage)
+    rows = {line.split()[0]: line for line in text.splitlines() if line.startswith("2.")}
+    old = found.releases[0]
+    assert rows["2.1.0"].startswith(f"2.1.0      2, {disk.human(usage.size(old.environments))}  ")
+    assert " 2, " in rows["2.1.0"] and "+ 2 shared" in rows["2.1.0"]  # its two torch wheels; cublas and pytest
+    assert rows["2.1.1"].split()[:2] == ["2.1.1", "1,"] and "+ 1 shared" in rows["2.1.1"]
+    assert rows["2.2.0"].split()[1:] == ["none", "none", "-"]
+    assert "shared by 2.1.0, 2.1.1: 1 wheel(s), " in text and ": nvidia-cublas-cu12 12.1.3.1" in text
+    assert "shared by 2.1.0, tests: 1 wheel(s)" in text
+    assert "also here, of no release of the matrix: tests: " in text
+    wheels = {wheel.archive for holder in found.holders for wheel in holder.wheels}
+    everything = [*(path for holder in found.holders for path in holder.built), *wheels]
+    assert f"total: {disk.human(usage.size(everything))}, " in text
+    assert "`nox -s clean -- RELEASE` removes what a release keeps" in text
+    assert "`torchmatrix clean RELEASE`" in plan.disk_text(found, usage, "torchmatrix")
+
+
+def test_what_environments_of_no_release_share_is_theirs_alone(two_releases: tuple[Path, Path]) -> None:
+    envdir, cache = two_releases
+    ruff = unpacked(cache, "ruff", "0.1.0")
+    environment(envdir / "lint", ruff)
+    environment(envdir / "docs", ruff)
+    text = plan.disk_text(survey(envdir, cache, "2.1.0", "2.1.1"), disk.Usage())
+    assert "also here, of no release of the matrix: docs, lint, tests: " in text
+    assert "ruff" not in text and "shared by docs" not in text
+
+
+def test_the_plan_says_why_the_cached_wheels_are_unknown(tmp_path: Path) -> None:
+    nothing = (disk.Holder("2.1.0", (), frozenset()),)
+    unknown = disk.Survey(tmp_path / ".nox", uvcache.Cache(None, "uv is not found"), nothing, ())
+    text = plan.disk_text(unknown, disk.Usage())
+    assert "cached wheels: unknown: uv is not found" in text
+    assert text.splitlines()[-2].split() == ["2.1.0", "none", "unknown", "-"]

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from ..plan import Cell
     from ..project import Project
 
+HELD_PREFIX = "held-python-"
+"""The name of a folder of ``--envdir`` that holds the environments of cells on a Python a bisect holds, before
+that Python: ``held-python-3.10``."""
+
 
 def command(noxfile: Path, envdir: Path, sessions: Sequence[str], arguments: Sequence[str] = ()) -> list[str]:
     """The nox command line that runs ``sessions`` (e.g. ``probe(1.12.0)``), with ``arguments`` after ``--``."""
@@ -62,13 +66,22 @@ def run_cells(
     }
     if project.given_probes:
         chosen[variables.PROBES.name] = ",".join(project.given_probes)
-    envdir = session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
-    envdir = envdir_for(envdir, chosen.get(variables.PYTHON.name))
+    envdir = envdir_for(envdir_of(session), chosen.get(variables.PYTHON.name))
     sessions = [cell.session for cell in cells]
     with tempfile.TemporaryDirectory(prefix="torchmatrix-handback-") as folder:
         chosen[variables.HANDBACK.name] = folder
         code = run(noxfile, envdir, sessions, chosen, log, arguments)
         return {name: _handed_back(Path(folder), name, code, log) for name in sessions}
+
+
+def envdir_of(session: nox.Session) -> Path:
+    """The environments folder of the running nox (its ``--envdir``)."""
+    return session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
+
+
+def held_envdirs(envdir: Path) -> list[Path]:
+    """The folders of ``envdir`` where a bisect kept the environments of cells on a Python it held."""
+    return sorted(folder for folder in envdir.glob(f"{HELD_PREFIX}*") if folder.is_dir())
 
 
 def envdir_for(envdir: Path, held_python: str | None) -> Path:
@@ -79,7 +92,7 @@ def envdir_for(envdir: Path, held_python: str | None) -> Path:
     over a release the matrix runs on 3.11 would otherwise rebuild the matrix's environment on 3.10, and the
     next plain run rebuild it back.
     """
-    return envdir / f"held-python-{held_python}" if held_python else envdir
+    return envdir / f"{HELD_PREFIX}{held_python}" if held_python else envdir
 
 
 def _handed_back(folder: Path, session: str, code: int, log: Path | None) -> HandBack:

@@ -1,31 +1,37 @@
 """`nox -s plan`: the resolved plan, a row per cell (what it installs, what bounds it, what seeds its environment),
-and nothing run."""
+what each release keeps on disk, and nothing run."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tabulate import tabulate
 
-from .. import terminal
+from .. import disk, terminal
+from ..arguments import typed
 from ..errors import UsageError
 from ..plan import assumed_support
+from . import keeps
 
 if TYPE_CHECKING:
     import nox
 
     from ..plan import Cell
     from ..project import Project
+    from ..uvcache import Wheel
 
 
-def run(project: Project, session: nox.Session) -> None:
+def run(project: Project, session: nox.Session, command: str | None = None) -> None:
     """Print where the plan looked (matrix, machine, results, find-links, notes), the caller's variables no pair
-    sees, and each cell's row."""
+    sees, each cell's row, and what each release keeps on disk (``command`` names the session that removes it)."""
     if session.posargs:
         raise UsageError(f"nox -s plan takes no arguments, not {' '.join(session.posargs)}")
     project.refuse_unlisted()
     print(text(project))
+    print()
+    print(disk_text(keeps.survey(project, session)[0], disk.Usage(), command))
 
 
 def text(project: Project) -> str:
@@ -78,3 +84,59 @@ def _status(cell: Cell) -> str:
     if cell.outcome:
         return f"{cell.outcome.value}: {terminal.escape(cell.hint)}"
     return "ready" if cell.interpreter else f"cannot plan: {terminal.escape(cell.hint)}"
+
+
+def disk_text(survey: disk.Survey, usage: disk.Usage, command: str | None = None) -> str:
+    """What each release keeps (its environments, the cached wheels it alone keeps, what removing it frees), the
+    wheels several keep, the other environments here, and the total."""
+    cache = survey.cache
+    where = f"uv's cache {cache.root}" if cache.root else "uv's cache"
+    lines = [f"kept on disk: environments in {survey.envdir}, wheels in {where}"]
+    if cache.unknown:
+        lines.append(f"cached wheels: unknown: {cache.unknown}")
+    rows = [_release_row(survey, usage, holder) for holder in survey.releases]
+    headers = ["release", "environments (with bytecode)", "cached wheels", "removing it frees"]
+    lines += [tabulate(rows, headers=headers, disable_numparse=True)]
+    for users, wheels in _shared(survey).items():
+        archives = [wheel.archive for wheel in wheels]
+        lines.append(f"shared by {', '.join(users)}: {len(wheels)} wheel(s), {disk.human(usage.size(archives))}: "
+                     f"{disk.names(wheels)}")  # fmt: skip
+    if survey.others:
+        others = [f"{holder.label}{f' (torch {holder.torch})' if holder.torch else ''}" for holder in survey.others]
+        paths = [path for holder in survey.others for path in _paths(holder)]
+        size = disk.human(usage.size(paths))
+        named = ", ".join(others)
+        lines.append(f"also here, of no release of the matrix: {named}: {size} with the wheels only they keep")
+    everything = [path for holder in survey.holders for path in _paths(holder)]
+    removes = typed(command, "clean", "RELEASE")
+    lines.append(f"total: {disk.human(usage.size(everything))}, a file linked from the cache into an environment "
+                 f"counted once; `{removes}` removes what a release keeps")  # fmt: skip
+    return "\n".join(terminal.escape(line) for line in lines)
+
+
+def _release_row(survey: disk.Survey, usage: disk.Usage, holder: disk.Holder) -> list[str]:
+    environments = holder.environments
+    built = f"{len(environments)}, {disk.human(usage.size(holder.built))}" if holder.built else "none"
+    if survey.cache.unknown:
+        return [holder.label, built, "unknown", disk.human(usage.frees(holder.built)) if holder.built else "-"]
+    removal = survey.removal([holder.label])
+    own = [wheel.archive for wheel in removal.wheels]
+    wheels = f"{len(own)}, {disk.human(usage.size(own))}" if own else "none"
+    if removal.shared:
+        wheels += f" + {len(removal.shared)} shared"
+    frees = disk.human(usage.frees(removal.paths)) if removal.paths else "-"
+    return [holder.label, built, wheels, frees]
+
+
+def _shared(survey: disk.Survey) -> dict[tuple[str, ...], list[Wheel]]:
+    """The wheels a release keeps with others, by who keeps them (what other environments alone share is theirs)."""
+    groups: dict[tuple[str, ...], list[Wheel]] = {}
+    for wheel in disk.in_order({wheel for holder in survey.releases for wheel in holder.wheels}):
+        users = tuple(survey.users(wheel))
+        if len(users) > 1:
+            groups.setdefault(users, []).append(wheel)
+    return groups
+
+
+def _paths(holder: disk.Holder) -> list[Path]:
+    return [*holder.built, *(wheel.archive for wheel in holder.wheels)]
