@@ -109,6 +109,8 @@ class CellOutcome:
     message: str
     path: Path | None
     finished_at: str = ""
+    not_allowed: tuple[str, ...] = ()
+    """Under ``strict``, the outcome, where no expectation allows it (``install-error``, ``no-interpreter``)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ def run_cell(project: Project, cell: Cell, env: CellEnvironment, installer: Inst
     if isinstance(stored, NothingStored):
         return stored
     if cell.outcome:  # no wheel, no interpreter: stored as such, with no environment to take turns with
-        return _store_outcome(project, cell, stored, started, cell.outcome, cell.hint)
+        return _store_outcome(project, cell, request, stored, started, cell.outcome, cell.hint)
     # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
     with cellenv.locked(env.location):
         return _measure(project, cell, env, installer, request, started, _stored(project, cell, env))
@@ -162,7 +164,7 @@ def _measure(
         assert stored is not None  # a cell with nothing stored has every pair to run
         return UpToDate(project.result_file(cell), stored, todo.reason, _gate(project, stored, request))
     env.log(terminal.escape(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
-    ran = _install_and_run(project, cell, env, installer, stored, started, todo.pairs)
+    ran = _install_and_run(project, cell, env, installer, request, stored, started, todo.pairs)
     if not isinstance(ran, tuple):
         return ran
     cell_run, inputs = ran
@@ -232,6 +234,7 @@ def _install_and_run(
     cell: Cell,
     env: CellEnvironment,
     installer: Installer,
+    request: CellRequest,
     stored: CellResult | None,
     started: str,
     pairs: Sequence[core.Pair],
@@ -258,7 +261,7 @@ def _install_and_run(
                 return cell_run, project.inputs(cell, env.location)
             failure = f"torch does not import: {cell_run.import_failure}"
         if not reused:
-            return _store_outcome(project, cell, stored, started, Outcome.INSTALL_ERROR, failure, inputs)
+            return _store_outcome(project, cell, request, stored, started, Outcome.INSTALL_ERROR, failure, inputs)
         _rebuild(env, f"in it, {terminal.first_line(failure)}")
     raise AssertionError("unreachable: the second try is in a new environment, which stores its failure")
 
@@ -371,6 +374,7 @@ def _seed(env: CellEnvironment, cell: Cell) -> str:
 def _store_outcome(
     project: Project,
     cell: Cell,
+    request: CellRequest,
     stored: CellResult | None,
     started: str,
     outcome: Outcome,
@@ -383,7 +387,9 @@ def _store_outcome(
     made_from = inputs or project.inputs(cell)
     result = _cell_result(project, cell, started, outcome=outcome, message=message, inputs=made_from)
     path = write(project, result)
-    return path if isinstance(path, NothingStored) else CellOutcome(outcome, message, path, result.finished_at)
+    if isinstance(path, NothingStored):
+        return path
+    return CellOutcome(outcome, message, path, result.finished_at, _gate(project, result, request))
 
 
 def _cell_result(project: Project, cell: Cell, started: str, **fields: object) -> CellResult:

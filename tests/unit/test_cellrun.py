@@ -136,6 +136,11 @@ class Session:
         (CellOutcome(Outcome.INSTALL_ERROR, "no torch", Path("r.json")), ["error"], Stored.WRITTEN),
         (CellOutcome(Outcome.NO_WHEEL, "no wheel", Path("r.json")), ["skip"], Stored.WRITTEN),
         (CellOutcome(Outcome.NO_WHEEL, "no wheel; kept", None), ["skip"], Stored.NOTHING),
+        (
+            CellOutcome(Outcome.NO_INTERPRETER, "no Python", Path("r.json"), "", ("✗ c: no-interpreter",)),
+            ["error"],
+            Stored.WRITTEN,
+        ),
         (NothingStored("cannot write"), ["error"], Stored.NOTHING),
     ],
 )
@@ -147,3 +152,12 @@ def test_the_probe_session_says_each_ending_in_noxs_words(
         probe_session.tell(session, ended, ending)  # type: ignore[arg-type]
     assert [kind for kind, _ in session.said] == said
     assert ending.stored is stored
+
+
+def test_under_strict_a_cell_this_machine_has_no_python_for_fails_unless_expected(tmp_path: Path) -> None:
+    here = planned(tmp_path)
+    cell = dataclasses.replace(here.cells[0], interpreter=None, outcome=Outcome.NO_INTERPRETER, hint="no Python 3.10")
+    strict = cellrun.run_cell(here, cell, Environment(tmp_path), Installer(), CellRequest(strict=True))
+    assert isinstance(strict, CellOutcome) and strict.not_allowed == (f"✗ {cell.id}: no-interpreter (no Python 3.10)",)
+    loose = cellrun.run_cell(here, cell, Environment(tmp_path / "again"), Installer(), CellRequest())
+    assert isinstance(loose, CellOutcome) and loose.not_allowed == ()

@@ -197,5 +197,14 @@ def test_strict_allows_a_test_by_the_file_or_test_an_expectation_names() -> None
 def test_strict_gates_a_cell_that_could_not_install_but_not_one_without_a_wheel() -> None:
     broken = result("1.9.0", cell_id="torch-1.9.0-py3.9", outcome=Outcome.INSTALL_ERROR, message="uv failed")
     missing = result("1.9.0", cell_id="torch-1.9.0", outcome=Outcome.NO_WHEEL, message="no wheel")
+    unrunnable = result("1.9.0", cell_id="torch-1.9.0-py3.9", outcome=Outcome.NO_INTERPRETER, message="no Python 3.9")
     assert not_allowed(broken, []) == ["✗ torch-1.9.0-py3.9: install-error (uv failed)"]
     assert not_allowed(missing, []) == []
+    assert not_allowed(unrunnable, []) == ["✗ torch-1.9.0-py3.9: no-interpreter (no Python 3.9)"]
+    assert not_allowed(unrunnable, [expect("<1.12", Outcome.NO_INTERPRETER)]) == []
+
+
+def test_strict_gates_a_pair_that_passed_in_only_some_of_its_runs() -> None:
+    flaky = cell("1.9.0", cpu=Outcome.UNSTABLE)
+    assert not_allowed(flaky, []) == ["✗ autograd_dot on cpu: unstable (no message)"]
+    assert not_allowed(flaky, [expect("<1.12", Outcome.UNSTABLE, device="cpu")]) == []

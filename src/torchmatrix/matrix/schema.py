@@ -497,8 +497,8 @@ MATRIX_KEYS = {
     "strict": Key(
         _flag,
         "true",
-        "fail a probe session on a fail, error, crash, timeout or install-error no `expect:` entry allows "
-        "(as `-- --strict` does); default: false",
+        "fail a probe session on a fail, error, crash, timeout, unstable pair, install-error or missing Python "
+        "no `expect:` entry allows (as `-- --strict` does); default: false",
     ),
     "output": Key(
         _nonempty_text, "reports", "the folder results and reports go to, relative to this file; default: reports"

@@ -55,7 +55,9 @@ def parse(argv: Sequence[str], command: str | None = None) -> ProbeRequest:
     parser.add_argument("--force", action="store_true", help="re-measure every pair, up to date or not")
     parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each pair N times")
     parser.add_argument(
-        "--strict", action="store_true", help="fail on a fail, error, crash or timeout no expect: entry allows"
+        "--strict",
+        action="store_true",
+        help="fail on a fail, error, crash, timeout or unstable pair no expect: entry allows",
     )
     args = parser.parse_args(list(argv))
     return ProbeRequest(args.force, args.repeat, args.strict)
@@ -129,16 +131,18 @@ def tell(session: nox.Session, ended: Ended, ending: ResultFile) -> None:
         said = terminal.escape(f"{ended.outcome.value}: {ended.message}")
         if ended.outcome is Outcome.INSTALL_ERROR:
             session.error(said)
+        _gate(session, "", ended.not_allowed)  # its line names the cell
         session.skip(said)
     elif isinstance(ended, NothingStored):
         session.error(terminal.escape(ended.message))
 
 
 def _gate(session: nox.Session, cell_id: str, not_allowed: tuple[str, ...]) -> None:
+    """Fail the session, under ``strict``, on the outcomes of ``not_allowed``; ``cell_id`` leads the message."""
     if not_allowed:
         allowed = "an expect: entry of its outcome in the matrix allows one"
-        said = f"{cell_id}: strict: {len(not_allowed)} outcome(s) not allowed ({allowed}):\n" + "\n".join(not_allowed)
-        session.error(terminal.escape(said))
+        said = f"strict: {len(not_allowed)} outcome(s) not allowed ({allowed}):\n" + "\n".join(not_allowed)
+        session.error(terminal.escape(f"{cell_id}: {said}" if cell_id else said))
 
 
 class NoxEnvironment:
