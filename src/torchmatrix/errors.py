@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import NoReturn, ParamSpec, TypeVar
 
-from .terminal import escape
+from .safetext import for_terminal
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -62,7 +62,7 @@ def exit_with(error: TorchmatrixError) -> NoReturn:
 
 def say(error: TorchmatrixError) -> None:
     """Print ``error`` as one message on stderr (escaped: it may quote a file's text)."""
-    print(f"torchmatrix: error: {escape(str(error))}", file=sys.stderr, flush=True)
+    print(f"torchmatrix: error: {for_terminal(str(error))}", file=sys.stderr, flush=True)
     error.said = True
 
 

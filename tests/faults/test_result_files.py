@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import results, storedjson, terminal
+from torchmatrix import results, safetext, storedjson
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 
@@ -346,7 +346,7 @@ def skipped(run: Run) -> list[str]:
 
 def assert_named(run: Run, path: Path, reason: str) -> None:
     """One warning names ``path`` (escaped, on one line) with ``reason``; no line is forged, no traceback shown."""
-    shown = f"skipping {terminal.escape(str(path), keep_newlines=False)}: "
+    shown = f"skipping {safetext.for_terminal(str(path), keep_newlines=False)}: "
     naming = [line for line in skipped(run) if shown in line]
     assert len(naming) == 1, run.output
     assert reason in naming[0].split(shown, 1)[1], run.output

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import core, identity, repeats, results, runner, terminal
+from .. import core, identity, repeats, results, runner, safetext
 from ..results import CellResult
 
 if TYPE_CHECKING:
@@ -57,7 +57,8 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
 
     Tests unavailable for the reason the one before gave (a device this machine lacks) are
     not listed one by one: how many there were is said before the next pair starts, or at the end.
-    Every line goes through :func:`terminal.escape`: a probe's name, a test's id and a message are the probe's text.
+    Every line goes through :func:`safetext.for_terminal`: a probe's name, a test's id and a message are the
+    probe's text.
     """
     started = 0
     unlisted = 0
@@ -65,7 +66,7 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
     runs: list[core.Record] = []
 
     def say(line: str) -> None:
-        session.log(terminal.escape(line, keep_newlines=False))
+        session.log(safetext.for_terminal(line, keep_newlines=False))
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal started, unlisted, reason
@@ -82,7 +83,7 @@ def progress_log(session: nox.Session, total: int, repeat: int = 1) -> runner.Li
         if record is None:
             return
         if record.probe != pair.probe.name:  # one of the pair's tests
-            message = terminal.first_line(record.message)
+            message = safetext.terminal_line(record.message)
             if record.outcome is core.Outcome.UNAVAILABLE and message == reason:
                 unlisted += 1
                 return
@@ -123,7 +124,7 @@ def _rest_of_message(record: core.Record) -> list[str]:
 
 
 def _outcome_line(record: core.Record) -> str:
-    message = terminal.first_line(record.message)
+    message = safetext.terminal_line(record.message)
     return f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}".rstrip()
 
 
@@ -155,6 +156,6 @@ def write_result(project: Project, session: nox.Session, result: CellResult) -> 
     except OSError as exc:
         path = results.result_path(project.results_dir, result.machine, result.cell_id)
         print(json.dumps(result.to_json(), indent=2, sort_keys=True), flush=True)
-        session.error(terminal.escape(
+        session.error(safetext.for_terminal(
             f"{result.cell_id}: cannot write {path}: {exc.strerror or exc}; the result is printed above as JSON"
         ))  # fmt: skip

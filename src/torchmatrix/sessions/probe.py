@@ -25,7 +25,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .. import atomicfile, cellenv, core, freshness, releases, results, runner, terminal, verify
+from .. import atomicfile, cellenv, core, freshness, releases, results, runner, safetext, verify
 from ..arguments import Parser, repeat_count, typed
 from ..core import Outcome
 from ..identity import CONSTRAINTS, PACKAGES, TORCH_BUILD, VENV_SEED
@@ -85,9 +85,9 @@ def run(project: Project, session: nox.Session, parameter: str, ending: Ending, 
     project.refuse_unlisted()  # a release that is no release stops the run before any cell of it
     notify_report(session)
     cell = project.cell(parameter)
-    session.log(f"cell {project.cells.index(cell) + 1} of {len(project.cells)}: {terminal.escape(cell.id)}")
+    session.log(f"cell {project.cells.index(cell) + 1} of {len(project.cells)}: {safetext.for_terminal(cell.id)}")
     if cell.interpreter is None and cell.outcome is None:
-        session.error(terminal.escape(cell.hint))  # the plan could not choose a Python: nothing to run or store
+        session.error(safetext.for_terminal(cell.hint))  # the plan could not choose a Python: nothing to run or store
     project.require_writable(project.machine_dir)
     if cell.outcome:  # no wheel, no interpreter: stored as such, with no environment to take turns with
         _store_outcome(project, session, cell, ending, _stored(project, session, cell), results.now_iso(),
@@ -105,7 +105,7 @@ def _measure(
     started = results.now_iso()
     stored = _stored(project, session, cell)
     for note in project.notes:  # the index read offline, a find-links folder that is not there, …
-        session.log(terminal.escape(note))
+        session.log(safetext.for_terminal(note))
     inputs = project.inputs(cell)
     _ensure_sound(session, cell, env, inputs["index"], _asked(inputs))
     pairs = project.pairs()
@@ -119,19 +119,19 @@ def _measure(
         ending.up_to_date(project.result_file(cell), stored.finished_at)
         if strict:
             _gate(project, session, stored)
-        session.skip(terminal.escape(f"{cell.id}: {todo.reason}", keep_newlines=False))  # it names files read
-    session.log(terminal.escape(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
+        session.skip(safetext.for_terminal(f"{cell.id}: {todo.reason}", keep_newlines=False))  # it names files read
+    session.log(safetext.for_terminal(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
     cell_run, inputs = _install_and_run(project, session, cell, ending, env, stored, started, todo.pairs)
     problem = mislabelled(cell, cell_run.environment)
     if problem:
-        session.error(terminal.escape(f"{cell.id}: {problem}; nothing is stored"))
+        session.error(safetext.for_terminal(f"{cell.id}: {problem}; nothing is stored"))
     records = [project.identified(inputs, record) for record in cell_run.records]
     packages = cellenv.installed_versions(env, project.installed_names(cell))
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
     result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
     path = write_result(project, session, result)
     ending.written(path, result.finished_at)
-    session.log(terminal.escape(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
+    session.log(safetext.for_terminal(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
     if strict:
         _gate(project, session, result)
 
@@ -146,7 +146,7 @@ def _gate(project: Project, session: nox.Session, result: CellResult) -> None:
     if wrong:
         allowed = "an expect: entry of its outcome in the matrix allows one"
         said = f"{result.cell_id}: strict: {len(wrong)} outcome(s) not allowed ({allowed}):\n" + "\n".join(wrong)
-        session.error(terminal.escape(said))
+        session.error(safetext.for_terminal(said))
 
 
 def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | None:
@@ -157,9 +157,11 @@ def _stored(project: Project, session: nox.Session, cell: Cell) -> CellResult | 
     try:
         return results.read(path)
     except results.NewerSchema as exc:
-        session.error(terminal.escape(f"{cell.id}: {path} holds a newer torchmatrix's result ({exc}), kept as it is"))
+        session.error(
+            safetext.for_terminal(f"{cell.id}: {path} holds a newer torchmatrix's result ({exc}), kept as it is")
+        )
     except (OSError, ValueError) as exc:
-        session.warn(terminal.escape(f"{cell.id}: the stored result cannot be read ({exc}); it will be replaced"))
+        session.warn(safetext.for_terminal(f"{cell.id}: the stored result cannot be read ({exc}); it will be replaced"))
         return None
 
 
@@ -180,7 +182,7 @@ def _ensure_sound(session: nox.Session, cell: Cell, env: Path, source: Any, aske
 
 
 def _rebuild(session: nox.Session, env: Path, why: str) -> None:
-    session.log(terminal.escape(f"rebuilding {env}: {why}"))
+    session.log(safetext.for_terminal(f"rebuilding {env}: {why}"))
     venv = session.virtualenv
     assert isinstance(venv, VirtualEnv)  # a cell that runs always has one: nox made it for the cell's Python
     venv.reuse_existing = False
@@ -222,7 +224,7 @@ def _install_and_run(
             failure = f"torch does not import: {cell_run.import_failure}"
         if not reused:
             _store_outcome(project, session, cell, ending, stored, started, Outcome.INSTALL_ERROR, failure, inputs)
-        _rebuild(session, env, f"in it, {terminal.first_line(failure)}")
+        _rebuild(session, env, f"in it, {safetext.terminal_line(failure)}")
     raise AssertionError("unreachable: the second try stores its failure")
 
 
@@ -346,7 +348,7 @@ def _store_outcome(
     inputs: dict[str, object] | None = None,
 ) -> None:
     """End the session with a cell outcome: stored, unless measured records are stored, which it never replaces."""
-    said = terminal.escape(f"{outcome.value}: {message}")
+    said = safetext.for_terminal(f"{outcome.value}: {message}")
     if stored is not None and stored.records:
         said += f"\n(the records stored at {stored.finished_at} are kept)"
     else:
