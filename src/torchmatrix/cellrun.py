@@ -29,7 +29,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from . import cellenv, core, freshness, identity, releases, repeats, results, runner, terminal, verify
+from . import cellenv, core, freshness, identity, releases, repeats, results, runner, safetext, verify
 from .core import Outcome
 from .identity import CONSTRAINTS, VENV_SEED
 from .plan import Cell
@@ -152,7 +152,7 @@ def _measure(
     if isinstance(stored, NothingStored):
         return stored
     for note in project.notes:  # the index read offline, a find-links folder that is not there, …
-        env.log(terminal.escape(note))
+        env.log(safetext.for_terminal(note))
     inputs = project.inputs(cell)
     _ensure_sound(env, cell, inputs["index"], _asked(inputs))
     pairs = project.pairs()
@@ -163,7 +163,7 @@ def _measure(
     if not todo.pairs:
         assert stored is not None  # a cell with nothing stored has every pair to run
         return UpToDate(project.result_file(cell), stored, todo.reason, _gate(project, stored, request))
-    env.log(terminal.escape(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
+    env.log(safetext.for_terminal(f"{cell.id}: running: {todo.reason}", keep_newlines=False))
     ran = _install_and_run(project, cell, env, installer, request, stored, started, todo.pairs)
     if not isinstance(ran, tuple):
         return ran
@@ -178,7 +178,7 @@ def _measure(
     path = write(project, result)
     if isinstance(path, NothingStored):
         return path
-    env.log(terminal.escape(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
+    env.log(safetext.for_terminal(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
     return Written(path, result, _gate(project, result, request))
 
 
@@ -204,7 +204,7 @@ def _stored(project: Project, cell: Cell, env: CellEnvironment) -> CellResult | 
     except results.NewerSchema as exc:
         return NothingStored(f"{cell.id}: {path} holds a newer torchmatrix's result ({exc}), kept as it is")
     except (OSError, ValueError) as exc:
-        env.warn(terminal.escape(f"{cell.id}: the stored result cannot be read ({exc}); it will be replaced"))
+        env.warn(safetext.for_terminal(f"{cell.id}: the stored result cannot be read ({exc}); it will be replaced"))
         return None
 
 
@@ -225,7 +225,7 @@ def _ensure_sound(env: CellEnvironment, cell: Cell, source: Any, asked: dict[str
 
 
 def _rebuild(env: CellEnvironment, why: str) -> None:
-    env.log(terminal.escape(f"rebuilding {env.location}: {why}"))
+    env.log(safetext.for_terminal(f"rebuilding {env.location}: {why}"))
     env.rebuild()
 
 
@@ -262,7 +262,7 @@ def _install_and_run(
             failure = f"torch does not import: {cell_run.import_failure}"
         if not reused:
             return _store_outcome(project, cell, request, stored, started, Outcome.INSTALL_ERROR, failure, inputs)
-        _rebuild(env, f"in it, {terminal.first_line(failure)}")
+        _rebuild(env, f"in it, {safetext.terminal_line(failure)}")
     raise AssertionError("unreachable: the second try is in a new environment, which stores its failure")
 
 
@@ -444,7 +444,8 @@ def progress_log(log: Callable[[str], None], total: int, repeat: int = 1) -> run
 
     Tests unavailable for the reason the one before gave (a device this machine lacks) are
     not listed one by one: how many there were is said before the next pair starts, or at the end.
-    Every line goes through :func:`terminal.escape`: a probe's name, a test's id and a message are the probe's text.
+    Every line goes through :func:`safetext.for_terminal`: a probe's name, a test's id and a message are the
+    probe's text.
     """
     started = 0
     unlisted = 0
@@ -452,7 +453,7 @@ def progress_log(log: Callable[[str], None], total: int, repeat: int = 1) -> run
     runs: list[core.Record] = []
 
     def say(line: str) -> None:
-        log(terminal.escape(line, keep_newlines=False))
+        log(safetext.for_terminal(line, keep_newlines=False))
 
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal started, unlisted, reason
@@ -469,7 +470,7 @@ def progress_log(log: Callable[[str], None], total: int, repeat: int = 1) -> run
         if record is None:
             return
         if record.probe != pair.probe.name:  # one of the pair's tests
-            message = terminal.first_line(record.message)
+            message = safetext.terminal_line(record.message)
             if record.outcome is core.Outcome.UNAVAILABLE and message == reason:
                 unlisted += 1
                 return
@@ -511,7 +512,7 @@ def _rest_of_message(record: core.Record) -> list[str]:
 
 
 def _outcome_line(record: core.Record) -> str:
-    message = terminal.first_line(record.message)
+    message = safetext.terminal_line(record.message)
     return f"    {record.outcome.symbol} {record.outcome.value} ({record.duration:.2f} s) {message}".rstrip()
 
 

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-from .terminal import escape
+from .safetext import for_terminal
 
 if TYPE_CHECKING:
     import nox
@@ -63,7 +63,7 @@ class UsageError(TorchmatrixError):
 
 def say(error: TorchmatrixError) -> None:
     """Print ``error`` as one message on stderr (escaped: it may quote a file's text)."""
-    print(f"torchmatrix: error: {escape(str(error))}", file=sys.stderr, flush=True)
+    print(f"torchmatrix: error: {for_terminal(str(error))}", file=sys.stderr, flush=True)
     error.said = True
 
 

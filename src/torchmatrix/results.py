@@ -28,7 +28,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile, storedjson, terminal
+from . import atomicfile, safetext, storedjson
 from .core import MalformedRecord, Outcome, Record
 from .identity import HARDWARE, describe_hardware, maker, record_inputs
 from .storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
@@ -314,7 +314,7 @@ def warn_skipped(scan: Scan | Iterable[str], warn: Callable[[str], object]) -> N
     would start a line of its own, one that could pass for nox's.
     """
     for warning in scan.warnings if isinstance(scan, Scan) else scan:
-        warn(terminal.escape(warning, keep_newlines=False))
+        warn(safetext.for_terminal(warning, keep_newlines=False))
 
 
 def cell_key(result: CellResult) -> tuple[str, str, str | None]:

@@ -199,8 +199,9 @@ class _Worker:
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line)
+        with self.process.stdout:  # closed at its end by the one thread that reads it, never left to the collector
+            for line in self.process.stdout:
+                self.lines.put(line)
         self.lines.put(None)
 
     def follow(self, listener: Listener) -> _WorkerSession:

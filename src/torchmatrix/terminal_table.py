@@ -8,7 +8,7 @@ from tabulate import tabulate
 
 from .core import Outcome
 from .results import CellResult
-from .terminal import escape
+from .safetext import for_terminal
 
 
 def table(cells: Sequence[CellResult], devices: Sequence[str], probe: str = "nox -s probe") -> str:
@@ -22,7 +22,7 @@ def table(cells: Sequence[CellResult], devices: Sequence[str], probe: str = "nox
     rows: list[list[str]] = []
     used: set[Outcome] = set()
     for cell in cells:
-        label = [escape(cell.torch, keep_newlines=False), escape(cell.python or "-", keep_newlines=False)]
+        label = [for_terminal(cell.torch, keep_newlines=False), for_terminal(cell.python or "-", keep_newlines=False)]
         if cell.outcome:
             used.add(cell.outcome)
             rows.append([*label, "(all)", *[cell.outcome.symbol] * len(devices)])
@@ -32,7 +32,7 @@ def table(cells: Sequence[CellResult], devices: Sequence[str], probe: str = "nox
             outcomes = [by_pair.get((probe, device)) for device in devices]
             used.update(outcome for outcome in outcomes if outcome)
             symbols = [outcome.symbol if outcome else "" for outcome in outcomes]
-            rows.append([*(label if index == 0 else ["", ""]), escape(probe, keep_newlines=False), *symbols])
+            rows.append([*(label if index == 0 else ["", ""]), for_terminal(probe, keep_newlines=False), *symbols])
     text = tabulate(rows, headers=["torch", "python", "probe", *devices], tablefmt="simple", disable_numparse=True)
     return f"{text}\n\n{legend(used)}"
 

@@ -191,10 +191,10 @@ def read_until(process: subprocess.Popen[str], marker: str, *, count: int = 1, t
 
 
 def stop(process: subprocess.Popen[str]) -> None:
-    """Kill a process started by :meth:`Workspace.start`, and its session."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+    """Kill a process started by :meth:`Workspace.start`, and its session; leaving, Popen closes its output."""
+    with process:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def alive(pid: int) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 
 from torchmatrix.core import Outcome
 from torchmatrix.results import CellResult
+from torchmatrix.safetext import unsafe
 
 from .conftest import Run, Torch, Workspace, kill_all, wait_until_dead
 from .probes import hostile
@@ -126,12 +126,13 @@ def test_hostile_text_is_stored_as_it_was(probed: Probed) -> None:
 
 def test_hostile_text_reaches_the_terminal_escaped(probed: Probed) -> None:
     output = probed.run.output
-    unsafe = {char for char in output if char != "\n" and unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp")}
-    assert unsafe == set()
+    assert {char for char in output if char != "\n" and unsafe(char)} == set()
     (line,) = [line for line in output.splitlines() if "<script>" in line]
     assert r"\x1b[2J\x1b[H\x1b[31mred\x1b[0m \x1b]0;window title\x07" in line
     assert hostile.HTML in line and hostile.MARKDOWN in line  # inert on a terminal: shown as they are
     assert r"bell\x07 backspace\x08\x08 NUL\x00 DEL\x7f csi\x9b2J bidi\u202eevil\u202c" in line
+    assert r"alm\u061c lrm\u200e rlm\u200f isolate\u2067evil\u2069 shy\xad zwj\u200d bom\ufeff" in line
+    assert r"note\ufff9a\ufffab\ufffb tag\U000e0041 private\ue000 nonchar\U0010ffff" in line
     assert line.endswith(" cr")  # the first line ends at the carriage return
     assert not any(line.startswith(hostile.FORGED_LOG) for line in output.splitlines())
     # The message's later lines show indented under its first, each a line of nox's own: none forges a row.

@@ -8,7 +8,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import results, storedjson, terminal
+from torchmatrix import results, safetext, storedjson
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 
@@ -57,6 +56,12 @@ def start_writer(folder: Path, *versions: str) -> subprocess.Popen[str]:
     return writer
 
 
+def stop_writer(writer: subprocess.Popen[str]) -> None:
+    """Kill ``writer`` at once (SIGKILL); leaving, Popen waits for it and closes the pipe it said "ready" on."""
+    with writer:
+        writer.kill()
+
+
 def whole_results(folder: Path, versions: set[str]) -> int:
     """Check that everything a reader finds is a whole file of one of ``versions``; how many it found."""
     scan = results.scan(folder)
@@ -87,8 +92,7 @@ def test_a_writer_killed_at_any_moment_leaves_the_old_file_or_the_new(tmp_path: 
         time.sleep(chance.uniform(0.0, 0.1))
         if kill % 2:
             wait_inside_a_write(tmp_path / "m")
-        writer.send_signal(signal.SIGKILL)
-        writer.wait()
+        stop_writer(writer)
         assert whole_results(tmp_path, {"a", "b"}) <= 1
     leftovers = temporary_files(tmp_path / "m")
     assert leftovers, "no kill landed inside a write: the test proved nothing"
@@ -104,8 +108,7 @@ def test_two_writers_and_a_reader_at_once_see_only_whole_files(tmp_path: Path) -
             reads += whole_results(tmp_path, {"a", "b"})
     finally:
         for writer in writers:
-            writer.kill()
-            writer.wait()
+            stop_writer(writer)
     assert reads > 10
 
 
@@ -346,7 +349,7 @@ def skipped(run: Run) -> list[str]:
 
 def assert_named(run: Run, path: Path, reason: str) -> None:
     """One warning names ``path`` (escaped, on one line) with ``reason``; no line is forged, no traceback shown."""
-    shown = f"skipping {terminal.escape(str(path), keep_newlines=False)}: "
+    shown = f"skipping {safetext.for_terminal(str(path), keep_newlines=False)}: "
     naming = [line for line in skipped(run) if shown in line]
     assert len(naming) == 1, run.output
     assert reason in naming[0].split(shown, 1)[1], run.output

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from packaging.version import Version
 
 from torchmatrix.matrix import loader
 
@@ -136,6 +137,26 @@ def test_the_checks_run_the_readme_s_command_on_every_push_and_pull_request() ->
     assert run_steps(job)[-1] == "nox -s lint docs tests"
     assert "nox -s lint docs tests" in (ROOT / "README.md").read_text(encoding="utf-8")
     assert nox_listing("-s", "lint", "docs", "tests") == ["lint", "docs", "tests"]
+
+
+def test_the_checks_install_the_oldest_cpython_uv_offers(tmp_path: Path) -> None:
+    """For the worker's test on the oldest Python found (test_envside.py): the step asks uv, here as on CI."""
+    (job,) = load(CHECKS)["jobs"].values()
+    (step,) = [step for step in job["steps"] if step.get("id") == "oldest"]
+    output = tmp_path / "github_output"
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", step["run"]],
+        env={**os.environ, "GITHUB_OUTPUT": str(output)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    listed = subprocess.run(
+        ["uv", "python", "list", "cpython", "--all-versions", "--only-downloads"],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    offered = [Version(line.split()[0].split("-")[1]) for line in listed.splitlines()]  # cpython-3.8.2-linux-…
+    assert output.read_text(encoding="utf-8").splitlines() == [f"python={min(offered)}"]
+    (install,) = [step for step in job["steps"] if "uv python install" in step.get("run", "")]
+    assert '"$OLDEST"' in install["run"] and install["env"]["OLDEST"] == "${{ steps.oldest.outputs.python }}"
 
 
 @pytest.mark.parametrize("path", EVERY_WORKFLOW, ids=lambda path: path.name)

@@ -13,6 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from torchmatrix.report import escape
+from torchmatrix.safetext import report_line
 
 from .report_data import HOSTILE
 
@@ -48,20 +49,12 @@ def rst_html(source: str) -> str:
     return docutils.core.publish_parts(source, writer="html5", settings_overrides=settings)["body"]
 
 
-def test_clean_drops_terminal_escapes_and_shows_invisible_characters() -> None:
-    assert escape.clean("\x1b[31mred\x1b[0m\x1b]0;title\x07 ok") == "red ok"
-    assert escape.clean("a\u202eb\u200bc\x00d") == "a\ufffdb\ufffdc\ufffdd"
-    assert escape.clean("  two\n lines\t\r\n") == "two lines"
-    assert escape.clean("x" * 10, limit=5) == "xxxx…"
-    assert escape.clean(1.5) == "1.5"
-
-
 def test_markdown_is_literal_in_a_table_cell() -> None:
     cell = escape.markdown(HOSTILE)
     rendered = markdown_html(f"| a | b |\n| --- | --- |\n| {cell} | x |\n")
     assert rendered.count("<td>") == 2, rendered  # the `|` in the text did not split the cell
     assert "<script" not in rendered and "<a " not in rendered and "<em>" not in rendered and "<code>" not in rendered
-    assert text_of(rendered.split("<tbody>")[1]).startswith(escape.clean(HOSTILE))
+    assert text_of(rendered.split("<tbody>")[1]).startswith(report_line(HOSTILE))
 
 
 @pytest.mark.parametrize("start", LINE_STARTS)
@@ -83,13 +76,13 @@ def test_rst_is_literal_in_a_footnote_and_a_table_cell(start: str) -> None:
 def test_rst_makes_no_link_role_or_substitution_of_hostile_text() -> None:
     body = rst_html(f".. list-table::\n\n   * - {escape.rst(HOSTILE)}\n")
     assert "href" not in body and "<script" not in body and "<em>" not in body
-    assert escape.clean(HOSTILE) in html.unescape(body)
+    assert report_line(HOSTILE) in html.unescape(body)
 
 
 def test_html_text_is_inert_in_content_and_in_attributes() -> None:
     fragment = f'<p title="{escape.html_text(HOSTILE)}">{escape.html_text(HOSTILE)}</p>'
     assert "<script" not in fragment
-    assert text_of(fragment) == escape.clean(HOSTILE)
+    assert text_of(fragment) == report_line(HOSTILE)
     assert f'"{escape.html_text(HOSTILE)}"'.count('"') == 2
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from torchmatrix import results
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import escape, export, model
+from torchmatrix.report import export, model
+from torchmatrix.safetext import report_line
 
 from .report_data import HOSTILE, assert_golden, cell, hostile, scenario
 
@@ -62,7 +63,7 @@ def test_csv_has_the_same_rows_and_no_formula_or_control_character() -> None:
         for value in row.values():
             assert not value.startswith(("=", "+", "-", "@")), value
             assert "\x1b" not in value and "\n" not in value and "\u202e" not in value
-    assert rows[0]["message"] == escape.clean(HOSTILE)
+    assert rows[0]["message"] == report_line(HOSTILE)
     assert rows[0]["message"].endswith("red\ufffdevil =HYPERLINK(1)")
     assert any(row["machine"] == "'=cmd|' /C calc'!A0" for row in rows)
 

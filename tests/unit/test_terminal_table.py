@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from torchmatrix.core import Outcome, Record
+from torchmatrix.safetext import unsafe
 from torchmatrix.terminal_table import table
 
 from ..conftest import hostile_result
@@ -38,7 +37,7 @@ def test_no_results_says_what_to_do() -> None:
 
 def test_text_from_result_files_is_escaped() -> None:
     text = table([hostile_result()], ["cpu", "cuda"])
-    assert not [char for char in text if char != "\n" and unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
+    assert not [char for char in text if char != "\n" and unsafe(char)]
     first = text.splitlines()[2]
     assert first.startswith(r"2.0.0\x1b[2J\x1b[H\x1b[31mred\x1b[0m \x1b]0;window title\x07")
     assert r"hostilebell\x07 backspace\x08\x08" in first and first.split()[-2:] == ["✗", "E"]

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
+from .. import safetext
 from ..core import Outcome
-from . import escape
 from .model import Column, Report, Row
 
 
@@ -47,11 +47,11 @@ def _marks(report: Report) -> dict[tuple[str, Row, Column], Outcome]:
 
 def render(found: list[MarkChange], before: str, after: str) -> str:
     """A plain-text table of ``found`` for the terminal (every text from a file cleaned)."""
-    sides = f"between {escape.clean(before)} (before) and {escape.clean(after)} (after)"
+    sides = f"between {safetext.report_line(before)} (before) and {safetext.report_line(after)} (after)"
     if not found:
         return f"no cell changed outcome {sides}"
     rows = [
-        [escape.clean(change.probe), escape.clean(change.row.label), escape.clean(change.column.label),
+        [*map(safetext.report_line, (change.probe, change.row.label, change.column.label)),
          _mark(change.before), _mark(change.after)]
         for change in found
     ]  # fmt: skip

@@ -1,9 +1,12 @@
-"""Make text that came from a result file safe to show in each format.
+"""Quote text that came from a result file for each report format, so that it reads as literal text there.
 
 Anything a probe returned, and anything in a result file copied in from
 another machine, is untrusted: it may hold markup, table separators, newlines,
-terminal escape sequences or spreadsheet formulas. Every renderer passes such
-text through one of these functions; constants of our own need not.
+terminal escape sequences or spreadsheet formulas. Which characters are unsafe
+to show at all, and what a report shows instead, :mod:`torchmatrix.safetext`
+decides; this module quotes what is left in each format's syntax (Markdown,
+reStructuredText, HTML, CSV, JSON). Every renderer passes such text through
+one of these functions; constants of our own need not.
 """
 
 from __future__ import annotations
@@ -14,62 +17,19 @@ import math
 import re
 from typing import Any
 
-# ESC followed by a CSI sequence, an OSC sequence (ended by BEL or ST) or a single-character sequence.
-_ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
-# C0 and C1 controls but tab and newline, and the invisible characters that reorder or hide text
-# (bidirectional overrides, zero-width characters, line and paragraph separators), and the two non-characters
-# U+FFFE and U+FFFF, which XML cannot hold.
-_INVISIBLE_BUT_LINES = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufffe\uffff"
-_INVISIBLE = re.compile(f"[\t\n{_INVISIBLE_BUT_LINES}]")
-_INVISIBLE_LINES_KEPT = re.compile(f"[{_INVISIBLE_BUT_LINES}]")
-_SPACES = re.compile(r"\s+")
+from ..safetext import report_line
+
 # What starts a block in Markdown or reStructuredText when it opens a line: an enumerator such as `1.`,
 # `a)` or `(iv)`; any other punctuation that opens a line is escaped by itself.
 _ENUMERATOR = re.compile(r"^(\(?)([0-9]+|[A-Za-z]|[ivxlcdmIVXLCDM]+|#)([.)])(?=\s|$)")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~<>&!])")
 _RST_SPECIAL = re.compile(r"([\\`*_\[\]|<>:])")
-_CSV_FORMULA_START = ("=", "+", "-", "@")  # and tab and CR, which clean() has made spaces
-
-
-def clean(text: object, limit: int = 0) -> str:
-    """``text`` as one line of plain, visible characters, cut to ``limit`` characters (0: no limit).
-
-    Terminal escape sequences are dropped, every run of whitespace (newlines
-    included) becomes one space, and any other control or invisible character
-    becomes U+FFFD, so what is shown is what is there.
-    """
-    text = str(text)
-    # Most text is clean already: printable (no controls, no invisible formatting, no whitespace but spaces).
-    if not (text.isprintable() and "  " not in text and text.strip(" ") == text):
-        text = _ESCAPE_SEQUENCE.sub("", text)
-        text = _SPACES.sub(" ", text)
-        text = _INVISIBLE.sub("\ufffd", text).strip()
-    if limit and len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    return text
-
-
-def lines(text: object) -> str:
-    """``text`` as lines of visible characters: what :func:`clean` does, but tabs and line breaks are kept (CR LF
-    and CR as LF), as a record's message was printed. No character is left that XML 1.0 cannot hold."""
-    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
-    text = _ESCAPE_SEQUENCE.sub("", text)
-    return _INVISIBLE_LINES_KEPT.sub("\ufffd", text)
-
-
-def page_patterns() -> dict[str, str]:
-    """What the HTML page's script removes from a text it shows, as regular expressions for JavaScript.
-
-    The escape sequences :func:`clean` drops, and the characters it makes U+FFFD. Unlike :func:`clean`,
-    which makes every whitespace a space, the page keeps tabs and line breaks (CR LF and CR as LF: its
-    details show a probe's message as it was printed), and shows other control characters as U+FFFD.
-    """
-    return {"escapeSequence": _ESCAPE_SEQUENCE.pattern, "invisible": f"[{_INVISIBLE_BUT_LINES}]"}
+_CSV_FORMULA_START = ("=", "+", "-", "@")  # and tab and CR, which report_line() has made spaces
 
 
 def markdown(text: object) -> str:
     """``text`` as literal inline Markdown (GitHub-flavoured), safe inside a table cell or a list item."""
-    escaped = _MARKDOWN_SPECIAL.sub(_markdown_character, clean(text))
+    escaped = _MARKDOWN_SPECIAL.sub(_markdown_character, report_line(text))
     return _escape_line_start(escaped)
 
 
@@ -81,7 +41,7 @@ def _markdown_character(match: re.Match[str]) -> str:
 
 def rst(text: object) -> str:
     """``text`` as literal inline reStructuredText, safe in a list-table cell or a footnote."""
-    return _escape_line_start(_RST_SPECIAL.sub(r"\\\1", clean(text)))
+    return _escape_line_start(_RST_SPECIAL.sub(r"\\\1", report_line(text)))
 
 
 def _escape_line_start(text: str) -> str:
@@ -97,14 +57,14 @@ def _escape_line_start(text: str) -> str:
 
 def html_text(text: object, limit: int = 0) -> str:
     """``text`` for HTML element content or a quoted attribute value."""
-    return html.escape(clean(text, limit), quote=True)
+    return html.escape(report_line(text, limit), quote=True)
 
 
 def csv_cell(value: object) -> object:
     """A value for a CSV cell: numbers as they are; text cleaned, and never read as a formula by a spreadsheet."""
     if value is None or isinstance(value, bool | int | float):
         return value
-    text = clean(value)
+    text = report_line(value)
     return "'" + text if text.startswith(_CSV_FORMULA_START) else text
 
 

@@ -22,8 +22,8 @@ import itertools
 from typing import Any
 from xml.etree import ElementTree
 
+from .. import safetext
 from ..core import Outcome
-from . import escape
 from .export import rows
 from .model import Report
 
@@ -71,7 +71,7 @@ def _case(machine: str, row: dict[str, Any]) -> ElementTree.Element:
     tag = "failure" if outcome in _FAILURE else "error" if outcome in _ERROR else "skipped"
     if outcome in _FAILURE | _ERROR | _SKIPPED:
         said = ElementTree.SubElement(case, tag, type=outcome.value, message=_text(row["note"] or outcome.value))
-        said.text = escape.lines(row["message"] or "") or None
+        said.text = safetext.report_lines(row["message"] or "") or None
     return case
 
 
@@ -84,4 +84,4 @@ def _count(element: ElementTree.Element, cases: list[dict[str, Any]]) -> None:
 
 def _text(value: object) -> str:
     """An attribute's value: one line, without the characters XML 1.0 cannot hold."""
-    return escape.clean(value)
+    return safetext.report_line(value)

@@ -17,13 +17,13 @@ from typing import Any, NamedTuple
 
 from packaging.version import Version
 
-from .. import core, printed, results
+from .. import core, printed, results, safetext
 from ..arguments import typed
 from ..core import DEVICES, Outcome, Record
 from ..freshness import WAS
 from ..matrix import PinRule
 from ..results import CellResult
-from . import escape, pins
+from . import pins
 
 NOTE_LIMIT = 300
 VALUE_LIMIT = 60
@@ -290,7 +290,7 @@ def build(
                     entries[probe][row, column] = Entry(entry.mark, entry.result, entry.record, number, entry.ratio)
         tables.append(Table(probe, rows, entries[probe]))
     row_notes = {
-        row: notes.setdefault(escape.clean(text), len(notes) + 1)
+        row: notes.setdefault(safetext.report_line(text), len(notes) + 1)
         for row, text in _constraint_notes(merged, known_pins, matrix_pins).items()
     }
     return Report(
@@ -399,7 +399,7 @@ def note_text(entry: Entry) -> str:
         # The first line; a colon that introduced the lines left out (a crash's log) goes with them.
         story = story.splitlines()[0].rstrip(" :") if story.strip() else ""
     story = per_run(story)
-    return escape.clean(f"{entry.mark.value}: {story}" if story.strip() else entry.mark.value, NOTE_LIMIT)
+    return safetext.report_line(f"{entry.mark.value}: {story}" if story.strip() else entry.mark.value, NOTE_LIMIT)
 
 
 def per_run(text: str) -> str:
@@ -424,10 +424,10 @@ def format_value(value: Any) -> str:
         return f"{value:.1f}" if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
     if isinstance(value, list):
         shown = ", ".join(format_value(item) for item in value[:6])
-        return escape.clean("[" + shown + (", …]" if len(value) > 6 else "]"), VALUE_LIMIT)
+        return safetext.report_line("[" + shown + (", …]" if len(value) > 6 else "]"), VALUE_LIMIT)
     if isinstance(value, str):
-        return escape.clean(value, VALUE_LIMIT)
-    return escape.clean(json.dumps(value, sort_keys=True, default=str), VALUE_LIMIT)
+        return safetext.report_line(value, VALUE_LIMIT)
+    return safetext.report_line(json.dumps(value, sort_keys=True, default=str), VALUE_LIMIT)
 
 
 def error_ratio(record: Record) -> float | None:

@@ -6,7 +6,7 @@ that one script (by their hashes), so nothing from a result file can run or
 reach the network. Every text from a result file is escaped here, and the
 script shows details with ``textContent`` only. The style and the script are
 files of their own, in ``assets/``; what the script removes from a text comes
-with the data, from :func:`torchmatrix.report.escape.page_patterns`.
+with the data, from :func:`torchmatrix.safetext.page_patterns`.
 
 The address's fragment holds what the filters hide and which cell is open
 (``#hide=device:mps,probe:autograd_dot&cell=3``), so a view can be linked.
@@ -27,6 +27,7 @@ from collections.abc import Collection, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
+from .. import safetext
 from ..core import Outcome
 from ..results import safe_name
 from ..summaries import Summary
@@ -132,7 +133,7 @@ def render(
     marks = {mark.value: {"symbol": mark.symbol, "meaning": mark.meaning} for mark in Outcome}
     data = {
         "cells": data_cells, "entries": entries, "notes": list(report.notes), "marks": marks,
-        "text": escape.page_patterns(),
+        "text": safetext.page_patterns(),
     }  # fmt: skip
     # In a <script> element only `</` (and `<!--`) could end it early; escaped, the JSON means the same.
     payload = escape.json_text(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 
+from .. import safetext
 from . import escape
 from .chart import title as chart_title
 from .markdown import TITLE
@@ -18,7 +19,11 @@ def render(report: Report, charts: Mapping[str, str] | None = None) -> str:
     for table in report.tables:
         lines += [*_heading(escape.rst(table.probe) or "?", "-"), *_table(report, table), ""]
         if table.probe in charts:
-            lines += [f".. image:: {charts[table.probe]}", f"   :alt: {escape.clean(chart_title(table.probe))}", ""]
+            lines += [
+                f".. image:: {charts[table.probe]}",
+                f"   :alt: {safetext.report_line(chart_title(table.probe))}",
+                "",
+            ]
     if report.notes:
         lines += [*_heading("Notes", "-")]
         lines += [f".. [{number}] {escape.rst(note)}" for number, note in enumerate(report.notes, start=1)]

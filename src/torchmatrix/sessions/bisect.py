@@ -50,8 +50,8 @@ from .. import (
     plan,
     releases,
     results,
+    safetext,
     summaries,
-    terminal,
     variables,
 )
 from ..bisection import Look, Observation, Search, Status, Verdict
@@ -212,7 +212,7 @@ class _Bisection:
             pairs = [(name, device) for name in ran for device in self.request.devices]
             if not ran or self.project.up_to_date(self.cells[end], stored, pairs) is None:
                 said = f"{', '.join(asked)}: a question per test; torch {dated(end)} runs first to name them"
-                self.session.log(terminal.escape(said, keep_newlines=False))
+                self.session.log(safetext.for_terminal(said, keep_newlines=False))
                 result = self.ends_built[end] = self._run_cell(end)
                 ran = self._tests_in(result, asked)
             found += ran
@@ -265,7 +265,7 @@ class _Bisection:
         log = self.folder / "logs" / f"{cell.id}.log"
         number = sum(seen.how == "built" for seen in self.seen.values()) + 1
         self.session.log(
-            terminal.escape(
+            safetext.for_terminal(
                 f"[build {number}/{self.budget}] torch {dated(version)} on Python {cell.python or '-'}: "
                 f'nox -s "{cell.session}" … (log: {log})',
                 keep_newlines=False,
@@ -312,7 +312,7 @@ class _Bisection:
             "planned": "not built: the plan rules it out",
         }[seen.how] + (f", {runs} runs each" if runs > 1 else "")
         self.session.log(
-            terminal.escape(
+            safetext.for_terminal(
                 f"[{len(self.looks)}] torch {dated(look.version)}  Python {seen.cell.python or '-'}  "
                 f"{self._shown(look)}  {seen.seconds:.1f} s  ({how})",
                 keep_newlines=False,
@@ -511,10 +511,10 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
     for key, verdict in found.verdicts.items():
         for warning in verdict.warnings:
             where = f"{key_text(key)}: " if request.several else ""
-            session.warn(terminal.escape(where + warning, keep_newlines=False))
+            session.warn(safetext.for_terminal(where + warning, keep_newlines=False))
     bound = bisection.describe_budget(len(versions), len(found.changes))
     session.log(
-        terminal.escape(
+        safetext.for_terminal(
             f"built {found.built} of at most {found.budget} cells ({bound}); summary: {summary}", keep_newlines=False
         )
     )
@@ -553,7 +553,7 @@ def _candidates(project: Project, session: nox.Session, request: BisectRequest) 
     """The releases to bisect over, oldest first, and the listing they come from; both ends among them."""
     listing = releases.listing(*sources(request, project), wanted=[request.old, request.new])
     for note in listing.notes:
-        session.warn(terminal.escape(note))
+        session.warn(safetext.for_terminal(note))
     if not listing.known:
         raise TorchmatrixError(f"cannot list the torch releases: {'; '.join(listing.notes)}")
     versions = bisection.candidates(listing, project.platforms, request.old, request.new, request.pre)
@@ -568,11 +568,11 @@ def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
     if verdict.status.changed:
         lines.append(commits_line(job.request.keys[0], verdict, job.commits(verdict), every=False))
     if verdict.status in (Status.SAME, Status.UNTESTABLE_END):
-        session.error(terminal.escape(" ".join(lines), keep_newlines=False))
+        session.error(safetext.for_terminal(" ".join(lines), keep_newlines=False))
     _log(session, lines)
     boundary = job.boundary(verdict) if verdict.status.changed else None
     if boundary:
-        session.warn(terminal.escape(boundary, keep_newlines=False))
+        session.warn(safetext.for_terminal(boundary, keep_newlines=False))
 
 
 def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
@@ -580,17 +580,17 @@ def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
     request = job.request
     _stop_at_a_dead_end(session, request, list(found.verdicts.values()))
     changes = [job.change(key, found.verdicts[key]) for key in found.changes]
-    print(terminal.escape(changed_in_table(request, changes, len(request.keys))), flush=True)
+    print(safetext.for_terminal(changed_in_table(request, changes, len(request.keys))), flush=True)
     for key in found.changes:
         verdict = found.verdicts[key]
         _log(session, [commits_line(key, verdict, job.commits(verdict), every=True)])
         boundary = job.boundary(verdict)
         if boundary:
-            session.warn(terminal.escape(f"{key_text(key)}: {boundary}", keep_newlines=False))
+            session.warn(safetext.for_terminal(f"{key_text(key)}: {boundary}", keep_newlines=False))
         _log(session, [f"    {key_text(key)}: {v} {verdict.why_unresolved(v)}" for v in verdict.between])
     unstable = _not_compared(session, request, found.verdicts)
     if unstable:
-        session.error(terminal.escape(" ".join(unstable), keep_newlines=False))
+        session.error(safetext.for_terminal(" ".join(unstable), keep_newlines=False))
     if not changes:
         session.error(
             f"no (probe, device) pair changed its outcome between torch {request.old} and {request.new}: "
@@ -600,7 +600,7 @@ def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
 
 def _log(session: nox.Session, lines: Sequence[str]) -> None:
     for line in lines:
-        session.log(terminal.escape(line, keep_newlines=False))
+        session.log(safetext.for_terminal(line, keep_newlines=False))
 
 
 def _stop_at_a_dead_end(session: nox.Session, request: BisectRequest, verdicts: Sequence[Verdict]) -> None:
@@ -609,7 +609,7 @@ def _stop_at_a_dead_end(session: nox.Session, request: BisectRequest, verdicts: 
         seen = [observation for observation in end if observation is not None]  # NEW is unseen if OLD was dead
         if seen and not any(observation.testable or observation.unstable for observation in seen):
             dead = next((v for v in verdicts if v.old and v.old.testable), verdicts[0])
-            session.error(terminal.escape(untestable_end(dead, request), keep_newlines=False))
+            session.error(safetext.for_terminal(untestable_end(dead, request), keep_newlines=False))
 
 
 def _not_compared(session: nox.Session, request: BisectRequest, verdicts: Mapping[Key, Verdict]) -> list[str]:

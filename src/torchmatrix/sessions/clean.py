@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from .. import cellenv, disk, terminal, uvcache
+from .. import cellenv, disk, safetext, uvcache
 from ..arguments import Parser, typed
 from ..errors import UsageError, did_you_mean
 from . import keeps
@@ -55,7 +55,7 @@ def run(project: Project, session: nox.Session, command: str | None = None) -> N
     removal = survey.removal(chosen)
     usage = disk.Usage()
     for line in said(survey, removal, chosen, usage, request.dry_run):
-        print(terminal.escape(line), flush=True)
+        print(safetext.for_terminal(line), flush=True)
     if request.dry_run or not removal.paths:
         return
     for env in removal.environments:
@@ -67,7 +67,7 @@ def run(project: Project, session: nox.Session, command: str | None = None) -> N
     for wheel in removal.wheels:
         uvcache.forget(wheel)
     if removal.wheels:
-        print(terminal.escape(_pruned(uv)), flush=True)
+        print(safetext.for_terminal(_pruned(uv)), flush=True)
 
 
 def _outside(project: Project, word: str) -> bool:
@@ -146,5 +146,5 @@ def _pruned(uv: str | None) -> str:
         return "run `uv cache prune` to free the folders of the wheels removed"
     code, output = uvcache.prune(uv, os.environ)
     if code != 0:
-        return f"`uv cache prune` failed ({terminal.first_line(output)}): run it again to free the wheels' folders"
+        return f"`uv cache prune` failed ({safetext.terminal_line(output)}): run it again to free the wheels' folders"
     return f"uv cache prune: {output.splitlines()[-1] if output else 'done'}"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import atomicfile, storedjson, terminal, variables
+from .. import atomicfile, safetext, storedjson, variables
 from ..errors import TorchmatrixError
 from ..results import safe_name
 
@@ -146,7 +146,7 @@ def _hand_back(folder: Path, handed: HandBack) -> None:
         write(folder, handed)
     except OSError as exc:
         said = f"torchmatrix: warning: cannot hand back how {handed.session} ended in {folder}: {exc.strerror or exc}"
-        print(terminal.escape(said, keep_newlines=False), file=sys.stderr, flush=True)
+        print(safetext.for_terminal(said, keep_newlines=False), file=sys.stderr, flush=True)
 
 
 def _why_stopped(stop: BaseException) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from .. import results, terminal
+from .. import results, safetext
 from ..arguments import Parser
 from ..cellrun import NothingStored, cell_result, progress_log, run_pairs, tally, write
 from ..errors import TorchmatrixError, UsageError
@@ -46,10 +46,10 @@ def run(project: Project, session: nox.Session) -> None:
         try:
             path = _probe(project, session, python)
         except TorchmatrixError as error:  # one Python's torch says nothing of the next one's
-            session.warn(terminal.escape(str(error)))
+            session.warn(safetext.for_terminal(str(error)))
             failed.append(python)
             continue
-        session.log(terminal.escape(f"{python}: written to {path}", keep_newlines=False))
+        session.log(safetext.for_terminal(f"{python}: written to {path}", keep_newlines=False))
     if failed:
         raise TorchmatrixError(f"no result for {', '.join(failed)}: see above")
 
@@ -75,7 +75,7 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     started = results.now_iso()
     pairs = project.pairs()
     session.log(
-        terminal.escape(
+        safetext.for_terminal(
             f"{python}: running {len(pairs)} (probe, device) pairs in its installed torch", keep_newlines=False
         )
     )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from tabulate import tabulate
 
-from .. import disk, terminal
+from .. import disk, safetext
 from ..arguments import typed
 from ..errors import UsageError
 from ..plan import assumed_support
@@ -37,11 +37,11 @@ def run(project: Project, session: nox.Session, command: str | None = None) -> N
 def text(project: Project) -> str:
     lines = [f"matrix:  {project.matrix.file}", f"machine: {project.machine}", f"results: {project.results_dir}"]
     lines += [f"find-links: {link}" for link in project.find_links]
-    lines += [f"note: {terminal.escape(note)}" for note in project.notes]
+    lines += [f"note: {safetext.for_terminal(note)}" for note in project.notes]
     lines += [f"note: {assumed}" for assumed in _assumptions(project.cells)]
     unseen = project.unseen_variables()
     if unseen:  # whatever they steer, no pair sees them: said, never dropped in silence
-        lines.append(f"not passed to the pairs: {terminal.escape(', '.join(unseen))} (`pass_env:` passes one)")
+        lines.append(f"not passed to the pairs: {safetext.for_terminal(', '.join(unseen))} (`pass_env:` passes one)")
     rows = [
         [
             cell.session,
@@ -71,7 +71,7 @@ def _why(project: Project) -> list[str]:
     if said:
         said.insert(0, "constraints bound a package where a cell installs it, and add none:")
     said.append("seed: what `python -m venv` installs in a new environment, as each interpreter's ensurepip says")
-    return [terminal.escape(line) for line in said]
+    return [safetext.for_terminal(line) for line in said]
 
 
 def _assumptions(cells: Sequence[Cell]) -> list[str]:
@@ -82,8 +82,8 @@ def _assumptions(cells: Sequence[Cell]) -> list[str]:
 
 def _status(cell: Cell) -> str:
     if cell.outcome:
-        return f"{cell.outcome.value}: {terminal.escape(cell.hint)}"
-    return "ready" if cell.interpreter else f"cannot plan: {terminal.escape(cell.hint)}"
+        return f"{cell.outcome.value}: {safetext.for_terminal(cell.hint)}"
+    return "ready" if cell.interpreter else f"cannot plan: {safetext.for_terminal(cell.hint)}"
 
 
 def disk_text(survey: disk.Survey, usage: disk.Usage, command: str | None = None) -> str:
@@ -111,7 +111,7 @@ def disk_text(survey: disk.Survey, usage: disk.Usage, command: str | None = None
     removes = typed(command, "clean", "RELEASE")
     lines.append(f"total: {disk.human(usage.size(everything))}, a file linked from the cache into an environment "
                  f"counted once; `{removes}` removes what a release keeps")  # fmt: skip
-    return "\n".join(terminal.escape(line) for line in lines)
+    return "\n".join(safetext.for_terminal(line) for line in lines)
 
 
 def _release_row(survey: disk.Survey, usage: disk.Usage, holder: disk.Holder) -> list[str]:

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING
 from nox.command import CommandFailed
 from nox.virtualenv import VirtualEnv
 
-from .. import cellrun, interrupts, terminal
+from .. import cellrun, interrupts, safetext
 from ..arguments import Parser, repeat_count, typed
 from ..cellrun import CellOutcome, CellRequest, Ended, Installer, NothingStored, UpToDate, Written
 from ..core import Outcome
@@ -80,7 +80,7 @@ def run(
     project.refuse_unlisted()  # a release that is no release stops the run before any cell of it
     queue_report(session)
     cell = project.cell(parameter)
-    session.log(f"cell {project.cells.index(cell) + 1} of {len(project.cells)}: {terminal.escape(cell.id)}")
+    session.log(f"cell {project.cells.index(cell) + 1} of {len(project.cells)}: {safetext.for_terminal(cell.id)}")
     if cell.interpreter is not None or cell.outcome is not None:  # else the plan's hint is all there is to say
         project.require_writable(project.machine_dir)
     asked = CellRequest(request.force, request.strict)
@@ -101,9 +101,9 @@ def _saying_what_an_interrupt_left(session: nox.Session, cell_id: str, result: P
         yield
     except KeyboardInterrupt:
         if _stamp(result) not in (None, before):
-            session.warn(terminal.escape(f"interrupted: {cell_id}'s result was written to {result} before"))
+            session.warn(safetext.for_terminal(f"interrupted: {cell_id}'s result was written to {result} before"))
         else:
-            session.warn(terminal.escape(f"interrupted: nothing stored for {cell_id}"))
+            session.warn(safetext.for_terminal(f"interrupted: nothing stored for {cell_id}"))
         raise
 
 
@@ -124,17 +124,17 @@ def tell(session: nox.Session, ended: Ended, ending: ResultFile) -> None:
     elif isinstance(ended, UpToDate):
         ending.up_to_date(ended.path, ended.result.finished_at)
         _gate(session, ended.result.cell_id, ended.not_allowed)
-        session.skip(terminal.escape(f"{ended.result.cell_id}: {ended.reason}", keep_newlines=False))
+        session.skip(safetext.for_terminal(f"{ended.result.cell_id}: {ended.reason}", keep_newlines=False))
     elif isinstance(ended, CellOutcome):
         if ended.path is not None:
             ending.written(ended.path, ended.finished_at)
-        said = terminal.escape(f"{ended.outcome.value}: {ended.message}")
+        said = safetext.for_terminal(f"{ended.outcome.value}: {ended.message}")
         if ended.outcome is Outcome.INSTALL_ERROR:
             session.error(said)
         _gate(session, "", ended.not_allowed)  # its line names the cell
         session.skip(said)
     elif isinstance(ended, NothingStored):
-        session.error(terminal.escape(ended.message))
+        session.error(safetext.for_terminal(ended.message))
 
 
 def _gate(session: nox.Session, cell_id: str, not_allowed: tuple[str, ...]) -> None:
@@ -142,7 +142,7 @@ def _gate(session: nox.Session, cell_id: str, not_allowed: tuple[str, ...]) -> N
     if not_allowed:
         allowed = "an expect: entry of its outcome in the matrix allows one"
         said = f"strict: {len(not_allowed)} outcome(s) not allowed ({allowed}):\n" + "\n".join(not_allowed)
-        session.error(terminal.escape(f"{cell_id}: {said}" if cell_id else said))
+        session.error(safetext.for_terminal(f"{cell_id}: {said}" if cell_id else said))
 
 
 class NoxEnvironment:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import freshness, results, summaries, terminal, terminal_table, variables
+from .. import freshness, results, safetext, summaries, terminal_table, variables
 from ..arguments import typed
 from ..core import Outcome
 from ..errors import TorchmatrixError
@@ -49,7 +49,9 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
         written = publish.write(project.matrix.output, files)
         _remove_old_repros(project.matrix.output, files)
     except OSError as exc:
-        session.error(terminal.escape(f"cannot write the reports to {project.matrix.output}: {exc.strerror or exc}"))
+        session.error(
+            safetext.for_terminal(f"cannot write the reports to {project.matrix.output}: {exc.strerror or exc}")
+        )
     # This machine's table first, then those of the machines whose folders were copied in.
     machines = sorted({result.machine for result in merged.results} or {project.machine},
                       key=lambda machine: (machine != project.machine, machine.casefold()))  # fmt: skip
@@ -58,9 +60,9 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
         cells = [result for result in shown if result.machine == machine]
         if cells or not ran:
             table = terminal_table.table(cells, project.matrix.devices, typed(command, "probe"))
-            print(f"{terminal.escape(machine, keep_newlines=False)}:\n{table}\n", flush=True)
+            print(f"{safetext.for_terminal(machine, keep_newlines=False)}:\n{table}\n", flush=True)
             for note in _constraint_notes(merged, cells):
-                print(terminal.escape(f"note: {note}", keep_newlines=False), flush=True)
+                print(safetext.for_terminal(f"note: {note}", keep_newlines=False), flush=True)
     if len(shown) < len(merged.results):
         others = len(merged.results) - len(shown)
         session.log(
@@ -69,7 +71,7 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
         )
     if merged.others:
         session.log(
-            terminal.escape(
+            safetext.for_terminal(
                 f"{len(merged.others)} stored cell(s) not shown, as no cell of the matrix now "
                 f"({', '.join(aside.result.cell_id for aside in merged.others)}): "
                 f"`{typed(command, 'report', '--all-cells')}` shows them",
@@ -83,7 +85,7 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
     kept = len(files) - len(written)
     did = f"wrote {names} to {project.matrix.output}" if written else f"the reports in {project.matrix.output}"
     did += f" ({kept} unchanged)" if written and kept else " are up to date" if not written else ""
-    session.log(terminal.escape(f"{len(machines)} machine(s); {did}", keep_newlines=False))
+    session.log(safetext.for_terminal(f"{len(machines)} machine(s); {did}", keep_newlines=False))
     _add_to_step_summary(session, project, merged, bisections)
     if options.diff:  # the two result sets as stored: what changed between them, not since
         before, after = _merged(session, options.diff), model.build(results.scan(project.results_dir).results)
@@ -112,7 +114,7 @@ def _add_to_step_summary(
         with open(path, "a", encoding="utf-8") as summary:
             summary.write(text + "\n")
     except OSError as exc:
-        session.warn(terminal.escape(f"cannot add the report to the step summary {path}: {exc.strerror or exc}"))
+        session.warn(safetext.for_terminal(f"cannot add the report to the step summary {path}: {exc.strerror or exc}"))
 
 
 def answers_marked_stale(

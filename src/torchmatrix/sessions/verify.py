@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import criteria, freshness, results, terminal, verify
+from .. import criteria, freshness, results, safetext, verify
 from ..arguments import Parser, with_usage
 from ..errors import UsageError, did_you_mean
 from ..matrix import Expectation
@@ -175,20 +175,22 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
         f"verify {len(project.matrix.expect)} expectations of {project.matrix.file} against "
         f"{len(results.latest(chosen))} stored cells (machines: {machines})"
     )
-    session.log(terminal.escape(said, keep_newlines=False))
+    session.log(safetext.for_terminal(said, keep_newlines=False))
     for line in misnamed(project, scan.results):  # before any --run: running again would not make the test
-        session.warn(terminal.escape(line, keep_newlines=False))
+        session.warn(safetext.for_terminal(line, keep_newlines=False))
     if stale:
         names = " ".join(cell.session for cell in stale)
         if request.run:  # they ran, and still hold no record of what an expectation names: running again won't
-            session.warn(terminal.escape(_named_nothing(project, stale, scan.results, handed), keep_newlines=False))
+            session.warn(
+                safetext.for_terminal(_named_nothing(project, stale, scan.results, handed), keep_newlines=False)
+            )
         else:
             session.warn(
                 f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first"
             )
     checks = verify.check(project.matrix.expect, freshness.marked_stale(results.latest(chosen), project))
     for line in verify.report(checks):
-        print(terminal.escape(line, keep_newlines=False), flush=True)
+        print(safetext.for_terminal(line, keep_newlines=False), flush=True)
     tally = verify.tally(checks)
     if not verify.all_hold(checks):
         session.error(tally)

@@ -15,12 +15,18 @@ ANSI = (
     "\x1b[2J\x1b[H\x1b[31mred\x1b[0m \x1b]0;window title\x07 \x1b]8;;https://example.invalid/\x1b\\link\x1b]8;;\x1b\\"
 )
 CONTROL = "bell\x07 backspace\x08\x08 NUL\x00 DEL\x7f csi\x9b2J bidi\u202eevil\u202c"
+INVISIBLE = (
+    "alm\u061c lrm\u200e rlm\u200f isolate\u2067evil\u2069 shy\u00ad zwj\u200d bom\ufeff"
+    " note\ufff9a\ufffab\ufffb tag\U000e0041 private\ue000 nonchar\U0010ffff"
+)
+"""Characters that reorder text or hide it: bidirectional marks and isolates, invisible format characters,
+interlinear annotations, a tag, a private-use character and a non-character."""
 LINE_BREAKS = "cr\rover vt\x0bff\x0cfs\x1cnel\x85sep\u2028line"
 """Characters that end a line for str.splitlines: whatever follows one is on a new line."""
 CSV = '=HYPERLINK("https://example.invalid","click"),"quoted, comma",+1,-1,@SUM(A1)'
 FORGED_LOG = "nox > Session probe(0.0.1) was successful in 1 second."
 
-FIRST_LINE = " ".join((ANSI, HTML, MARKDOWN, CONTROL, CSV, LINE_BREAKS))
+FIRST_LINE = " ".join((ANSI, HTML, MARKDOWN, CONTROL, INVISIBLE, CSV, LINE_BREAKS))
 MESSAGE = "\n".join((FIRST_LINE, MARKDOWN_TABLE, FORGED_LOG))
 """The probe's message: everything on its first line (the line a terminal shows), then forged lines."""
 

@@ -3,12 +3,12 @@
   var data = JSON.parse(document.getElementById("torchmatrix-data").textContent);
   var panel = document.getElementById("details");
   var selected = null;
-  // What a result file holds is shown as text, never as markup; terminal escapes and invisible characters go too,
-  // by the patterns that the Python side applies (torchmatrix.report.escape), which the data carries.
+  // What a result file holds is shown as text, never as markup; escape sequences and unsafe characters go too,
+  // as the Python side's report_lines does (torchmatrix.safetext), by the patterns that the data carries.
   var escapeSequence = new RegExp(data.text.escapeSequence, "g");
-  var invisible = new RegExp(data.text.invisible, "g");
+  var unsafe = new RegExp(data.text.unsafe, "gu");
   function clean(text) {
-    return String(text).replace(/\r\n?/g, "\n").replace(escapeSequence, "").replace(invisible, "\ufffd");
+    return String(text).replace(/\r\n?/g, "\n").replace(escapeSequence, "").replace(unsafe, "\ufffd");
   }
   function node(tag, text, className) {
     var element = document.createElement(tag);
