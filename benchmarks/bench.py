@@ -51,12 +51,14 @@ sys.path.insert(0, str(ROOT / "src"))  # the torchmatrix of this checkout, as th
 sys.path.insert(1, str(ROOT))  # for the tests' stand-in torch wheels
 
 from tests import standin  # noqa: E402
-from torchmatrix import cellenv, core, freshness, interpreters, results, runner  # noqa: E402
+from torchmatrix import core, freshness, interpreters, results  # noqa: E402
 from torchmatrix.core import Outcome, Record  # noqa: E402
+from torchmatrix.environment import cellenv  # noqa: E402
 from torchmatrix.envside.torchmatrix_worker.fingerprint import cpu_name  # noqa: E402 - stdlib only; torch is imported by its main() alone
-from torchmatrix.plan import Cell  # noqa: E402
+from torchmatrix.planner import Cell  # noqa: E402
 from torchmatrix.project import Project  # noqa: E402
 from torchmatrix.project import load as load_project  # noqa: E402
+from torchmatrix.worker import runner  # noqa: E402
 
 SEED_PROBES = ("autograd_dot", "batched_matmul")
 MACHINE = "bench"

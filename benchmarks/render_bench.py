@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import changes, chart, export, history, markdown, model, page, publish, rst
 from torchmatrix.results import CellResult
+from torchmatrix.views import changes, chart, export, history, markdown, model, page, publish, rst
 
 # Machines as CI and a lab would have them, with the devices each really has; the others are `unavailable`.
 MACHINES = {

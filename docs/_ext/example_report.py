@@ -22,7 +22,7 @@ from typing import Any
 from sphinx.application import Sphinx
 
 from torchmatrix import results
-from torchmatrix.report import model, publish, repro
+from torchmatrix.views import model, publish, repro
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "reports"

@@ -10,7 +10,7 @@ A page asks for one with ``reference-table`` and the table's name::
 ``sessions``     every session of the noxfile, as nox's own registry holds it
 ``variables``    every ``TORCHMATRIX_*`` variable of :data:`torchmatrix.variables.ALL`
 ``given``        every variable a probe finds set: :data:`torchmatrix.variables.GIVEN`
-``normalised``   every rule of :data:`torchmatrix.printed.RULES`, what `bisect --by-output` ignores
+``normalised``   every rule of :data:`torchmatrix.worker.printed.RULES`, what `bisect --by-output` ignores
 ``commands``     every session of the ``torchmatrix`` command: :data:`torchmatrix.cli.COMMANDS`
 
 Texts from the code (a key's help, a session's docstring) are Markdown: `code` in them shows as code.
@@ -32,8 +32,9 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from torchmatrix import cli, core, printed, variables
+from torchmatrix import cli, core, variables
 from torchmatrix.matrix import schema
+from torchmatrix.worker import printed
 
 ROOT = Path(__file__).resolve().parents[2]
 NOXFILE = ROOT / "noxfile.py"

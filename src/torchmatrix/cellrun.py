@@ -4,7 +4,7 @@ them, and say what happened.
 Only the pairs whose stored record no longer stands for a run are run (see
 :mod:`torchmatrix.freshness`), unless the request says ``force``. What is
 stored says exactly what ran: the environment is rebuilt when another Python
-made it or an install into it was stopped halfway (:mod:`torchmatrix.cellenv`),
+made it or an install into it was stopped halfway (:mod:`torchmatrix.environment.cellenv`),
 a reused environment whose install or ``import torch`` fails is rebuilt once
 before anything is concluded, and the worker's own report of its Python and
 torch must match the cell's, or nothing is stored.
@@ -29,13 +29,17 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from . import cellenv, core, freshness, identity, releases, repeats, results, runner, safetext, verify
+from . import core, expectations, freshness, identity, results
 from .core import Outcome
+from .environment import cellenv
 from .identity import CONSTRAINTS, VENV_SEED
-from .plan import Cell
+from .index import releases
+from .planner import Cell
 from .project import Project
 from .results import CellResult
-from .tee import Tee
+from .util import safetext
+from .util.tee import Tee
+from .worker import repeats, runner
 
 
 class CellEnvironment(Protocol):
@@ -190,7 +194,7 @@ def _gate(project: Project, result: CellResult, request: CellRequest) -> tuple[s
     if not (request.strict or project.matrix.strict):
         return ()
     ours = tuple(record for record in result.records if project.owner(record.probe) is not None)
-    return tuple(verify.not_allowed(dataclasses.replace(result, records=ours), project.matrix.expect))
+    return tuple(expectations.not_allowed(dataclasses.replace(result, records=ours), project.matrix.expect))
 
 
 def _stored(project: Project, cell: Cell, env: CellEnvironment) -> CellResult | None | NothingStored:

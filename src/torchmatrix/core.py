@@ -1,7 +1,7 @@
 """The values every stage passes on: the devices, a probe, a (probe, device) pair, its record, the outcomes.
 
 The ground floor of the package: of torchmatrix it imports only the field checks of
-:mod:`torchmatrix.storedjson`, which read a record's JSON, and every other module
+:mod:`torchmatrix.util.storedjson`, which read a record's JSON, and every other module
 takes these from here.
 """
 
@@ -12,7 +12,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from .storedjson import checked
+from .util.storedjson import checked
 
 __all__ = [
     "CELL_OUTCOMES",
@@ -29,10 +29,12 @@ __all__ = [
 
 DEVICES = ("cpu", "cuda", "mps")
 """Every device a probe can run on, in the order tables show them (a matrix's ``devices: auto``)."""
+MAX_REPEAT = 1000
+"""The most runs of one (probe, device) pair a matrix's ``repeat:`` or ``--repeat`` may ask for."""
 
 
 class Kind(str, Enum):
-    """How a probe runs in a pair's process (:mod:`torchmatrix.probekinds` tells them apart)."""
+    """How a probe runs in a pair's process (:mod:`torchmatrix.matrix.kinds` tells them apart)."""
 
     MODULE = "module"
     """A file that defines ``run(device)``, which returns the record."""
@@ -63,7 +65,7 @@ class Probe:
     name: str
     path: Path
     requires: tuple[str, ...] = ()
-    """What it needs installed beside torch: its PEP 723 ``dependencies`` (:mod:`torchmatrix.scriptmeta`)."""
+    """What it needs installed beside torch: its PEP 723 ``dependencies`` (:mod:`torchmatrix.matrix.pep723`)."""
     options: dict[str, Any] = field(default_factory=dict, hash=False)
     """What the matrix's ``probe_options`` gives it (plain JSON data; the probe reads it from
     :data:`torchmatrix.variables.PROBE_OPTIONS`). Its records depend on it: other options, other records."""
@@ -162,7 +164,7 @@ CELL_OUTCOMES = frozenset({Outcome.NO_INTERPRETER, Outcome.NO_WHEEL, Outcome.INS
 STORED_OUTCOMES = tuple(outcome for outcome in Outcome if outcome.is_stored)
 """Those a result file may hold: a record's and a cell's."""
 RECORD_OUTCOMES = tuple(outcome for outcome in STORED_OUTCOMES if not outcome.is_cell_outcome)
-"""Those a record may hold. The worker sends each but ``unstable``, which :mod:`torchmatrix.repeats` makes
+"""Those a record may hold. The worker sends each but ``unstable``, which :mod:`torchmatrix.worker.repeats` makes
 (its own list, ``envside/torchmatrix_worker/protocol.py``, is checked against this one by the tests)."""
 
 _SYMBOLS = {

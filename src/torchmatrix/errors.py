@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-from .safetext import for_terminal
+from .util.safetext import for_terminal
 
 if TYPE_CHECKING:
     import nox

@@ -10,9 +10,9 @@ the probe's options where the matrix gives it some), and every file its pair
 read unchanged. Records of probes or devices the run does not ask for are none
 of its business: two matrices sharing one output folder keep each other's.
 
-The torch build counts as an input (:func:`torchmatrix.cellenv.torch_build`,
+The torch build counts as an input (:func:`torchmatrix.environment.cellenv.torch_build`,
 read without importing torch), and only in an environment whose install
-finished and whose torch imported (:func:`torchmatrix.cellenv.built_torch`).
+finished and whose torch imported (:func:`torchmatrix.environment.cellenv.built_torch`).
 
 A cell whose environment holds no such torch (new, rebuilt or half-installed)
 runs every pair: without installing, nothing tells which build the installer

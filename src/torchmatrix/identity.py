@@ -46,9 +46,9 @@ from typing import Any
 from .core import Record
 
 TORCH_BUILD = "torch_build"
-"""The part holding the torch build's digest (:func:`torchmatrix.cellenv.torch_build`)."""
+"""The part holding the torch build's digest (:func:`torchmatrix.environment.cellenv.torch_build`)."""
 PACKAGES = "packages"
-"""The part holding the resolved package set's digest (:func:`torchmatrix.cellenv.package_set`)."""
+"""The part holding the resolved package set's digest (:func:`torchmatrix.environment.cellenv.package_set`)."""
 READ = "read"
 """The part holding the files a record's pair read, each with its sha256 (None: gone)."""
 CONSTRAINTS = "constraints"

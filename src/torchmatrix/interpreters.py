@@ -25,8 +25,8 @@ from packaging import tags
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from . import atomicfile
-from .cachedir import cache_dir
+from .util import atomicfile
+from .util.cachedir import cache_dir
 
 OLDEST = (3, 6)
 """The probes and the worker are written for Python 3.6 and newer."""

@@ -17,26 +17,17 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from . import (
-    cellenv,
-    core,
-    freshness,
-    identity,
-    interpreters,
-    library,
-    probekinds,
-    releases,
-    results,
-    runner,
-    variables,
-)
+from . import core, freshness, identity, interpreters, results, variables
+from .environment import cellenv, library
 from .errors import ConfigError, TorchmatrixError, UsageError
-from .findlinks import pip_find_links
+from .index import releases
+from .index.findlinks import pip_find_links
+from .index.releases import Listing
 from .interpreters import Interpreter
-from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry, loader, schema
-from .plan import KNOWN_PINS_FILE, Cell, plan
-from .releases import Listing
+from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry, kinds, loader, schema
+from .planner import KNOWN_PINS_FILE, Cell, plan
 from .results import CellResult
+from .worker import runner
 
 PYTEST = "pytest"
 """What a cell whose probes may be tests installs, unless its requirements name a pytest of their own."""
@@ -248,7 +239,7 @@ class Project:
 
         A cell of the plan, or else the cell a run of that release on that Python would be (``--torch``,
         ``$TORCHMATRIX_PYTHON``): a release bisect built, a Python it held, or one the matrix pinned once, is
-        a cell that is not the matrix's (the report says so, :mod:`torchmatrix.report.cells`), whose record
+        a cell that is not the matrix's (the report says so, :mod:`torchmatrix.views.cells`), whose record
         is as fresh as it is. A record measured in a torch installed already is made from its probe and the
         folder it ran from alone.
         """
@@ -357,7 +348,7 @@ class Project:
     # Read once per run: bisect and verify ask for many cells' inputs.
     @functools.cached_property
     def _probe_hashes(self) -> dict[str, str]:
-        return {probe.name: probekinds.digest(probe) for probe in self.matrix.probes}
+        return {probe.name: kinds.digest(probe) for probe in self.matrix.probes}
 
     @functools.cached_property
     def _worker_hash(self) -> str:

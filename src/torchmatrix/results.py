@@ -9,7 +9,7 @@ file is never looked at.
 
 A results folder holds whatever was copied into it, from any machine, so
 :func:`read` trusts nothing it has not checked: the file is read with every
-limit of :mod:`torchmatrix.storedjson`, each field's type is checked, and a
+limit of :mod:`torchmatrix.util.storedjson`, each field's type is checked, and a
 result that claims another machine than its folder's, or a finish later than
 this machine's clock allows (:data:`CLOCK_SKEW`), is refused instead of
 shadowing the real one.
@@ -28,10 +28,10 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from . import atomicfile, safetext, storedjson
 from .core import MalformedRecord, Outcome, Record
 from .identity import HARDWARE, describe_hardware, maker, record_inputs
-from .storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
+from .util import atomicfile, safetext, storedjson
+from .util.storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
 
 __all__ = ["SCHEMA_VERSION", "CellResult", "Scan", "read", "scan", "latest"]
 

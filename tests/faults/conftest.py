@@ -24,7 +24,7 @@ import pytest
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from torchmatrix import interpreters, results
-from torchmatrix.findlinks import pip_find_links
+from torchmatrix.index.findlinks import pip_find_links
 
 from ..conftest import FOREGROUND
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix.bisection import Observation
-from torchmatrix.criteria import Criterion, observe
+from torchmatrix.bisection.criteria import Criterion, observe
+from torchmatrix.bisection.search import Observation
 from torchmatrix.results import CellResult
 
 from .conftest import Torch, Workspace

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import cellenv
 from torchmatrix.core import Outcome
+from torchmatrix.environment import cellenv
 
 from .conftest import Torch, Workspace, read_until, stop
 

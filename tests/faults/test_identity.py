@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import repeats
 from torchmatrix.core import Outcome
-from torchmatrix.findlinks import pip_find_links
+from torchmatrix.index.findlinks import pip_find_links
 from torchmatrix.results import CellResult
+from torchmatrix.worker import repeats
 
 from ..conftest import CAN_BUILD_LIBRARIES, build_library
 from .conftest import Torch, Workspace

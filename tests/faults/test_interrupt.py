@@ -22,7 +22,8 @@ from typing import BinaryIO
 
 import pytest
 
-from torchmatrix import cellenv, interpreters
+from torchmatrix import interpreters
+from torchmatrix.environment import cellenv
 
 from .. import standin
 from .conftest import INJECT, MACHINE, Torch, Workspace, read_until, stop, wait_for_pids, wait_until_dead

@@ -9,7 +9,7 @@ import pytest
 
 from torchmatrix.core import Outcome
 from torchmatrix.results import CellResult
-from torchmatrix.safetext import unsafe
+from torchmatrix.util.safetext import unsafe
 
 from .conftest import Run, Torch, Workspace, kill_all, wait_until_dead
 from .probes import hostile

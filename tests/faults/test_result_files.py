@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import results, safetext, storedjson
+from torchmatrix import results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
+from torchmatrix.util import safetext, storedjson
 
 from ..conftest import hostile_result
 from .conftest import MACHINE, Run, Torch, Workspace

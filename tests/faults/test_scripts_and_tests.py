@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from torchmatrix.core import Kind, Outcome, Record
-from torchmatrix.report import escape
 from torchmatrix.results import CellResult
+from torchmatrix.views import escape
 
 from .conftest import Run, Torch, Workspace
 

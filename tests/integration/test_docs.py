@@ -20,8 +20,9 @@ import pytest
 from bs4 import BeautifulSoup
 from sphinx.cmd.build import build_main
 
-from torchmatrix import cli, printed, variables
+from torchmatrix import cli, variables
 from torchmatrix.core import Outcome
+from torchmatrix.worker import printed
 
 from ..conftest import ROOT
 from ..unit.test_docs import DOCS, DOCS_PAGES, PAGES, code_of, key_paths, sessions_named

@@ -13,7 +13,7 @@ import pytest
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.envside.torchmatrix_worker import isolation, pairs
 from torchmatrix.interpreters import discover
-from torchmatrix.runner import WORKER_FILES, run_cell
+from torchmatrix.worker.runner import WORKER_FILES, run_cell
 
 from ..conftest import DATA, ROOT, bare_venv
 

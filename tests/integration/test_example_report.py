@@ -17,7 +17,7 @@ from ..conftest import ROOT
 pytestmark = pytest.mark.integration
 
 EVERY_FORMAT = (
-    "import runpy; from torchmatrix.report import publish; "
+    "import runpy; from torchmatrix.views import publish; "
     "example = runpy.run_path('docs/_ext/example_report.py'); "
     "print(len(publish.write(example['REPORTS'], example['render'](publish.FORMATS))))"
 )

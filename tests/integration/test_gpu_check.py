@@ -12,7 +12,7 @@ from packaging.utils import parse_wheel_filename
 
 from torchmatrix import interpreters, results
 from torchmatrix.core import Outcome
-from torchmatrix.findlinks import pip_find_links
+from torchmatrix.index.findlinks import pip_find_links
 from torchmatrix.results import CellResult
 
 from ..conftest import ROOT

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import library
+from torchmatrix.environment import library
 from torchmatrix.errors import UsageError
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from nox.sessions import _normalize_path
 
-from torchmatrix import cellenv, disk
+from torchmatrix.environment import cellenv, disk
 
 from .. import standin
 from . import nox, nox_command

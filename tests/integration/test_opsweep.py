@@ -18,7 +18,7 @@ import pytest
 from torchmatrix import results
 from torchmatrix.checks import checks_of
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report.sameinputs import compare
+from torchmatrix.views.sameinputs import compare
 
 from ..conftest import ROOT
 from ..faults.conftest import local_torch

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from torchmatrix.core import Outcome, Pair, Probe
-from torchmatrix.runner import run_cell
+from torchmatrix.worker.runner import run_cell
 
 from ..conftest import ROOT
 

@@ -26,7 +26,7 @@ import pytest
 from torchmatrix import results
 from torchmatrix.checks import checks_of
 from torchmatrix.core import Record
-from torchmatrix.report.sameinputs import compare
+from torchmatrix.views.sameinputs import compare
 
 from ..conftest import ROOT
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import identity, repeats
+from torchmatrix import identity
 from torchmatrix.cellrun import progress_log, run_pairs
 from torchmatrix.core import Outcome, Pair, Probe
+from torchmatrix.worker import repeats
 
 pytestmark = pytest.mark.integration
 

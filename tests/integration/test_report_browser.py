@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import results
-from torchmatrix.report import model, publish
-from torchmatrix.report import page as report_page
+from torchmatrix.views import model, publish
+from torchmatrix.views import page as report_page
 
 from ..conftest import ROOT
 from ..unit.report_data import HOSTILE, hostile, scenario, sweep_scenario

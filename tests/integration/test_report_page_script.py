@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from torchmatrix.report import model, page
-from torchmatrix.safetext import page_patterns, report_lines
+from torchmatrix.util.safetext import page_patterns, report_lines
+from torchmatrix.views import model, page
 
 from ..unit.test_safetext_fuzz import STORABLE, fuzzed_results, shown_unsafe, texts
 

@@ -17,8 +17,8 @@ import pytest
 
 from torchmatrix import results
 from torchmatrix.checks import checks_of
-from torchmatrix.report import model, repro
-from torchmatrix.report.model import Column, Row
+from torchmatrix.views import model, repro
+from torchmatrix.views.model import Column, Row
 
 from ..conftest import ROOT
 from ..faults.conftest import local_torch

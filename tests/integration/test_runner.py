@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import identity, results, runner
+from torchmatrix import identity, results
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.matrix import loader
+from torchmatrix.worker import runner
 
 from ..conftest import DATA, FOREGROUND, bare_venv
 from ..faults.conftest import kill_all, wait_until_dead

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import freshness, identity, runner
+from torchmatrix import freshness, identity
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.matrix import loader
+from torchmatrix.worker import runner
 
 from ..conftest import CAN_BUILD_LIBRARIES, DATA, bare_venv, build_library
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import atomicfile
+from torchmatrix.util import atomicfile
 
 
 def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(

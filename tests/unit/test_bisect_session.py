@@ -11,19 +11,22 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix import criteria, releases, repeats, results, summaries
-from torchmatrix.bisection import Observation, Status, Step, Verdict
+from torchmatrix import results
+from torchmatrix.bisection import criteria, summaries
+from torchmatrix.bisection.criteria import Criterion
+from torchmatrix.bisection.request import USAGE, BisectRequest, parse
+from torchmatrix.bisection.search import Observation, Status, Step, Verdict
+from torchmatrix.bisection.words import answer
 from torchmatrix.core import Kind, Outcome, Probe, Record
-from torchmatrix.criteria import Criterion
 from torchmatrix.errors import UsageError
+from torchmatrix.index import releases
 from torchmatrix.matrix import Matrix
-from torchmatrix.printed import Printed
 from torchmatrix.project import Project
 from torchmatrix.sessions import childnox
 from torchmatrix.sessions.bisect import _Bisection, _result_handed_back, run
-from torchmatrix.sessions.bisect_request import USAGE, BisectRequest, parse
-from torchmatrix.sessions.bisect_words import answer
 from torchmatrix.sessions.handback import HandBack, Stored
+from torchmatrix.worker import repeats
+from torchmatrix.worker.printed import Printed
 
 from .test_plan import THIS_MACHINE
 from .test_project import project

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 import pytest
 from packaging.version import Version
 
-from torchmatrix.bisection import (
+from torchmatrix.bisection.search import (
     Look,
     Observation,
     Status,
@@ -20,7 +20,7 @@ from torchmatrix.bisection import (
     describe_budget,
     search,
 )
-from torchmatrix.releases import Listing, _wheels
+from torchmatrix.index.releases import Listing, _wheels
 
 PASS, FAIL = Observation("pass", "pass"), Observation("fail", "fail (wrong: y)")
 NO_PYTHON = Observation(None, "no-interpreter: torch needs Python 3.6–3.9")

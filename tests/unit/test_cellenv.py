@@ -6,10 +6,11 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from torchmatrix import cellenv, identity
+from torchmatrix import identity
 from torchmatrix.cellrun import worker_mismatch
+from torchmatrix.environment import cellenv
 from torchmatrix.interpreters import Interpreter
-from torchmatrix.plan import Cell
+from torchmatrix.planner import Cell
 
 TORCH_RECORD = """\
 torch/__init__.py,sha256=AAAA,100

@@ -12,9 +12,10 @@ from typing import IO
 import pytest
 from packaging.version import Version
 
-from torchmatrix import cellrun, releases, results
+from torchmatrix import cellrun, results
 from torchmatrix.cellrun import CellOutcome, CellRequest, Installer, NothingStored, UpToDate, Written
 from torchmatrix.core import Outcome
+from torchmatrix.index import releases
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.project import Project
 from torchmatrix.sessions import probe as probe_session

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from torchmatrix import runner
 from torchmatrix.core import Outcome, Pair, Probe
+from torchmatrix.worker import runner
 
 
 def test_a_record_with_two_checks_of_one_name_is_refused_with_the_probe_and_the_name(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix import disk
+from torchmatrix.environment import disk
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.sessions import clean

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import results, runner, storedjson
+from torchmatrix import results
 from torchmatrix.core import RECORD_OUTCOMES, MalformedRecord, Outcome, Pair, Probe, Record
 from torchmatrix.envside.torchmatrix_worker import protocol
+from torchmatrix.util import storedjson
+from torchmatrix.worker import runner
 
 RECORD = Record("sweep", "cpu", Outcome.PASS, {"checks": [{"name": "mul", "ok": True}]}, "fine", 0.5, {"probe": "a"})
 
@@ -72,7 +74,7 @@ def test_the_runner_and_result_files_refuse_a_record_for_one_reason_each_its_own
 
 
 def test_the_outcomes_the_worker_sends_are_those_of_a_record_but_the_one_the_host_makes() -> None:
-    made_by_the_host = {Outcome.UNSTABLE}  # repeated runs that disagree (torchmatrix.repeats)
+    made_by_the_host = {Outcome.UNSTABLE}  # repeated runs that disagree (torchmatrix.worker.repeats)
     sent = set(protocol.OUTCOMES_THE_WORKER_MAY_SEND)
     assert sent == {outcome.value for outcome in RECORD_OUTCOMES} - {outcome.value for outcome in made_by_the_host}
     assert set(protocol.OUTCOMES_A_PROBE_MAY_RETURN) <= set(protocol.OUTCOMES_A_CHILD_MAY_SEND) <= sent

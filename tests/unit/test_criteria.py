@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from torchmatrix import printed, repeats
-from torchmatrix.bisection import Observation
+from torchmatrix.bisection.criteria import Criterion, metric_value, observe
+from torchmatrix.bisection.search import Observation
 from torchmatrix.core import Outcome, Record
-from torchmatrix.criteria import Criterion, metric_value, observe
+from torchmatrix.worker import printed, repeats
 
 from .test_results import result
 

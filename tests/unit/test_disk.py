@@ -10,7 +10,7 @@ import pytest
 from nox.sessions import _normalize_path
 from packaging.version import Version
 
-from torchmatrix import disk, uvcache
+from torchmatrix.environment import disk, uvcache
 
 from .test_uvcache import unpacked
 

@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from torchmatrix import interrupts
+from torchmatrix.util import interrupts
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchmatrix import library
+from torchmatrix.environment import library
 
 
 def test_requires_python_is_read_from_pyproject_without_building(tmp_path: Path) -> None:

@@ -11,13 +11,13 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix import plan as plan_module
+from torchmatrix import planner as plan_module
 from torchmatrix.core import DEVICES, Outcome
+from torchmatrix.index.releases import Listing, _wheels
 from torchmatrix.interpreters import Interpreter
 from torchmatrix.matrix import Matrix, PinRule, TorchEntry
 from torchmatrix.matrix.loader import load_pin_rules
-from torchmatrix.plan import KNOWN_PINS_FILE, Held, held_pythons, load_newest_pythons, plan
-from torchmatrix.releases import Listing, _wheels
+from torchmatrix.planner import KNOWN_PINS_FILE, Held, held_pythons, load_newest_pythons, plan
 
 from ..conftest import DATA
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from torchmatrix import disk, uvcache
+from torchmatrix.environment import disk, uvcache
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.sessions import plan
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import printed
-from torchmatrix.printed import Printed
+from torchmatrix.worker import printed
+from torchmatrix.worker.printed import Printed
 
 
 @pytest.mark.parametrize("rule", printed.RULES, ids=lambda rule: rule.what)

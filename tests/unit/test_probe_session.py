@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from torchmatrix.errors import UsageError
 from torchmatrix.interpreters import Interpreter
-from torchmatrix.plan import Cell
+from torchmatrix.planner import Cell
 from torchmatrix.sessions.probe import ProbeRequest, _saying_what_an_interrupt_left, parse
 
 

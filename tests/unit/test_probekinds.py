@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import probekinds
 from torchmatrix.core import Kind
+from torchmatrix.matrix import kinds
 from torchmatrix.matrix.loader import probe_at
 
 RUN = "def run(device):\n    return {'outcome': 'pass'}\n"
@@ -45,7 +45,7 @@ ASKED = Kind.SCRIPT_OR_TESTS
 def test_a_file_is_a_module_if_it_defines_run_device_else_pytest_is_asked_in_the_cell(
     tmp_path: Path, name: str, text: str, kind: Kind
 ) -> None:
-    assert probekinds.kind_of_file(write(tmp_path, name, text)) is kind
+    assert kinds.kind_of_file(write(tmp_path, name, text)) is kind
 
 
 def test_a_node_id_or_a_folder_is_tests_and_the_matrix_may_say_a_file_s_kind(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_a_node_id_or_a_folder_is_tests_and_the_matrix_may_say_a_file_s_kind(tmp
         (Kind.SCRIPT, "the matrix says kind: script"),
     ]
     asked = probe_at(write(tmp_path, "repro.py", "print(1)\n"), tmp_path)
-    assert (asked.kind, asked.kind_reason, asked.root) == (ASKED, probekinds.ASKED, tmp_path)
+    assert (asked.kind, asked.kind_reason, asked.root) == (ASKED, kinds.ASKED, tmp_path)
 
 
 def test_a_file_pytest_is_asked_about_covers_its_own_record_and_its_tests(tmp_path: Path) -> None:
@@ -111,14 +111,14 @@ def test_the_digest_of_tests_covers_their_files_and_the_conftests_above(tmp_path
     write(tmp_path, "tests/test_a.py", "def test_a():\n    pass\n")
     asked = probe_at(tmp_path / "tests" / "test_a.py", tmp_path)
     probe = probe_at(tmp_path / "tests" / "test_a.py", tmp_path, kind=Kind.PYTEST)
-    before = probekinds.digest(probe)
+    before = kinds.digest(probe)
     write(tmp_path, "conftest.py", "")
-    with_conftest = probekinds.digest(probe)
+    with_conftest = kinds.digest(probe)
     write(tmp_path, "tests/other_module.py", "X = 1\n")
-    assert before != with_conftest == probekinds.digest(probe)  # a file the test file does not name: no change
+    assert before != with_conftest == kinds.digest(probe)  # a file the test file does not name: no change
     # Asked about, its digest is its file's, as a script's; what pytest read (conftest.py) is among what it read.
-    assert probekinds.digest(asked) == hashlib.sha256((tmp_path / "tests" / "test_a.py").read_bytes()).hexdigest()
-    assert [path.name for path in probekinds.source_files(asked)] == ["conftest.py", "test_a.py"]
-    assert [path.name for path in probekinds.source_files(probe)] == ["conftest.py", "test_a.py"]
+    assert kinds.digest(asked) == hashlib.sha256((tmp_path / "tests" / "test_a.py").read_bytes()).hexdigest()
+    assert [path.name for path in kinds.source_files(asked)] == ["conftest.py", "test_a.py"]
+    assert [path.name for path in kinds.source_files(probe)] == ["conftest.py", "test_a.py"]
     folder = probe_at(tmp_path / "tests", tmp_path)
-    assert [path.name for path in probekinds.source_files(folder)] == ["conftest.py", "other_module.py", "test_a.py"]
+    assert [path.name for path in kinds.source_files(folder)] == ["conftest.py", "other_module.py", "test_a.py"]

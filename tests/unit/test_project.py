@@ -14,7 +14,7 @@ from torchmatrix import freshness
 from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
-from torchmatrix.plan import Cell, plan
+from torchmatrix.planner import Cell, plan
 from torchmatrix.project import Project, as_listed, load, with_releases
 
 from .test_plan import LINUX, LISTING, THIS_MACHINE

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix import releases
+from torchmatrix.index import releases
 
 from ..conftest import DATA
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from torchmatrix import repeats
 from torchmatrix.core import Outcome, Pair, Probe, Record
+from torchmatrix.worker import repeats
 
 PROBE = Probe("flaky", Path("flaky.py"))
 

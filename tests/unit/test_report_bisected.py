@@ -6,9 +6,9 @@ import base64
 import hashlib
 import re
 
-from torchmatrix.criteria import Criterion
-from torchmatrix.report import bisected, chart, markdown, model, page
-from torchmatrix.summaries import Summary
+from torchmatrix.bisection.criteria import Criterion
+from torchmatrix.bisection.summaries import Summary
+from torchmatrix.views import bisected, chart, markdown, model, page
 
 from .report_data import HOSTILE, scenario
 from .test_report_markdown import html, tables

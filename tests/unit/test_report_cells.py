@@ -5,11 +5,11 @@ from __future__ import annotations
 from packaging.version import Version
 
 from torchmatrix.interpreters import Interpreter
-from torchmatrix.plan import Cell
-from torchmatrix.report import markdown, model
-from torchmatrix.report.cells import MatrixCells, split
-from torchmatrix.report.options import parse
+from torchmatrix.planner import Cell
 from torchmatrix.results import INSTALLED_SESSION, CellResult
+from torchmatrix.views import markdown, model
+from torchmatrix.views.cells import MatrixCells, split
+from torchmatrix.views.options import parse
 
 from .report_data import autograd, cell, unavailable
 

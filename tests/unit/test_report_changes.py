@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import changes, history, model
+from torchmatrix.views import changes, history, model
 
 from .report_data import assert_golden, hostile, scenario, sweep_scenario
 from .test_report_markdown import html, tables

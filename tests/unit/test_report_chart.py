@@ -6,7 +6,7 @@ import math
 import xml.etree.ElementTree as ElementTree
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import chart, model
+from torchmatrix.views import chart, model
 
 from .report_data import assert_golden, cell, hostile, scenario
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from torchmatrix.core import Outcome
-from torchmatrix.report import diff, model
+from torchmatrix.views import diff, model
 
 from .report_data import autograd, batched, cell, everywhere, scenario
 

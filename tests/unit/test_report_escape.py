@@ -12,8 +12,8 @@ import docutils.utils
 import pytest
 from markdown_it import MarkdownIt
 
-from torchmatrix.report import escape
-from torchmatrix.safetext import report_line
+from torchmatrix.util.safetext import report_line
+from torchmatrix.views import escape
 
 from .report_data import HOSTILE
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from torchmatrix import results
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import export, model
-from torchmatrix.safetext import report_line
+from torchmatrix.util.safetext import report_line
+from torchmatrix.views import export, model
 
 from .report_data import HOSTILE, assert_golden, cell, hostile, scenario
 

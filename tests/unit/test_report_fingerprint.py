@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchmatrix.report.fingerprint import differences
+from torchmatrix.views.machine_side import differences
 
 AVX2 = {"cpu_capability": "AVX2", "blas": "mkl", "lapack": "mkl", "cuda": "11.7", "devices": {"cuda": ["A100"]}}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import markdown, model, page, supported
-from torchmatrix.report.front import front, is_test
 from torchmatrix.results import CellResult
+from torchmatrix.views import markdown, model, page, supported
+from torchmatrix.views.front import front, is_test
 
 from .report_data import assert_golden, cell
 from .test_report_markdown import html, tables

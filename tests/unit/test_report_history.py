@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from torchmatrix.report import history, model
-from torchmatrix.report.history import SincePrevious
-from torchmatrix.report.model import Column, Row
+from torchmatrix.views import history, model
+from torchmatrix.views.history import SincePrevious
+from torchmatrix.views.model import Column, Row
 
 from .report_data import scenario, sweep_scenario
 

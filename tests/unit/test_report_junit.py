@@ -8,7 +8,7 @@ from xml.etree import ElementTree
 import junitparser
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import junit, model
+from torchmatrix.views import junit, model
 
 from .report_data import HOSTILE, assert_golden, cell, hostile, scenario
 

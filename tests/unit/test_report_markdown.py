@@ -6,7 +6,7 @@ import re
 
 from markdown_it import MarkdownIt
 
-from torchmatrix.report import markdown, model
+from torchmatrix.views import markdown, model
 
 from .report_data import assert_golden, hostile, scenario
 

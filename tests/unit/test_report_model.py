@@ -8,10 +8,11 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from torchmatrix import repeats, results
+from torchmatrix import results
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import model
-from torchmatrix.report.model import Column, Row
+from torchmatrix.views import model
+from torchmatrix.views.model import Column, Row
+from torchmatrix.worker import repeats
 
 from .report_data import autograd, batched, cell, everywhere, scenario
 

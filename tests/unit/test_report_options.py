@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from torchmatrix.errors import UsageError
-from torchmatrix.report.options import ReportOptions, parse
-from torchmatrix.report.publish import DEFAULT_FORMATS, FORMATS
+from torchmatrix.views.options import ReportOptions, parse
+from torchmatrix.views.publish import DEFAULT_FORMATS, FORMATS
 
 
 def test_no_option_writes_the_default_formats() -> None:

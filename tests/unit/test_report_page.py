@@ -8,7 +8,7 @@ import json
 import re
 from html.parser import HTMLParser
 
-from torchmatrix.report import chart, history, model, page
+from torchmatrix.views import chart, history, model, page
 
 from .report_data import HOSTILE, assert_golden, hostile, scenario, sweep_scenario
 

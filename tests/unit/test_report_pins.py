@@ -5,16 +5,16 @@ from __future__ import annotations
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from torchmatrix import plan
+from torchmatrix import planner
 from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import PinRule, loader
-from torchmatrix.report import markdown, model, page, rst, supported
 from torchmatrix.results import CellResult
+from torchmatrix.views import markdown, model, page, rst, supported
 
 from .report_data import cell
 from .test_report_markdown import html, tables
 
-KNOWN = tuple(loader.load_pin_rules(plan.KNOWN_PINS_FILE))
+KNOWN = tuple(loader.load_pin_rules(planner.KNOWN_PINS_FILE))
 SETUPTOOLS = next(rule for rule in KNOWN if rule.torch == SpecifierSet(">=2.0,<2.3"))
 
 

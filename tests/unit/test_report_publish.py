@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from torchmatrix.report import model, publish
+from torchmatrix.views import model, publish
 
 from .report_data import scenario
 

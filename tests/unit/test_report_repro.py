@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from torchmatrix import probekinds, scriptmeta
 from torchmatrix.core import Kind
+from torchmatrix.matrix import kinds, pep723
 from torchmatrix.matrix.schema import PROBE_NAME
-from torchmatrix.report import history, model, publish, repro
 from torchmatrix.results import CellResult
+from torchmatrix.views import history, model, publish, repro
 
 from ..conftest import ROOT
 from .report_data import autograd, cell, operator, swept
@@ -68,8 +68,8 @@ def test_a_script_is_a_standalone_script_bisect_takes_as_it_is(tmp_path: Path) -
     path = tmp_path / name.rpartition("/")[2]
     path.write_text(text)
     assert PROBE_NAME.match(path.stem)
-    assert probekinds.kind_of_file(path) is Kind.SCRIPT_OR_TESTS  # no run(): no test either, pytest will say
-    meta = scriptmeta.read(path)
+    assert kinds.kind_of_file(path) is Kind.SCRIPT_OR_TESTS  # no run(): no test either, pytest will say
+    meta = pep723.read(path)
     assert meta.dependencies == ("numpy", "expecttest") and meta.devices is None  # cpu alone
     for source in (text, copy):
         tree = ast.parse(source)
@@ -94,7 +94,7 @@ def test_a_script_of_another_device_says_it_runs_there(tmp_path: Path) -> None:
     assert name == "repro/exp2_b1e54f21c4cac4e0_cuda.py"
     path = tmp_path / "script.py"
     path.write_text(text)
-    assert scriptmeta.read(path).devices == ("cuda",)
+    assert pep723.read(path).devices == ("cuda",)
 
 
 def test_a_folder_the_record_names_is_given_relative_to_the_script_and_none_as_none() -> None:
@@ -142,7 +142,7 @@ def test_the_probes_that_ask_are_found_by_their_records_and_read_from_their_file
     assert list(sources) == ["opsweep"]
     assert sources["opsweep"] == repro.ProbeSource(
         SWEEP, ROOT / "probes", ROOT / "reports" / "repro", "reports/repro",
-        scriptmeta.dependencies(ROOT / "probes" / "opsweep.py"),
+        pep723.dependencies(ROOT / "probes" / "opsweep.py"),
     )  # fmt: skip
     assert repro.sources(report.tables, lambda name: tmp_path / "absent.py", tmp_path, tmp_path) == {}
     assert repro.sources(report.tables, lambda name: None, tmp_path, tmp_path) == {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import docutils.core
 from docutils.utils import SystemMessage
 
-from torchmatrix.report import model, rst
+from torchmatrix.views import model, rst
 
 from .report_data import assert_golden, hostile, scenario
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from torchmatrix import checks
-from torchmatrix.report.sameinputs import Comparison, compare
+from torchmatrix.views.sameinputs import Comparison, compare
 
 
 def swept(*samples: tuple[object, object]) -> dict:

@@ -10,14 +10,14 @@ import pytest
 from packaging.version import Version
 
 from torchmatrix import project as projects
-from torchmatrix import scriptmeta, variables
+from torchmatrix import variables
+from torchmatrix.bisection.summaries import Summary
 from torchmatrix.core import Outcome, Record
-from torchmatrix.matrix import TorchEntry
+from torchmatrix.matrix import TorchEntry, pep723
 from torchmatrix.project import Project
-from torchmatrix.report import model
 from torchmatrix.results import CellResult
 from torchmatrix.sessions.report import _matrix_cells, _probe_sources, answers_marked_stale
-from torchmatrix.summaries import Summary
+from torchmatrix.views import model
 
 from ..conftest import ROOT
 from .test_project import project
@@ -101,4 +101,4 @@ def test_the_probes_whose_records_ask_for_repro_scripts_are_read_from_the_matrix
     sweep = found["opsweep"]
     assert (sweep.probe_folder, sweep.scripts, sweep.folder) == (tmp_path / "probes", tmp_path / "reports" / "repro",
                                                                  "reports/repro")  # fmt: skip
-    assert sweep.dependencies == scriptmeta.dependencies(ROOT / "probes" / "opsweep.py")
+    assert sweep.dependencies == pep723.dependencies(ROOT / "probes" / "opsweep.py")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import model, supported
+from torchmatrix.views import model, supported
 
 from .report_data import HOSTILE, assert_golden, cell, hostile, scenario
 from .test_report_markdown import tables

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import atomicfile, identity, results, storedjson
+from torchmatrix import identity, results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
+from torchmatrix.util import atomicfile, storedjson
 
 
 def record(probe: str, device: str, outcome: Outcome = Outcome.PASS) -> Record:

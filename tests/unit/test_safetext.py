@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from torchmatrix.safetext import for_terminal, report_line, report_lines, terminal_line, unsafe
+from torchmatrix.util.safetext import for_terminal, report_line, report_lines, terminal_line, unsafe
 
 from ..faults.probes import hostile
 

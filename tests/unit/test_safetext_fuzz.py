@@ -19,11 +19,10 @@ from xml.etree import ElementTree
 
 import pytest
 
-from torchmatrix import terminal_table
 from torchmatrix.core import Outcome, Record
-from torchmatrix.report import escape, export, junit, markdown, model, rst
 from torchmatrix.results import CellResult
-from torchmatrix.safetext import for_terminal, report_line, report_lines, terminal_line, unsafe
+from torchmatrix.util.safetext import for_terminal, report_line, report_lines, terminal_line, unsafe
+from torchmatrix.views import escape, export, junit, markdown, model, rst, terminal_table
 
 from .report_data import cell
 from .test_report_escape import markdown_html, rst_html, text_of

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import atomicfile, summaries
-from torchmatrix.criteria import Criterion
-from torchmatrix.summaries import BisectedChange, Commits, Side, Summary
+from torchmatrix.bisection import summaries
+from torchmatrix.bisection.criteria import Criterion
+from torchmatrix.bisection.summaries import BisectedChange, Commits, Side, Summary
+from torchmatrix.util import atomicfile
 
 OLD_HASH, NEW_HASH = "a" * 40, "b" * 40
 FOUND = BisectedChange(

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from torchmatrix.tee import Redraws, Tee
+from torchmatrix.util.tee import Redraws, Tee
 
 
 def reduced(*pieces: str) -> list[str]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from torchmatrix.core import Outcome, Record
-from torchmatrix.safetext import unsafe
-from torchmatrix.terminal_table import table
+from torchmatrix.util.safetext import unsafe
+from torchmatrix.views.terminal_table import table
 
 from ..conftest import hostile_result
 from .test_results import result

@@ -9,7 +9,7 @@ from packaging.tags import parse_tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from torchmatrix import uvcache
+from torchmatrix.environment import uvcache
 
 
 def unpacked(cache: Path, name: str, version: str, tags: str = "py3-none-any", entry: str | None = None,

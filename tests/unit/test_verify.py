@@ -6,9 +6,9 @@ from packaging.specifiers import SpecifierSet
 
 from torchmatrix import results
 from torchmatrix.core import Outcome, Record
+from torchmatrix.expectations import all_hold, check, not_allowed, report, tally
 from torchmatrix.matrix import Expectation
 from torchmatrix.matrix.loader import load_matrix
-from torchmatrix.verify import all_hold, check, not_allowed, report, tally
 
 from ..conftest import ROOT
 from .test_results import result

@@ -99,9 +99,11 @@ class Matrix:
     requires: tuple[Requirement, ...] = ()
     """Installed in every cell beside torch and its pins."""
     repeat: int = 1
-    """How many times each (probe, device) pair runs, each in a fresh process (:mod:`torchmatrix.repeats`)."""
+    """How many times each (probe, device) pair runs, each in a fresh process
+    (:mod:`torchmatrix.worker.repeats`)."""
     strict: bool = False
-    """Whether a probe session fails on an outcome no expectation allows (:func:`torchmatrix.verify.not_allowed`)."""
+    """Whether a probe session fails on an outcome no expectation allows
+    (:func:`torchmatrix.expectations.not_allowed`)."""
     env: tuple[tuple[str, str], ...] = ()
     """Variables every pair finds set (``env:``), as (name, value)."""
     pass_env: tuple[str, ...] = ()

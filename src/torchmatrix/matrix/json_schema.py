@@ -27,9 +27,8 @@ from typing import Any
 
 import yaml
 
-from ..atomicfile import write_text
-from ..core import DEVICES, STORED_OUTCOMES
-from ..repeats import MAX_REPEAT
+from ..core import DEVICES, MAX_REPEAT, STORED_OUTCOMES
+from ..util.atomicfile import write_text
 from . import schema
 from .schema import Key
 

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import probekinds, scriptmeta, variables
+from .. import variables
 from ..core import DEVICES, Kind, Probe
 from ..errors import UsageError, did_you_mean
-from . import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule, ProbeEntry, yamldoc
+from . import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule, ProbeEntry, kinds, pep723, yamldoc
 from .schema import MATRIX_KEYS, PROBE_KINDS, PROBE_NAME, check_mapping, fail, list_of, pin_rule
 from .yamldoc import Document, KeyPath
 
@@ -54,7 +54,7 @@ def _nameable(stem: str) -> bool:
 
 def _default_probes(probes_dir: Path) -> list[str]:
     """What a matrix without ``probes:`` runs: the available probes, but those that say they are opt-in."""
-    return [name for name in available_probes(probes_dir) if not scriptmeta.read(probes_dir / f"{name}.py").opt_in]
+    return [name for name in available_probes(probes_dir) if not pep723.read(probes_dir / f"{name}.py").opt_in]
 
 
 def _resolve_probes(doc: Document, entries: list[ProbeEntry], base: Path, probes_dir: Path) -> tuple[Probe, ...]:
@@ -150,14 +150,14 @@ def probe_at(
     kind, reason = _kind_at(path, select, kind)
     root = base if base in path.parents else path.parent  # a path from elsewhere ($TORCHMATRIX_PROBES): its folder
     if kind is not Kind.PYTEST:
-        meta = scriptmeta.read(path)
+        meta = pep723.read(path)
         probe = Probe(_file_name(path, root, probes_dir), path, meta.dependencies, kind=kind, kind_reason=reason,
                       root=root if kind.may_be_tests else None)  # fmt: skip
-        return dataclasses.replace(probe, devices=probekinds.devices_of(kind, probekinds.source_files(probe),
+        return dataclasses.replace(probe, devices=kinds.devices_of(kind, kinds.source_files(probe),
                                                                         meta.devices))  # fmt: skip
     name = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
     probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=root, kind_reason=reason)
-    return dataclasses.replace(probe, devices=probekinds.devices_of(kind, probekinds.source_files(probe), None))
+    return dataclasses.replace(probe, devices=kinds.devices_of(kind, kinds.source_files(probe), None))
 
 
 def _kind_at(path: Path, select: str, given: Kind | None) -> tuple[Kind, str]:
@@ -170,8 +170,8 @@ def _kind_at(path: Path, select: str, given: Kind | None) -> tuple[Kind, str]:
     if given is not None:
         word = next(word for word, kind in PROBE_KINDS.items() if kind is given)
         return given, f"the matrix says kind: {word}"
-    found = probekinds.kind_of_file(path)
-    return found, probekinds.DEFINES_RUN if found is Kind.MODULE else probekinds.ASKED
+    found = kinds.kind_of_file(path)
+    return found, kinds.DEFINES_RUN if found is Kind.MODULE else kinds.ASKED
 
 
 def _file_name(path: Path, root: Path, probes_dir: Path | None) -> str:
@@ -280,9 +280,9 @@ def _runs_only_on(probe: Probe) -> str:
 
 
 def _reads_device_hint(probe: Probe) -> str:
-    tests = f"tests run on every device when they read ${probekinds.DEVICE_VARIABLE} "
-    tests += f"or use the {probekinds.DEVICE_FIXTURE} fixture"
-    script = f"a script runs on every device when it reads ${probekinds.DEVICE_VARIABLE}, "
+    tests = f"tests run on every device when they read ${kinds.DEVICE_VARIABLE} "
+    tests += f"or use the {kinds.DEVICE_FIXTURE} fixture"
+    script = f"a script runs on every device when it reads ${kinds.DEVICE_VARIABLE}, "
     script += "or on those its PEP 723 block lists under [tool.torchmatrix] devices"
     if probe.kind is Kind.SCRIPT_OR_TESTS:
         return f"{script}; {tests}"

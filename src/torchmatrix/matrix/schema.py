@@ -22,9 +22,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ..core import DEVICES, STORED_OUTCOMES, Kind, Outcome
+from ..core import DEVICES, MAX_REPEAT, STORED_OUTCOMES, Kind, Outcome
 from ..errors import ConfigError, did_you_mean
-from ..repeats import MAX_REPEAT
 from . import Expectation, PinRule, ProbeEntry, TorchEntry, yamldoc
 from .yamldoc import Document, KeyPath
 

@@ -41,25 +41,17 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
-from .. import (
-    atomicfile,
-    bisection,
-    criteria,
-    identity,
-    library,
-    plan,
-    releases,
-    results,
-    safetext,
-    summaries,
-    variables,
-)
-from ..bisection import Look, Observation, Search, Status, Verdict
+from .. import identity, planner, results, variables
+from ..bisection import criteria, search, summaries
+from ..bisection.search import Look, Observation, Search, Status, Verdict
+from ..bisection.summaries import BisectedChange, Commits
 from ..core import Record, holds
+from ..environment import library
 from ..errors import TorchmatrixError, UsageError
-from ..plan import Cell
-from ..releases import Listing, dated
-from ..summaries import BisectedChange, Commits
+from ..index import releases
+from ..index.releases import Listing, dated
+from ..planner import Cell
+from ..util import atomicfile, safetext
 from . import childnox
 from .handback import HandBack
 
@@ -67,8 +59,8 @@ if TYPE_CHECKING:
     import nox
 
     from ..project import Project
-from .bisect_request import BisectRequest, Key, missing_end, parse, sources
-from .bisect_words import (
+from ..bisection.request import BisectRequest, Key, missing_end, parse, sources
+from ..bisection.words import (
     answer,
     changed_in_table,
     commits_line,
@@ -123,7 +115,7 @@ class _Bisection:
     @property
     def budget(self) -> int:
         """The most cells it may build before the ends show how many pairs changed: one per pair, at most."""
-        return bisection.budget_for(len(self.versions), len(self.request.keys))
+        return search.budget_for(len(self.versions), len(self.request.keys))
 
     @property
     def folder(self) -> Path:
@@ -418,13 +410,16 @@ class _Bisection:
         listing, project = self.listing or self.project.listing, self.project
         needs = library.requires_python(project.matrix.project)
         here = set.intersection(
-            *(plan.installable_pythons(v, listing, project.interpreters, project.platforms, needs) for v in (old, new))
+            *(
+                planner.installable_pythons(v, listing, project.interpreters, project.platforms, needs)
+                for v in (old, new)
+            )
         )
         if here:
             python = max(here, key=Version)
             return f"both install on Python {python} here: bisect --from {old} --to {new} runs both on it"
         wheels = [
-            {*plan.python_minors([wheel for wheel in listing.wheels_for(v) if wheel.fits(project.platforms)])}
+            {*planner.python_minors([wheel for wheel in listing.wheels_for(v) if wheel.fits(project.platforms)])}
             for v in (old, new)
         ]
         both = wheels[0] & wheels[1]
@@ -488,7 +483,7 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
     project.require_writable(project.machine_dir)
     versions, listing = _candidates(project, session, request)
     pinned = {entry.version: entry.pythons for entry in project.matrix.torch if entry.pythons}
-    spans = plan.held_pythons(
+    spans = planner.held_pythons(
         versions, listing, project.interpreters, project.platforms, library.requires_python(project.matrix.project),
         pinned=pinned,
     )  # fmt: skip
@@ -506,13 +501,13 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
         f"bisect {request.describe()}: {len(versions)} releases from {dated(request.old)} to {dated(request.new)} "
         f"({', '.join(map(dated, versions))}); {whole} known already, {most}; {_pythons_said(spans)}"
     )
-    found = bisection.search(versions, job.build, request.keys, known, on_look=job.on_look)
+    found = search.search(versions, job.build, request.keys, known, on_look=job.on_look)
     summary = job.write_summary(found)
     for key, verdict in found.verdicts.items():
         for warning in verdict.warnings:
             where = f"{key_text(key)}: " if request.several else ""
             session.warn(safetext.for_terminal(where + warning, keep_newlines=False))
-    bound = bisection.describe_budget(len(versions), len(found.changes))
+    bound = search.describe_budget(len(versions), len(found.changes))
     session.log(
         safetext.for_terminal(
             f"built {found.built} of at most {found.budget} cells ({bound}); summary: {summary}", keep_newlines=False
@@ -525,7 +520,7 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
 
 
 def held_cells(
-    project: Project, listing: Listing, spans: Sequence[plan.Held], versions: Sequence[Version]
+    project: Project, listing: Listing, spans: Sequence[planner.Held], versions: Sequence[Version]
 ) -> tuple[dict[Version, Cell], dict[Version, str]]:
     """Each release's cell on the Python its span holds, and the releases whose Python that makes another than
     the planner's (what the child nox is told). A release outside every span keeps the cell that says why."""
@@ -539,7 +534,7 @@ def held_cells(
     return cells, held
 
 
-def _pythons_said(spans: Sequence[plan.Held]) -> str:
+def _pythons_said(spans: Sequence[planner.Held]) -> str:
     """``on Python 3.10 throughout``, or each Python and its releases where none installs them all."""
     if len(spans) <= 1:
         return f"on Python {spans[0].python} throughout" if spans else "no release has a Python here"
@@ -556,7 +551,7 @@ def _candidates(project: Project, session: nox.Session, request: BisectRequest) 
         session.warn(safetext.for_terminal(note))
     if not listing.known:
         raise TorchmatrixError(f"cannot list the torch releases: {'; '.join(listing.notes)}")
-    versions = bisection.candidates(listing, project.platforms, request.old, request.new, request.pre)
+    versions = search.candidates(listing, project.platforms, request.old, request.new, request.pre)
     for flag, end in (("--from", request.old), ("--to", request.new)):
         if end not in versions:
             raise UsageError(f"{flag} {end}: {missing_end(listing, project.platforms, end, request.pre)}")

@@ -27,7 +27,7 @@ from .handback import HandBack, Stored, received
 if TYPE_CHECKING:
     import nox
 
-    from ..plan import Cell
+    from ..planner import Cell
     from ..project import Project
 
 HELD_PREFIX = "held-python-"

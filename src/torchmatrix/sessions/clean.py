@@ -2,7 +2,7 @@
 uv's cache that nothing else here keeps; never a stored result.
 
 An environment goes only while this holds its lock, the one its probe session
-holds while it runs (:func:`torchmatrix.cellenv.locked`): it waits for a run
+holds while it runs (:func:`torchmatrix.environment.cellenv.locked`): it waits for a run
 that uses it. A wheel goes by its entries in uv's cache; ``uv cache prune``
 then frees the folders nothing points to any more.
 """
@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from .. import cellenv, disk, safetext, uvcache
-from ..arguments import Parser, typed
+from ..environment import cellenv, disk, uvcache
 from ..errors import UsageError, did_you_mean
+from ..util import safetext
+from ..util.arguments import Parser, typed
 from . import keeps
 
 if TYPE_CHECKING:

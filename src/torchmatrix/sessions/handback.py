@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import atomicfile, safetext, storedjson, variables
+from .. import variables
 from ..errors import TorchmatrixError
 from ..results import safe_name
+from ..util import atomicfile, safetext, storedjson
 
 SCHEMA = 1
 
@@ -97,7 +98,7 @@ def write(folder: Path, handed: HandBack) -> None:
 def received(folder: Path, session: str) -> HandBack | None:
     """What ``session`` handed back in ``folder``; None when it wrote nothing there.
 
-    Read as any stored JSON (:mod:`torchmatrix.storedjson`); OSError or ValueError names what is wrong.
+    Read as any stored JSON (:mod:`torchmatrix.util.storedjson`); OSError or ValueError names what is wrong.
     """
     file = path(folder, session)
     if not file.exists():

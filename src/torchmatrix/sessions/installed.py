@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from .. import results, safetext
-from ..arguments import Parser
+from .. import results
 from ..cellrun import NothingStored, cell_result, progress_log, run_pairs, tally, write
 from ..errors import TorchmatrixError, UsageError
-from ..plan import cell_id
+from ..planner import cell_id
+from ..util import safetext
+from ..util.arguments import Parser
 from .report import queue_report
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from nox.virtualenv import find_uv
 from packaging.version import Version
 
-from .. import disk, uvcache
+from ..environment import disk, uvcache
 from . import childnox
 
 if TYPE_CHECKING:

@@ -9,18 +9,19 @@ from typing import TYPE_CHECKING
 
 from tabulate import tabulate
 
-from .. import disk, safetext
-from ..arguments import typed
+from ..environment import disk
 from ..errors import UsageError
-from ..plan import assumed_support
+from ..planner import assumed_support
+from ..util import safetext
+from ..util.arguments import typed
 from . import keeps
 
 if TYPE_CHECKING:
     import nox
 
-    from ..plan import Cell
+    from ..environment.uvcache import Wheel
+    from ..planner import Cell
     from ..project import Project
-    from ..uvcache import Wheel
 
 
 def run(project: Project, session: nox.Session, command: str | None = None) -> None:

@@ -20,10 +20,11 @@ from typing import IO, TYPE_CHECKING
 from nox.command import CommandFailed
 from nox.virtualenv import VirtualEnv
 
-from .. import cellrun, interrupts, safetext
-from ..arguments import Parser, repeat_count, typed
+from .. import cellrun
 from ..cellrun import CellOutcome, CellRequest, Ended, Installer, NothingStored, UpToDate, Written
 from ..core import Outcome
+from ..util import interrupts, safetext
+from ..util.arguments import Parser, repeat_count, typed
 from .handback import ResultFile
 from .report import queue_report
 

@@ -7,13 +7,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import freshness, results, safetext, summaries, terminal_table, variables
-from ..arguments import typed
+from .. import freshness, results, variables
+from ..bisection import summaries
 from ..core import Outcome
 from ..errors import TorchmatrixError
 from ..matrix.schema import PROBE_NAME
-from ..report import cells, diff, markdown, model, publish, repro
-from ..report import options as report_options
+from ..util import safetext
+from ..util.arguments import typed
+from ..views import cells, diff, markdown, model, publish, repro, terminal_table
+from ..views import options as report_options
 
 if TYPE_CHECKING:
     import nox

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import criteria, freshness, results, safetext, verify
-from ..arguments import Parser, with_usage
+from .. import expectations, freshness, results
+from ..bisection import criteria
 from ..errors import UsageError, did_you_mean
 from ..matrix import Expectation
-from ..plan import Cell
+from ..planner import Cell
 from ..results import CellResult
+from ..util import safetext
+from ..util.arguments import Parser, with_usage
 from . import childnox
 from .handback import HandBack
 
@@ -62,7 +64,7 @@ def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:
     for cell in project.cells:
         if cell.outcome:
             continue  # it cannot run here (no wheel, no interpreter): running it again would change nothing
-        expect = [e for e in project.matrix.expect if verify.applies(e, cell.torch, cell.python, project.machine)]
+        expect = [e for e in project.matrix.expect if expectations.applies(e, cell.torch, cell.python, project.machine)]
         result = stored.get((cell.torch, cell.python_request))
         pairs = {pair for e in expect for pair in _records_read(project, result, e)}
         if pairs and project.up_to_date(cell, stored, pairs) is None:
@@ -78,7 +80,7 @@ def misnamed(project: Project, found: Sequence[CellResult]) -> list[str]:
     for e in project.matrix.expect:
         for cell in project.cells:
             result = stored.get((cell.torch, cell.python_request))
-            if result is None or not verify.applies(e, cell.torch, cell.python, project.machine):
+            if result is None or not expectations.applies(e, cell.torch, cell.python, project.machine):
                 continue
             held = _holders_records(project, result, e)
             if _records_named(result, e.probe, e.device) or not held or project.up_to_date(cell, stored, held) is None:
@@ -133,7 +135,7 @@ def _named_nothing(
     for cell in cells:
         result = stored.get((cell.torch, cell.python_request))
         for e in project.matrix.expect:
-            if result is None or not verify.applies(e, cell.torch, cell.python, project.machine):
+            if result is None or not expectations.applies(e, cell.torch, cell.python, project.machine):
                 continue
             if not _records_named(result, e.probe, e.device):
                 missing.append(f"{e.probe} on {e.device} ({e.where})")
@@ -188,10 +190,10 @@ def run(project: Project, session: nox.Session, noxfile: Path) -> None:
             session.warn(
                 f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first"
             )
-    checks = verify.check(project.matrix.expect, freshness.marked_stale(results.latest(chosen), project))
-    for line in verify.report(checks):
+    checks = expectations.check(project.matrix.expect, freshness.marked_stale(results.latest(chosen), project))
+    for line in expectations.report(checks):
         print(safetext.for_terminal(line, keep_newlines=False), flush=True)
-    tally = verify.tally(checks)
-    if not verify.all_hold(checks):
+    tally = expectations.tally(checks)
+    if not expectations.all_hold(checks):
         session.error(tally)
     session.log(tally)

@@ -1,0 +1,1 @@
+"""Bisect: the search, what a record shows a question (criteria), the question read, the answer worded and kept."""

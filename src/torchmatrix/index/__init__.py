@@ -1,0 +1,1 @@
+"""What the package index lists: torch's releases and their wheels, and the find-links in effect."""

@@ -1,0 +1,120 @@
+"""What a probe of the matrix is (a ``run(device)`` module, a script, or pytest tests), its devices, its digest.
+
+Told here from what needs no asking; the host never imports a probe, nor pytest:
+
+- A folder or a pytest node id (``tests/test_dot.py::test_grad``) is pytest
+  tests: a record per test.
+- A ``.py`` file whose top level defines ``run`` taking one parameter,
+  ``device`` (``def run(device):``), is a module: the worker calls ``run``.
+  That is torchmatrix's own protocol, read from the text.
+- Any other ``.py`` file is tests or a script as pytest says, asked in the
+  cell (:attr:`~torchmatrix.core.Kind.SCRIPT_OR_TESTS`): which files pytest
+  collects tests from is pytest's rule, under the project's configuration and
+  plugins, with the file's imports run; only pytest can apply it.
+
+A module is handed its device, so it runs on every device of the matrix. A
+script or tests learn the device from ``TORCHMATRIX_DEVICE`` (tests also from
+the ``torchmatrix_device`` fixture): those whose text never names either run
+on cpu alone, since running them elsewhere would only repeat the cpu's
+answer. A script's PEP 723 block can name its devices instead
+(``[tool.torchmatrix] devices = ["cpu", "cuda"]``).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..core import Kind, Probe
+from ..variables import DEVICE
+
+DEVICE_VARIABLE = DEVICE.name
+DEVICE_FIXTURE = "torchmatrix_device"
+CPU_ONLY = ("cpu",)
+DEFINES_RUN = "it defines run(device)"
+ASKED = "a .py file without run(device): pytest, asked in the cell, says whether it holds tests"
+
+
+def kind_of_file(path: Path) -> Kind:
+    """A ``.py`` file's kind: a module if it defines ``run(device)``, else what pytest says in the cell.
+
+    A file that does not parse stays a module, whose loading then records the SyntaxError.
+    """
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except (SyntaxError, ValueError):
+        return Kind.MODULE
+    return Kind.MODULE if any(_defines_run(node) for node in tree.body) else Kind.SCRIPT_OR_TESTS
+
+
+def _defines_run(node: ast.stmt) -> bool:
+    """Whether a top-level statement defines ``run`` as the worker calls it, ``run(device)``.
+
+    Its first parameter is ``device`` and any other has a default: a script's own helper ``run(x)``, or
+    ``run`` imported (``from subprocess import run``), does not make it a module.
+    """
+    if not isinstance(node, ast.FunctionDef) or node.name != "run":
+        return False
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    if not positional or positional[0].arg != "device":
+        return False
+    keyword_only_required = any(default is None for default in arguments.kw_defaults)
+    return len(positional) - 1 <= len(arguments.defaults) and not keyword_only_required
+
+
+def devices_of(kind: Kind, files: list[Path], named: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The only devices a probe runs on (None: every device of the matrix); ``named``: its PEP 723 ``devices``."""
+    if kind is Kind.MODULE:
+        return None
+    if named is not None:
+        return named
+    words = (DEVICE_VARIABLE, DEVICE_FIXTURE) if kind.may_be_tests else (DEVICE_VARIABLE,)
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if any(word in text for word in words):
+            return None
+    return CPU_ONLY
+
+
+def source_files(probe: Probe) -> list[Path]:
+    """The files a probe's records depend on: its file; for tests, every test module and each conftest.py above.
+
+    The conftest.py files from the root down to the tests' folder count, since
+    pytest loads them; those inside a folder of tests are among its files. A file
+    that may be tests is read with the conftest.py files above it.
+    """
+    if not probe.kind.may_be_tests:
+        return [probe.path]
+    own = sorted(_python_files(probe.path)) if probe.path.is_dir() else [probe.path]
+    return [*_conftests_above(probe.path, probe.root), *own]
+
+
+def _python_files(folder: Path) -> Iterator[Path]:
+    for path in folder.rglob("*.py"):
+        if "__pycache__" not in path.relative_to(folder).parts:
+            yield path
+
+
+def _conftests_above(path: Path, root: Path | None) -> list[Path]:
+    folder = path if path.is_dir() else path.parent
+    above = [] if root is None else [folder, *folder.parents]
+    chain = [place for place in above if place == root or root in place.parents][::-1]
+    if path.is_dir():
+        chain = chain[:-1]  # the folder's own conftest.py is one of its files
+    return [place / "conftest.py" for place in chain if (place / "conftest.py").is_file()]
+
+
+def digest(probe: Probe) -> str:
+    """sha256 of what a probe's records depend on: a file's bytes; for tests, each file's path and bytes."""
+    files = source_files(probe)
+    if probe.kind is not Kind.PYTEST:
+        return hashlib.sha256(probe.path.read_bytes()).hexdigest()
+    combined = hashlib.sha256()
+    base = probe.root or probe.path.parent
+    for path in files:
+        name = path.relative_to(base).as_posix() if base in path.parents else path.name
+        combined.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return combined.hexdigest()

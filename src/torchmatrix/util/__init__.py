@@ -1,0 +1,3 @@
+"""Small tools every stage shares: files written atomically, stored JSON read without trust, the cache folder,
+arguments, a child's output shown and kept, text made safe to show, an interrupt told from a failure.
+"""

@@ -1,0 +1,299 @@
+"""What a script or a test printed, as `bisect … --by-output` compares it: all of it, less what is per-process.
+
+The worker reads a script's whole output, and a test's captured stdout
+(``envside/torchmatrix_worker/records.py``, ``read_output``): it replaces the
+cell's own folders (the pair's, the worker's, the environment's: it knows
+them), what provably differs from one process to the next (:data:`RULES`)
+and the cell's own torch version, then keeps the sha256 of all of it
+(``metrics.output_sha256``) and, for a person to read, its last 64 KiB as
+lines (``output``; ``output_truncated`` when there was more). What it raised
+(the exception's type and message, never a traceback), or the text it exited
+with, is kept the same way (``raised``). A release is then how it ended (its
+outcome, exit code and what it raised) and the digest: a change anywhere in
+the normalised output, kept or not, is a change; its size as printed
+(``output_bytes``) is never compared. Of repeated runs (``--repeat N``), a
+line that differs between runs of one release is per-process
+(:func:`one_release`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import itertools
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core import Outcome
+
+KEPT = "the end kept"
+PER_PROCESS_LINE = "<differs between runs>"
+"""What stands for a line that differs between runs of one release."""
+NO_OUTPUT = "no output recorded"
+
+
+def _worker() -> Any:
+    """The worker's module: it applies the rules, in each cell's Python (it is no typed module of the host's)."""
+    return importlib.import_module("torchmatrix.envside.torchmatrix_worker.records")
+
+
+@dataclass(frozen=True)
+class Rule:
+    what: str
+    pattern: re.Pattern[bytes]
+    replacement: bytes | Callable[[re.Match[bytes]], bytes]
+    example: str
+    """A line it changes, for the docs and the tests."""
+    untouched: tuple[str, ...]
+    """Lines it must leave as printed: each a way it could hide a change."""
+
+    def apply(self, line: str) -> str:
+        return self.pattern.sub(self.replacement, line.encode("utf-8")).decode("utf-8")
+
+
+EXAMPLE_SCRATCH = "/tmp/torchmatrix-worker-k2j4x9_a"
+EXAMPLE_FOLDER = EXAMPLE_SCRATCH + "/torchmatrix-pair-9xq1b2c3"
+EXAMPLE_ENVIRONMENT = "/home/me/project/.nox/probe-1-12-1"
+_EXAMPLE_PLACES = (EXAMPLE_FOLDER, EXAMPLE_SCRATCH, EXAMPLE_ENVIRONMENT)
+_EXAMPLES = {
+    _worker().PER_PROCESS[0][0]: (
+        "<weakref at 0x7f3a2c1d5e80; to 'A' at 0x7f3a2c1d9a10>",
+        (
+            "bits of 0.3: 0x3e99999a",
+            "at 0x3e99999a",
+            "<0x3e99999a>",
+            "<bits 0x3e99999a>",
+            "id 0x7f3a2c1d5e80 >",
+            "<mask at 0x" + "f" * 17 + ">",
+        ),
+    ),
+    _worker().PLACES[0][0]: (
+        f"saved to {EXAMPLE_FOLDER}/model.pt",
+        (f"{EXAMPLE_FOLDER}2/model.pt", "/tmp/tmpab12_x9q/model.pt", "torchmatrix-pair-9xq1b2c3"),
+    ),
+    _worker().PLACES[1][0]: (f"cache in {EXAMPLE_SCRATCH}/cache", (f"{EXAMPLE_SCRATCH}-old/cache",)),
+    _worker().PLACES[2][0]: (
+        f"{EXAMPLE_ENVIRONMENT}/lib/python3.10/site-packages/torch/__init__.py",
+        (
+            f"{EXAMPLE_ENVIRONMENT}0/bin/python",
+            f"{EXAMPLE_ENVIRONMENT}.0/bin/python",
+            f"/mnt{EXAMPLE_ENVIRONMENT}/bin/python",
+        ),
+    ),
+}
+
+
+def _rules() -> tuple[Rule, ...]:
+    """The worker's rules with their examples: the cell's own folders (as they are in :data:`_EXAMPLE_PLACES`), then
+    what is per-process everywhere."""
+    worker = _worker()
+    places = [[path, token] for path, (_, token) in zip(_EXAMPLE_PLACES, worker.PLACES, strict=True)]
+    folders = [
+        (what, *worker.output_rules([place], [])[0]) for (what, _), place in zip(worker.PLACES, places, strict=True)
+    ]
+    everywhere = [(what, re.compile(pattern), replacement) for what, pattern, replacement in worker.PER_PROCESS]
+    return tuple(Rule(what, pattern, replacement, *_EXAMPLES[what]) for what, pattern, replacement in
+                 folders + everywhere)  # fmt: skip
+
+
+RULES = _rules()
+TORCH_VERSION = _worker().TORCH_VERSION.decode("utf-8")
+
+
+def normalised(text: str, torch_versions: Sequence[str] = (), places: Sequence[tuple[str, str]] = ()) -> str:
+    """``text`` as the worker normalises what a script printed in a cell of ``torch_versions`` whose folders are
+    ``places`` (path, what replaces it)."""
+    worker = _worker()
+    rules = worker.output_rules([list(place) for place in places], list(torch_versions))
+    return str(worker.normalised_output(text.encode("utf-8"), rules).decode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Printed:
+    """One release as by-output compares it: how it ended, and all it printed (by digest)."""
+
+    ended: str
+    """The outcome, the exit code where not 0, and what it raised or exited with (newlines as ``\\n``)."""
+    sha256: str
+    """Of all it printed, normalised; where lines are per-process, of its lines with each such one as
+    :data:`PER_PROCESS_LINE`."""
+    cut: bool
+    """Whether ``lines`` are only the end of what it printed."""
+    lines: tuple[str, ...]
+    per_process: tuple[int, ...] = ()
+    """The lines (from 1) that differed between its runs."""
+
+    @classmethod
+    def of_run(cls, outcome: str, message: str, metrics: Mapping[str, Any]) -> Printed | str:
+        """A run's record (its outcome, message and metrics) as compared; what is missing, as text, if it cannot be."""
+        lines, digest = metrics.get("output"), metrics.get("output_sha256")
+        if not isinstance(lines, list):
+            return (f"{NO_OUTPUT}: a run(device) probe's record keeps what run() returned, not what it printed; "
+                    "compare it by outcome, or by --metric")  # fmt: skip
+        if not isinstance(digest, str):
+            return "no digest of the whole output: a record of an older torchmatrix, run it again"
+        ended = outcome
+        code = metrics.get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            ended += f" (exit code {code})"
+        raised = metrics.get("raised")
+        if isinstance(raised, str) and raised:
+            ended += ": " + _one_line(raised)
+        elif outcome in (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR) and message.strip():
+            ended += ": " + message.strip().splitlines()[0]
+        whole = metrics.get("raised_sha256")  # a message longer than a record keeps: all of it, by digest
+        if isinstance(whole, str) and whole:
+            ended += f" (all {whole[:16]})"
+        cut = metrics.get("output_truncated") is True
+        return cls(ended, digest, cut, tuple(str(line) for line in lines))
+
+    def category(self) -> str:
+        """What is compared, as one text: equal texts, equal releases. Never the size as printed: a torch version
+        or a folder printed is as long as it is, and normalised away."""
+        marks = [", cut"] if self.cut else []
+        if self.per_process:
+            marks.append(", per-process lines " + " ".join(map(str, self.per_process)))
+        return "\n".join([self.ended, f"sha256 {self.sha256}{''.join(marks)}", *self.lines])
+
+    @classmethod
+    def from_category(cls, text: str) -> Printed:
+        ended, digest, *lines = text.split("\n")
+        sha256, *marks = digest.removeprefix("sha256 ").split(", ")
+        per_process = next((mark.removeprefix("per-process lines ") for mark in marks if mark != "cut"), "")
+        numbers = tuple(int(number) for number in per_process.split())
+        return cls(ended, sha256, "cut" in marks, tuple(lines), numbers)
+
+    def describe(self, limit: int = 100) -> str:
+        """``fail: AssertionError: 0.96, prints 'x'``; where the record kept only its end, that it printed more."""
+        ended = self.ended if len(self.ended) <= limit else self.ended[: limit - 1] + "…"
+        shown = describe(self.lines, limit)
+        if self.cut:
+            shown = f"prints more than 64 KiB, of which {KEPT}: {shown.removeprefix('prints ')}"
+        if self.per_process:
+            numbers = ", ".join(map(str, self.per_process))
+            shown += f" (line{'s' if len(self.per_process) > 1 else ''} {numbers} per-process: differ between runs)"
+        return f"{ended}, {shown}"
+
+
+def one_release(runs: Sequence[Printed]) -> Printed | str:
+    """The runs of one release as one: a line that differs between them is per-process, and stands as
+    :data:`PER_PROCESS_LINE`; where they cannot be one (how they ended differs, the lines they printed do not pair
+    up, or differ before the end kept), how they differ, for an ``unstable`` release."""
+    first = runs[0]
+    if all(run == first for run in runs):
+        return first
+    kinds = Counter(runs)
+    if len({(run.ended, run.cut, len(run.lines)) for run in runs}) == 1 and not first.cut:
+        lines = tuple(zip(*(run.lines for run in runs), strict=True))
+        differ = tuple(number for number, seen in enumerate(lines, start=1) if len(set(seen)) > 1)
+        if differ:
+            kept = tuple(_as_one(seen) if number in differ else seen[0] for number, seen in enumerate(lines, 1))
+            digest = hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest()
+            return Printed(first.ended, digest, False, kept, differ)
+    (most, _), (other, _) = kinds.most_common(2)
+    split = "; ".join(f"{run.describe(80)} in {times}" for run, times in kinds.most_common())
+    return f"{split} of {len(runs)} runs; first difference: {first_change(most, other)}"
+
+
+_PIECE = re.compile(r"[-+]?\d[\w.]*(?:(?<=[eE])[-+]\d+)?|\w+|\s+|.")
+"""A piece of a line that differs between runs or not as a whole: a number (``-0.3411``, ``1.2e-05``,
+``0x7f3a``), a word, a run of spaces, or one other character."""
+
+
+def _as_one(seen: Sequence[str]) -> str:
+    """A line as its runs printed it, each piece (:data:`_PIECE`) that differs between them as
+    :data:`PER_PROCESS_LINE`: what is the same in every run (``dtype=torch.float32`` beside a random number) still
+    counts. The whole line where the runs do not split into as many pieces."""
+    pieces = [_PIECE.findall(line) for line in seen]
+    if len({len(each) for each in pieces}) > 1:
+        return PER_PROCESS_LINE
+    joined = "".join(PER_PROCESS_LINE if len(set(piece)) > 1 else piece[0] for piece in zip(*pieces, strict=True))
+    return re.sub(f"(?:{re.escape(PER_PROCESS_LINE)})+", PER_PROCESS_LINE, joined)
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line, told apart from any other: backslashes and line ends escaped."""
+    return text.replace("\\", "\\\\").replace("\r", "\\r").replace("\n", "\\n")
+
+
+def describe(lines: Sequence[str], limit: int = 100) -> str:
+    """What was printed, in a few words: ``prints 'a' / 'b'`` when it is short, else its length and last line."""
+    if not lines:
+        return "prints nothing"
+    shown = " / ".join(repr(line) for line in lines)
+    if len(lines) <= 3 and len(shown) <= limit:
+        return f"prints {shown}"
+    if len(lines) == 1:
+        return f"prints 1 line of {len(lines[0])} characters, {_shortened(lines[0], limit // 2)!r}"
+    last = _shortened(lines[-1], limit // 2)
+    return f"prints {len(lines)} lines, the last {last!r}"
+
+
+def _shortened(line: str, limit: int) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def what_changed(old: str, new: str) -> list[str]:
+    """Between two categories: how the ending changed, and the first line printed that did, or that the output
+    changed before the end kept."""
+    before, after = Printed.from_category(old), Printed.from_category(new)
+    said = []
+    if before.ended != after.ended:
+        said.append(f"how it ended, from OLD to NEW: {_ending_change(before, after)}")
+    if before.sha256 != after.sha256:
+        where = f" (of {KEPT})" if first_difference(before.lines, after.lines) and (before.cut or after.cut) else ""
+        said.append(f"what it printed, from OLD to NEW{where}: {_output_change(before, after)}")
+    return said
+
+
+def first_change(before: Printed, after: Printed) -> str:
+    """Where two runs differ first: how they ended, else the first line printed, or what its lines do not show."""
+    if before.ended != after.ended:
+        return f"how it ended: {_ending_change(before, after)}"
+    return _output_change(before, after)
+
+
+def _ending_change(before: Printed, after: Printed) -> str:
+    return f"{_around(before.ended, after.ended)} → {_around(after.ended, before.ended)}"
+
+
+def _output_change(before: Printed, after: Printed) -> str:
+    """How the output of two runs with different digests differs: its first line that does, or what lines hide."""
+    difference = first_difference(before.lines, after.lines)
+    if difference:
+        return difference
+    if before.cut or after.cut:
+        return f"{KEPT} is the same, what came before it is not"
+    # lines read alike, bytes do not: line ends, controls, not UTF-8
+    return (
+        "bytes its lines do not show (a line's end, \\r or \\f, or bytes that are not UTF-8): compare its output "
+        "byte by byte"
+    )
+
+
+def first_difference(old: Sequence[str], new: Sequence[str]) -> str:
+    """The first line where two outputs differ: ``line 1: 'tensor(0.)' → 'tensor(28.)'``; '' when none does.
+
+    A long line is shown around where it changes.
+    """
+    for number, (before, after) in enumerate(itertools.zip_longest(old, new), start=1):
+        if before != after:
+            return f"line {number}: {_around(before, after)} → {_around(after, before)}"
+    return ""
+
+
+def _around(line: str | None, other: str | None, width: int = 60) -> str:
+    """``line`` as shown beside ``other``: whole if short, else from a little before where they differ."""
+    if line is None:
+        return "nothing"
+    if len(line) <= width:
+        return repr(line)
+    start = next(
+        (i for i, (a, b) in enumerate(zip(line, other or "", strict=False)) if a != b), min(len(line), len(other or ""))
+    )
+    start = max(0, start - 10)
+    shown = ("…" if start else "") + line[start : start + width] + ("…" if start + width < len(line) else "")
+    return repr(shown)

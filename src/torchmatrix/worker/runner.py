@@ -1,0 +1,430 @@
+"""Run every (probe, device) pair of a cell in a worker process of the cell's Python.
+
+The worker imports torch once and runs each pair in a process of its own,
+announcing each: a pair that crashes or runs past the time limit is recorded
+as ``crash`` or ``timeout`` by the worker, which goes on with the rest (see
+``envside/worker.py``). Should the worker itself die or stop answering, this
+side records the pair that was running and starts a new worker for the rest.
+
+The worker ends every process its pairs started, and itself, when its stdin
+(which this process holds open) reaches end of file: when this process ends,
+even by SIGKILL, or when it stops the worker, which it does by closing that
+stdin, giving the worker a few seconds, then killing the worker's process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from .. import identity, variables
+from ..core import Kind, MalformedRecord, Outcome, Pair, Record
+from ..errors import TorchmatrixError
+from ..util import storedjson
+
+WORKER = Path(__file__).parent.with_name("envside") / "worker.py"
+PYTEST_PLUGIN = WORKER.with_name("pytest_plugin.py")
+WORKER_FILES = tuple(sorted([WORKER, PYTEST_PLUGIN, *WORKER.with_name("torchmatrix_worker").glob("*.py")]))
+"""The code that runs in a cell's environment: what a record depends on of torchmatrix's."""
+PROTOCOL_VERSION: int = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").PROTOCOL_VERSION
+"""What the worker must say it speaks when it is ready: a worker of another torchmatrix is not run."""
+"""Loaded by the worker into the pytest it runs for tests."""
+STDERR_TAIL = 2000
+STARTUP_SECONDS = 300.0
+"""The least time a worker gets to import torch, whatever the per-pair limit: a cold import can take minutes."""
+GRACE_SECONDS = 10.0
+"""How long past a limit the worker, which enforces it, has to send its verdict before it counts as hung."""
+STOP_SECONDS = 5.0
+"""How long a worker asked to stop (its stdin closed) has to end its pairs' processes before it is killed."""
+POLL_SECONDS = 0.5
+"""How often a quiet worker is checked for having died (in case something it started holds its stdout open)."""
+
+
+@dataclass(frozen=True)
+class CellRun:
+    environment: dict[str, Any]
+    records: tuple[Record, ...]
+    import_failure: str = ""
+    """Why ``import torch`` failed in the cell's environment (then no pair ran and there are no records)."""
+
+
+Listener = Callable[[str, Pair, "Record | None"], None]
+"""Called with ("start", pair, None) before a pair runs and ("record", pair, record) after."""
+
+
+def run_cell(
+    python: str,
+    pairs: Sequence[Pair],
+    timeout: float,
+    listener: Listener | None = None,
+    pycache_prefix: Path | None = None,
+    variables_seen: dict[str, str] | None = None,
+    *,
+    workdir: Path,
+) -> CellRun:
+    """Run ``pairs`` under ``python`` from the folder ``workdir``; every pair gets exactly one record, whatever happens.
+
+    Each pair's working directory is ``workdir``, as a by-hand run's is the folder it is started in
+    (:attr:`torchmatrix.matrix.Matrix.run_from`); its temporary files go to a folder of its own, removed after it.
+
+    ``variables_seen`` is the pairs' environment (:func:`torchmatrix.identity.pair_environment`); by default
+    the one built for ``python`` with nothing declared. Each record's inputs hold what its pair read
+    (:data:`identity.READ`).
+
+    ``pycache_prefix`` is where the worker's Python keeps the bytecode it compiles
+    (``-X pycache_prefix``, Python 3.8+; older ones keep it beside the sources).
+    Kept outside the environment, it survives the environment's rebuild, so the
+    first ``import torch`` in a rebuilt environment does not compile torch again.
+    """
+    listener = listener or (lambda *_: None)
+    records: list[Record] = []
+    environment: dict[str, Any] = {}
+    done = 0
+    while done < len(pairs):
+        first = done
+        with _Worker(python, pairs, first, timeout, pycache_prefix, variables_seen, workdir) as worker:
+            session = worker.follow(listener)
+        records += session.records
+        done += session.pairs
+        environment = environment or session.environment
+        if not session.pairs:
+            failure = session.failure or "the worker ended without running any probe"
+            if not environment:  # torch never imported: the environment is unusable, no probe can run
+                return CellRun({}, (), import_failure=failure)
+            # A later worker died before its first pair: the rest share its fate rather than loop.
+            for pair in pairs[first:]:
+                record = _unanswered(pair, session.failure_outcome, {}, failure, 0.0, None)
+                listener("record", pair, record)
+                records.append(record)
+            done = len(pairs)
+    return CellRun(environment, tuple(records))
+
+
+@dataclass
+class _WorkerSession:
+    records: list[Record]
+    environment: dict[str, Any]
+    failure: str = ""
+    failure_outcome: Outcome = Outcome.CRASH
+    pairs: int = 0
+    """How many pairs are done (pytest tests make a record per test)."""
+
+
+class _Worker:
+    """One worker process: started on enter, stopped with its children on exit."""
+
+    def __init__(
+        self,
+        python: str,
+        pairs: Sequence[Pair],
+        first: int,
+        timeout: float,
+        pycache_prefix: Path | None,
+        variables_seen: dict[str, str] | None,
+        workdir: Path,
+    ) -> None:
+        self.pairs = pairs
+        self.first = first
+        self.timeout = timeout
+        self.startup = max(timeout, STARTUP_SECONDS)
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        # The pairs' temporary folders go in here, removed in __exit__ even if the worker could not remove them.
+        self.scratch = tempfile.mkdtemp(prefix="torchmatrix-worker-")
+        request = {
+            "pairs": [_pair_request(pair) for pair in pairs[first:]],
+            "first": first,
+            "timeout": timeout,
+            "startup": self.startup,
+            "scratch": self.scratch,
+            "workdir": str(workdir),
+            "seed": identity.SEED,
+        }
+        # Not -I, which would ignore the hash seed: no PYTHON* variable reaches the cell unless the matrix sets it.
+        options = ["-X", f"pycache_prefix={pycache_prefix}"] if pycache_prefix else []
+        if variables_seen is None:
+            variables_seen = identity.pair_environment(python, {}, (), os.environ)
+        self.process = subprocess.Popen(
+            [python, "-s", "-u", *options, str(WORKER)],
+            env=_worker_environment(pairs, variables_seen),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            **_own_process_group(),
+        )
+        assert self.process.stdin is not None
+        try:
+            # One line; stdin then stays open: its end tells the worker that this process is gone.
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            pass  # it died at once; follow() reports how
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def __enter__(self) -> _Worker:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop()
+        self.stderr.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _stop(self) -> None:
+        """Let the worker end its pairs' processes (its stdin closes), then kill it and its group if it is still there.
+
+        Killed at once, it could not: what a pair started in a session of its own would live on.
+        """
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_tree(self.process)
+            self.process.wait()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        with self.process.stdout:  # closed at its end by the one thread that reads it, never left to the collector
+            for line in self.process.stdout:
+                self.lines.put(line)
+        self.lines.put(None)
+
+    def follow(self, listener: Listener) -> _WorkerSession:
+        """Read the worker's messages until it is done, dies, or stops answering.
+
+        The worker stops a pair at its time limit itself; this side waits a grace period
+        longer before it takes the worker for hung.
+        """
+        session = _WorkerSession([], {})
+        running: int | None = None
+        began_at = time.time()  # the wall clock's, which files are stamped by: what a pair wrote is its own
+        limit = self.startup  # until the first pair starts, the limit bounds `import torch` and the fingerprint
+        started = time.monotonic()
+        deadline = started + limit + GRACE_SECONDS
+        died_at: float | None = None
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                self._overran(session, running, limit, started, began_at, listener)
+                return session
+            if died_at is None and self.process.poll() is not None:
+                died_at = now
+            if died_at is not None and now - died_at > POLL_SECONDS:
+                # Dead, yet its stdout is still open: a child it forked holds it. What it sent has been read.
+                self._died(session, running, started, began_at, listener)
+                return session
+            try:
+                line = self.lines.get(timeout=min(POLL_SECONDS, deadline - now))
+            except queue.Empty:
+                continue
+            if line is None:
+                self._died(session, running, started, began_at, listener)
+                return session
+            message = _parse(line)
+            event = message.get("event")
+            if event == "ready":
+                if message.get("protocol") != PROTOCOL_VERSION:
+                    raise TorchmatrixError(
+                        f"the worker at {WORKER} speaks protocol {message.get('protocol')}, this torchmatrix "
+                        f"{PROTOCOL_VERSION}: its files are of another version; reinstall torchmatrix"
+                    )
+                session.environment = message.get("environment") or {}
+            elif event == "start" and message.get("index") == self.first + session.pairs:
+                running = message["index"]
+                limit = self.timeout
+                started, began_at = time.monotonic(), time.time()
+                deadline = started + limit + GRACE_SECONDS
+                listener("start", self.pairs[running], None)
+            elif event == "alive" and running is not None and message.get("index") == running:
+                deadline = time.monotonic() + limit + GRACE_SECONDS  # tests: each gets the limit
+            elif event == "records" and running is not None and message.get("index") == running:
+                for record in _records(self.pairs[running], message, began_at):
+                    session.records.append(record)
+                    listener("record", self.pairs[running], record)
+                session.pairs += 1
+                running = None
+            elif event == "done":
+                return session
+
+    def _overran(
+        self,
+        session: _WorkerSession,
+        running: int | None,
+        limit: float,
+        started: float,
+        began_at: float,
+        listener: Listener,
+    ) -> None:
+        self._stop()
+        waited = limit + GRACE_SECONDS
+        if running is None:
+            session.failure = f"the worker did not start within {waited:g} s (import torch hung?)"
+            session.failure_outcome = Outcome.TIMEOUT
+            return
+        pair = self.pairs[running]
+        message = f"stopped after {waited:g} s: the worker hung instead of stopping it at {limit:g} s"
+        record = _unanswered(pair, Outcome.TIMEOUT, {"limit": limit}, message, time.monotonic() - started, began_at)
+        session.records.append(record)
+        session.pairs += 1
+        listener("record", pair, record)
+
+    def _died(
+        self, session: _WorkerSession, running: int | None, started: float, began_at: float, listener: Listener
+    ) -> None:
+        code = self.process.wait()
+        how = _exit_description(code)
+        log = self._stderr_tail()
+        if running is None:
+            stage = "before running a probe" if session.environment else "while importing torch"
+            session.failure = f"the worker {how} {stage}" + (f":\n{log}" if log else "")
+            return
+        pair = self.pairs[running]
+        message = f"the worker {how} while running {pair.probe.name} on {pair.device}" + (f":\n{log}" if log else "")
+        record = _unanswered(pair, Outcome.CRASH, {"exit_code": code}, message, time.monotonic() - started, began_at)
+        session.records.append(record)
+        session.pairs += 1
+        listener("record", pair, record)
+
+    def _stderr_tail(self) -> str:
+        self.stderr.seek(0, os.SEEK_END)
+        size = self.stderr.tell()
+        self.stderr.seek(max(0, size - STDERR_TAIL))
+        text = self.stderr.read().decode("utf-8", "replace").strip()
+        return ("…" + text) if size > STDERR_TAIL else text
+
+
+def _worker_environment(pairs: Sequence[Pair], variables_seen: dict[str, str]) -> dict[str, str]:
+    """The pairs' environment, with the probes' options where they read them.
+
+    Always set, to ``{}`` when no probe has options: options that reached a probe from the user's
+    shell would make records that say nothing of them.
+    """
+    options = {pair.probe.name: pair.probe.options for pair in pairs if pair.probe.options}
+    return {**variables_seen, variables.PROBE_OPTIONS.name: json.dumps(options, sort_keys=True)}
+
+
+def _pair_request(pair: Pair) -> dict[str, str]:
+    """A pair as the worker reads it (see its docstring)."""
+    probe = pair.probe
+    request = {"name": probe.name, "path": str(probe.path), "device": pair.device, "kind": probe.kind.value,
+               "kind_reason": probe.kind_reason}  # fmt: skip
+    if probe.kind.may_be_tests:
+        request.update(select=probe.select, root=str(probe.root or probe.path.parent))
+    return request
+
+
+def _parse(line: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+        if storedjson.SURROGATE_ESCAPE.search(line.decode("latin-1")):  # a lone one would break every writer
+            message = storedjson.text_only(message)
+    except (ValueError, RecursionError):
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _records(pair: Pair, message: dict[str, Any], began_at: float) -> list[Record]:
+    """The records a "records" message holds; one saying so if it holds none (a pair gets at least one)."""
+    given = message.get("records")
+    records = (
+        [_record(pair, item, began_at) for item in given if isinstance(item, dict)] if isinstance(given, list) else []
+    )
+    if records:
+        return records
+    return [_unanswered(pair, Outcome.ERROR, {}, "the worker sent no record of this pair", 0.0, began_at)]
+
+
+def _unanswered(
+    pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: str, duration: float, began_at: float | None
+) -> Record:
+    """The record of a pair the worker gave none for (it died, hung, or said nothing): nothing says what it read."""
+    inputs = {identity.READ: _files_read(pair, None, began_at)}
+    return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs, *_kind_of(pair))
+
+
+def _record(pair: Pair, sent: dict[str, Any], began_at: float) -> Record:
+    """The record the worker sent, read as a result file's is (:meth:`Record.from_json`), with its device and inputs.
+
+    A malformed one is the pair's ``error``, saying why: a worker's bad answer is data about the pair.
+    """
+    inputs = {identity.READ: _files_read(pair, sent.get("read"), began_at)}
+    try:
+        record = Record.from_json(dict(sent, device=pair.device, inputs=inputs))
+    except MalformedRecord as exc:
+        name, metrics = _record_name(pair, sent.get("probe")), _refused_metrics(sent.get("metrics"))
+        message = f"malformed result: {exc}"
+        return Record(name, pair.device, Outcome.ERROR, metrics, message, 0.0, inputs, *_kind_of(pair))
+    return dataclasses.replace(record, probe=_record_name(pair, record.probe))
+
+
+def _kind_of(pair: Pair) -> tuple[Kind, str]:
+    """The kind of a record the worker sent none of, with why: its probe's, as the host told it."""
+    return pair.probe.kind, pair.probe.kind_reason
+
+
+def _refused_metrics(sent: Any) -> dict[str, Any]:
+    """The metrics of a malformed record, kept for whoever reads the file: its checks under a name no view reads."""
+    if not isinstance(sent, dict):
+        return {}
+    return {("refused_checks" if key == "checks" else key): value for key, value in sent.items()}
+
+
+def _record_name(pair: Pair, sent: Any) -> str:
+    """The name a record the worker sent is filed under: its own, if one of its pair's probe, else the probe's."""
+    return sent if isinstance(sent, str) and pair.probe.covers(sent) else pair.probe.name
+
+
+def _files_read(pair: Pair, read: Any, began_at: float | None) -> dict[str, str | None]:
+    """What the pair that began at ``began_at`` (None: it never ran) read, by content, less what it wrote
+    (:func:`identity.files_read`); where the worker could not tell, every file of the probe's folder (the
+    matrix's, for tests, which pytest runs from).
+
+    Tests read pytest's configuration too, present or not (:func:`identity.pytest_configuration`), and so does a
+    file whose kind pytest says.
+    """
+    probe = pair.probe
+    if not (isinstance(read, list) and all(isinstance(path, str) for path in read)):
+        read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
+    configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
+    return identity.files_read([*read, *configuration], began_at)
+
+
+def _exit_description(code: int) -> str:
+    if code < 0:
+        try:
+            return f"died with {signal.Signals(-code).name}"
+        except ValueError:
+            return f"died with signal {-code}"
+    return f"exited with code {code}"
+
+
+def _own_process_group() -> dict[str, Any]:
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def _kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """Kill the worker and whatever is left in its process group."""
+    if sys.platform == "win32":
+        if process.poll() is None:
+            process.kill()
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
