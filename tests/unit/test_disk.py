@@ -56,7 +56,7 @@ def survey(envdir: Path, cache: Path, *releases: str) -> disk.Survey:
     return disk.survey(folders, {Version(r): [r] for r in releases}, uvcache.read(cache))
 
 
-def labels(wheels: tuple[uvcache.Wheel, ...]) -> list[str]:
+def labels(wheels: tuple[uvcache.CachedWheel, ...]) -> list[str]:
     return [f"{wheel.built} {'-'.join(sorted(str(tag) for tag in wheel.built.tags))}" for wheel in wheels]
 
 

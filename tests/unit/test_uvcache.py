@@ -32,8 +32,8 @@ def unpacked(cache: Path, name: str, version: str, tags: str = "py3-none-any", e
     return archive
 
 
-def built(name: str, version: str, tags: str = "py3-none-any") -> uvcache.Built:
-    return uvcache.Built(canonicalize_name(name), Version(version), frozenset(parse_tag(tags)))
+def built(name: str, version: str, tags: str = "py3-none-any") -> uvcache.WheelId:
+    return uvcache.WheelId(canonicalize_name(name), Version(version), frozenset(parse_tag(tags)))
 
 
 def test_an_installed_distribution_is_the_unpacked_wheel_of_its_name_version_and_tags(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from packaging.version import Version
 
 from ..planner import session_of
 from .cellenv import bytecode_of, installed_versions, site_packages
-from .uvcache import Built, Cache, Wheel, built
+from .uvcache import Cache, CachedWheel, WheelId, built
 
 TORCH = canonicalize_name("torch")
 
@@ -43,7 +43,7 @@ def environments_in(folder: Path) -> list[Path]:
         return []
 
 
-def installed(env: Path) -> set[Built]:
+def installed(env: Path) -> set[WheelId]:
     """What is installed in ``env``, as each distribution was built (those whose metadata is all there)."""
     folders = [str(folder) for folder in site_packages(env)]
     found = (built(distribution) for distribution in importlib.metadata.distributions(path=folders))
@@ -57,7 +57,7 @@ class Holder:
     label: str
     """The release (``2.1.0``), or the other environment's folder, as the environments folder names it."""
     environments: tuple[Path, ...]
-    wheels: frozenset[Wheel]
+    wheels: frozenset[CachedWheel]
     torch: str | None = None
     """The torch installed in an environment that is no release's of the matrix; None for a release's own."""
     bytecode: tuple[Path, ...] = ()
@@ -84,7 +84,7 @@ class Survey:
     def holders(self) -> tuple[Holder, ...]:
         return (*self.releases, *self.others)
 
-    def users(self, wheel: Wheel) -> list[str]:
+    def users(self, wheel: CachedWheel) -> list[str]:
         """The labels of those that keep ``wheel``."""
         return [holder.label for holder in self.holders if wheel in holder.wheels]
 
@@ -104,9 +104,9 @@ class Survey:
 @dataclass(frozen=True)
 class Removal:
     environments: tuple[Path, ...]
-    wheels: tuple[Wheel, ...]
+    wheels: tuple[CachedWheel, ...]
     """The cached wheels that go: nothing that stays keeps them."""
-    shared: tuple[Wheel, ...] = ()
+    shared: tuple[CachedWheel, ...] = ()
     """The cached wheels the removed releases keep that stay, as others keep them too."""
     bytecode: tuple[Path, ...] = ()
 
@@ -145,11 +145,11 @@ def _label(env: Path, envdir: Path) -> str:
     return env.relative_to(envdir).as_posix() if env.is_relative_to(envdir) else str(env)
 
 
-def _wheels_of(environments: Iterable[Path], cache: Cache) -> frozenset[Wheel]:
+def _wheels_of(environments: Iterable[Path], cache: Cache) -> frozenset[CachedWheel]:
     return frozenset(wheel for env in environments for each in installed(env) for wheel in cache.wheels_of(each))
 
 
-def _torch_wheels(version: Version, cache: Cache) -> frozenset[Wheel]:
+def _torch_wheels(version: Version, cache: Cache) -> frozenset[CachedWheel]:
     """The cached torch wheels of release ``version``: its local builds too (``2.1.0+cpu``) where it names none."""
     return frozenset(
         wheel
@@ -158,7 +158,7 @@ def _torch_wheels(version: Version, cache: Cache) -> frozenset[Wheel]:
     )
 
 
-def in_order(wheels: Iterable[Wheel]) -> tuple[Wheel, ...]:
+def in_order(wheels: Iterable[CachedWheel]) -> tuple[CachedWheel, ...]:
     """``wheels`` by name, then version."""
     return tuple(sorted(wheels, key=lambda wheel: (wheel.built.name, wheel.built.version, str(wheel.archive))))
 
@@ -213,7 +213,7 @@ def human(size: int) -> str:
     return f"{amount:.1f} {unit}"
 
 
-def names(wheels: Sequence[Wheel], shown: int = 3) -> str:
+def names(wheels: Sequence[CachedWheel], shown: int = 3) -> str:
     """``torch 2.1.0, triton 2.1.0, nvidia-nccl-cu12 2.18.1, …``: the first ``shown`` of ``wheels``, by name and
     version (a release's wheels for two Pythons are one name)."""
     named = list(dict.fromkeys(str(wheel.built) for wheel in wheels))

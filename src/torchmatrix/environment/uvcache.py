@@ -37,7 +37,7 @@ LOCK_SUFFIX = ".lock"
 
 
 @dataclass(frozen=True)
-class Built:
+class WheelId:
     """What identifies a wheel once installed or unpacked: its name, version and tags (its ``WHEEL`` file's)."""
 
     name: NormalizedName
@@ -48,7 +48,7 @@ class Built:
         return f"{self.name} {self.version}"
 
 
-def built(distribution: importlib.metadata.Distribution) -> Built | None:
+def built(distribution: importlib.metadata.Distribution) -> WheelId | None:
     """What ``distribution`` (installed, or unpacked in the cache) was built as; None where its metadata is not
     all there (a stopped install, a folder that is no wheel)."""
     name, wheel = distribution.metadata["Name"], distribution.read_text("WHEEL")
@@ -60,16 +60,16 @@ def built(distribution: importlib.metadata.Distribution) -> Built | None:
         return None
     lines = email.parser.HeaderParser().parsestr(wheel).get_all("Tag") or []
     tags = frozenset(tag for line in lines for tag in parse_tag(line.strip()))
-    return Built(canonicalize_name(name), version, tags)
+    return WheelId(canonicalize_name(name), version, tags)
 
 
 @dataclass(frozen=True)
-class Wheel:
+class CachedWheel:
     """A wheel unpacked in uv's cache: its folder (``archive-v0/<id>``), what it is, and the bucket entries that
     point to it."""
 
     archive: Path
-    built: Built
+    built: WheelId
     entries: tuple[Path, ...]
 
 
@@ -83,7 +83,7 @@ class Cache:
     entries: Mapping[NormalizedName, tuple[tuple[Path, Path], ...]] = field(default_factory=dict)
     """By package name: (entry, the folder it points to)."""
 
-    def wheels_named(self, name: NormalizedName) -> list[Wheel]:
+    def wheels_named(self, name: NormalizedName) -> list[CachedWheel]:
         """Every wheel of package ``name`` in the cache, one per unpacked folder."""
         by_archive: dict[Path, list[Path]] = {}
         for entry, archive in self.entries.get(name, ()):
@@ -92,10 +92,10 @@ class Cache:
         for archive, entries in by_archive.items():
             unpacked = _unpacked(archive)
             if unpacked is not None and unpacked.name == name:
-                found.append(Wheel(archive, unpacked, tuple(entries)))
+                found.append(CachedWheel(archive, unpacked, tuple(entries)))
         return found
 
-    def wheels_of(self, installed: Built) -> list[Wheel]:
+    def wheels_of(self, installed: WheelId) -> list[CachedWheel]:
         """The wheels of the cache that ``installed`` is: same name, version and tags."""
         return [wheel for wheel in self.wheels_named(installed.name) if wheel.built == installed]
 
@@ -149,13 +149,13 @@ def _is_junction(path: Path) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)  # a folder's wheel never changes: uv unpacks the next one into a new folder
-def _unpacked(archive: Path) -> Built | None:
+def _unpacked(archive: Path) -> WheelId | None:
     """What the wheel unpacked in ``archive`` is, read from its ``.dist-info``; None where it holds none."""
     found = [built(distribution) for distribution in importlib.metadata.distributions(path=[str(archive)])]
     return found[0] if len(found) == 1 else None
 
 
-def forget(wheel: Wheel) -> list[Path]:
+def forget(wheel: CachedWheel) -> list[Path]:
     """Remove the bucket entries of ``wheel`` and the files beside each that describe it (its lock stays): the
     paths removed. Its folder stays until ``uv cache prune`` finds nothing points to it."""
     removed = []

@@ -19,7 +19,7 @@ from . import keeps
 if TYPE_CHECKING:
     import nox
 
-    from ..environment.uvcache import Wheel
+    from ..environment.uvcache import CachedWheel
     from ..planner import Cell
     from ..project import Project
 
@@ -129,9 +129,9 @@ def _release_row(survey: disk.Survey, usage: disk.Usage, holder: disk.Holder) ->
     return [holder.label, built, wheels, frees]
 
 
-def _shared(survey: disk.Survey) -> dict[tuple[str, ...], list[Wheel]]:
+def _shared(survey: disk.Survey) -> dict[tuple[str, ...], list[CachedWheel]]:
     """The wheels a release keeps with others, by who keeps them (what other environments alone share is theirs)."""
-    groups: dict[tuple[str, ...], list[Wheel]] = {}
+    groups: dict[tuple[str, ...], list[CachedWheel]] = {}
     for wheel in disk.in_order({wheel for holder in survey.releases for wheel in holder.wheels}):
         users = tuple(survey.users(wheel))
         if len(users) > 1:
