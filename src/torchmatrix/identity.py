@@ -37,6 +37,7 @@ import platform
 import re
 import subprocess
 import sys
+import time
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -309,7 +310,9 @@ def files_read(paths: Iterable[str], began_at: float | None = None) -> dict[str,
 
 
 def _written_since(path: str, began_at: float | None) -> bool:
-    """Whether the file at ``path`` was last modified at ``began_at`` or later, by this machine's clock.
+    """Whether the file at ``path`` was last modified while the pair ran: at ``began_at`` or later, and not after
+    now, by this machine's clock. A time still to come is no write of the pair's: a file touched so, or copied
+    from a machine whose clock is ahead, is read like any other.
 
     The kernel stamps a file with a clock that may lag the one ``time.time()`` reads by a tick: a file written
     just after ``began_at`` may look older, and is then counted as read, as it would have been without this rule.
@@ -317,9 +320,10 @@ def _written_since(path: str, began_at: float | None) -> bool:
     if began_at is None:
         return False
     try:
-        return os.stat(path).st_mtime >= began_at
+        modified = os.stat(path).st_mtime
     except OSError:
         return False
+    return began_at <= modified <= time.time()
 
 
 def folder_files(folder: Path, limit: int = 5000) -> list[str]:

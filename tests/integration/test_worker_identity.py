@@ -314,3 +314,64 @@ def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_r
     assert not [path for path in record.inputs[identity.READ] if "libm" in os.path.basename(path)]
     build_library(built, 2)
     assert changed_files(read) == [f"{library} changed"]
+
+
+def test_a_module_loaded_by_its_path_from_cached_bytecode_is_read_and_so_is_a_module_of_bytecode_alone(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A loader that runs a module from cached bytecode never opens its source, and one loaded by path is in no
+    ``sys.modules``: the code it runs names its file, which is read all the same."""
+    loaded, alone = tmp_path / "loaded.py", tmp_path / "alone_src.py"
+    loaded.write_text("VALUE = 'loaded'\n")
+    alone.write_text("VALUE = 'alone'\n")
+    compiled = [
+        f"py_compile.compile({str(path)!r}, cfile={target!r})"
+        for path, target in ((loaded, None), (alone, str(tmp_path / "alone.pyc")))
+    ]
+    build = runner.run_cell(
+        stub_torch_python,
+        [Pair(script(tmp_path, "compiles", f"import py_compile\n{chr(10).join(compiled)}\n"), "cpu")],
+        30.0,
+        workdir=tmp_path,
+    ).records
+    assert build[0].outcome is Outcome.PASS, build[0].message
+    alone.unlink()  # alone.pyc is a module of its own now
+    probe = script(
+        tmp_path,
+        "by_path",
+        """\
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("loaded", "loaded.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        import alone
+        print(module.VALUE, alone.VALUE)
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["loaded alone"], record.message
+    assert str(loaded) in record.inputs[identity.READ] and str(tmp_path / "alone.pyc") in record.inputs[identity.READ]
+
+
+def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Only the standard library is the interpreter's own: the rest of its prefix (``/usr/local``) is anyone's."""
+    probe = script(
+        tmp_path,
+        "excluded",
+        """\
+        import json, sys, sysconfig
+        sys.path.insert(0, sys.argv[0].rpartition("/")[0])
+        from torchmatrix_worker_reads import excluded_folders
+        print(json.dumps([sys.base_prefix, sysconfig.get_path("stdlib"), excluded_folders("/nowhere")]))
+        """,
+    )
+    reads = Path(runner.WORKER).with_name("torchmatrix_worker") / "reads.py"
+    source = reads.read_text().replace("from .protocol import WORKER_FILE", "WORKER_FILE = '/nowhere/worker.py'")
+    (tmp_path / "torchmatrix_worker_reads.py").write_text(source)
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    import json
+
+    base, stdlib, excluded = json.loads(printed(record)[0])
+    assert stdlib in excluded and base not in excluded

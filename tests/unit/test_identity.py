@@ -234,3 +234,12 @@ def test_a_stored_identity_is_described_and_digested_as_it_was_made() -> None:
         identity.describe_hardware(milan.to_json()) == f"AMD EPYC 7B13 (AuthenticAMD 25/1, x86-64-v3, {milan.digest()})"
     )
     assert identity.describe_hardware({}).startswith("a CPU (? ?/?, ")
+
+
+def test_a_file_dated_in_the_future_was_not_written_by_the_pair_and_is_read(tmp_path: Path) -> None:
+    """A file touched with a time to come (or copied from a machine whose clock is ahead) is an input like any."""
+    ahead = tmp_path / "ahead.txt"
+    ahead.write_text("b1")
+    later = time.time() + 7200
+    os.utime(ahead, (later, later))
+    assert identity.files_read([str(ahead)], time.time()) == {str(ahead): identity.file_digest(ahead)}

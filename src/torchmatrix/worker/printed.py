@@ -57,7 +57,7 @@ class Rule:
 EXAMPLE_SCRATCH = "/tmp/torchmatrix-worker-k2j4x9_a"
 EXAMPLE_FOLDER = EXAMPLE_SCRATCH + "/torchmatrix-pair-9xq1b2c3"
 EXAMPLE_ENVIRONMENT = "/home/me/project/.nox/probe-1-12-1"
-_EXAMPLE_PLACES = (EXAMPLE_FOLDER, EXAMPLE_SCRATCH, EXAMPLE_ENVIRONMENT)
+_EXAMPLE_PLACES = (EXAMPLE_FOLDER, EXAMPLE_SCRATCH, EXAMPLE_ENVIRONMENT, EXAMPLE_ENVIRONMENT.rpartition("/")[2])
 _EXAMPLES = {
     _worker().PER_PROCESS[0][0]: (
         "<weakref at 0x7f3a2c1d5e80; to 'A' at 0x7f3a2c1d9a10>",
@@ -83,6 +83,7 @@ _EXAMPLES = {
             f"/mnt{EXAMPLE_ENVIRONMENT}/bin/python",
         ),
     ),
+    _worker().PLACES[3][0]: ("environment: probe-1-12-1", ("probe-1-12-10", "xprobe-1-12-1")),
 }
 
 

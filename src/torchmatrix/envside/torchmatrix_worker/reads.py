@@ -3,6 +3,7 @@
 import importlib.machinery
 import os
 import sys
+import sysconfig
 
 from .protocol import WORKER_FILE
 
@@ -32,12 +33,16 @@ class FilesRead(object):
             sys.addaudithook(self.heard)
 
     def heard(self, event, arguments):
-        """The audit hook: an ``open`` (its path, mode and flags) or a ``ctypes.dlopen`` (the library's name)."""
+        """The audit hook: an ``open`` (its path, mode and flags), a ``ctypes.dlopen`` (the library's name), or an
+        ``exec`` of code compiled from a file (a module a loader ran, whose source it may never have opened: its
+        bytecode was cached, or it was loaded by path and is in no ``sys.modules``)."""
         try:
             if event == "open":
                 self.opened(*arguments[:3])
             elif event == "ctypes.dlopen":
                 self.loaded(arguments[0])
+            elif event == "exec":
+                self.executed(arguments[0])
         except Exception:  # noqa: S110 - an exception here would be the probe's open's or load's, which it is not
             pass
 
@@ -56,6 +61,12 @@ class FilesRead(object):
         path = as_path(name)
         if path is not None and has_folder(name):
             self.read(path)
+
+    def executed(self, code):
+        """Code run from a file is that file read: its ``co_filename`` where it names one (not ``<string>``)."""
+        where = getattr(code, "co_filename", None)
+        if isinstance(where, str) and os.path.isabs(where):
+            self.read(where)
 
     def read(self, path):
         if path not in self.own:
@@ -156,14 +167,18 @@ def makes_its_own(mode, flags):
 
 
 def is_bytecode(path):
-    """A compiled module: what it holds is its source's, which counts by the module's file."""
-    return path.endswith((".pyc", ".pyo"))
+    """A module's cached bytecode (in a ``__pycache__`` folder): what it holds is its source's, which counts by the
+    module's file. A ``.pyc`` with no source beside it is a module's only file, and counts."""
+    return path.endswith((".pyc", ".pyo")) and os.path.basename(os.path.dirname(path)) == "__pycache__"
 
 
 def excluded_folders(scratch):
-    """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers,
-    the pairs' own folders (in ``scratch``), the worker's, and the kernel's."""
-    folders = [sys.prefix, sys.base_prefix, sys.exec_prefix, getattr(sys, "base_exec_prefix", sys.prefix),
+    """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers
+    (the environment, and the interpreter's standard library; not the rest of the prefix it is installed in, such as
+    ``/usr/local``, whose other files are anyone's), the pairs' own folders (in ``scratch``), the worker's, and the
+    kernel's."""
+    stdlib = [sysconfig.get_path(name) for name in ("stdlib", "platstdlib")]
+    folders = [sys.prefix, sys.exec_prefix, *[folder for folder in stdlib if folder],
                os.path.dirname(WORKER_FILE), scratch, "/proc", "/sys", "/dev"]  # fmt: skip
     prefix = getattr(sys, "pycache_prefix", None)
     given = folders + ([prefix] if prefix else [])

@@ -163,10 +163,12 @@ TORCH_VERSION = b"<torch version>"
 
 
 PAIR_FOLDER, WORKER_FOLDER, ENVIRONMENT = "<pair folder>", "<worker folder>", "<cell environment>"
+ENVIRONMENT_NAME = "<cell environment's name>"
 PLACES = (
     ("the pair's temporary folder, where it runs", PAIR_FOLDER),
     ("the worker's temporary folder, which holds the pairs' folders", WORKER_FOLDER),
     ("the cell's environment (sys.prefix, $VIRTUAL_ENV)", ENVIRONMENT),
+    ("the name of the cell's environment's folder (probe-2-1-0), printed alone", ENVIRONMENT_NAME),
 )
 """The cell's own folders, which a script may print (``os.getcwd()``, ``torch.__file__``, ``sys.executable``), and
 what replaces each: :func:`cell_places` finds them."""
@@ -180,6 +182,9 @@ def cell_places(folder, scratch):
                         (os.environ.get("VIRTUAL_ENV"), ENVIRONMENT)):  # fmt: skip
         for each in (path, os.path.realpath(path)) if path else ():
             found.setdefault(each, token)
+    name = os.path.basename(os.path.normpath(sys.prefix))
+    if len(name) > 3:  # a name as short as "usr" would be found in words of the output
+        found.setdefault(name, ENVIRONMENT_NAME)
     return sorted(([path, token] for path, token in found.items()), key=lambda place: -len(place[0]))
 
 
