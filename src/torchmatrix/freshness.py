@@ -56,7 +56,8 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     if stored.outcome is not None:
         return ToRun(everything, f"the last run ended in {stored.outcome.value}")
     if inputs.get(TORCH_BUILD) is None:
-        return ToRun(everything, "no torch installed in the environment yet (new or rebuilt)")
+        why = "no torch installed in the environment yet (new or rebuilt)"
+        return ToRun(everything, "; ".join([why, *_besides_the_build(stored, pairs, inputs)]))
     made: dict[tuple[str, str], list[Record]] = {}
     digests = identity.FileDigests()
     for record in stored.records:
@@ -95,6 +96,22 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     phrases = [f"no record of {probe} on {', '.join(devices)}" for probe, devices in missing.items()]
     count = f"{len(chosen)} of {len(everything)} pairs: " if len(chosen) < len(everything) else ""
     return ToRun(tuple(chosen), count + "; ".join(dict.fromkeys([*said, *phrases])))
+
+
+def _besides_the_build(stored: results.CellResult, pairs: Sequence[Pair], inputs: Mapping[str, Any]) -> list[str]:
+    """What else changed for the records of ``pairs`` than what only an environment on disk tells (which a new one
+    cannot tell yet): why the environment was made anew (``the constraints changed: …``), once each."""
+    off_disk = {
+        key: value for key, value in inputs.items() if not (key in identity.PART and identity.PART[key].on_disk)
+    }
+    said = [
+        change
+        for pair in pairs
+        for record in stored.records
+        if identity.maker(record) == (pair.probe.name, pair.device)
+        for change in record_changes(record, identity.record_inputs(off_disk, record.probe, pair.probe.name), None)
+    ]
+    return list(dict.fromkeys(said))
 
 
 class RunNow(Protocol):

@@ -367,3 +367,15 @@ def test_what_another_machine_compares_is_the_parts_that_mean_the_same_everywher
     assert set(kept) == {key for key in inputs if identity.PART[key].portable}
     assert "interpreter" not in kept and TORCH_BUILD not in kept and kept["probe"] == "a" * 64
     assert identity.of_run({**INPUTS, "probe": "x"}).keys() == {key for key in INPUTS if key in identity.PART}
+
+
+def test_a_rebuilt_environment_says_what_else_changed() -> None:
+    """An environment made anew for other constraints holds no torch yet: the reason names the constraints too."""
+    rebuilt = {key: value for key, value in INPUTS.items() if key != TORCH_BUILD}
+    now = dict(rebuilt, **{TORCH_BUILD: None, identity.CONSTRAINTS: ["numpy<2"]})
+    assert freshness.stale(stored(), PAIRS, now).reason == (
+        "no torch installed in the environment yet (new or rebuilt); the constraints changed: none → numpy<2"
+    )
+    assert freshness.stale(stored(), PAIRS, dict(rebuilt, **{TORCH_BUILD: None})).reason == (
+        "no torch installed in the environment yet (new or rebuilt)"
+    )
