@@ -279,8 +279,8 @@ def scan(results_dir: Path) -> Scan:
         kept = latest(same)[0]
         names = ", ".join(str(result.path) for result in same)
         warnings.append(
-            f"{len(same)} files hold cell {kept.cell_id} of {kept.machine} ({names}): the one finished last counts "
-            f"({kept.path}); delete the others"
+            f"{len(same)} files hold cell {kept.cell_id} of {kept.machine} ({names}): the cell's own file counts, "
+            f"else the one finished last ({kept.path}); delete the others"
         )
     return Scan(tuple(found), tuple(warnings + _mixed_hardware(found)))
 
@@ -323,13 +323,19 @@ def cell_key(result: CellResult) -> tuple[str, str, str | None]:
 
 
 def latest(found: Iterable[CellResult]) -> list[CellResult]:
-    """One result per cell, the most recently finished, in torch-version order."""
+    """One result per cell, in torch-version order: the one in the cell's own file, which runs write, over a copy
+    beside it under another name (whatever time it says it finished at); else the most recently finished."""
     newest: dict[tuple[str, str, str | None], CellResult] = {}
     for result in found:
         key = cell_key(result)
-        if key not in newest or finished(result) > finished(newest[key]):
+        if key not in newest or _precedence(result) > _precedence(newest[key]):
             newest[key] = result
     return sorted(newest.values(), key=sort_key)
+
+
+def _precedence(result: CellResult) -> tuple[bool, datetime]:
+    own = result.path is not None and result.path.name == f"{result.cell_id}.json"
+    return own, finished(result)
 
 
 def sort_key(result: CellResult) -> tuple[Version, Version, str]:

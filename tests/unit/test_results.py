@@ -372,16 +372,20 @@ def test_a_result_of_a_newer_schema_is_never_replaced_by_an_older_torchmatrix(tm
     assert results.read(results.write(tmp_path, result("2.0.0"))).torch == "2.0.0"
 
 
-def test_a_copy_of_a_cells_file_beside_it_is_named_and_the_newest_counts(tmp_path: Path) -> None:
+def test_a_copy_of_a_cells_file_beside_it_is_named_and_never_counts_over_the_cells_own(tmp_path: Path) -> None:
+    """A file dropped in under another name, saying it finished later (even in the future), hides no run's result."""
     own = results.write(tmp_path, result("1.12.1", "2026-01-01T00:00:00+00:00"))
     copy = own.parent / "copy.json"
     copy.write_text(json.dumps(dict(json.loads(own.read_text()), finished_at="2026-02-01T00:00:00+00:00")))
     scan = results.scan(tmp_path)
     assert scan.warnings == (
-        f"2 files hold cell torch-1.12.1-py3.10 of linux-x86_64 ({copy}, {own}): the one finished last counts "
-        f"({copy}); delete the others",
+        f"2 files hold cell torch-1.12.1-py3.10 of linux-x86_64 ({copy}, {own}): the cell's own file counts, "
+        f"else the one finished last ({own}); delete the others",
     )
-    assert [found.path for found in results.latest(scan.results)] == [copy]
+    assert [found.path for found in results.latest(scan.results)] == [own]
+    other = own.parent / "other.json"
+    own.rename(other)  # two copies and no own file: the one finished last
+    assert [found.path for found in results.latest(results.scan(tmp_path).results)] == [copy]
 
 
 WARNING_END = (
