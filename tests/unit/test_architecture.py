@@ -114,6 +114,25 @@ def test_no_module_imports_itself_in_a_circle() -> None:
         visit(module, ())
 
 
+def test_no_two_modules_and_no_two_classes_share_a_name() -> None:
+    """One name per idea: ``plan.py`` beside ``sessions/plan.py``, or two ``Ending``s, would be two ideas with one
+    name (a package's ``__init__.py`` and a session's module named after its nox session aside)."""
+    names: dict[str, list[str]] = {}
+    classes: dict[str, list[str]] = {}
+    for module in modules():
+        stem = module.rsplit("/", 1)[-1].removesuffix(".py")
+        if stem != "__init__" and not module.startswith("sessions/"):
+            names.setdefault(stem, []).append(module)
+        for node in ast.parse((PACKAGE / module).read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, []).append(module)
+    sessions = {module.rsplit("/", 1)[-1].removesuffix(".py") for module in modules() if module.startswith("sessions/")}
+    packages = {module.split("/", 1)[0] for module in modules() if "/" in module}
+    assert {stem: where for stem, where in names.items() if len(where) > 1 or stem in sessions - {"__init__"}} == {}
+    assert sessions.isdisjoint(packages - {"sessions"}), "a session's module shares its name with a package"
+    assert {name: where for name, where in classes.items() if len(where) > 1} == {}
+
+
 @pytest.mark.parametrize("page", [ARCHITECTURE, GLOSSARY], ids=lambda page: page.name)
 def test_every_file_a_page_names_exists(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
