@@ -55,6 +55,11 @@ class ConfigError(TorchmatrixError):
         return f"{where}:{key} {self.problem}{hint}"
 
 
+class HelpShown(Exception):
+    """A session's arguments asked for its help (``-- --help``), which is printed: the session ends there, and
+    succeeded."""
+
+
 class UsageError(TorchmatrixError):
     """A command was called with arguments that cannot work."""
 
@@ -90,6 +95,8 @@ class SessionErrors:
         def wrapper(session: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
             try:
                 return function(session, *args, **kwargs)
+            except HelpShown:
+                return None  # type: ignore[return-value]  # a session returns nothing
             except TorchmatrixError as error:
                 if not error.said:
                     say(error)

@@ -120,3 +120,11 @@ def test_a_sessions_mistake_fails_that_session_alone(tmp_path: Path, matrix: Pat
     assert "nox > Session plan was successful" in run.stderr, "plan ran after the failed bisect"
     sessions = {session["name"]: session["result"] for session in json.loads(report.read_text())["sessions"]}
     assert sessions == {"bisect": "aborted", "plan": "success"}
+
+
+def test_a_sessions_help_ends_that_session_and_nox_goes_on(tmp_path: Path, matrix: Path) -> None:
+    """`-- --help` prints each session's options; every session succeeds, and nox says so in its summary."""
+    run = nox(tmp_path, matrix, "-s", "report", "verify", "--", "--help")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "--format FORMAT[,FORMAT...]" in run.stdout and "--machine" in run.stdout
+    assert "nox > Ran 2 sessions:" in run.stderr and "Traceback" not in run.stderr

@@ -11,7 +11,7 @@ import argparse
 from typing import NoReturn
 
 from ..core import MAX_REPEAT
-from ..errors import UsageError
+from ..errors import HelpShown, UsageError
 
 
 class Parser(argparse.ArgumentParser):
@@ -20,6 +20,12 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(with_usage(message, self.usage or ""))
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        """What argparse ends with once it has printed the help (``--help``): the session's end, never the run's."""
+        if status:
+            raise UsageError(with_usage(message or "", self.usage or ""))
+        raise HelpShown
 
 
 def typed(command: str | None, session: str, arguments: str = "") -> str:
