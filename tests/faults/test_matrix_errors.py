@@ -208,7 +208,9 @@ def test_an_output_that_cannot_be_written_refuses_the_probes_before_any_env_but_
     assert nox(tmp_path, matrix, "-l").returncode == 0
     run = nox(tmp_path, matrix, "-s", "probe")
     assert run.returncode == 2 and "Traceback" not in run.stderr
-    error, hint = run.stderr.splitlines()[-2:]
+    lines = run.stderr.splitlines()  # nox's summary follows: the session failed, nox went on
+    at = next(number for number, line in enumerate(lines) if line.startswith("torchmatrix: error: "))
+    error, hint = lines[at : at + 2]
     assert error.startswith(f"torchmatrix: error: {matrix}: output: results cannot go under {matrix}/results/")
     assert error.endswith(f": {matrix} is a file") and hint.startswith("  hint: name a folder you can write in")
     assert [name for name in written(tmp_path) if not name.startswith("cache")] == ["matrix.yaml"]  # no .nox
