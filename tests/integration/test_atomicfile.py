@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 def test_the_file_gets_the_permissions_of_any_file_the_user_writes(tmp_path: Path, umask: int, mode: int) -> None:
     target = tmp_path / "a.json"
     write = (
-        f"import os, pathlib; os.umask({umask}); from torchmatrix import atomicfile; "
+        f"import os, pathlib; os.umask({umask}); from torchmatrix.util import atomicfile; "
         f"atomicfile.write_json(pathlib.Path({str(target)!r}), 1)"
     )
     subprocess.run([sys.executable, "-c", write], check=True)

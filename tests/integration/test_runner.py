@@ -419,7 +419,7 @@ from pathlib import Path
 from torchmatrix.core import Probe
 from torchmatrix.core import Pair
 from torchmatrix import identity
-from torchmatrix.runner import run_cell
+from torchmatrix.worker.runner import run_cell
 environment = identity.pair_environment(sys.argv[1], {}, ["TORCHMATRIX_*"], os.environ)
 pair = Pair(Probe("hangs", Path(sys.argv[2])), "cpu")
 run_cell(sys.argv[1], [pair], 600.0, lambda *_: None, variables_seen=environment, workdir=Path(sys.argv[2]).parent)

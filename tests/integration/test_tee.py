@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 INSTALL = """
 import json, subprocess, sys
-from torchmatrix.tee import Tee
+from torchmatrix.util.tee import Tee
 
 tails = {}
 where, requirements = sys.argv[1:3], sys.argv[3:]

@@ -39,7 +39,7 @@ MAX_MESSAGE = 4000
 
 
 MAX_INT_DIGITS = 20
-"""The most digits an integer in a result file may have (the host's ``torchmatrix.storedjson.MAX_INT_DIGITS``,
+"""The most digits an integer in a result file may have (the host's ``torchmatrix.util.storedjson.MAX_INT_DIGITS``,
 checked by its tests): a wider one in a probe's metrics is sent as text, as a non-finite float is."""
 
 

@@ -4,7 +4,7 @@
   var panel = document.getElementById("details");
   var selected = null;
   // What a result file holds is shown as text, never as markup; escape sequences and unsafe characters go too,
-  // as the Python side's report_lines does (torchmatrix.safetext), by the patterns that the data carries.
+  // as the Python side's report_lines does (torchmatrix.util.safetext), by the patterns that the data carries.
   var escapeSequence = new RegExp(data.text.escapeSequence, "g");
   var unsafe = new RegExp(data.text.unsafe, "gu");
   function clean(text) {
