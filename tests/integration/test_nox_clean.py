@@ -98,6 +98,7 @@ def test_plan_says_what_each_release_keeps_and_clean_removes_one(
                 break
         assert old.is_dir(), "".join(before)  # it waits for that run, and removes nothing meanwhile
     output = "".join(before) + cleaning.stdout.read()
+    cleaning.stdout.close()
     assert cleaning.wait(timeout=600) == 0, output
     assert f"waiting for the run that uses {old} to end" in output
     assert "uv cache prune: Removed " in output
