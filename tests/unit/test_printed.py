@@ -250,3 +250,15 @@ def test_what_a_per_process_line_holds_that_is_the_same_in_every_run_still_count
     assert release("float32").category() == old.category()
     uneven = printed.one_release([run(["took 3 s"]), run(["took 3 s and more"])])
     assert isinstance(uneven, Printed) and uneven.lines == ("<differs between runs>",)
+
+
+def test_the_name_of_an_interpreters_own_prefix_is_no_cells_and_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a venv's folder is a cell's: run from /usr/local's own Python, "local" in the output is left as printed."""
+    from torchmatrix.envside.torchmatrix_worker import records
+
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    for prefix, base, named in (("/usr/local", "/usr/local", False), ("/w/.nox/probe-1-12-1", "/usr/local", True)):
+        monkeypatch.setattr(sys, "prefix", prefix)
+        monkeypatch.setattr(sys, "base_prefix", base)
+        places = dict(map(tuple, records.cell_places("/tmp/pair", "/tmp/worker")))
+        assert (places.get(prefix.rpartition("/")[2]) == records.ENVIRONMENT_NAME) is named, places

@@ -182,8 +182,10 @@ def cell_places(folder, scratch):
                         (os.environ.get("VIRTUAL_ENV"), ENVIRONMENT)):  # fmt: skip
         for each in (path, os.path.realpath(path)) if path else ():
             found.setdefault(each, token)
+    # The folder's name alone only where it names an environment made for the cell (a venv: probe-2-1-0); an
+    # interpreter's own prefix (/usr/local) is no cell's, and its name ("local") a word of any output.
     name = os.path.basename(os.path.normpath(sys.prefix))
-    if len(name) > 3:  # a name as short as "usr" would be found in words of the output
+    if sys.prefix != getattr(sys, "base_prefix", sys.prefix) and len(name) > 3:
         found.setdefault(name, ENVIRONMENT_NAME)
     return sorted(([path, token] for path, token in found.items()), key=lambda place: -len(place[0]))
 
