@@ -133,10 +133,10 @@ def run_cell(project: Project, cell: Cell, env: CellEnvironment, installer: Inst
     if cell.interpreter is None and cell.outcome is None:
         return NothingStored(cell.hint)  # the plan could not choose a Python: nothing to run or store
     started = results.now_iso()
-    stored = _stored(project, cell, env)
-    if isinstance(stored, NothingStored):
-        return stored
     if cell.outcome:  # no wheel, no interpreter: stored as such, with no environment to take turns with
+        stored = _stored(project, cell, env)
+        if isinstance(stored, NothingStored):
+            return stored
         return _store_outcome(project, cell, request, stored, started, cell.outcome, cell.hint)
     # Two runs of one cell at once share its environment: the second waits, then finds what the first stored.
     with cellenv.locked(env.location):
