@@ -430,21 +430,30 @@ def run_pairs(
     *,
     workdir: Path,
 ) -> runner.CellRun:
-    """Run each pair ``repeat`` times (listed that often to the runner) in the environment ``variables_seen``, from
-    the folder ``workdir``; one record per pair (:mod:`.repeats`).
+    """Run each pair ``repeat`` times in the environment ``variables_seen``, from the folder ``workdir``; one record
+    per pair (:mod:`.repeats`).
 
+    Each run of a pair is in a round of its own, every pair once, and each round in workers of its own: two runs of
+    one pair share no process, not even the worker the pair's process is forked from, so that what differs from one
+    process to the next (a pid, an address, an ``id()``) differs between them, as between two runs by hand.
     The listener hears ("done", last pair, None) at the end, besides the runner's events.
     """
-    listed = repeats.listed(pairs, repeat)
-    cell_run = runner.run_cell(python, listed, timeout, listener, pycache_prefix, variables_seen, workdir=workdir)
+    records: list[core.Record] = []
+    environment: dict[str, Any] = {}
+    for _ in range(repeat):
+        cell_run = runner.run_cell(python, pairs, timeout, listener, pycache_prefix, variables_seen, workdir=workdir)
+        if cell_run.import_failure:
+            return cell_run
+        records += cell_run.records
+        environment = environment or cell_run.environment
     if pairs:
         listener("done", pairs[-1], None)
-    return dataclasses.replace(cell_run, records=tuple(repeats.merged(cell_run.records, repeat)))
+    return runner.CellRun(environment, tuple(repeats.merged(records, repeat)))
 
 
 def progress_log(log: Callable[[str], None], total: int, repeat: int = 1) -> runner.Listener:
-    """Log each pair as it starts and its outcome as it ends: for tests, each test's; with repeats, each run,
-    then what they add up to.
+    """Log each pair as it starts and its outcome as it ends: for tests, each test's; with repeats, each run
+    (round by round, :func:`run_pairs`), then, after a pair's last run, what its runs add up to.
 
     Tests unavailable for the reason the one before gave (a device this machine lacks) are
     not listed one by one: how many there were is said before the next pair starts, or at the end.
@@ -454,7 +463,7 @@ def progress_log(log: Callable[[str], None], total: int, repeat: int = 1) -> run
     started = 0
     unlisted = 0
     reason: str | None = None
-    runs: list[core.Record] = []
+    runs: dict[tuple[str, str], list[core.Record]] = {}
 
     def say(line: str) -> None:
         log(safetext.for_terminal(line, keep_newlines=False))
@@ -468,8 +477,8 @@ def progress_log(log: Callable[[str], None], total: int, repeat: int = 1) -> run
             return
         if event == "start":
             started, reason = started + 1, None
-            which = f" (run {(started - 1) % repeat + 1} of {repeat})" if repeat > 1 else ""
-            say(f"[{(started - 1) // repeat + 1}/{total}] {pair.probe.name} on {pair.device}{which} ...")
+            which = f" (run {(started - 1) // total + 1} of {repeat})" if repeat > 1 else ""
+            say(f"[{(started - 1) % total + 1}/{total}] {pair.probe.name} on {pair.device}{which} ...")
             return
         if record is None:
             return
@@ -487,13 +496,13 @@ def progress_log(log: Callable[[str], None], total: int, repeat: int = 1) -> run
         say(_outcome_line(record))
         for line in _rest_of_message(record):
             say(line)
-        runs.append(record)
-        if repeat > 1 and len(runs) == repeat:
-            merged = repeats.merge(runs)
+        pair_runs = runs.setdefault((record.probe, record.device), [])
+        pair_runs.append(record)
+        if repeat > 1 and len(pair_runs) == repeat:
+            merged = repeats.merge(pair_runs)
             unstable = merged.outcome is core.Outcome.UNSTABLE  # its message: the counts and where runs differ
-            counted = merged.message if unstable else repeats.counts(Counter(run.outcome for run in runs))
+            counted = merged.message if unstable else repeats.counts(Counter(run.outcome for run in pair_runs))
             say(f"    {merged.outcome.symbol} {merged.outcome.value} over {repeat} runs ({counted})")
-            runs.clear()
 
     return listen
 

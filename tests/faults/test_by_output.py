@@ -32,6 +32,8 @@ SCRIPTS = {
     # An address differs in every process; a random number too: its line is per-process.
     "addresses": "import torch\nprint(torch.Generator(), object())\n",
     "random": "import os, torch\nprint('seeded', torch.rand(1).item())\nprint(os.urandom(8).hex())\n",
+    # The same in every pair a worker forks, and another in the next worker's: two runs share no worker.
+    "parent": "import os\nprint('worker', os.getppid())\n",
     # Its first run prints one line, its second two: runs that cannot be one release.
     "counts": "import os\npath = {counter!r}\nopen(path, 'a').write('x')\n"
     "print('run\\n' * os.path.getsize(path), end='')\n",
@@ -90,6 +92,8 @@ def test_only_what_is_per_process_is_no_change_and_a_line_that_differs_between_r
     assert (random.testable, random.runs) == (True, 2), random.detail
     assert random.detail.endswith("(line 2 per-process: differ between runs)")
     assert random.detail.startswith("pass, prints 'seeded 0.49625658988952637' / '<differs between runs>'")
+    parent = seen("parent")
+    assert parent.detail == "pass, prints 'worker <differs between runs>' (line 1 per-process: differ between runs)"
     assert (counts.testable, counts.unstable, counts.runs) == (False, True, 2)
     # Its first run's top level ran twice, under pytest (asked whether the file holds tests) and as the script.
     assert counts.detail.endswith("of 2 runs; first difference: line 3: nothing → 'run'"), counts.detail

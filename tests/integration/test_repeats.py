@@ -66,20 +66,20 @@ def test_a_probe_that_fails_at_random_is_unstable_and_one_that_does_not_is_not(
     (tmp_path / "steady.py").write_text("def run(device):\n    return {'outcome': 'pass'}\n")
     pairs = [Pair(Probe(name, tmp_path / f"{name}.py"), "cpu") for name in ("flaky", "steady")]
     session = Session()
-    progress = progress_log(session.log, len(pairs), 40)
-    cell = run_pairs(stub_torch_python, pairs, 30.0, 40, progress, workdir=tmp_path)
+    progress = progress_log(session.log, len(pairs), 24)
+    cell = run_pairs(stub_torch_python, pairs, 30.0, 24, progress, workdir=tmp_path)
     flaky, steady = cell.records
-    assert flaky.outcome is Outcome.UNSTABLE  # all 40 alike by chance: once in 2**39 runs
+    assert flaky.outcome is Outcome.UNSTABLE  # all 24 alike by chance: once in 2**23 runs
     seen = Counter(each["outcome"] for each in repeats.runs_of(flaky))
-    assert seen.keys() == {"pass", "fail"} and seen.total() == 40
+    assert seen.keys() == {"pass", "fail"} and seen.total() == 24
     counts, difference = flaky.message.split("; ")
     assert sorted(counts.split(", ")) == sorted([f"{seen['pass']} pass", f"{seen['fail']} fail"])
     assert difference in (  # a run of the most frequent outcome against one of the other
         "first difference: its message, line 1: nothing → 'drew a high byte'",
         "first difference: its message, line 1: 'drew a high byte' → nothing",
     )
-    assert (steady.outcome, len(repeats.runs_of(steady))) == (Outcome.PASS, 40)
-    assert "[1/2] flaky on cpu (run 1 of 40) ..." in session.said
-    assert "[2/2] steady on cpu (run 40 of 40) ..." in session.said
-    assert f"    ± unstable over 40 runs ({flaky.message})" in session.said
-    assert "    ✓ pass over 40 runs (40 pass)" in session.said
+    assert (steady.outcome, len(repeats.runs_of(steady))) == (Outcome.PASS, 24)
+    assert "[1/2] flaky on cpu (run 1 of 24) ..." in session.said
+    assert "[2/2] steady on cpu (run 24 of 24) ..." in session.said
+    assert f"    ± unstable over 24 runs ({flaky.message})" in session.said
+    assert "    ✓ pass over 24 runs (24 pass)" in session.said

@@ -2,9 +2,9 @@
 
 A probe can be nondeterministic (atomics in a GPU reduction, a race, random
 inputs without a seed): one run that passes says little. With ``repeat: N``
-each pair is listed N times in a row to the runner, which gives every listed
-pair a run and a record of its own (in a fresh process, where the worker
-isolates pairs), and the N records of a pair become one:
+every pair runs N times, once in each of N rounds, and each round has workers
+of its own (:func:`torchmatrix.cellrun.run_pairs`): no two runs of a pair share
+a process, as two runs by hand do not. The N records of a pair become one:
 
 - all N outcomes the same: that outcome, with the first run's metrics and
   message;
@@ -23,25 +23,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ..core import Outcome, Pair, Record
+from ..core import Outcome, Record
 from . import printed
 
 REPEATS = "repeats"
 """The key of the runs in a merged record's metrics."""
 
 
-def listed(pairs: Iterable[Pair], repeat: int) -> list[Pair]:
-    """``pairs`` as the runner gets them: each ``repeat`` times in a row."""
-    return [pair for pair in pairs for _ in range(repeat)]
-
-
 def merged(records: Sequence[Record], repeat: int) -> list[Record]:
-    """The runner's records of :func:`listed` pairs, one merged record per record name and device.
+    """The records of ``repeat`` rounds of pairs, one merged record per record name and device, in the order of
+    the first round.
 
-    Grouped by name, not counted off ``repeat`` at a time: a pair of pytest tests makes a record per test.
+    Grouped by name, not counted off: a pair of pytest tests makes a record per test.
     """
     if repeat == 1:
         return list(records)
