@@ -15,7 +15,8 @@ It downloads every wheel of the matrix four times: many GB for the default matri
 Bisect's cost is counted in builds, on stand-in torch wheels (tests/standin.py)
 that install in a second: ``bisect --all`` over nightlies with two known
 changes against its bound and against one bisection per change. Repeats are
-timed on the first cell's real torch: ``--repeat 5`` against one run per pair.
+timed on the first cell's real torch: ``--repeat 5`` (five rounds, each in
+workers of its own) against one run per pair.
 """
 
 from __future__ import annotations
@@ -547,24 +548,24 @@ def sweep_record(project: Project, cell: Cell) -> Record:
 
 
 def repeat_figure(bench: Bench, matrix: Path, project: Project, repeat: int = 5) -> Figure:
-    """One cell with each pair run ``repeat`` times against once: the runs should cost probes, not imports."""
+    """One cell with each pair run ``repeat`` times against once: each extra run is a round of every pair in workers
+    of its own, so it should cost one ``import torch`` and the probes, little more."""
     cell = project.cells[0]
     once, repeated = bench.best(
         lambda: bench.nox(matrix, "-s", cell.session, "--", "--force"),
         lambda: bench.nox(matrix, "-s", cell.session, "--", "--force", "--repeat", str(repeat)),
     )
     stored = results.read(project.result_file(cell))  # the last run's: the repeated one
-    extra = (repeat - 1) * len(stored.records)
-    per_run = max(repeated - once, 0.0) / extra
+    per_round = max(repeated - once, 0.0) / (repeat - 1)
     probes = sum(run["duration"] for record in stored.records for run in record.metrics["repeats"][1:])
     imported = float(stored.environment["import_seconds"])
     return Figure(
         f"`--repeat {repeat}` vs one run per pair, torch {cell.torch} ({len(stored.records)} pairs)",
-        f"{repeated / once:.2f}x ({seconds(repeated)} vs {seconds(once)}): {per_run * 1000:.0f} ms per extra run "
-        f"of a pair, against {seconds(imported)} for one `import torch`",
-        "an extra run < 1/4 of an `import torch`",
-        per_run < imported / 4,
-        (f"the {extra} extra runs took {seconds(repeated - once)} more in all, of which the probes' own "
+        f"{repeated / once:.2f}x ({seconds(repeated)} vs {seconds(once)}): {seconds(per_round)} per extra round of "
+        f"every pair, against {seconds(imported)} for one `import torch`",
+        "an extra round < 2 `import torch` + its probes' own time",
+        per_round < 2 * imported + probes / (repeat - 1),
+        (f"the {repeat - 1} extra rounds took {seconds(repeated - once)} more in all, of which the probes' own "
          f"{seconds(probes)} (their records' seconds); `import torch` as the worker measured it in that run",),
     )  # fmt: skip
 
