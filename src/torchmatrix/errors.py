@@ -14,7 +14,9 @@ import atexit
 import difflib
 import functools
 import os
+import signal
 import sys
+import types
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
@@ -80,13 +82,27 @@ class SessionErrors:
 
     nox ends a run with 1 when a session failed; a mistake's own code (2) says more to a script or a CI job.
     Once nox has run every session, printed its summary and written its report, and ends, the run ends with the
-    highest of these codes instead. An interrupted run keeps nox's status.
+    highest of these codes instead. An interrupted run keeps nox's status (130), wherever the interrupt came: in a
+    wrapped session, in another one, or while nox made an environment.
     """
 
     def __init__(self) -> None:
         self.codes: list[int] = []
         self.interrupted = False
+        self._hear_interrupts()
         atexit.register(self._end)
+
+    def _hear_interrupts(self) -> None:
+        """Note every Ctrl-C before Python's own handler (which raises KeyboardInterrupt) or nox's acts on it."""
+        acting = signal.getsignal(signal.SIGINT)
+        if not callable(acting):  # ignored, or the OS's default: no KeyboardInterrupt, no status of nox's to keep
+            return
+
+        def heard(signum: int, frame: types.FrameType | None) -> None:
+            self.interrupted = True
+            acting(signum, frame)
+
+        signal.signal(signal.SIGINT, heard)
 
     def fail_session(self, function: Callable[Concatenate[Session, P], R]) -> Callable[Concatenate[Session, P], R]:
         """Wrap a session: a :class:`TorchmatrixError` is said once and fails that session, never the run."""

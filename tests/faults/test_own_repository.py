@@ -86,3 +86,23 @@ def test_the_repositorys_library_is_built_once_installed_in_every_cell_and_its_e
     assert len(list((tmp_path / "cache" / "wheels").glob("*/mylib-0.1.0-*.whl"))) == 2
     (repository / "README.md").write_text("not part of the package\n")
     assert nox().stderr.count(") skipped: torch-") == 2  # a new wheel that installs the same files re-runs nothing
+
+
+def test_a_run_interrupted_after_a_sessions_mistake_keeps_the_interrupts_status(
+    tmp_path: Path, suite_cache: Path
+) -> None:
+    """A Ctrl-C in a session torchmatrix does not wrap (the repository's own) ends the run with nox's 130, not the
+    earlier mistake's 2: the interrupt is what stopped the run."""
+    repository = tmp_path / "mylib"
+    (repository / "probes").mkdir(parents=True)
+    (repository / "probes" / "mine.py").write_text((PROBES / "ok.py").read_text())
+    own = "\n\n@nox.session(python=False)\ndef mine(session):\n    import os, signal\n\n"
+    own += "    os.kill(os.getpid(), signal.SIGINT)\n"
+    (repository / "noxfile.py").write_text("import nox\n" + NOXFILE + own)
+    (repository / "matrix.yaml").write_text("torch: [1.9.0]\nprobes: [mine]\ndevices: [cpu]\n")
+    command = [sys.executable, "-m", "nox", "-s", "bisect", "mine"]  # bisect without --from, --to: a mistake
+    run = subprocess.run(
+        command, cwd=repository, env=repository_environ(suite_cache), capture_output=True, text=True, timeout=300
+    )
+    assert "required: --from, --to" in run.stderr and "Session mine interrupted." in run.stderr, run.stderr
+    assert run.returncode == 130, run.stderr
