@@ -397,9 +397,10 @@ def _store_outcome(
 
 
 def _cell_result(project: Project, cell: Cell, started: str, **fields: object) -> CellResult:
-    """The result of ``cell`` (its inputs, unless ``fields`` say otherwise)."""
+    """The result of ``cell`` (its inputs, unless ``fields`` say otherwise), with the rules of its constraints."""
     labels = {"cell_id": cell.id, "torch": str(cell.torch), "python": cell.python,
-              "python_request": cell.python_request, "session": cell.session}  # fmt: skip
+              "python_request": cell.python_request, "session": cell.session,
+              "constrained_by": cell.constrained_by}  # fmt: skip
     return cell_result(project, started, **{**labels, "inputs": project.inputs(cell), **fields})
 
 

@@ -1,4 +1,5 @@
-"""The values every stage passes on: the devices, a probe, a (probe, device) pair, its record, the outcomes.
+"""The values every stage passes on: the devices, a probe, a (probe, device) pair, its record, the outcomes, a
+cell's constraints with their rules.
 
 The ground floor of the package: of torchmatrix it imports only the field checks of
 :mod:`torchmatrix.util.storedjson`, which read a record's JSON, and every other module
@@ -19,10 +20,12 @@ __all__ = [
     "DEVICES",
     "RECORD_OUTCOMES",
     "STORED_OUTCOMES",
+    "Constraint",
     "Kind",
     "MalformedRecord",
     "Outcome",
     "Pair",
+    "PinSource",
     "Probe",
     "Record",
 ]
@@ -112,6 +115,50 @@ class Pair:
 
     probe: Probe
     device: str
+
+
+class PinSource(str, Enum):
+    """Whose rule gives a cell a constraint."""
+
+    KNOWN = "known"
+    """torchmatrix's own: its known pins (``known_pins.yaml``)."""
+    MATRIX = "matrix"
+    """The matrix's ``pins:``."""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A constraint a cell is installed under (``numpy<2``), with the rule that gives it: whose the rule is, the
+    torch releases it is for (``<2.3``), and its reason.
+
+    The plan gives it and a result keeps it, so that what a cell was installed under is said in the words of the
+    rule it had then, whatever the rules say now. Only :attr:`text` is of the cell's identity (its ``constraints``):
+    the rest is words, which may be put better without making any record stale.
+    """
+
+    text: str
+    source: PinSource
+    torch: str
+    reason: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        """The constraint as a result file holds it, and :meth:`from_json` reads it."""
+        return {"constraint": self.text, "source": self.source.value, "torch": self.torch, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Constraint:
+        """The constraint ``data`` holds; ValueError naming the field that does not fit."""
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        source = checked(data, "source", str)
+        if source not in {each.value for each in PinSource}:
+            raise ValueError(f"source {source!r} is none of {', '.join(each.value for each in PinSource)}")
+        return cls(
+            text=checked(data, "constraint", str),
+            source=PinSource(source),
+            torch=checked(data, "torch", str),
+            reason=checked(data, "reason", str),
+        )
 
 
 class Outcome(str, Enum):

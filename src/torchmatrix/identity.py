@@ -53,7 +53,8 @@ PACKAGES = "packages"
 READ = "read"
 """The part holding the files a record's pair read, each with its sha256 (None: gone)."""
 CONSTRAINTS = "constraints"
-"""The part holding the cell's constraints (the known pins and the matrix's ``constrain:``)."""
+"""The part holding the cell's constraints (the known pins and the matrix's ``constrain:``): the constraints alone,
+not the rules' words, which the result keeps beside its inputs (``CellResult.constrained_by``)."""
 VENV_SEED = "venv_seed"
 """The part holding what the cell's environment was seeded with (``python -m venv``'s pip and setuptools): the
 interpreter's ensurepip says what."""

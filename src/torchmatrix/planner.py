@@ -18,7 +18,7 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from .core import Outcome
+from .core import Constraint, Outcome, PinSource
 from .index.releases import Listing, Wheel
 from .interpreters import Interpreter
 from .matrix import Matrix, PinRule, TorchEntry
@@ -105,9 +105,14 @@ class Cell:
     # A cell with neither an interpreter nor an outcome cannot be planned on this run (the listing of the
     # index is unknown, and the matrix pins no Python): its hint says why; it runs nothing and stores nothing.
     hint: str = ""
-    constraints: tuple[str, ...] = ()
-    """Bounds on the versions of packages the cell installs (the known pins, the matrix's ``constrain:``): each
-    applies where the cell has that package, and adds none."""
+    constrained_by: tuple[Constraint, ...] = ()
+    """Bounds on the versions of packages the cell installs (the known pins, the matrix's ``constrain:``), each with
+    the rule that gives it: each applies where the cell has that package, and adds none."""
+
+    @property
+    def constraints(self) -> tuple[str, ...]:
+        """Its constraints as the installer reads them, and its identity holds them: ``("numpy<2",)``."""
+        return tuple(given.text for given in self.constrained_by)
 
     @property
     def seed(self) -> tuple[str, ...]:
@@ -284,8 +289,8 @@ class _Needs:
 
 def _requirements(
     entry: TorchEntry, known: Sequence[PinRule], own: Sequence[PinRule], requires: Sequence[Requirement]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The release's requirements and constraints.
+) -> tuple[tuple[str, ...], tuple[Constraint, ...]]:
+    """The release's requirements, and its constraints with the rule that gives each.
 
     Requirements: ``torch==X`` first, then what every cell needs (``requires:``), the matrix's pins that apply,
     then the entry's; a later one of a package replaces an earlier one. Constraints: the known pins that apply
@@ -295,16 +300,22 @@ def _requirements(
     version = entry.version
     applying = [rule for rule in own if rule.applies_to(version)]
     ours = {name for rule in applying for name in _named(rule)}
-    constrained = {name: text for rule in known if rule.applies_to(version)
-                   for name, text in _named(rule).items() if name not in ours}  # fmt: skip
+    constrained = {name: given for rule in known if rule.applies_to(version)
+                   for name, given in _given(rule, PinSource.KNOWN, _named(rule)).items()
+                   if name not in ours}  # fmt: skip
     required = _by_name(requires)
     for rule in applying:
         required.update(_by_name(rule.require))
-        constrained.update(_by_name(rule.constrain))
+        constrained.update(_given(rule, PinSource.MATRIX, _by_name(rule.constrain)))
     entry_pins = _by_name(entry.pins)
     required.update(entry_pins)
-    constraints = tuple(text for name, text in constrained.items() if name not in entry_pins)
+    constraints = tuple(given for name, given in constrained.items() if name not in entry_pins)
     return (f"torch=={version}", *required.values()), constraints
+
+
+def _given(rule: PinRule, source: PinSource, bounds: Mapping[str, str]) -> dict[str, Constraint]:
+    """Each of ``bounds`` (by package) as a constraint that ``rule``, of ``source``, gives."""
+    return {name: Constraint(text, source, str(rule.torch), rule.reason) for name, text in bounds.items()}
 
 
 def _by_name(requirements: Sequence[Requirement]) -> dict[str, str]:
@@ -320,7 +331,7 @@ def _cell(
     version: Version,
     request: str | None,
     parameter: str,
-    pins: tuple[tuple[str, ...], tuple[str, ...]],
+    pins: tuple[tuple[str, ...], tuple[Constraint, ...]],
     listing: Listing,
     interpreters: Sequence[Interpreter],
     platforms: Sequence[str],

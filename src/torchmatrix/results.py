@@ -28,7 +28,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from .core import MalformedRecord, Outcome, Record
+from .core import Constraint, MalformedRecord, Outcome, Record
 from .identity import HARDWARE, describe_hardware, maker, record_inputs
 from .util import atomicfile, safetext, storedjson
 from .util.storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
@@ -36,7 +36,9 @@ from .util.storedjson import MAX_FILE_BYTES, checked, checked_time, checked_vers
 __all__ = ["SCHEMA_VERSION", "CellResult", "Scan", "read", "scan", "latest"]
 
 SCHEMA_VERSION = 2
-"""2: each record carries the inputs it was made from. 1: the cell's inputs stood for all its records (read as 2)."""
+"""2: each record carries the inputs it was made from; a result may say the rules of its constraints
+(``constrained_by``), which older ones lack and older readers pass over. 1: the cell's inputs stood for all its
+records (read as 2)."""
 INSTALLED_SESSION = "probe-installed"
 """The ``session`` of a result made in a torch installed already (``nox -s probe-installed``), not by a cell."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
@@ -78,6 +80,10 @@ class CellResult:
     """What the run that wrote the file was asked to do (its probes and their hashes, devices, requirements, …)."""
     started_at: str = ""
     finished_at: str = ""
+    constrained_by: tuple[Constraint, ...] | None = None
+    """The constraints its cell was installed under, each with the rule that gave it and the rule's reason then;
+    None where the result does not say (one of a torchmatrix before it did, or of a torch installed already).
+    Words, not inputs: its ``inputs`` hold the constraints themselves, which are what freshness compares."""
     path: Path | None = field(default=None, compare=False, repr=False)
     """The file it was read from (:func:`read` sets it); not stored in the file."""
 
@@ -87,6 +93,8 @@ class CellResult:
         data["schema"] = SCHEMA_VERSION
         data["outcome"] = self.outcome.value if self.outcome else None
         data["records"] = [record.to_json() for record in self.records]
+        given = self.constrained_by
+        data["constrained_by"] = None if given is None else [constraint.to_json() for constraint in given]
         return data
 
     @classmethod
@@ -128,6 +136,7 @@ class CellResult:
                 inputs=checked(data, "inputs", dict),
                 started_at=checked(data, "started_at", str),
                 finished_at=checked_time(data, "finished_at"),
+                constrained_by=_constrained_by(data),
             )
         except ValueError as exc:
             raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
@@ -153,6 +162,23 @@ def _from_schema_1(data: dict[str, Any]) -> dict[str, Any]:
         for item in records
     ]
     return {**data, "records": upgraded, "schema": SCHEMA_VERSION}
+
+
+def _constrained_by(data: dict[str, Any]) -> tuple[Constraint, ...] | None:
+    """The constraints a result says its cell was installed under, with their rules; None where it says nothing
+    (a file written before results said)."""
+    given = checked({"constrained_by": data.get("constrained_by")}, "constrained_by", list, optional=True)
+    if given is None:
+        return None
+    return tuple(_constraint(item, f"constrained_by[{index}]") for index, item in enumerate(given))
+
+
+def _constraint(item: Any, where: str) -> Constraint:
+    """The constraint ``item`` holds; ValueError naming ``where`` it is in the file when it is malformed."""
+    try:
+        return Constraint.from_json(item)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _record(item: Any, where: str) -> Record:

@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchmatrix import cellrun, results
 from torchmatrix.cellrun import CellOutcome, CellRequest, Installer, NothingStored, UpToDate, Written
-from torchmatrix.core import Outcome
+from torchmatrix.core import Constraint, Outcome, PinSource
 from torchmatrix.index import releases
-from torchmatrix.matrix import TorchEntry
+from torchmatrix.matrix import PinRule, TorchEntry
 from torchmatrix.project import Project
 from torchmatrix.sessions import probe as probe_session
 from torchmatrix.sessions.handback import ResultFile, Stored
@@ -66,6 +68,16 @@ def test_a_failed_install_in_a_new_environment_is_the_cells_install_error_stored
     assert "no matching distribution for torch==1.12.1" in ended.message and ended.path is not None
     stored = results.read(ended.path)
     assert (stored.outcome, stored.finished_at) == (Outcome.INSTALL_ERROR, ended.finished_at)
+
+
+def test_a_stored_result_keeps_each_constraint_its_cell_got_with_the_rule_that_gave_it(tmp_path: Path) -> None:
+    known = PinRule(SpecifierSet("<2.3"), (), "built against NumPy 1.x", (Requirement("numpy<2"),))
+    here = project(tmp_path, TorchEntry(Version("1.12.1")), known=known)
+    ended = cellrun.run_cell(here, here.cells[0], Environment(tmp_path), Installer(), CellRequest())
+    assert isinstance(ended, CellOutcome) and ended.path is not None
+    stored = results.read(ended.path)
+    assert stored.inputs["constraints"] == ["numpy<2"]
+    assert stored.constrained_by == (Constraint("numpy<2", PinSource.KNOWN, "<2.3", "built against NumPy 1.x"),)
 
 
 def test_an_index_found_dead_is_not_asked_again_in_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

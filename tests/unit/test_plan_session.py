@@ -5,10 +5,13 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from torchmatrix import planner
 from torchmatrix.environment import disk, uvcache
-from torchmatrix.matrix import TorchEntry
+from torchmatrix.matrix import PinRule, TorchEntry
 from torchmatrix.sessions import plan
 
 from .test_disk import environment, survey, two_releases
@@ -26,6 +29,22 @@ def test_the_plan_names_the_library_it_would_build_and_builds_nothing(tmp_path: 
     assert "torch==2.2.0 mylib (built)  numpy<2        -       ready" in plan.text(here)  # no name: the folder's
     (library / "pyproject.toml").write_text('[project]\nname = "gauss-tail"\nversion = "1"\n')
     assert "torch==2.2.0 gauss-tail (built)  numpy<2        -       ready" in plan.text(here)  # the one declared
+
+
+def test_the_plan_names_the_rule_of_each_constraint_in_the_words_a_result_records_and_a_report_says(
+    tmp_path: Path,
+) -> None:
+    known = PinRule(SpecifierSet("<2.3"), (), "built against NumPy 1.x", (Requirement("numpy<2"),))
+    here = project(tmp_path, TorchEntry(Version("1.12.1")), TorchEntry(Version("2.2.0")), known=known)
+    own = PinRule(SpecifierSet(">=2.2"), (), "the library's CI pins it", (Requirement("numpy<2"),))
+    matrix = dataclasses.replace(here.matrix, pins=(own,))
+    cells = planner.plan(matrix, here.listing, here.interpreters, here.platforms, here.known_pins)
+    said = plan.text(dataclasses.replace(here, matrix=matrix, cells=cells))
+    assert (
+        "constraints bound a package where a cell installs it, and add none:\n"
+        "  numpy<2: a known pin for torch <2.3, because built against NumPy 1.x\n"
+        "  numpy<2: the matrix's pin for torch >=2.2, because the library's CI pins it\n"
+    ) in said
 
 
 def test_the_plan_says_what_it_assumed_of_a_release_newer_than_its_table(tmp_path: Path) -> None:

@@ -23,8 +23,11 @@ from .test_results import result
 NUMPY_PIN = PinRule(SpecifierSet("<2.3"), (), constrain=(Requirement("numpy<2"),))
 
 
-def project(tmp_path: Path, *entries: TorchEntry, expect: tuple[Expectation, ...] = ()) -> Project:
-    """A project planned against the recorded listing and this machine's Pythons, with real probe files."""
+def project(
+    tmp_path: Path, *entries: TorchEntry, expect: tuple[Expectation, ...] = (), known: PinRule = NUMPY_PIN
+) -> Project:
+    """A project planned against the recorded listing and this machine's Pythons, with real probe files, under the
+    known pin ``known``."""
     probes = []
     for name in ("autograd_dot", "batched_matmul"):
         (tmp_path / f"{name}.py").write_text(f"# {name}\ndef run(device):\n    return {{'outcome': 'pass'}}\n")
@@ -33,8 +36,8 @@ def project(tmp_path: Path, *entries: TorchEntry, expect: tuple[Expectation, ...
         tmp_path / "matrix.yaml", entries, tuple(probes), DEVICES, 300.0, tmp_path / "reports", None,
         "https://pypi.org/simple", None, (), expect,
     )  # fmt: skip
-    cells = plan(matrix, LISTING, THIS_MACHINE, LINUX, [NUMPY_PIN])
-    return Project(matrix, cells, "ci-box", (), LISTING, tuple(THIS_MACHINE), tuple(LINUX), (NUMPY_PIN,))
+    cells = plan(matrix, LISTING, THIS_MACHINE, LINUX, [known])
+    return Project(matrix, cells, "ci-box", (), LISTING, tuple(THIS_MACHINE), tuple(LINUX), (known,))
 
 
 def test_with_releases_keeps_the_matrix_and_the_entries_it_has_for_those_releases(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from torchmatrix import identity, results
-from torchmatrix.core import Outcome, Record
+from torchmatrix.core import Constraint, Outcome, PinSource, Record
 from torchmatrix.results import CellResult
 from torchmatrix.util import atomicfile, storedjson
 
@@ -297,6 +297,25 @@ def test_a_torch_that_is_no_version_and_a_finish_that_is_no_time_are_refused(tmp
         "empty-time.json": f"{no_time}: ''",
     }
     assert [found.path for found in scan.results] == [good]
+
+
+def test_the_rules_of_a_cells_constraints_are_kept_and_a_result_that_has_none_reads_as_saying_nothing(
+    tmp_path: Path,
+) -> None:
+    given = (Constraint("numpy<2", PinSource.KNOWN, "<2.3", "built against NumPy 1.x"),)
+    path = results.write(tmp_path, result(inputs={"constraints": ["numpy<2"]}, constrained_by=given))
+    assert results.read(path).constrained_by == given
+    assert json.loads(path.read_text())["constrained_by"] == [
+        {"constraint": "numpy<2", "source": "known", "torch": "<2.3", "reason": "built against NumPy 1.x"}
+    ]
+    older = {key: value for key, value in json.loads(path.read_text()).items() if key != "constrained_by"}
+    beside(path, "older.json", json.dumps(older))
+    beside(path, "elsewhere.json", json.dumps(dict(older, constrained_by=[dict(given[0].to_json(), source="x")])))
+    scan = results.scan(tmp_path)
+    assert reasons(scan) == {
+        "elsewhere.json": "does not fit schema 2: constrained_by[0]: source 'x' is none of known, matrix"
+    }
+    assert {found.path.name: found.constrained_by for found in scan.results} == {path.name: given, "older.json": None}
 
 
 def test_a_cell_outcome_that_comes_with_records_is_refused(tmp_path: Path) -> None:

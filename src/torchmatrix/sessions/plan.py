@@ -14,6 +14,7 @@ from ..errors import UsageError
 from ..planner import assumed_support
 from ..util import safetext
 from ..util.arguments import typed
+from ..views import pins
 from . import keeps
 
 if TYPE_CHECKING:
@@ -60,15 +61,12 @@ def text(project: Project) -> str:
 
 
 def _why(project: Project) -> list[str]:
-    """Where the cells' constraints come from, with their reasons, and what the seed is."""
-    rules = [(rule, "known pin", (*rule.require, *rule.constrain)) for rule in project.known_pins]
-    rules += [(rule, "the matrix's pins", rule.constrain) for rule in project.matrix.pins]
-    said = []
-    for rule, whose, bounds in rules:
-        used = {text for cell in project.cells if rule.applies_to(cell.torch) for text in cell.constraints}
-        shown = " ".join(text for text in map(str, bounds) if text in used)
-        if shown:
-            said.append(f"  {shown} for torch {rule.torch} ({whose}){': ' + rule.reason if rule.reason else ''}")
+    """Where the cells' constraints come from, with their reasons, in the words a result records them and a report's
+    note says them (:func:`.pins.why`), and what the seed is."""
+    by_rule: dict[str, list[str]] = {}
+    for given in dict.fromkeys(given for cell in project.cells for given in cell.constrained_by):
+        by_rule.setdefault(pins.why(given), []).append(given.text)
+    said = [f"  {' '.join(texts)}: {rule}" for rule, texts in by_rule.items()]
     if said:
         said.insert(0, "constraints bound a package where a cell installs it, and add none:")
     said.append("seed: what `python -m venv` installs in a new environment, as each interpreter's ensurepip says")

@@ -187,13 +187,13 @@ def _merged(
     command: str | None = None,
 ) -> model.Report:
     """The report of every result under ``results_dir``; with ``current``, records it would not make so are stale,
-    and its pins give their reasons to the rows' notes; with ``matrix_cells``, the results that are no cell of it are
-    only named; ``command``: the command that started
-    the session when it is not nox, whose words the report suggests."""
+    and its pins say why of a constraint a result recorded no rule of; with ``matrix_cells``, the results that are
+    no cell of it are only named; ``command``: the command that started the session when it is not nox, whose words
+    the report suggests."""
     scan = results.scan(results_dir)
     results.warn_skipped(scan, session.warn)
     found = freshness.marked_stale(scan.results, current) if current else scan.results
-    known, own = (current.known_pins, current.matrix.pins) if current else ((), ())  # whose reasons a row note gives
+    known, own = (current.known_pins, current.matrix.pins) if current else ((), ())  # why, where none is recorded
     shown, others = (list(found), []) if matrix_cells is None else cells.split(found, matrix_cells)
     return model.build(shown, others, command, known, own)
 

@@ -258,7 +258,8 @@ def build(
 
     ``others``: stored results left out as no cell of the matrix now, which the report names; ``command``: the
     command that renders it when it is not nox, whose words the report suggests; ``known_pins`` and
-    ``matrix_pins``: the rules whose reasons a row's note on its constraints gives (:mod:`.pins`).
+    ``matrix_pins``: the rules that say why of a constraint a result recorded no rule of, an older torchmatrix's
+    (:mod:`.pins`).
     """
     merged = tuple(results.latest(found))
     devices = _devices_by_machine(merged)
@@ -313,19 +314,19 @@ def _constraint_notes(
     merged: Iterable[CellResult], known: Sequence[PinRule], matrix: Sequence[PinRule]
 ) -> dict[Row, str]:
     """For each row installed under a constraint that a row beside it (the one before, the one after) was not,
-    what it was and why (:func:`.pins.note`)."""
-    constrained: dict[Row, set[str]] = {}
+    what it was and why, as its results recorded it (:func:`.pins.reasons_of`, :func:`.pins.note`)."""
+    constrained: dict[Row, dict[str, str]] = {}
     for result in merged:
-        said = pins.constraints_of(result)
+        said = pins.reasons_of(result, known, matrix)
         if said is not None:
-            constrained.setdefault(Row(result.torch, result.python_request), set()).update(said)
+            reasons = constrained.setdefault(Row(result.torch, result.python_request), {})
+            reasons.update({pin: why for pin, why in said.items() if why or pin not in reasons})  # one that says why
     ordered = sorted(constrained, key=Row.sort_key)
     found = {}
     for index, row in enumerate(ordered):
         beside = [*ordered[max(index - 1, 0) : index], *ordered[index + 1 : index + 2]]
         neighbours = [(other.label, frozenset(constrained[other])) for other in beside]
-        own = frozenset(constrained[row])
-        text = pins.note(row.label, results.version_of(row.torch), own, neighbours, known, matrix)
+        text = pins.note(row.label, constrained[row], neighbours)
         if text:
             found[row] = text
     return found
