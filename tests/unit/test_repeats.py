@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from torchmatrix.core import Outcome, Pair, Probe, Record
+from torchmatrix.core import Outcome, Probe, Record
 from torchmatrix.worker import repeats
 
 PROBE = Probe("flaky", Path("flaky.py"))
@@ -48,13 +48,12 @@ def test_an_unstable_pair_names_the_first_line_where_a_usual_run_and_another_dif
     ), "alike in what they printed (here nothing): the messages"
 
 
-def test_the_runners_records_are_merged_per_pair_in_the_order_listed() -> None:
-    other = Probe("other", Path("other.py"))
-    pairs = [Pair(PROBE, "cpu"), Pair(other, "cpu")]
-    assert repeats.listed(pairs, 3) == [pairs[0]] * 3 + [pairs[1]] * 3
-    records = [run(Outcome.PASS)] * 3 + [Record("other", "cpu", o, {}, "", 0.1) for o in (Outcome.FAIL,) * 2]
-    records.append(Record("other", "cpu", Outcome.TIMEOUT, {}, "", 0.1))
-    merged = repeats.merged(records, 3)
+def test_the_records_of_rounds_are_merged_per_pair_in_the_order_of_the_first_round() -> None:
+    def other(outcome: Outcome) -> Record:
+        return Record("other", "cpu", outcome, {}, "", 0.1)
+
+    rounds = [[run(Outcome.PASS), other(outcome)] for outcome in (Outcome.FAIL, Outcome.TIMEOUT, Outcome.FAIL)]
+    merged = repeats.merged([record for each in rounds for record in each], 3)
     assert [(record.probe, record.outcome, record.message) for record in merged] == [
         ("flaky", Outcome.PASS, ""),
         ("other", Outcome.UNSTABLE, "2 fail, 1 timeout"),
