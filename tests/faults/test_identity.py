@@ -73,6 +73,36 @@ def test_a_file_the_probe_read_is_an_input_and_its_record_is_stale_until_it_runs
     assert output(workspace, torch_here) == ["2 b"]
 
 
+SHADOWED = """\
+import colorsys
+import json
+
+print(colorsys.rgb_to_hsv(0.2, 0.4, 0.4)[0], json.dumps(1))
+"""
+
+
+def test_a_module_put_where_an_import_looked_first_is_a_change(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    """The import system finds ``colorsys`` in the standard library after looking beside the script, through a
+    listing it caches, with no ``open``: a ``colorsys.py`` put there (or a package) is found instead."""
+    probes = workspace.folder / "probes"
+    (probes / "shadowed.py").write_text(SHADOWED)
+    workspace.matrix([torch_here], ["shadowed"])
+    first = workspace.nox("-s", "probe")
+    assert first.returncode == 0, first.output
+    assert output(workspace, torch_here) == ["0.5 1"]
+    assert "up to date" in workspace.nox("-s", "probe").output
+
+    (probes / "colorsys").mkdir()
+    (probes / "colorsys" / "__init__.py").write_text("def rgb_to_hsv(*a):\n    return ('shadowed',)\n")
+    rerun = workspace.nox("-s", "probe")
+    assert rerun.returncode == 0, rerun.output
+    assert f"{probes / 'colorsys.*'} appeared" in rerun.output, rerun.output
+    assert output(workspace, torch_here) == ["shadowed 1"]
+    assert "up to date" in workspace.nox("-s", "probe").output, "the module found is a file read: no change now"
+
+
 LOADS = """\
 import ctypes, os
 import torch
