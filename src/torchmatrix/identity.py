@@ -61,6 +61,8 @@ VENV_SEED = "venv_seed"
 interpreter's ensurepip says what."""
 ENVIRONMENT = "environment"
 """The part holding every variable that reaches a pair (:func:`environment_identity`)."""
+CPUS = "cpus"
+"""The part holding how many CPUs the pairs may run on (:func:`usable_cpus`)."""
 
 
 class Shown(enum.Enum):
@@ -107,6 +109,7 @@ PARTS = (
     Part("repeat", "the runs per pair", portable=True, implied=1),
     Part("index", "where torch is installed from", shown=Shown.CHANGED),
     Part(ENVIRONMENT, "the variables the pairs see"),
+    Part(CPUS, "the CPUs the pairs may use"),
     Part("seed", "the seed", portable=True),
     Part("workdir", "the folder the pairs run from", shown=Shown.WHOLE),
     Part("probe", "the probe", portable=True, shown=Shown.CHANGED, of_run=False),
@@ -296,6 +299,15 @@ def left_out(declared: Mapping[str, str], passed: Sequence[str], caller: Mapping
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def usable_cpus() -> int:
+    """How many CPUs this process, and every pair it starts, may run on (its affinity: ``taskset``, a container's
+    cpuset, a batch system's allocation): torch's default number of threads is as many, and a reduction splits its
+    work, and a float sum's last bits, by it."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 # --- what a pair read ---------------------------------------------------------------------

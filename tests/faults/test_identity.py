@@ -103,6 +103,30 @@ def test_a_module_put_where_an_import_looked_first_is_a_change(
     assert "up to date" in workspace.nox("-s", "probe").output, "the module found is a file read: no change now"
 
 
+THREADS = """\
+import torch
+
+print(torch.get_num_threads())
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs this process may run on")
+def test_the_cpus_a_pair_may_use_are_an_input(workspace: Workspace, torch_here: Torch, warm: None) -> None:
+    """torch's default number of threads follows the CPUs a process may run on, and a float sum's last bits
+    follow it: a run under ``taskset -c 0`` is another run than one on every CPU."""
+    probes = workspace.folder / "probes"
+    (probes / "threads.py").write_text(THREADS)
+    workspace.matrix([torch_here], ["threads"])
+    one = workspace.nox("-s", "probe", prefix=["taskset", "-c", "0"])
+    assert one.returncode == 0, one.output
+    assert output(workspace, torch_here) == ["1"]
+    every = workspace.nox("-s", "probe")
+    assert every.returncode == 0, every.output
+    cpus = len(os.sched_getaffinity(0))
+    assert f"the CPUs the pairs may use changed: 1 → {cpus}" in every.output, every.output
+    assert output(workspace, torch_here) == [str(cpus)]
+
+
 LOADS = """\
 import ctypes, os
 import torch
