@@ -30,7 +30,9 @@ import dataclasses
 import enum
 import fnmatch
 import functools
+import glob
 import hashlib
+import importlib
 import json
 import os
 import platform
@@ -60,6 +62,8 @@ VENV_SEED = "venv_seed"
 interpreter's ensurepip says what."""
 ENVIRONMENT = "environment"
 """The part holding every variable that reaches a pair (:func:`environment_identity`)."""
+CPUS = "cpus"
+"""The part holding how many CPUs the pairs may run on (:func:`usable_cpus`)."""
 
 
 class Shown(enum.Enum):
@@ -106,6 +110,7 @@ PARTS = (
     Part("repeat", "the runs per pair", portable=True, implied=1),
     Part("index", "where torch is installed from", shown=Shown.CHANGED),
     Part(ENVIRONMENT, "the variables the pairs see"),
+    Part(CPUS, "the CPUs the pairs may use"),
     Part("seed", "the seed", portable=True),
     Part("workdir", "the folder the pairs run from", shown=Shown.WHOLE),
     Part("probe", "the probe", portable=True, shown=Shown.CHANGED, of_run=False),
@@ -297,6 +302,15 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
+def usable_cpus() -> int:
+    """How many CPUs this process, and every pair it starts, may run on (its affinity: ``taskset``, a container's
+    cpuset, a batch system's allocation): torch's default number of threads is as many, and a reduction splits its
+    work, and a float sum's last bits, by it."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 # --- what a pair read ---------------------------------------------------------------------
 
 
@@ -391,7 +405,19 @@ class FileDigests:
         return self._known[path]
 
 
+MODULE_LOOKED_FOR: str = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").MODULE_LOOKED_FOR
+"""How a pair's ``read`` names a module looked for in a folder (``folder/name.*``)."""
+MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
+"""What a module's file ends with, on any Python: its source, its bytecode, an extension module
+(``name.cpython-311-x86_64-linux-gnu.so`` ends with ``.so``)."""
+
+
 def file_digest(path: Path) -> str | None:
+    """The sha256 of the file at ``path``; None where it is no readable file. For a module looked for
+    (``folder/name.*``), of the module's forms in that folder (:func:`module_forms`)."""
+    if path.name.endswith(MODULE_LOOKED_FOR):
+        forms = module_forms(path.parent, path.name.removesuffix(MODULE_LOOKED_FOR))
+        return _digest("\n".join(forms).encode()) if forms else None
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as file:
@@ -400,6 +426,14 @@ def file_digest(path: Path) -> str | None:
     except OSError:
         return None
     return digest.hexdigest()
+
+
+def module_forms(folder: Path, name: str) -> list[str]:
+    """The files in ``folder`` the import system may take for the module ``name``, sorted: a module
+    (``name.py``, ``name.<tag>.so``, …) or a package's ``__init__`` (``name/__init__.py``)."""
+    candidates = [*folder.glob(f"{glob.escape(name)}.*"), *(folder / name).glob("__init__.*")]
+    return sorted(str(path.relative_to(folder)) for path in candidates if path.suffix in MODULE_SUFFIXES
+                  and path.is_file())  # fmt: skip
 
 
 def _digest(data: bytes) -> str:

@@ -308,6 +308,7 @@ class Project:
             "project": f"{self.built_library.name} {self.built_library.contents}" if self.built_library else None,
             "index": identity.build_source(self.matrix.index_url, self.find_links),
             identity.ENVIRONMENT: self.environment_identity(),
+            identity.CPUS: identity.usable_cpus(),
             "seed": identity.SEED,
             "workdir": str(self.matrix.run_from),
             **self._options(),

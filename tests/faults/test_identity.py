@@ -73,6 +73,60 @@ def test_a_file_the_probe_read_is_an_input_and_its_record_is_stale_until_it_runs
     assert output(workspace, torch_here) == ["2 b"]
 
 
+SHADOWED = """\
+import colorsys
+import json
+
+print(colorsys.rgb_to_hsv(0.2, 0.4, 0.4)[0], json.dumps(1))
+"""
+
+
+def test_a_module_put_where_an_import_looked_first_is_a_change(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    """The import system finds ``colorsys`` in the standard library after looking beside the script, through a
+    listing it caches, with no ``open``: a ``colorsys.py`` put there (or a package) is found instead."""
+    probes = workspace.folder / "probes"
+    (probes / "shadowed.py").write_text(SHADOWED)
+    workspace.matrix([torch_here], ["shadowed"])
+    first = workspace.nox("-s", "probe")
+    assert first.returncode == 0, first.output
+    assert output(workspace, torch_here) == ["0.5 1"]
+    assert "up to date" in workspace.nox("-s", "probe").output
+
+    (probes / "colorsys").mkdir()
+    (probes / "colorsys" / "__init__.py").write_text("def rgb_to_hsv(*a):\n    return ('shadowed',)\n")
+    rerun = workspace.nox("-s", "probe")
+    assert rerun.returncode == 0, rerun.output
+    assert f"{probes / 'colorsys.*'} appeared" in rerun.output, rerun.output
+    assert output(workspace, torch_here) == ["shadowed 1"]
+    assert "up to date" in workspace.nox("-s", "probe").output, "the module found is a file read: no change now"
+
+
+THREADS = """\
+import torch
+
+print(torch.get_num_threads())
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs this process may run on")
+def test_the_cpus_a_pair_may_use_are_an_input(workspace: Workspace, torch_here: Torch, warm: None) -> None:
+    """torch's default number of threads follows the CPUs a process may run on, and a float sum's last bits
+    follow it: a run under ``taskset -c 0`` is another run than one on every CPU."""
+    probes = workspace.folder / "probes"
+    (probes / "threads.py").write_text(THREADS)
+    workspace.matrix([torch_here], ["threads"])
+    one = workspace.nox("-s", "probe", prefix=["taskset", "-c", "0"])
+    assert one.returncode == 0, one.output
+    assert output(workspace, torch_here) == ["1"]
+    every = workspace.nox("-s", "probe")
+    assert every.returncode == 0, every.output
+    cpus = len(os.sched_getaffinity(0))
+    assert f"the CPUs the pairs may use changed: 1 → {cpus}" in every.output, every.output
+    assert output(workspace, torch_here) == [str(cpus)]
+
+
 LOADS = """\
 import ctypes, os
 import torch

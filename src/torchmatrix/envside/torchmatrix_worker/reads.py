@@ -5,7 +5,7 @@ import os
 import sys
 import sysconfig
 
-from .protocol import WORKER_FILE
+from .protocol import MODULE_LOOKED_FOR, WORKER_FILE
 
 
 class FilesRead(object):
@@ -20,6 +20,11 @@ class FilesRead(object):
     the process made or emptied (opened to write, or to append, before it read it) is its own. A child the process
     forks (a DataLoader's workers) keeps the hook: what it reads it appends to a file in ``scratch``, which the
     pair's process reads at its end.
+
+    A module the pair imports is looked for folder by folder, through listings the import system caches, and no
+    ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
+    is listed as ``folder/name.*`` (:data:`MODULE_LOOKED_FOR`), so that a module put where it was looked for first
+    (a ``colorsys.py`` beside the script) is a change, as it changes what the import finds.
     """
 
     def __init__(self, scratch):
@@ -29,8 +34,10 @@ class FilesRead(object):
         self.reading, self.own = set(), set()
         self.telling = False
         self.known = hasattr(sys, "addaudithook")
+        self.lookups = []
         if self.known:
             sys.addaudithook(self.heard)
+            sys.meta_path.insert(0, ModuleLookups(self.lookups))
 
     def heard(self, event, arguments):
         """The audit hook: an ``open`` (its path, mode and flags), a ``ctypes.dlopen`` (the library's name), or an
@@ -92,7 +99,7 @@ class FilesRead(object):
         """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
         if not self.known:
             return None
-        found = set(self.reading) | set(self.read_by_children())
+        found = set(self.reading) | set(self.read_by_children()) | set(self.modules_looked_for())
         for module in list(sys.modules.values()):
             where = getattr(module, "__file__", None)
             if isinstance(where, str):
@@ -104,12 +111,51 @@ class FilesRead(object):
             and not os.path.realpath(path).startswith(excluded)
         )  # fmt: skip
 
+    def modules_looked_for(self):
+        """``folder/name.*`` for each folder each module the pair imported was looked for in, up to and with the one
+        it was found in (a form that comes first there, a package before a module, would be found instead); every
+        folder where it was not found at all. A built-in or frozen module is found before any folder is searched."""
+        for name, folders in self.lookups:
+            spec = getattr(sys.modules.get(name), "__spec__", None)
+            if getattr(spec, "origin", None) in ("built-in", "frozen"):
+                continue
+            found_in = folder_of(spec)
+            for folder in folders:
+                folder = os.path.abspath(folder or os.curdir)
+                if os.path.isdir(folder):
+                    yield os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
+                if folder == found_in:
+                    break
+
     def read_by_children(self):
         try:
             with open(self.of_children, "rb") as told:
                 return [os.fsdecode(line) for line in told.read().splitlines() if line]
         except OSError:
             return []
+
+
+class ModuleLookups(object):
+    """A finder that finds nothing: first on ``sys.meta_path``, it hears every module looked for, with the folders
+    it is looked for in (``sys.path`` then, or its package's ``__path__``), and leaves the finding to the others."""
+
+    def __init__(self, lookups):
+        self.lookups = lookups
+
+    def find_spec(self, name, path=None, target=None):
+        folders = sys.path if path is None else path
+        self.lookups.append((name, [folder for folder in folders if isinstance(folder, str)]))
+        return None
+
+
+def folder_of(spec):
+    """The folder a module of ``spec`` was found in: its file's, or its package's; None for a namespace package,
+    which any module of its name found later would have replaced."""
+    origin = getattr(spec, "origin", None)
+    if not isinstance(origin, str) or not os.path.isabs(origin):
+        return None
+    folder = os.path.dirname(origin)
+    return os.path.dirname(folder) if spec.submodule_search_locations else folder
 
 
 class FromSources(object):
