@@ -115,6 +115,9 @@ PARTS = (
 PART = {part.key: part for part in PARTS}
 READ_PART = Part(READ, "a file it read", shown=Shown.CHANGED, of_run=False)
 """What a pair read: compared file by file, by each file's digest now, on the machine that ran it alone."""
+RECORDED_WITH_READ = (ENVIRONMENT, "seed", "workdir")
+"""Parts that only runs recording what their pairs read (:data:`READ`) record: a record holding one of them and no
+:data:`READ` had it removed, and nothing tells what it read. A record made before reads were recorded holds none."""
 
 
 @dataclass(frozen=True)
@@ -139,12 +142,16 @@ class Identity:
     parts: Mapping[str, Any]
     read: Any = None
     """The files its pair read, path → sha256 (:data:`READ`); None where none were recorded."""
+    read_lost: bool = False
+    """Whether its run recorded what its pair read and the record no longer says it (:data:`RECORDED_WITH_READ`)."""
 
     @classmethod
     def stored(cls, inputs: Mapping[str, Any]) -> Identity:
         """The identity a record's stored ``inputs`` say."""
         parts = {part.key: inputs.get(part.key, part.implied) for part in PARTS}
-        return cls(types.MappingProxyType(parts), inputs.get(READ))
+        read = inputs.get(READ)
+        lost = read is None and any(key in inputs for key in RECORDED_WITH_READ)
+        return cls(types.MappingProxyType(parts), read, lost)
 
     def changes(self, wanted: Mapping[str, Any], subject: str) -> list[Change]:
         """The parts that ``wanted`` (a record's inputs a run now would give) holds otherwise, in the order of
@@ -156,6 +163,26 @@ class Identity:
             for part in asked
             if self.parts[part.key] != wanted.get(part.key)
         ]
+
+    def changed_files(self, digests: FileDigests | None = None) -> list[Change]:
+        """What of :attr:`read` is not as it was then, a :class:`Change` of :data:`READ_PART` per file (its
+        ``subject``; ``before`` None: it appeared, ``after`` None: it is gone). A ``read`` that is no list of files
+        with their digests (a hand-edited file: never current) is one change with no subject, and so is one that
+        was removed (:attr:`read_lost`; ``before`` None).
+
+        ``digests``: the files as hashed in this pass over many records (a file each record of a suite read is
+        hashed once); by default, each is hashed now.
+        """
+        if self.read_lost:
+            return [Change(READ_PART, None, None)]
+        read = self.read
+        if read is None:
+            return []
+        if not isinstance(read, dict) or not all(isinstance(digest, (str, type(None))) for digest in read.values()):
+            return [Change(READ_PART, read, None)]
+        digest_now = digests or FileDigests()
+        found = ((path, digest, digest_now(path)) for path, digest in read.items())
+        return [Change(READ_PART, digest, now, path) for path, digest, now in found if now != digest]
 
 
 def of_run(parts: Mapping[str, Any]) -> dict[str, Any]:
@@ -355,23 +382,6 @@ def pytest_configuration(tests: Path) -> list[str]:
             folders[:] = sorted(name for name in folders if not name.startswith(".") and name != "__pycache__")
             found.append(os.path.join(root, "conftest.py"))
     return found
-
-
-def changed_files(read: Any, digests: FileDigests | None = None) -> list[Change]:
-    """What of ``read`` (a record's :data:`READ`) is not as it was then, a :class:`Change` of :data:`READ_PART` per
-    file (its ``subject``; ``before`` None: it appeared, ``after`` None: it is gone); a ``read`` that is no list of
-    files with their digests (a hand-edited file: never current) is one change with no subject.
-
-    ``digests``: the files as hashed in this pass over many records (a file each record of a suite read is hashed
-    once); by default, each is hashed now.
-    """
-    if read is None:
-        return []
-    if not isinstance(read, dict) or not all(isinstance(digest, (str, type(None))) for digest in read.values()):
-        return [Change(READ_PART, read, None)]
-    digest_now = digests or FileDigests()
-    found = ((path, digest, digest_now(path)) for path, digest in read.items())
-    return [Change(READ_PART, digest, now, path) for path, digest, now in found if now != digest]
 
 
 class FileDigests:

@@ -26,7 +26,7 @@ CALLER = {
 
 def changed_files(read: object) -> list[str]:
     """What of ``read`` is not as it was, as the views say it."""
-    return [freshness.words(change) for change in identity.changed_files(read)]
+    return [freshness.words(change) for change in identity.Identity.stored({identity.READ: read}).changed_files()]
 
 
 def cell_python(tmp_path: Path) -> str:
