@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix import results
+from torchmatrix import identity, results
 from torchmatrix.bisection import criteria, summaries
 from torchmatrix.bisection.criteria import Criterion
 from torchmatrix.bisection.request import USAGE, BisectRequest, parse
@@ -27,6 +27,9 @@ from torchmatrix.sessions.bisect import _Bisection, _result_handed_back, run
 from torchmatrix.sessions.handback import HandBack, Stored
 from torchmatrix.worker import repeats
 from torchmatrix.worker.printed import Printed
+
+READ_NOTHING = {identity.READ: {}}
+"""What the runner says a record's pair read, where it read no file: every record it makes says it."""
 
 from .test_plan import THIS_MACHINE
 from .test_project import project
@@ -299,7 +302,7 @@ def store(
         each if isinstance(each, Record) else Record(probe, "cpu", each, {}, "", 0.1)
         for probe, each in zip(probes, outcomes, strict=True)
     ]
-    records = tuple(dataclasses.replace(r, inputs=here.record_inputs(inputs, r.probe)) for r in made)
+    records = tuple(here.identified(inputs, dataclasses.replace(r, inputs=READ_NOTHING)) for r in made)
     environment = {"torch": version, "git_version": git(version), **({"packages": packages} if packages else {})}
     found = result(version, cell_id=cell.id, python=cell.python, python_request=cell.python_request,
                    machine=here.machine, records=records)  # fmt: skip
