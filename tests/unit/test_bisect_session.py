@@ -134,7 +134,10 @@ def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
             ["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "1", "--below", "2"],
             "not allowed with argument",
         ),
-        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--fro", "1"], "unrecognized arguments: --fro"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--fro", "1"], "unknown option --fro: did you mean"),
+        (["autograd_dot", "--frm", "1.9.0", "--to", "1.12.1"], "unknown option --frm: did you mean '--from'?\n  usage"),
+        (["autograd_dot", "--from=1.9.0", "--too=1.12.1"], "unknown option --too: did you mean '--to'?"),
+        (["--all", "--from", "1.9.0", "--to", "1.12.1", "--xyzzy"], "unknown option --xyzzy: --help lists the options"),
         (
             ["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "1", "--by-output"],
             "choose one",

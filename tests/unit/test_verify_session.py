@@ -28,7 +28,7 @@ from .test_results import result
 def test_the_arguments() -> None:
     assert parse([]) == VerifyRequest()
     assert parse(["--run", "--machine", "a", "--machine", "b"]) == VerifyRequest(True, ("a", "b"))
-    with pytest.raises(UsageError, match=r"unrecognized arguments: --rnu\n  usage: nox -s verify"):
+    with pytest.raises(UsageError, match=r"unknown option --rnu: did you mean '--run'\?\n  usage: nox -s verify"):
         parse(["--rnu"])
 
 
