@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 def changed_files(read: object) -> list[str]:
     """What of ``read`` is not as it was, as the views say it."""
-    return [freshness.words(change) for change in identity.changed_files(read)]
+    return [freshness.words(change) for change in identity.Identity.stored({identity.READ: read}).changed_files()]
 
 
 def script(folder: Path, name: str, source: str) -> Probe:
