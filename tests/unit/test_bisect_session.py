@@ -28,12 +28,12 @@ from torchmatrix.sessions.handback import HandBack, Stored
 from torchmatrix.worker import repeats
 from torchmatrix.worker.printed import Printed
 
-READ_NOTHING = {identity.READ: {}}
-"""What the runner says a record's pair read, where it read no file: every record it makes says it."""
-
 from .test_plan import THIS_MACHINE
 from .test_project import project
 from .test_results import result
+
+READ_NOTHING = {identity.READ: {}}
+"""What the runner says a record's pair read, where it read no file: every record it makes says it."""
 
 MATRIX = Matrix(
     Path("/m/matrix.yaml"),

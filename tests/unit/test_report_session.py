@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix import project as projects
 from torchmatrix import identity, variables
+from torchmatrix import project as projects
 from torchmatrix.bisection.summaries import Summary
 from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import TorchEntry, pep723

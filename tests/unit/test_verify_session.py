@@ -17,12 +17,12 @@ from torchmatrix.sessions import childnox
 from torchmatrix.sessions.handback import HandBack, Stored
 from torchmatrix.sessions.verify import VerifyRequest, misnamed, parse, run, stale_cells
 
-READ = {identity.READ: {}}
-"""What the runner says a record's pair read, where it read no file: every record it makes says it."""
-
 from .test_bisect_session import Session, SessionError
 from .test_project import project
 from .test_results import result
+
+READ = {identity.READ: {}}
+"""What the runner says a record's pair read, where it read no file: every record it makes says it."""
 
 
 def test_the_arguments() -> None:
