@@ -82,10 +82,7 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
         elif not records:
             missing.setdefault(pair.probe.name, []).append(pair.device)
         else:
-            found = [
-                record_changes(record, identity.record_inputs(dict(inputs), record.probe, pair.probe.name), digests)
-                for record in records
-            ]
+            found = [record_changes(record, _wanted(inputs, record, pair), digests) for record in records]
             if not any(found):
                 continue
             said += [change for changed in found for change in changed]
@@ -96,6 +93,11 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     phrases = [f"no record of {probe} on {', '.join(devices)}" for probe, devices in missing.items()]
     count = f"{len(chosen)} of {len(everything)} pairs: " if len(chosen) < len(everything) else ""
     return ToRun(tuple(chosen), count + "; ".join(dict.fromkeys([*said, *phrases])))
+
+
+def _wanted(inputs: Mapping[str, Any], record: Record, pair: Pair) -> dict[str, Any]:
+    """What a run of ``pair`` from ``inputs`` would make ``record`` from (:func:`identity.record_inputs`)."""
+    return identity.record_inputs(inputs, record.probe, pair.probe.name, pair.device)
 
 
 def _besides_the_build(stored: results.CellResult, pairs: Sequence[Pair], inputs: Mapping[str, Any]) -> list[str]:
@@ -109,7 +111,7 @@ def _besides_the_build(stored: results.CellResult, pairs: Sequence[Pair], inputs
         for pair in pairs
         for record in stored.records
         if identity.maker(record) == (pair.probe.name, pair.device)
-        for change in record_changes(record, identity.record_inputs(off_disk, record.probe, pair.probe.name), None)
+        for change in record_changes(record, _wanted(off_disk, record, pair), None)
     ]
     return list(dict.fromkeys(said))
 

@@ -219,21 +219,28 @@ OWN = ("TORCHMATRIX_WORKER_START",)
 """torchmatrix's own switches for the worker (how it starts a pair's process): passed, and part of the identity."""
 
 
-def record_inputs(run_inputs: Mapping[str, Any], probe: str, made_by: str | None = None) -> dict[str, Any]:
+def record_inputs(
+    run_inputs: Mapping[str, Any], probe: str, made_by: str | None = None, device: str | None = None
+) -> dict[str, Any]:
     """What the records of ``probe`` of a run from ``run_inputs`` are made from, as they store it: the parts every
     record of the run shares (:func:`of_run`), the sha256 of its file (``probe``) and, if the matrix gives it any,
     its options (``options``). The one place a record's identity is made; the runner adds what its pair read.
 
     ``made_by``: the probe that makes records named otherwise (pytest tests, a record per test): its
     digest and options are theirs, and its name is kept as their ``entry``, which :func:`maker` reads.
+    ``device``: the pair's, whose variables are recorded as it saw them (:func:`seen_on`); None: as every pair
+    was given them (a record of before the pairs' environment was recorded).
     """
     probes = run_inputs.get("probes")
     options = run_inputs.get("probe_options")
     owner = made_by or probe
     entry = {"entry": owner} if owner != probe else {}
     given = options.get(owner) if isinstance(options, dict) else None
+    shared = of_run(run_inputs)
+    if ENVIRONMENT in shared:
+        shared[ENVIRONMENT] = seen_on(shared[ENVIRONMENT], device)
     return {
-        **of_run(run_inputs),
+        **shared,
         "probe": probes.get(owner) if isinstance(probes, dict) else None,
         **entry,
         **({"options": given} if given else {}),
@@ -297,6 +304,26 @@ def environment_identity(
     }
     given = {name: _digest(value.encode()) for name, value in reaching.pop("passed").items()}
     return {"set": dict(sorted(declared.items())), "passed": given, **reaching}
+
+
+HIDDEN_ON_CPU = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+"""What the worker empties for a pair on the cpu, whatever the matrix or the caller gives (the pair sees no
+accelerator: ``hide_accelerators`` in the worker's ``pairs.py``)."""
+
+
+def seen_on(environment: Any, device: str | None) -> Any:
+    """``environment`` (:func:`environment_identity`) as a pair on ``device`` sees it: on the cpu, each variable of
+    :data:`HIDDEN_ON_CPU` it holds empty (a passed one by the digest of nothing); elsewhere, or where it is no
+    such record, as it is."""
+    if device != "cpu" or not isinstance(environment, dict):
+        return environment
+    empty = {why: _digest(b"") if why == "passed" else "" for why in environment}
+    return {
+        why: {name: empty[why] if name in HIDDEN_ON_CPU else value for name, value in given.items()}
+        if isinstance(given, dict)
+        else given
+        for why, given in environment.items()
+    }
 
 
 def taken_from_caller(passed: Sequence[str], caller: Mapping[str, str]) -> dict[str, dict[str, str]]:

@@ -311,6 +311,21 @@ def test_a_record_made_before_reads_were_recorded_stands_on_the_rest_of_its_iden
     assert freshness.answers_for(made, identity.record_inputs(INPUTS, "autograd_dot"))
 
 
+def test_a_variable_the_cpu_pair_does_not_see_changes_only_the_records_of_the_pairs_that_see_it() -> None:
+    def seeing(visible: str) -> dict:
+        return dict(INPUTS, environment=identity.environment_identity({"CUDA_VISIBLE_DEVICES": visible}, (), {}))
+
+    def made_on(device: str) -> Record:
+        inputs = identity.record_inputs(seeing("0"), "autograd_dot", device=device)
+        return dataclasses.replace(record(device=device), inputs={**inputs, identity.READ: {}})
+
+    made = [made_on(pair.device) for pair in PAIRS[:2]]
+    stale = freshness.stale(stored(*made), PAIRS[:2], seeing("1"))
+    assert stale == freshness.ToRun(
+        (PAIRS[1],), "1 of 2 pairs: the variables the pairs see changed: CUDA_VISIBLE_DEVICES"
+    ), "the cpu pair saw it empty both times"
+
+
 def test_a_file_many_records_read_is_hashed_once_per_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every record of a test suite's pair lists the files the suite read: a pass hashes each once, not per record."""
     files = [tmp_path / f"module_{number}.py" for number in range(3)]
