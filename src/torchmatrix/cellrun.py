@@ -368,8 +368,8 @@ def _seed(env: CellEnvironment, cell: Cell) -> str:
     interpreter without ensurepip is left unseeded, and the log says why (virtualenv seeds the environments it
     makes its own way).
     """
-    if env.uses_uv and cell.interpreter and cell.interpreter.unseeded:
-        env.log(safetext.for_terminal(cell.interpreter.unseeded))
+    if env.uses_uv and cell.interpreter and cell.interpreter.why_unseeded:
+        env.log(safetext.for_terminal(cell.interpreter.why_unseeded))
     missing = cellenv.unseeded(env.location, cell.seed)
     if not missing:
         return ""

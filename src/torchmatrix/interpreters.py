@@ -83,7 +83,7 @@ class Interpreter:
         return "t" in self.abiflags
 
     @property
-    def unseeded(self) -> str:
+    def why_unseeded(self) -> str:
         """Why environments of it are left unseeded, with what to do (as ``python -m venv`` there would say); ''
         where they are not."""
         if self.ensurepip:

@@ -78,11 +78,11 @@ def test_a_python_without_ensurepip_is_found_and_says_its_environments_are_left_
     [found] = discover({"PATH": str(python.parent), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "c.json")
     assert (found.path, found.seed, found.ensurepip) == (str(python), (), False)
     minor = found.minor
-    assert found.unseeded.startswith(
+    assert found.why_unseeded.startswith(
         f"python{minor} at {python} has no ensurepip (Debian, Ubuntu: apt install python{minor}-venv): "
     )
     [host] = discover({"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(fake_pyenv(tmp_path))}, tmp_path / "d.json")
-    assert (host.ensurepip, host.unseeded) == (True, "")
+    assert (host.ensurepip, host.why_unseeded) == (True, "")
 
 
 def test_a_broken_candidate_is_passed_over(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def _assumptions(cells: Sequence[Cell]) -> list[str]:
 
 def _unseeded(cells: Sequence[Cell]) -> list[str]:
     """Why the environments of the cells' interpreters that have no ensurepip are left unseeded, once each."""
-    whys = (cell.interpreter.unseeded for cell in cells if cell.interpreter)
+    whys = (cell.interpreter.why_unseeded for cell in cells if cell.interpreter)
     return [why for why in dict.fromkeys(whys) if why]
 
 
