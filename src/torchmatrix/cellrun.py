@@ -364,8 +364,12 @@ def _seed(env: CellEnvironment, cell: Cell) -> str:
     """Seed a new environment as ``python -m venv`` does, with its interpreter's ensurepip; '' when done, else why not.
 
     An environment that holds the seed's packages already (a reused one, or one virtualenv made and seeded) is left
-    as it is; the seed's packages are then installed with the rest, which a constraint bounds.
+    as it is; the seed's packages are then installed with the rest, which a constraint bounds. One uv made for an
+    interpreter without ensurepip is left unseeded, and the log says why (virtualenv seeds the environments it
+    makes its own way).
     """
+    if env.uses_uv and cell.interpreter and cell.interpreter.why_unseeded:
+        env.log(safetext.for_terminal(cell.interpreter.why_unseeded))
     missing = cellenv.unseeded(env.location, cell.seed)
     if not missing:
         return ""

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from . import identity, results
 from .core import Outcome, Pair, Record
-from .identity import READ, TORCH_BUILD
+from .identity import TORCH_BUILD
 from .results import INSTALLED_SESSION
 
 FORCE = "--force"
@@ -82,10 +82,7 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
         elif not records:
             missing.setdefault(pair.probe.name, []).append(pair.device)
         else:
-            found = [
-                record_changes(record, identity.record_inputs(dict(inputs), record.probe, pair.probe.name), digests)
-                for record in records
-            ]
+            found = [record_changes(record, _wanted(inputs, record, pair), digests) for record in records]
             if not any(found):
                 continue
             said += [change for changed in found for change in changed]
@@ -96,6 +93,11 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     phrases = [f"no record of {probe} on {', '.join(devices)}" for probe, devices in missing.items()]
     count = f"{len(chosen)} of {len(everything)} pairs: " if len(chosen) < len(everything) else ""
     return ToRun(tuple(chosen), count + "; ".join(dict.fromkeys([*said, *phrases])))
+
+
+def _wanted(inputs: Mapping[str, Any], record: Record, pair: Pair) -> dict[str, Any]:
+    """What a run of ``pair`` from ``inputs`` would make ``record`` from (:func:`identity.record_inputs`)."""
+    return identity.record_inputs(inputs, record.probe, pair.probe.name, pair.device)
 
 
 def _besides_the_build(stored: results.CellResult, pairs: Sequence[Pair], inputs: Mapping[str, Any]) -> list[str]:
@@ -109,7 +111,7 @@ def _besides_the_build(stored: results.CellResult, pairs: Sequence[Pair], inputs
         for pair in pairs
         for record in stored.records
         if identity.maker(record) == (pair.probe.name, pair.device)
-        for change in record_changes(record, identity.record_inputs(off_disk, record.probe, pair.probe.name), None)
+        for change in record_changes(record, _wanted(off_disk, record, pair), None)
     ]
     return list(dict.fromkeys(said))
 
@@ -145,7 +147,7 @@ def marked_stale(found: Iterable[results.CellResult], current: RunNow) -> list[r
             here = result.machine == current.machine
             wanted = current.identity_now(result, record)
             if current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
-                read = identity.changed_files(record.inputs.get(READ), digests) if here else []
+                read = identity.Identity.stored(record.inputs).changed_files(digests) if here else []
                 said = [words(change) for change in read]
             elif wanted is None:
                 said = ["no cell of the matrix would make it (its torch is no release)"]
@@ -198,7 +200,7 @@ def changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDiges
         for change in made.changes(wanted, probe)
         if change.part.key != "timeout" or not _timeout_keeps(record, change.before, change.after)
     ]
-    return found + (identity.changed_files(made.read, files) if files is not None else [])
+    return found + (made.changed_files(files) if files is not None else [])
 
 
 def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:
@@ -213,6 +215,8 @@ def words(change: identity.Change) -> str:
     """A change as the log and every view say it: ``the Python version changed: 3.9.17 → 3.9.18``."""
     part, before, after = change.part, change.before, change.after
     if part.key == identity.READ:
+        if not change.subject and change.before is None:
+            return "the record does not say what its pair read"
         if not change.subject:
             return "what it read is not a list of files with their digests"
         return f"{change.subject} {'is gone' if after is None else 'appeared' if before is None else 'changed'}"

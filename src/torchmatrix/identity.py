@@ -121,6 +121,9 @@ PARTS = (
 PART = {part.key: part for part in PARTS}
 READ_PART = Part(READ, "a file it read", shown=Shown.CHANGED, of_run=False)
 """What a pair read: compared file by file, by each file's digest now, on the machine that ran it alone."""
+RECORDED_WITH_READ = (ENVIRONMENT, "seed", "workdir")
+"""Parts that only runs recording what their pairs read (:data:`READ`) record: a record holding one of them and no
+:data:`READ` had it removed, and nothing tells what it read. A record made before reads were recorded holds none."""
 
 
 @dataclass(frozen=True)
@@ -145,12 +148,16 @@ class Identity:
     parts: Mapping[str, Any]
     read: Any = None
     """The files its pair read, path → sha256 (:data:`READ`); None where none were recorded."""
+    read_lost: bool = False
+    """Whether its run recorded what its pair read and the record no longer says it (:data:`RECORDED_WITH_READ`)."""
 
     @classmethod
     def stored(cls, inputs: Mapping[str, Any]) -> Identity:
         """The identity a record's stored ``inputs`` say."""
         parts = {part.key: inputs.get(part.key, part.implied) for part in PARTS}
-        return cls(types.MappingProxyType(parts), inputs.get(READ))
+        read = inputs.get(READ)
+        lost = read is None and any(key in inputs for key in RECORDED_WITH_READ)
+        return cls(types.MappingProxyType(parts), read, lost)
 
     def changes(self, wanted: Mapping[str, Any], subject: str) -> list[Change]:
         """The parts that ``wanted`` (a record's inputs a run now would give) holds otherwise, in the order of
@@ -162,6 +169,26 @@ class Identity:
             for part in asked
             if self.parts[part.key] != wanted.get(part.key)
         ]
+
+    def changed_files(self, digests: FileDigests | None = None) -> list[Change]:
+        """What of :attr:`read` is not as it was then, a :class:`Change` of :data:`READ_PART` per file (its
+        ``subject``; ``before`` None: it appeared, ``after`` None: it is gone). A ``read`` that is no list of files
+        with their digests (a hand-edited file: never current) is one change with no subject, and so is one that
+        was removed (:attr:`read_lost`; ``before`` None).
+
+        ``digests``: the files as hashed in this pass over many records (a file each record of a suite read is
+        hashed once); by default, each is hashed now.
+        """
+        if self.read_lost:
+            return [Change(READ_PART, None, None)]
+        read = self.read
+        if read is None:
+            return []
+        if not isinstance(read, dict) or not all(isinstance(digest, (str, type(None))) for digest in read.values()):
+            return [Change(READ_PART, read, None)]
+        digest_now = digests or FileDigests()
+        found = ((path, digest, digest_now(path)) for path, digest in read.items())
+        return [Change(READ_PART, digest, now, path) for path, digest, now in found if now != digest]
 
 
 def of_run(parts: Mapping[str, Any]) -> dict[str, Any]:
@@ -198,21 +225,28 @@ OWN = ("TORCHMATRIX_WORKER_START",)
 """torchmatrix's own switches for the worker (how it starts a pair's process): passed, and part of the identity."""
 
 
-def record_inputs(run_inputs: Mapping[str, Any], probe: str, made_by: str | None = None) -> dict[str, Any]:
+def record_inputs(
+    run_inputs: Mapping[str, Any], probe: str, made_by: str | None = None, device: str | None = None
+) -> dict[str, Any]:
     """What the records of ``probe`` of a run from ``run_inputs`` are made from, as they store it: the parts every
     record of the run shares (:func:`of_run`), the sha256 of its file (``probe``) and, if the matrix gives it any,
     its options (``options``). The one place a record's identity is made; the runner adds what its pair read.
 
     ``made_by``: the probe that makes records named otherwise (pytest tests, a record per test): its
     digest and options are theirs, and its name is kept as their ``entry``, which :func:`maker` reads.
+    ``device``: the pair's, whose variables are recorded as it saw them (:func:`seen_on`); None: as every pair
+    was given them (a record of before the pairs' environment was recorded).
     """
     probes = run_inputs.get("probes")
     options = run_inputs.get("probe_options")
     owner = made_by or probe
     entry = {"entry": owner} if owner != probe else {}
     given = options.get(owner) if isinstance(options, dict) else None
+    shared = of_run(run_inputs)
+    if ENVIRONMENT in shared:
+        shared[ENVIRONMENT] = seen_on(shared[ENVIRONMENT], device)
     return {
-        **of_run(run_inputs),
+        **shared,
         "probe": probes.get(owner) if isinstance(probes, dict) else None,
         **entry,
         **({"options": given} if given else {}),
@@ -276,6 +310,26 @@ def environment_identity(
     }
     given = {name: _digest(value.encode()) for name, value in reaching.pop("passed").items()}
     return {"set": dict(sorted(declared.items())), "passed": given, **reaching}
+
+
+HIDDEN_ON_CPU = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+"""What the worker empties for a pair on the cpu, whatever the matrix or the caller gives (the pair sees no
+accelerator: ``hide_accelerators`` in the worker's ``pairs.py``)."""
+
+
+def seen_on(environment: Any, device: str | None) -> Any:
+    """``environment`` (:func:`environment_identity`) as a pair on ``device`` sees it: on the cpu, each variable of
+    :data:`HIDDEN_ON_CPU` it holds empty (a passed one by the digest of nothing); elsewhere, or where it is no
+    such record, as it is."""
+    if device != "cpu" or not isinstance(environment, dict):
+        return environment
+    empty = {why: _digest(b"") if why == "passed" else "" for why in environment}
+    return {
+        why: {name: empty[why] if name in HIDDEN_ON_CPU else value for name, value in given.items()}
+        if isinstance(given, dict)
+        else given
+        for why, given in environment.items()
+    }
 
 
 def taken_from_caller(passed: Sequence[str], caller: Mapping[str, str]) -> dict[str, dict[str, str]]:
@@ -370,23 +424,6 @@ def pytest_configuration(tests: Path) -> list[str]:
             folders[:] = sorted(name for name in folders if not name.startswith(".") and name != "__pycache__")
             found.append(os.path.join(root, "conftest.py"))
     return found
-
-
-def changed_files(read: Any, digests: FileDigests | None = None) -> list[Change]:
-    """What of ``read`` (a record's :data:`READ`) is not as it was then, a :class:`Change` of :data:`READ_PART` per
-    file (its ``subject``; ``before`` None: it appeared, ``after`` None: it is gone); a ``read`` that is no list of
-    files with their digests (a hand-edited file: never current) is one change with no subject.
-
-    ``digests``: the files as hashed in this pass over many records (a file each record of a suite read is hashed
-    once); by default, each is hashed now.
-    """
-    if read is None:
-        return []
-    if not isinstance(read, dict) or not all(isinstance(digest, (str, type(None))) for digest in read.values()):
-        return [Change(READ_PART, read, None)]
-    digest_now = digests or FileDigests()
-    found = ((path, digest, digest_now(path)) for path, digest in read.items())
-    return [Change(READ_PART, digest, now, path) for path, digest, now in found if now != digest]
 
 
 class FileDigests:

@@ -33,7 +33,8 @@ OLDEST = (3, 6)
 
 # Runs under any Python from 2.7 on, so that an old interpreter answers instead of crashing. Its seed is what
 # `python -m venv` installs in a new environment: ensurepip chooses the wheels (its own, or the ones a distribution
-# puts in their place) and hands them to pip; here it hands them to a stand-in that keeps their names.
+# puts in their place) and hands them to pip; here it hands them to a stand-in that keeps their names. None: it has
+# no ensurepip to ask (Debian's and Ubuntu's Pythons, without their pythonX.Y-venv package).
 _QUERY = (
     "import json, os, platform, sys, sysconfig\n"
     "def seed():\n"
@@ -43,6 +44,9 @@ _QUERY = (
     "        return 0\n"
     "    try:\n"
     "        import ensurepip\n"
+    "    except ImportError:\n"
+    "        return None\n"
+    "    try:\n"
     "        ensurepip._run_pip = run_pip\n"
     "        ensurepip.bootstrap(upgrade=True, default_pip=True)\n"
     "    except Exception:\n"
@@ -66,6 +70,8 @@ class Interpreter:
     seed: tuple[str, ...] = ()
     """What ``python -m venv`` seeds an environment of it with, as its ensurepip says: ``("pip==23.2.1",
     "setuptools==65.5.0")`` (3.12 and newer bundle pip alone); none where it has no ensurepip."""
+    ensurepip: bool = True
+    """Whether it has ensurepip, which ``python -m venv`` seeds an environment with; without it, that fails."""
 
     @property
     def minor(self) -> str:
@@ -75,6 +81,18 @@ class Interpreter:
     @property
     def free_threaded(self) -> bool:
         return "t" in self.abiflags
+
+    @property
+    def why_unseeded(self) -> str:
+        """Why environments of it are left unseeded, with what to do (as ``python -m venv`` there would say); ''
+        where they are not."""
+        if self.ensurepip:
+            return ""
+        package = f"python{self.minor}-venv"
+        return (
+            f"python{self.minor} at {self.path} has no ensurepip (Debian, Ubuntu: apt install {package}): "
+            "its environments are left unseeded, without the pip and setuptools `python -m venv` installs"
+        )
 
     def tags(self, platforms: Iterable[str]) -> frozenset[Tag]:
         """The wheel tags this interpreter installs on the given platforms, as pip would compute them."""
@@ -216,7 +234,9 @@ class _Cache:
         if not usable or answer.get("in_venv"):
             return None
         executable = os.path.realpath(answer.get("executable") or path)
-        return Interpreter(executable, tuple(answer["version"]), answer["abiflags"], source, _seed(answer.get("seed")))
+        seed = answer.get("seed")
+        version = tuple(answer["version"])
+        return Interpreter(executable, version, answer["abiflags"], source, _seed(seed), seed is not None)
 
     def answer(self, key: str, stamp: list[Any], ask: Callable[[], Any]) -> Any:
         """The answer kept under ``key`` while its ``stamp`` is unchanged; else ``ask()``'s, kept from now on."""

@@ -24,7 +24,7 @@ import nox
 
 from . import cellrun
 from .errors import SessionErrors, say
-from .project import Loaded
+from .project import Loaded, Project
 from .sessions import handback
 from .sessions import probe as probe_session  # the others import theirs when they run
 
@@ -46,7 +46,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     loaded = Loaded.of(Path(root).resolve() if root is not None else noxfile.parent)
     if loaded.error is not None:  # said at once, as `nox -l` and `nox -s "probe(1.9.0)"` run no session to say it
         say(loaded.error)
-    hint = python_selection_hint(sys.argv[1:])
+    hint = python_selection_hint(sys.argv[1:], loaded.found)
     if hint:
         print(f"torchmatrix: {hint}", file=sys.stderr, flush=True)
     errors = SessionErrors()  # a session's mistake fails it alone; the run then ends with the mistake's code
@@ -123,16 +123,27 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     return loaded
 
 
-def python_selection_hint(argv: Sequence[str]) -> str:
-    """What to type instead of ``nox -p 3.10``, which matches no probe session ('' when not asked).
+def python_selection_hint(argv: Sequence[str], found: Project | None) -> str:
+    """What to type instead of ``nox -p 3.10``, which matches no probe session of ``found`` ('' when not asked, or
+    while the matrix is broken, which is said instead).
 
     A probe session's Python is the interpreter's path (the planner finds Pythons that are not on PATH), and
-    nox's ``-p`` compares it with what was typed; each session is tagged with its Python instead.
+    nox's ``-p`` compares it with what was typed; each session is tagged with its Python instead. Only a tag or
+    a session the matrix has is named: ``-p "probe(1.9.0)"`` is told the session, a Python no cell has its tags.
     """
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("-p", "--python", "--pythons", dest="pythons", nargs="*", action="extend")
     asked = [python for python in parser.parse_known_args(list(argv))[0].pythons or [] if python]
-    if not asked:
+    if not asked or found is None:
         return ""
-    tags = " ".join(f"py{python}" for python in asked)
-    return f"the probe sessions' Pythons are paths, which -p {' '.join(asked)} does not match: nox -t {tags}"
+    tags = list(dict.fromkeys(tag for tags in found.session_tags() for tag in tags if tag.startswith("py")))
+    sessions = [f"probe({parameter})" for parameter in found.session_ids()]
+    chosen = [f"py{python}" for python in asked if f"py{python}" in tags]
+    named = [python for python in asked if python in sessions]
+    typed = [*([f"-t {' '.join(chosen)}"] if chosen else []), *([f"-s {' '.join(map(repr, named))}"] if named else [])]
+    said = f"the probe sessions' Pythons are paths, which -p {' '.join(asked)} does not match"
+    unknown = [python for python in asked if f"py{python}" not in tags and python not in sessions]
+    if unknown:
+        their = ", ".join(tags) or "none"
+        said += f"; no probe session is named or has Python {', '.join(unknown)} (their tags: {their})"
+    return f"{said}: nox {' '.join(typed)}" if typed else said

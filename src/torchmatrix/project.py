@@ -228,10 +228,13 @@ class Project:
         """The probe of the matrix that makes records named ``record_name``: itself, or the tests holding that test."""
         return next((probe for probe in self.matrix.probes if probe.covers(record_name)), None)
 
-    def record_inputs(self, run_inputs: dict[str, object], record_name: str) -> dict[str, object]:
-        """What a record named ``record_name`` of a run from ``run_inputs`` is made from, the probe that made it too."""
+    def record_inputs(
+        self, run_inputs: dict[str, object], record_name: str, device: str | None = None
+    ) -> dict[str, object]:
+        """What a record named ``record_name`` of a run from ``run_inputs`` on ``device`` is made from, the probe that
+        made it too (:func:`identity.record_inputs`)."""
         owner = self.owner(record_name)
-        return identity.record_inputs(run_inputs, record_name, owner.name if owner else None)
+        return identity.record_inputs(run_inputs, record_name, owner.name if owner else None, device)
 
     def identity_now(self, result: CellResult, record: core.Record) -> dict[str, object] | None:
         """What a run now would make ``record`` of the stored ``result`` from; None when no cell of this matrix
@@ -244,13 +247,13 @@ class Project:
         folder it ran from alone.
         """
         if result.session == results.INSTALLED_SESSION:
-            return self.record_inputs(self.installed_inputs(), record.probe)
+            return self.record_inputs(self.installed_inputs(), record.probe, record.device)
         key = (result.torch, result.python_request)
         if key not in self._run_inputs:
             cell = self._cell_of(result)
             self._run_inputs[key] = None if cell is None else self.inputs(cell)
         run_inputs = self._run_inputs[key]
-        return None if run_inputs is None else self.record_inputs(run_inputs, record.probe)
+        return None if run_inputs is None else self.record_inputs(run_inputs, record.probe, record.device)
 
     def _cell_of(self, result: CellResult) -> Cell | None:
         for cell in self.cells:
@@ -265,7 +268,8 @@ class Project:
     def identified(self, run_inputs: dict[str, object], record: core.Record) -> core.Record:
         """``record`` with its whole identity: the inputs of its run, and what its pair read (:data:`identity.READ`)."""
         read = {identity.READ: record.inputs[identity.READ]} if identity.READ in record.inputs else {}
-        return dataclasses.replace(record, inputs={**self.record_inputs(run_inputs, record.probe), **read})
+        made = self.record_inputs(run_inputs, record.probe, record.device)
+        return dataclasses.replace(record, inputs={**made, **read})
 
     def result_file(self, cell: Cell) -> Path:
         """Where the cell's result on this machine is stored."""
@@ -342,7 +346,7 @@ class Project:
         records = {(record.probe, record.device): record for record in result.records}
         for probe, device in pairs:
             record = records.get((probe, device))
-            if record is None or not freshness.answers_for(record, self.record_inputs(inputs, probe), digests):
+            if record is None or not freshness.answers_for(record, self.record_inputs(inputs, probe, device), digests):
                 return None
         return result
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,38 @@ def test_answers_are_cached_and_not_asked_again(tmp_path: Path) -> None:
     cached = (tmp_path / "cache.json").read_text()
     assert '"implementation": "CPython"' in cached
     assert discover(environ, tmp_path / "cache.json")[0].version == HOST_VERSION
+
+
+def without_ensurepip(tmp_path: Path) -> Path:
+    """A copy of this test's interpreter whose own standard library is the real one less ensurepip, as Debian's and
+    Ubuntu's Pythons are without their pythonX.Y-venv package: ``python -m venv`` fails there."""
+    prefix = tmp_path / "debian"
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    (prefix / "lib" / stdlib.name).mkdir(parents=True)
+    for entry in stdlib.parent.iterdir():  # the shared libpython the copy may load from beside it, too
+        if entry != stdlib:
+            (prefix / "lib" / entry.name).symlink_to(entry)
+    for entry in stdlib.iterdir():
+        if entry.name != "ensurepip":
+            (prefix / "lib" / stdlib.name / entry.name).symlink_to(entry)
+    (prefix / "bin").mkdir()
+    python = prefix / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    shutil.copy2(os.path.realpath(sys.executable), python)
+    return python
+
+
+def test_a_python_without_ensurepip_is_found_and_says_its_environments_are_left_unseeded(tmp_path: Path) -> None:
+    python = without_ensurepip(tmp_path)
+    venv = subprocess.run([str(python), "-m", "venv", str(tmp_path / "venv")], capture_output=True, text=True)
+    assert venv.returncode != 0, "the stand-in is no Python without ensurepip"
+    [found] = discover({"PATH": str(python.parent), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "c.json")
+    assert (found.path, found.seed, found.ensurepip) == (str(python), (), False)
+    minor = found.minor
+    assert found.why_unseeded.startswith(
+        f"python{minor} at {python} has no ensurepip (Debian, Ubuntu: apt install python{minor}-venv): "
+    )
+    [host] = discover({"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(fake_pyenv(tmp_path))}, tmp_path / "d.json")
+    assert (host.ensurepip, host.why_unseeded) == (True, "")
 
 
 def test_a_broken_candidate_is_passed_over(tmp_path: Path) -> None:

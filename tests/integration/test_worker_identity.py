@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 def changed_files(read: object) -> list[str]:
     """What of ``read`` is not as it was, as the views say it."""
-    return [freshness.words(change) for change in identity.changed_files(read)]
+    return [freshness.words(change) for change in identity.Identity.stored({identity.READ: read}).changed_files()]
 
 
 def script(folder: Path, name: str, source: str) -> Probe:
@@ -76,6 +76,30 @@ def test_on_its_cpu_pair_a_script_that_picks_cuda_itself_finds_none(stub_torch_p
     pairs = [Pair(probe, "cpu"), Pair(probe, "cuda")]
     cpu, cuda = runner.run_cell(stub_torch_python, pairs, 30.0, variables_seen=seen, workdir=tmp_path).records
     assert (printed(cpu), printed(cuda)) == (["cpu cpu"], ["cuda cuda"])
+
+
+def test_a_record_says_the_accelerators_variables_the_matrix_sets_as_its_pair_saw_them(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``env: {CUDA_VISIBLE_DEVICES: "0"}`` reaches the cuda pair; the cpu pair sees no accelerator, and its record
+    says it saw the variable empty."""
+    probe = script(
+        tmp_path,
+        "sees",
+        """\
+        import os
+        print(repr(os.environ["CUDA_VISIBLE_DEVICES"]))
+        """,
+    )
+    declared = {"CUDA_VISIBLE_DEVICES": "0", "TORCHMATRIX_STUB_CUDA": "1"}
+    seen = identity.pair_environment(stub_torch_python, declared, (), os.environ)
+    pairs = [Pair(probe, "cpu"), Pair(probe, "cuda")]
+    records = runner.run_cell(stub_torch_python, pairs, 30.0, variables_seen=seen, workdir=tmp_path).records
+    run = {identity.ENVIRONMENT: identity.environment_identity(declared, (), os.environ)}
+    for record, saw in zip(records, ("''", "'0'"), strict=True):
+        assert printed(record) == [saw], record.device
+        stored = identity.record_inputs(run, record.probe, device=record.device)[identity.ENVIRONMENT]
+        assert repr(stored["set"]["CUDA_VISIBLE_DEVICES"]) == saw, record.device
 
 
 def test_a_record_holds_every_file_its_pair_read_by_content_and_none_it_wrote(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix import results
+from torchmatrix import identity, results
 from torchmatrix.bisection import criteria, summaries
 from torchmatrix.bisection.criteria import Criterion
 from torchmatrix.bisection.request import USAGE, BisectRequest, parse
@@ -31,6 +31,9 @@ from torchmatrix.worker.printed import Printed
 from .test_plan import THIS_MACHINE
 from .test_project import project
 from .test_results import result
+
+READ_NOTHING = {identity.READ: {}}
+"""What the runner says a record's pair read, where it read no file: every record it makes says it."""
 
 MATRIX = Matrix(
     Path("/m/matrix.yaml"),
@@ -131,7 +134,10 @@ def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
             ["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "1", "--below", "2"],
             "not allowed with argument",
         ),
-        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--fro", "1"], "unrecognized arguments: --fro"),
+        (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--fro", "1"], "unknown option --fro: did you mean"),
+        (["autograd_dot", "--frm", "1.9.0", "--to", "1.12.1"], "unknown option --frm: did you mean '--from'?\n  usage"),
+        (["autograd_dot", "--from=1.9.0", "--too=1.12.1"], "unknown option --too: did you mean '--to'?"),
+        (["--all", "--from", "1.9.0", "--to", "1.12.1", "--xyzzy"], "unknown option --xyzzy: --help lists the options"),
         (
             ["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", "x", "--above", "1", "--by-output"],
             "choose one",
@@ -299,7 +305,7 @@ def store(
         each if isinstance(each, Record) else Record(probe, "cpu", each, {}, "", 0.1)
         for probe, each in zip(probes, outcomes, strict=True)
     ]
-    records = tuple(dataclasses.replace(r, inputs=here.record_inputs(inputs, r.probe)) for r in made)
+    records = tuple(here.identified(inputs, dataclasses.replace(r, inputs=READ_NOTHING)) for r in made)
     environment = {"torch": version, "git_version": git(version), **({"packages": packages} if packages else {})}
     found = result(version, cell_id=cell.id, python=cell.python, python_request=cell.python_request,
                    machine=here.machine, records=records)  # fmt: skip

@@ -96,6 +96,22 @@ def test_an_index_found_dead_is_not_asked_again_in_the_run(tmp_path: Path, monke
     assert ["--offline" in install for install in fresh.installs] == [False, True]
 
 
+def test_a_new_environment_of_a_python_without_ensurepip_says_why_it_is_left_unseeded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(releases, "reachable", lambda url: True)
+    here = planned(tmp_path)
+    python = here.cells[0].interpreter
+    assert python is not None
+    cell = dataclasses.replace(here.cells[0], interpreter=dataclasses.replace(python, seed=(), ensurepip=False))
+    made = Environment(tmp_path / "uv", uses_uv=True)
+    cellrun.run_cell(here, cell, made, Installer(), CellRequest())
+    assert f"python{python.minor} at {python.path} has no ensurepip" in "\n".join(made.lines)
+    seeded = Environment(tmp_path / "virtualenv")  # virtualenv seeds the environments it makes its own way
+    cellrun.run_cell(here, cell, seeded, Installer(), CellRequest())
+    assert "has no ensurepip" not in "\n".join(seeded.lines)
+
+
 def test_a_cells_own_outcome_never_replaces_measured_records(tmp_path: Path) -> None:
     here = planned(tmp_path)
     cell = dataclasses.replace(here.cells[0], outcome=Outcome.NO_WHEEL, hint="no wheel for this platform")

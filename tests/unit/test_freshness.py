@@ -280,6 +280,52 @@ def test_a_record_whose_read_file_changed_is_stale_here(tmp_path: Path) -> None:
     assert shown(result, RunNow()) == [("autograd_dot", Outcome.STALE, f"was ✓ pass; {helper} changed")]
 
 
+RECORDING_READS = dict(INPUTS, environment={"set": {}, "passed": {}, "steering": {}, "needed": {}}, seed=0,
+                       workdir="/src")  # fmt: skip
+"""What a run that records what its pairs read makes a record from."""
+
+
+def test_a_record_whose_run_recorded_what_it_read_and_that_no_longer_says_it_is_never_current() -> None:
+    """Its ``read`` removed by hand: nothing can tell whether what it read changed, so no view takes it as current."""
+    made = record(inputs=RECORDING_READS)
+    lost = stored(made, record("batched_matmul", inputs=RECORDING_READS))
+    assert made.inputs.get(identity.READ) is None
+    said = "was ✓ pass; the record does not say what its pair read"
+    assert shown(lost, RunNow(inputs=RECORDING_READS)) == [
+        ("autograd_dot", Outcome.STALE, said),
+        ("batched_matmul", Outcome.STALE, said),
+    ]
+    assert freshness.stale(lost, PAIRS[:1], RECORDING_READS) == freshness.ToRun(
+        tuple(PAIRS[:1]), "the record does not say what its pair read"
+    )
+    assert not freshness.answers_for(made, identity.record_inputs(RECORDING_READS, "autograd_dot"))
+    [(_, outcome, message)] = shown(stored(record("opsweep", inputs=RECORDING_READS)), RunNow(inputs=None))
+    assert (outcome, message) == (Outcome.STALE, said), "another matrix's record is asked what it read alike"
+    with_read = dataclasses.replace(made, inputs={**made.inputs, identity.READ: {}})
+    assert freshness.answers_for(with_read, identity.record_inputs(RECORDING_READS, "autograd_dot"))
+
+
+def test_a_record_made_before_reads_were_recorded_stands_on_the_rest_of_its_identity() -> None:
+    made = record(inputs=INPUTS)
+    assert not any(part in made.inputs for part in identity.RECORDED_WITH_READ)
+    assert freshness.answers_for(made, identity.record_inputs(INPUTS, "autograd_dot"))
+
+
+def test_a_variable_the_cpu_pair_does_not_see_changes_only_the_records_of_the_pairs_that_see_it() -> None:
+    def seeing(visible: str) -> dict:
+        return dict(INPUTS, environment=identity.environment_identity({"CUDA_VISIBLE_DEVICES": visible}, (), {}))
+
+    def made_on(device: str) -> Record:
+        inputs = identity.record_inputs(seeing("0"), "autograd_dot", device=device)
+        return dataclasses.replace(record(device=device), inputs={**inputs, identity.READ: {}})
+
+    made = [made_on(pair.device) for pair in PAIRS[:2]]
+    stale = freshness.stale(stored(*made), PAIRS[:2], seeing("1"))
+    assert stale == freshness.ToRun(
+        (PAIRS[1],), "1 of 2 pairs: the variables the pairs see changed: CUDA_VISIBLE_DEVICES"
+    ), "the cpu pair saw it empty both times"
+
+
 def test_a_file_many_records_read_is_hashed_once_per_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every record of a test suite's pair lists the files the suite read: a pass hashes each once, not per record."""
     files = [tmp_path / f"module_{number}.py" for number in range(3)]

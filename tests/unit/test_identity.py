@@ -26,7 +26,7 @@ CALLER = {
 
 def changed_files(read: object) -> list[str]:
     """What of ``read`` is not as it was, as the views say it."""
-    return [freshness.words(change) for change in identity.changed_files(read)]
+    return [freshness.words(change) for change in identity.Identity.stored({identity.READ: read}).changed_files()]
 
 
 def cell_python(tmp_path: Path) -> str:
@@ -243,3 +243,16 @@ def test_a_file_dated_in_the_future_was_not_written_by_the_pair_and_is_read(tmp_
     later = time.time() + 7200
     os.utime(ahead, (later, later))
     assert identity.files_read([str(ahead)], time.time()) == {str(ahead): identity.file_digest(ahead)}
+
+
+def test_a_cpu_pairs_record_says_the_accelerators_variables_empty_as_its_pair_sees_them() -> None:
+    """The worker hides every accelerator from a cpu pair, whatever the matrix sets or the shell passes."""
+    caller = {"HIP_VISIBLE_DEVICES": "1", "CUDA_LAUNCH_BLOCKING": "1"}
+    given = identity.environment_identity({"CUDA_VISIBLE_DEVICES": "0", "MY_BACKEND": "torch"}, ("HIP_*",), caller)
+    run = {identity.ENVIRONMENT: given, "probes": {"dot": "a" * 64}}
+    cuda = identity.record_inputs(run, "dot", device="cuda")[identity.ENVIRONMENT]
+    cpu = identity.record_inputs(run, "dot", device="cpu")[identity.ENVIRONMENT]
+    assert cuda == given
+    assert cpu["set"] == {"CUDA_VISIBLE_DEVICES": "", "MY_BACKEND": "torch"}
+    assert cpu["passed"] == identity.environment_identity({}, ("HIP_*",), {"HIP_VISIBLE_DEVICES": ""})["passed"]
+    assert cpu["steering"] == given["steering"] == {"CUDA_LAUNCH_BLOCKING": "1"}

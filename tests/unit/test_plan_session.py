@@ -64,6 +64,19 @@ def test_the_plan_names_the_shells_variables_no_pair_sees(tmp_path: Path) -> Non
     assert "not passed to the pairs" not in plan.text(dataclasses.replace(here, caller={"HOME": "/home/me"}))
 
 
+def test_the_plan_says_why_a_cells_python_without_ensurepip_leaves_its_environment_unseeded(tmp_path: Path) -> None:
+    here = project(tmp_path, TorchEntry(Version("2.2.0"), pythons=("3.11",)))
+    python = here.cells[0].interpreter
+    assert python is not None
+    assert "has no ensurepip" not in plan.text(here)
+    debian = dataclasses.replace(python, seed=(), ensurepip=False)
+    here = dataclasses.replace(here, cells=(dataclasses.replace(here.cells[0], interpreter=debian),))
+    assert (
+        f"note: python3.11 at {debian.path} has no ensurepip (Debian, Ubuntu: apt install python3.11-venv): its "
+        "environments are left unseeded, without the pip and setuptools `python -m venv` installs\n"
+    ) in plan.text(here)
+
+
 def test_the_plan_says_what_each_release_keeps_what_several_share_and_the_total(
     two_releases: tuple[Path, Path],
 ) -> None:

@@ -23,10 +23,10 @@ def test_force_and_repeat_come_from_the_session_arguments() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--froce"], "unrecognized arguments: --froce"),
+        (["--froce"], "unknown option --froce: did you mean '--force'?"),
         (["--repeat", "0"], "argument --repeat: '0' is not a number of runs from 1 to 1000"),
         (["--repeat", "many"], "'many' is not a number of runs"),
-        (["--rep", "2"], "unrecognized arguments: --rep 2"),
+        (["--rep", "2"], "unknown option --rep: did you mean '--repeat'?"),
     ],
 )
 def test_anything_else_is_refused_rather_than_ignored(argv: list[str], message: str) -> None:

@@ -10,7 +10,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix import freshness
+from torchmatrix import freshness, identity
 from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
@@ -180,7 +180,8 @@ def test_a_stored_record_of_torch_from_another_source_is_not_up_to_date(tmp_path
     """Bisect's --find-links and --index-url: a record installed from elsewhere is no look at this source."""
     here = project(tmp_path, TorchEntry(Version("1.12.1")))
     cell = here.cells[0]
-    made = here.identified(here.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
+    read = {identity.READ: {}}  # as the runner says of every record it makes
+    made = here.identified(here.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1, read))
     stored = {(cell.torch, cell.python_request): result("1.12.1", python_request=None, records=(made,))}
     assert here.up_to_date(cell, stored, [("autograd_dot", "cpu")]) is not None
     elsewhere = here.with_sources("https://pypi.org/simple", [str(tmp_path / "other-wheels")])

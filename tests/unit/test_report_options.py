@@ -31,7 +31,7 @@ def test_formats_are_chosen_by_name_list_or_all() -> None:
             "  hint: choose from md, rst, html, json, csv, changes, supported, junit, all",
         ),
         (["--format", ","], "--format: no format given"),
-        (["--fromat", "md"], "unrecognized arguments: --fromat md\n  usage: nox -s report -- [--format"),
+        (["--fromat", "md"], "unknown option --fromat: did you mean '--format'?\n  usage: nox -s report -- [--format"),
         (["--diff"], "argument --diff: expected one argument"),
     ],
 )

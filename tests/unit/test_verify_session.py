@@ -21,11 +21,14 @@ from .test_bisect_session import Session, SessionError
 from .test_project import project
 from .test_results import result
 
+READ = {identity.READ: {}}
+"""What the runner says a record's pair read, where it read no file: every record it makes says it."""
+
 
 def test_the_arguments() -> None:
     assert parse([]) == VerifyRequest()
     assert parse(["--run", "--machine", "a", "--machine", "b"]) == VerifyRequest(True, ("a", "b"))
-    with pytest.raises(UsageError, match=r"unrecognized arguments: --rnu\n  usage: nox -s verify"):
+    with pytest.raises(UsageError, match=r"unknown option --rnu: did you mean '--run'\?\n  usage: nox -s verify"):
         parse(["--rnu"])
 
 
@@ -40,7 +43,7 @@ def test_run_takes_the_covered_cells_without_an_up_to_date_result_here(tmp_path:
 
     def stored(cell, inputs=None, **changes):
         inputs = inputs or here.inputs(cell)
-        records = [Record(probe, "cpu", Outcome.PASS, {}, "", 0.1, identity.record_inputs(inputs, probe))
+        records = [Record(probe, "cpu", Outcome.PASS, {}, "", 0.1, {**identity.record_inputs(inputs, probe), **READ})
                    for probe in ("autograd_dot", "batched_matmul")]  # fmt: skip
         fields = dict(cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs, records=tuple(records))
         return result(str(cell.torch), **dict(fields, **changes))
@@ -72,7 +75,7 @@ def test_run_takes_a_cell_whose_records_name_every_case_of_a_parametrized_tests_
     (cell,) = here.cells
     inputs = here.inputs(cell)
     cases = tuple(
-        here.identified(inputs, Record(f"test_dot.py::test_grad[{kind}]", "cpu", Outcome.PASS, {}, "", 0.1))
+        here.identified(inputs, Record(f"test_dot.py::test_grad[{kind}]", "cpu", Outcome.PASS, {}, "", 0.1, READ))
         for kind in ("a", "b")
     )
     stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs,
@@ -91,7 +94,7 @@ def test_a_test_id_its_file_does_not_hold_is_said_with_the_closest_before_any_ru
     (cell,) = here.cells
     inputs = here.inputs(cell)
     held = tuple(
-        here.identified(inputs, Record(f"test_dot.py::{name}", "cpu", Outcome.PASS, {}, "", 0.1))
+        here.identified(inputs, Record(f"test_dot.py::{name}", "cpu", Outcome.PASS, {}, "", 0.1, READ))
         for name in ("test_grad", "test_sum")
     )
     stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine="ci-box", inputs=inputs,

@@ -110,7 +110,7 @@ def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> Bi
     parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each (probe, device) N times")
     parser.add_argument("--index-url", metavar="URL", help="list and install torch from this index")
     parser.add_argument("--find-links", action="append", metavar="DIR", help="and from this folder or page")
-    args = parser.parse_args(list(argv))
+    args = parser.parse(argv)
 
     names = [probe.name for probe in matrix.probes]
     if (args.probe is None) != args.every:

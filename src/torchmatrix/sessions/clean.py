@@ -43,7 +43,7 @@ def parse(argv: Sequence[str], command: str | None = None) -> CleanRequest:
     parser = Parser(typed(command, "clean", ARGUMENTS), does)
     parser.add_argument("releases", nargs="+", metavar="RELEASE", help="a torch release of the matrix: 2.1.0")
     parser.add_argument("--dry-run", action="store_true", help="say what would go, and how much, removing nothing")
-    args = parser.parse_args(list(argv))
+    args = parser.parse(argv)
     return CleanRequest(tuple(args.releases), args.dry_run)
 
 

@@ -61,7 +61,7 @@ def parse(argv: Sequence[str], invoked_from: Path) -> list[str]:
     parser = Parser(USAGE, "Run the probes in the torch installed in each PYTHON, installing nothing.")
     parser.add_argument("pythons", nargs="+", metavar="PYTHON", help="a Python whose environment has torch")
     found = []
-    for python in parser.parse_args(list(argv)).pythons:
+    for python in parser.parse(argv).pythons:
         path = str(invoked_from / python) if os.sep in python else shutil.which(python)
         if path is None or not (os.path.isfile(path) and os.access(path, os.X_OK)):
             looked = f"looked at {path}" if path else "not on PATH"

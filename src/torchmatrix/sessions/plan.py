@@ -41,6 +41,7 @@ def text(project: Project) -> str:
     lines += [f"find-links: {link}" for link in project.find_links]
     lines += [f"note: {safetext.for_terminal(note)}" for note in project.notes]
     lines += [f"note: {assumed}" for assumed in _assumptions(project.cells)]
+    lines += [f"note: {safetext.for_terminal(why)}" for why in _unseeded(project.cells)]
     unseen = project.unseen_variables()
     if unseen:  # whatever they steer, no pair sees them: said, never dropped in silence
         lines.append(f"not passed to the pairs: {safetext.for_terminal(', '.join(unseen))} (`pass_env:` passes one)")
@@ -77,6 +78,12 @@ def _assumptions(cells: Sequence[Cell]) -> list[str]:
     """What the plan assumed of each release newer than its table, once per release whose Python it chose."""
     chosen = dict.fromkeys(cell.torch for cell in cells if cell.python_request is None and cell.interpreter)
     return [text for text in (assumed_support(version) for version in chosen) if text]
+
+
+def _unseeded(cells: Sequence[Cell]) -> list[str]:
+    """Why the environments of the cells' interpreters that have no ensurepip are left unseeded, once each."""
+    whys = (cell.interpreter.why_unseeded for cell in cells if cell.interpreter)
+    return [why for why in dict.fromkeys(whys) if why]
 
 
 def _status(cell: Cell) -> str:

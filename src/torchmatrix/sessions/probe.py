@@ -60,7 +60,7 @@ def parse(argv: Sequence[str], command: str | None = None) -> ProbeRequest:
         action="store_true",
         help="fail on a fail, error, crash, timeout or unstable pair no expect: entry allows",
     )
-    args = parser.parse_args(list(argv))
+    args = parser.parse(argv)
     return ProbeRequest(args.force, args.repeat, args.strict)
 
 

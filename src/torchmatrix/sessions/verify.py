@@ -48,7 +48,7 @@ def parse(argv: Sequence[str]) -> VerifyRequest:
     parser.add_argument(
         "--machine", action="append", default=[], metavar="NAME", help="only this machine's results (repeatable)"
     )
-    args = parser.parse_args(list(argv))
+    args = parser.parse(argv)
     return VerifyRequest(args.run, tuple(args.machine))
 
 

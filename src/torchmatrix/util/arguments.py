@@ -8,15 +8,31 @@ one message, no traceback.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import NoReturn
 
 from ..core import MAX_REPEAT
-from ..errors import HelpShown, UsageError
+from ..errors import HelpShown, UsageError, did_you_mean
 
 
 class Parser(argparse.ArgumentParser):
     def __init__(self, usage: str, description: str = "") -> None:
         super().__init__(prog="torchmatrix", usage=usage, description=description, allow_abbrev=False)
+
+    def parse(self, argv: Sequence[str]) -> argparse.Namespace:
+        """``argv`` read, an option it does not declare refused first with the closest one it does: argparse would
+        report a required option as missing where only its spelling is wrong (``--frm 1.9``: ``--from``)."""
+        declared = self._option_string_actions
+        value_of: argparse.Action | None = None  # the option the word is the value of, which argparse judges
+        for word in argv:
+            if word == "--":  # what follows is no option
+                break
+            option, given, _ = word.partition("=")
+            if option.startswith("--") and value_of is None and option not in declared:
+                self.error(f"unknown option {option}: {did_you_mean(option, declared, '--help lists the options')}")
+            action = declared.get(option) if value_of is None else None
+            value_of = action if action is not None and action.nargs != 0 and not given else None
+        return self.parse_args(list(argv))
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(with_usage(message, self.usage or ""))

@@ -53,7 +53,7 @@ def parse(argv: Sequence[str], command: str | None = None) -> ReportOptions:
     )
     # The probe sessions' option: `nox -s probe report -- --force` gives both sessions the same words.
     parser.add_argument("--force", action="store_true", help=argparse.SUPPRESS)
-    namespace = parser.parse_args(list(argv))
+    namespace = parser.parse(argv)
     return ReportOptions(
         formats=_formats(namespace.format), diff=_results_folder(namespace.diff), all_cells=namespace.all_cells
     )
