@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from torchmatrix.core import Outcome, Record
+from torchmatrix.identity import READ
 from torchmatrix.results import CellResult, record_inputs
 
 from ..conftest import DATA
@@ -71,12 +72,17 @@ def cell(machine: str, torch: str, python: str | None, records: tuple[Record, ..
         started_at=finished, finished_at=finished,
     )  # fmt: skip
     fields.update(changes)
-    # Each record made from the cell's inputs, as a run stores it.
+    # Each record made from the cell's inputs, as a run stores it, with what its pair read where it says.
     fields["records"] = tuple(
-        dataclasses.replace(record, inputs=record_inputs(fields["inputs"], record.probe))
+        dataclasses.replace(record, inputs={**record_inputs(fields["inputs"], record.probe), **read_of(record)})
         for record in fields["records"]
     )
     return CellResult(**fields)
+
+
+def read_of(record: Record) -> dict[str, Any]:
+    """What ``record`` says its pair read (:data:`identity.READ`), where it says."""
+    return {READ: record.inputs[READ]} if READ in record.inputs else {}
 
 
 def everywhere(device_records: dict[str, tuple[Record, Record]]) -> tuple[Record, ...]:
