@@ -16,7 +16,8 @@ in the noxfile's folder; the pairs run from the folder the command was started i
 (``$TORCHMATRIX_PROBES``), ``--torch`` their releases (``$TORCHMATRIX_TORCH``);
 ``--with REQ`` (repeatable) installs REQ in every cell beside the matrix's
 ``requires:`` (``$TORCHMATRIX_REQUIRES``); every other word goes to the session
-as it is.
+as it is. ``torchmatrix SESSION --help`` is answered here, from the session's own
+parser: no matrix is written, no nox started.
 """
 
 from __future__ import annotations
