@@ -160,7 +160,7 @@ folders (:func:`cell_places`)."""
 
 
 TORCH_VERSION = b"<torch version>"
-VERSION_RULE = "the cell's own torch version, as torch.__version__ prints it and as released, alone or after a v"
+VERSION_RULE = "the cell's own torch version, as torch prints it (1.12.1+cu102) and as released, alone or after a v"
 """What the rule of the cell's torch version replaces (:func:`output_rules`), as the docs name it."""
 
 
