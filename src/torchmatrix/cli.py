@@ -16,7 +16,8 @@ in the noxfile's folder; the pairs run from the folder the command was started i
 (``$TORCHMATRIX_PROBES``), ``--torch`` their releases (``$TORCHMATRIX_TORCH``);
 ``--with REQ`` (repeatable) installs REQ in every cell beside the matrix's
 ``requires:`` (``$TORCHMATRIX_REQUIRES``); every other word goes to the session
-as it is.
+as it is. ``torchmatrix SESSION --help`` is answered here, from the session's own
+parser: no matrix is written, no nox started.
 """
 
 from __future__ import annotations
@@ -24,13 +25,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__, variables
-from .errors import TorchmatrixError, UsageError, did_you_mean, say
+from .bisection import request
+from .errors import HelpShown, TorchmatrixError, UsageError, did_you_mean, say
 from .matrix import loader, schema
+from .sessions import clean, installed, plan, probe, verify
+from .util.arguments import Parser
+from .views import options
 
 STANDALONE = Path(__file__).with_name("standalone")
 NOXFILE = STANDALONE / "noxfile.py"
@@ -43,6 +48,8 @@ DEFAULT_OUTPUT = "torchmatrix-results"
 class Command:
     usage: str
     does: str
+    arguments: Callable[[str | None], Parser]
+    """The session's parser of its arguments, given the command's name for its usage line: the help it prints."""
     takes_scripts: bool = False
     """Its words that are not options are the probes to run, and ``--torch`` names its releases."""
 
@@ -51,29 +58,45 @@ COMMANDS = {
     "bisect": Command(
         "torchmatrix bisect (SCRIPT | PROBE | --all) --from OLD --to NEW [bisect's options]",
         "the first torch release whose outcome (or output, with `--by-output`) is NEW's",
+        request.arguments_parser,
     ),
     "probe": Command(
         "torchmatrix probe [SCRIPT …] [--torch V[,V…]] [--force] [--repeat N] [--strict]",
         "run the scripts (or the matrix's probes) in each release, then print the table",
+        probe.arguments_parser,
         takes_scripts=True,
     ),
     "plan": Command(
         "torchmatrix plan [SCRIPT …] [--torch V[,V…]]",
         "each cell's Python, requirements and status, and what each release keeps on disk; nothing is built",
+        plan.arguments_parser,
         takes_scripts=True,
     ),
-    "report": Command("torchmatrix report [--format F[,F…]] [--all-cells] [--diff OTHER]", "render the stored results"),
-    "verify": Command("torchmatrix verify [--run] [--machine NAME]", "check the stored results against `expect:`"),
+    "report": Command(
+        "torchmatrix report [--format F[,F…]] [--all-cells] [--diff OTHER]",
+        "render the stored results",
+        options.arguments_parser,
+    ),
+    "verify": Command(
+        "torchmatrix verify [--run] [--machine NAME]",
+        "check the stored results against `expect:`",
+        verify.arguments_parser,
+    ),
     "clean": Command(
         "torchmatrix clean RELEASE [RELEASE …] [--dry-run]",
         "remove releases' environments and the cached wheels no other release keeps",
+        clean.arguments_parser,
     ),
     "probe-installed": Command(
-        "torchmatrix probe-installed PYTHON [PYTHON …]", "run the probes in a torch installed already"
+        "torchmatrix probe-installed PYTHON [PYTHON …]",
+        "run the probes in a torch installed already",
+        installed.arguments_parser,
     ),
 }
 """The sessions the command runs, each as ``nox -s NAME`` would: the docs' reference lists them from here."""
 
+COMMAND = "torchmatrix"
+"""The command's name, as its sessions' usage lines give it."""
 USAGE = "torchmatrix [--matrix FILE] [--output DIR] [--with REQUIREMENT …] SESSION [ARGUMENTS …]"
 OWN_OPTIONS = ("--matrix", "--output", "--with")
 """Options of the command itself, taken out wherever they stand: no session has options of these names."""
@@ -127,6 +150,27 @@ def invocation(argv: Sequence[str], cwd: Path, python: str = sys.executable) -> 
     nox = [python, "-m", "nox", "--noxfile", str(NOXFILE), "--envdir", str(matrix.parent / ".nox")]
     nox += ["--sessions", name, *(["--", *rest] if rest else [])]
     return Invocation(tuple(nox), environ, matrix, output, written)
+
+
+def shows_help(argv: Sequence[str]) -> bool:
+    """Whether ``torchmatrix ARGV`` asks for its session's help (``-h``, ``--help``, where that session's parser
+    reads them so), which is then printed, as the session would print it: nothing is written, no nox is started."""
+    words = _own_options(list(argv))[1]
+    if not words or words[0] not in COMMANDS:
+        return False  # no session: what invocation() refuses
+    name, *rest = words
+    parser = COMMANDS[name].arguments(COMMAND)
+    if COMMANDS[name].takes_scripts:  # the words the command reads for the session, which its help names too
+        parser.add_argument("scripts", nargs="*", metavar="SCRIPT", help="a script, test or probe to run as a probe")
+        parser.add_argument("--torch", metavar="V[,V…]", help="only these releases (repeatable)")
+    parser.epilog = f"The command's own options ({', '.join(OWN_OPTIONS)}): {COMMAND} --help."
+    try:
+        parser.parse_known_args(rest)
+    except HelpShown:
+        return True
+    except UsageError:  # the session reads its arguments and says their mistakes where it runs
+        pass
+    return False
 
 
 def help_text() -> str:
@@ -265,6 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"torchmatrix {__version__}")
         return 0
     try:
+        if shows_help(words):
+            return 0
         run = invocation(words, Path.cwd())
     except TorchmatrixError as error:
         say(error)

@@ -101,10 +101,12 @@ def test_only_what_is_per_process_is_no_change_and_a_line_that_differs_between_r
 
 # Each prints what differs between two releases only where it is the cell's own: its version, its folders.
 ACROSS = {
-    "version": "import torch\nprint(torch.__version__)\n",
+    "version": "import torch\nprint(torch.__version__)\nprint(f'torch v{torch.__version__}')\n",
     # torch's folder up to its lib/pythonX.Y: the two releases here need two Pythons, which a bisect never does
-    "folders": "import os, sys, torch\nprint(torch.__file__.split('/lib/')[0])\n"
-    "print(sys.executable, os.environ['VIRTUAL_ENV'])\nprint(os.getcwd())\n",
+    "folders": "import os, sys, tempfile, torch\nprint(torch.__file__.split('/lib/')[0])\n"
+    "print(sys.executable, os.environ['VIRTUAL_ENV'])\nprint(os.getcwd())\n"
+    "print(os.path.basename(tempfile.gettempdir()), os.path.basename(os.path.dirname(os.getcwd())))\n"
+    "print(os.path.relpath(os.getcwd(), os.path.join(os.path.dirname(os.path.dirname(os.getcwd())), 'a', 'b')))\n",
     "reprs": "import weakref, torch\nt = torch.ones(1)\nprint(weakref.ref(t), compile('1', 'f', 'eval'))\n",
 }
 FAILING_TEST = """

@@ -291,3 +291,13 @@ def test_a_script_or_probe_path_that_is_not_there_is_said_where_it_was_typed(tmp
         listed.stderr
     )
     assert "  hint: did you mean 'repro.py'?" in listed.stderr
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_a_sessions_help_is_printed_once_and_nothing_is_written_nor_run(tmp_path: Path, name: str, flag: str) -> None:
+    shown = torchmatrix(tmp_path, name, flag)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert shown.stdout.startswith(f"usage: torchmatrix {name} ")
+    assert shown.stdout.count("usage:") == 1 and "nox >" not in shown.stdout + shown.stderr
+    assert list(tmp_path.iterdir()) == [], "no matrix written, no environment made"

@@ -143,6 +143,20 @@ def test_help_lists_every_session_and_a_mistake_exits_2(capsys: pytest.CaptureFi
     assert "torchmatrix: error: no session 'frob'" in capsys.readouterr().err
 
 
+def test_a_sessions_help_is_its_parsers_printed_by_the_command_before_anything_is_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--output", "out", "probe", "repro.py", "--torch", "2.2.0", "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: torchmatrix probe [SCRIPT …] [--torch V[,V…]] [--force]")
+    assert "--strict" in shown and "--torch V[,V…]" in shown and "torchmatrix --help" in shown
+    assert cli.main(["bisect", "repro.py", "-h"]) == 0  # before bisect's missing --from and --to
+    assert capsys.readouterr().out.startswith("usage: torchmatrix bisect (PROBE | --all) --from OLD")
+    assert list(tmp_path.iterdir()) == []
+    assert not cli.shows_help(["bisect", "--from", "--help"])  # a mistake first: the session says it
+
+
 def test_clean_runs_the_clean_session_on_the_releases_in_the_folders_environments(tmp_path: Path) -> None:
     (tmp_path / "matrix.yaml").write_text("torch: [2.1.0]\n")
     run = cli.invocation(["clean", "2.1.0", "--dry-run"], tmp_path)

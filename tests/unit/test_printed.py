@@ -44,6 +44,7 @@ def test_each_rule_changes_its_example_and_leaves_what_it_must_not_touch(rule: p
         ),
         ("torch 1.12.1+cu102 on python 3.10", "torch <torch version> on python 3.10"),
         ("torch 1.12.1", "torch <torch version>"),
+        ("torch v1.12.1+cu102 (v1.12.1)", "torch v<torch version> (v<torch version>)"),  # f"torch v{torch.__version__}"
         # What is not per-process counts: each of these could be the very change asked about.
         ("0x3e99999a", "0x3e99999a"),  # a float's bits, as struct and hex print them
         ("bits 0x3e99999b at 0x3e99999b", "bits 0x3e99999b at 0x3e99999b"),
@@ -52,6 +53,7 @@ def test_each_rule_changes_its_example_and_leaves_what_it_must_not_touch(rule: p
         ("step took 0.0312 s (12ms on the GPU)", "step took 0.0312 s (12ms on the GPU)"),
         ("[2026-01-05 14:03:27,118] ready", "[2026-01-05 14:03:27,118] ready"),
         ("1.12.10 11.12.1 1.12.1.2", "1.12.10 11.12.1 1.12.1.2"),
+        ("xv1.12.1 v1.12.10 v11.12.1", "xv1.12.1 v1.12.10 v11.12.1"),
         ("x = 3.5  ", "x = 3.5  "),
     ],
 )
@@ -95,6 +97,21 @@ def test_the_worker_knows_the_cell_s_folders_as_given_and_resolved(tmp_path: Pat
     assert [str(folder), "<pair folder>"] in places and [str(tmp_path / "real" / "pair"), "<pair folder>"] in places
     assert [sys.prefix, "<cell environment>"] in places
     assert [len(path) for path, _ in places] == sorted((len(path) for path, _ in places), reverse=True)
+
+
+def test_the_temporary_folders_names_alone_are_the_cells_own_and_a_relative_path_is_normalised_by_them() -> None:
+    """``os.path.basename(os.getcwd())``, or a relative path to the pair's folder, differs in every process; what is
+    URL-quoted is not among the forms normalised, and stays."""
+    from torchmatrix.envside.torchmatrix_worker import records
+
+    places = [(path, token) for path, token in records.cell_places(printed.EXAMPLE_FOLDER, printed.EXAMPLE_SCRATCH)]
+    pair, worker = printed.EXAMPLE_FOLDER.rpartition("/")[2], printed.EXAMPLE_SCRATCH.rpartition("/")[2]
+    said = f"in {pair}, from ../../{worker}/{pair}/m.pt; not {pair}x"
+    assert printed.normalised(said, (), places) == (
+        f"in <pair folder's name>, from ../../<worker folder's name>/<pair folder's name>/m.pt; not {pair}x"
+    )
+    quoted = printed.EXAMPLE_FOLDER.replace("/", "%2F")
+    assert printed.normalised(quoted, (), places) == quoted
 
 
 def run(lines: list[str], outcome: str = "pass", **metrics: object) -> Printed:

@@ -83,33 +83,7 @@ class BisectRequest:
 def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> BisectRequest:
     """Read the session's arguments; a mistake raises :class:`UsageError` naming it, with the usage line of the
     ``command`` that started it (:func:`torchmatrix.util.arguments.typed`: ``torchmatrix bisect …``, or nox's)."""
-    parser = Parser(
-        typed(command, "bisect", ARGUMENTS), "Find the first torch release in which a probe's outcome is NEW's."
-    )
-    parser.add_argument(
-        "probe", metavar="PROBE", nargs="?", help="a probe of the matrix, one of its tests, or a script's path"
-    )
-    parser.add_argument("--all", dest="every", action="store_true", help="every probe and device of the matrix")
-    parser.add_argument("--from", dest="old", required=True, metavar="OLD", help="the older release")
-    parser.add_argument("--to", dest="new", required=True, metavar="NEW", help="the newer release")
-    parser.add_argument("--device", action="append", choices=DEVICES, help="default: cpu; with --all, every one")
-    parser.add_argument(
-        "--check", metavar="NAME", help="look at the check of this name in metrics.checks (an operator of the sweep)"
-    )
-    parser.add_argument(
-        "--metric",
-        metavar="NAME",
-        help="compare a metric of the record (of the check, with --check) instead of the outcome: "
-        "its side of a threshold, or without one its value",
-    )
-    side = parser.add_mutually_exclusive_group()
-    side.add_argument("--above", type=float, metavar="X", help="NAME > X or not")
-    side.add_argument("--below", type=float, metavar="X", help="NAME < X or not")
-    parser.add_argument("--by-output", action="store_true", help="compare what the script prints, normalised")
-    parser.add_argument("--pre", action="store_true", help="include pre-releases and nightly builds")
-    parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each (probe, device) N times")
-    parser.add_argument("--index-url", metavar="URL", help="list and install torch from this index")
-    parser.add_argument("--find-links", action="append", metavar="DIR", help="and from this folder or page")
+    parser = arguments_parser(command)
     args = parser.parse(argv)
 
     names = [probe.name for probe in matrix.probes]
@@ -159,6 +133,38 @@ def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> Bi
         tuple(absolute(link) for link in args.find_links) if args.find_links else None,
         alone,
     )  # fmt: skip
+
+
+def arguments_parser(command: str | None = None) -> Parser:
+    """The parser of the session's arguments, whose usage line is the ``command``'s that starts it (nox's: None)."""
+    parser = Parser(
+        typed(command, "bisect", ARGUMENTS), "Find the first torch release in which a probe's outcome is NEW's."
+    )
+    parser.add_argument(
+        "probe", metavar="PROBE", nargs="?", help="a probe of the matrix, one of its tests, or a script's path"
+    )
+    parser.add_argument("--all", dest="every", action="store_true", help="every probe and device of the matrix")
+    parser.add_argument("--from", dest="old", required=True, metavar="OLD", help="the older release")
+    parser.add_argument("--to", dest="new", required=True, metavar="NEW", help="the newer release")
+    parser.add_argument("--device", action="append", choices=DEVICES, help="default: cpu; with --all, every one")
+    parser.add_argument(
+        "--check", metavar="NAME", help="look at the check of this name in metrics.checks (an operator of the sweep)"
+    )
+    parser.add_argument(
+        "--metric",
+        metavar="NAME",
+        help="compare a metric of the record (of the check, with --check) instead of the outcome: "
+        "its side of a threshold, or without one its value",
+    )
+    side = parser.add_mutually_exclusive_group()
+    side.add_argument("--above", type=float, metavar="X", help="NAME > X or not")
+    side.add_argument("--below", type=float, metavar="X", help="NAME < X or not")
+    parser.add_argument("--by-output", action="store_true", help="compare what the script prints, normalised")
+    parser.add_argument("--pre", action="store_true", help="include pre-releases and nightly builds")
+    parser.add_argument("--repeat", type=repeat_count, metavar="N", help="run each (probe, device) N times")
+    parser.add_argument("--index-url", metavar="URL", help="list and install torch from this index")
+    parser.add_argument("--find-links", action="append", metavar="DIR", help="and from this folder or page")
+    return parser
 
 
 def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Probe, str | None]:

@@ -39,12 +39,17 @@ class CleanRequest:
 
 
 def parse(argv: Sequence[str], command: str | None = None) -> CleanRequest:
+    args = arguments_parser(command).parse(argv)
+    return CleanRequest(tuple(args.releases), args.dry_run)
+
+
+def arguments_parser(command: str | None = None) -> Parser:
+    """The parser of the session's arguments, whose usage line is the ``command``'s that starts it (nox's: None)."""
     does = "Remove releases' environments and the cached wheels they keep."
     parser = Parser(typed(command, "clean", ARGUMENTS), does)
     parser.add_argument("releases", nargs="+", metavar="RELEASE", help="a torch release of the matrix: 2.1.0")
     parser.add_argument("--dry-run", action="store_true", help="say what would go, and how much, removing nothing")
-    args = parser.parse(argv)
-    return CleanRequest(tuple(args.releases), args.dry_run)
+    return parser
 
 
 def run(project: Project, session: nox.Session, command: str | None = None) -> None:

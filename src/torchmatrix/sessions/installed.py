@@ -25,7 +25,7 @@ from ..cellrun import NothingStored, cell_result, progress_log, run_pairs, tally
 from ..errors import TorchmatrixError, UsageError
 from ..planner import cell_id
 from ..util import safetext
-from ..util.arguments import Parser
+from ..util.arguments import Parser, typed
 from .report import queue_report
 
 if TYPE_CHECKING:
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from ..project import Project
 
 SESSION = results.INSTALLED_SESSION
-USAGE = f"nox -s {SESSION} -- PYTHON [PYTHON ...]"
+ARGUMENTS = "PYTHON [PYTHON ...]"
+USAGE = typed(None, SESSION, ARGUMENTS)
 
 
 def run(project: Project, session: nox.Session) -> None:
@@ -58,10 +59,8 @@ def run(project: Project, session: nox.Session) -> None:
 def parse(argv: Sequence[str], invoked_from: Path) -> list[str]:
     """The Pythons named, each an executable file, absolute (a relative path is from ``invoked_from``, where
     nox was started, and a bare name is looked up on PATH); a UsageError where one is not."""
-    parser = Parser(USAGE, "Run the probes in the torch installed in each PYTHON, installing nothing.")
-    parser.add_argument("pythons", nargs="+", metavar="PYTHON", help="a Python whose environment has torch")
     found = []
-    for python in parser.parse(argv).pythons:
+    for python in arguments_parser().parse(argv).pythons:
         path = str(invoked_from / python) if os.sep in python else shutil.which(python)
         if path is None or not (os.path.isfile(path) and os.access(path, os.X_OK)):
             looked = f"looked at {path}" if path else "not on PATH"
@@ -70,6 +69,14 @@ def parse(argv: Sequence[str], invoked_from: Path) -> list[str]:
             )
         found.append(path)
     return found
+
+
+def arguments_parser(command: str | None = None) -> Parser:
+    """The parser of the session's arguments, whose usage line is the ``command``'s that starts it (nox's: None)."""
+    does = "Run the probes in the torch installed in each PYTHON, installing nothing."
+    parser = Parser(typed(command, SESSION, ARGUMENTS), does)
+    parser.add_argument("pythons", nargs="+", metavar="PYTHON", help="a Python whose environment has torch")
+    return parser
 
 
 def _probe(project: Project, session: nox.Session, python: str) -> Path:

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING
 from tabulate import tabulate
 
 from ..environment import disk
-from ..errors import UsageError
 from ..planner import assumed_support
 from ..util import safetext
-from ..util.arguments import typed
+from ..util.arguments import Parser, typed
 from ..views import pins
 from . import keeps
 
@@ -28,12 +27,19 @@ if TYPE_CHECKING:
 def run(project: Project, session: nox.Session, command: str | None = None) -> None:
     """Print where the plan looked (matrix, machine, results, find-links, notes), the caller's variables no pair
     sees, each cell's row, and what each release keeps on disk (``command`` names the session that removes it)."""
-    if session.posargs:
-        raise UsageError(f"nox -s plan takes no arguments, not {' '.join(session.posargs)}")
+    arguments_parser(command).parse(session.posargs)  # none but --help
     project.refuse_unlisted()
     print(text(project))
     print()
     print(disk_text(keeps.survey(project, session)[0], disk.Usage(), command))
+
+
+def arguments_parser(command: str | None = None) -> Parser:
+    """The parser of the session's arguments (it takes none), whose usage line is the ``command``'s that starts it
+    (nox's: None)."""
+    usage = typed(command, "plan", "[SCRIPT …] [--torch V[,V…]]" if command else "")
+    does = "Show each cell's Python, requirements and status, and what each release keeps on disk; build nothing."
+    return Parser(usage, does)
 
 
 def text(project: Project) -> str:

@@ -51,6 +51,12 @@ class ProbeRequest:
 def parse(argv: Sequence[str], command: str | None = None) -> ProbeRequest:
     """Read the session's arguments; anything else is refused (a typo must not pass for a skip). The usage line is
     the ``command``'s that started it when it is not nox (``torchmatrix probe [SCRIPT …] [--torch V[,V…]] …``)."""
+    args = arguments_parser(command).parse(argv)
+    return ProbeRequest(args.force, args.repeat, args.strict)
+
+
+def arguments_parser(command: str | None = None) -> Parser:
+    """The parser of the session's arguments, whose usage line is the ``command``'s that starts it (nox's: None)."""
     usage = USAGE if command is None else typed(command, "probe", f"[SCRIPT …] [--torch V[,V…]] {ARGUMENTS}")
     parser = Parser(usage, "Run the probes of a cell whose records are out of date.")
     parser.add_argument("--force", action="store_true", help="re-measure every pair, up to date or not")
@@ -60,8 +66,7 @@ def parse(argv: Sequence[str], command: str | None = None) -> ProbeRequest:
         action="store_true",
         help="fail on a fail, error, crash, timeout or unstable pair no expect: entry allows",
     )
-    args = parser.parse(argv)
-    return ProbeRequest(args.force, args.repeat, args.strict)
+    return parser
 
 
 def run(

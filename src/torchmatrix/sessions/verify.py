@@ -22,7 +22,7 @@ from ..matrix import Expectation
 from ..planner import Cell
 from ..results import CellResult
 from ..util import safetext
-from ..util.arguments import Parser, with_usage
+from ..util.arguments import Parser, typed, with_usage
 from . import childnox
 from .handback import HandBack
 
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
     from ..project import Project
 
-USAGE = "nox -s verify [-- [--run] [--machine NAME ...]]"
+ARGUMENTS = "[--run] [--machine NAME ...]"
+USAGE = f"nox -s verify [-- {ARGUMENTS}]"
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,19 @@ class VerifyRequest:
 
 def parse(argv: Sequence[str]) -> VerifyRequest:
     """Read the session's arguments; a mistake raises :class:`UsageError`."""
-    parser = Parser(USAGE, "Check stored results against the expectations of the matrix (its expect: key).")
+    args = arguments_parser().parse(argv)
+    return VerifyRequest(args.run, tuple(args.machine))
+
+
+def arguments_parser(command: str | None = None) -> Parser:
+    """The parser of the session's arguments, whose usage line is the ``command``'s that starts it (nox's: None)."""
+    usage = USAGE if command is None else typed(command, "verify", ARGUMENTS)
+    parser = Parser(usage, "Check stored results against the expectations of the matrix (its expect: key).")
     parser.add_argument("--run", action="store_true", help="first run the covered cells without an up-to-date result")
     parser.add_argument(
         "--machine", action="append", default=[], metavar="NAME", help="only this machine's results (repeatable)"
     )
-    args = parser.parse(argv)
-    return VerifyRequest(args.run, tuple(args.machine))
+    return parser
 
 
 def stale_cells(project: Project, found: Sequence[CellResult]) -> list[Cell]:

@@ -26,6 +26,14 @@ def parse(argv: Sequence[str], command: str | None = None) -> ReportOptions:
 
     ``command``: the command that started the session when it is not nox (``torchmatrix``), for the usage line.
     """
+    namespace = arguments_parser(command).parse(argv)
+    return ReportOptions(
+        formats=_formats(namespace.format), diff=_results_folder(namespace.diff), all_cells=namespace.all_cells
+    )
+
+
+def arguments_parser(command: str | None = None) -> Parser:
+    """The parser of the session's arguments, whose usage line is the ``command``'s that starts it (nox's: None)."""
     parser = Parser(
         usage=typed(command, "report", "[--format FORMAT[,FORMAT...]] [--all-cells] [--diff OTHER_RESULTS]"),
         description="Render the stored results of every machine as tables, a page and data files.",
@@ -53,10 +61,7 @@ def parse(argv: Sequence[str], command: str | None = None) -> ReportOptions:
     )
     # The probe sessions' option: `nox -s probe report -- --force` gives both sessions the same words.
     parser.add_argument("--force", action="store_true", help=argparse.SUPPRESS)
-    namespace = parser.parse(argv)
-    return ReportOptions(
-        formats=_formats(namespace.format), diff=_results_folder(namespace.diff), all_cells=namespace.all_cells
-    )
+    return parser
 
 
 def _formats(given: list[str] | None) -> tuple[str, ...]:

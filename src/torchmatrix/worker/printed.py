@@ -57,7 +57,10 @@ class Rule:
 EXAMPLE_SCRATCH = "/tmp/torchmatrix-worker-k2j4x9_a"
 EXAMPLE_FOLDER = EXAMPLE_SCRATCH + "/torchmatrix-pair-9xq1b2c3"
 EXAMPLE_ENVIRONMENT = "/home/me/project/.nox/probe-1-12-1"
-_EXAMPLE_PLACES = (EXAMPLE_FOLDER, EXAMPLE_SCRATCH, EXAMPLE_ENVIRONMENT, EXAMPLE_ENVIRONMENT.rpartition("/")[2])
+EXAMPLE_VERSION = "1.12.1"
+_EXAMPLE_PLACES = (EXAMPLE_FOLDER, EXAMPLE_SCRATCH, EXAMPLE_ENVIRONMENT) + tuple(
+    path.rpartition("/")[2] for path in (EXAMPLE_FOLDER, EXAMPLE_SCRATCH, EXAMPLE_ENVIRONMENT)
+)
 _EXAMPLES = {
     _worker().PER_PROCESS[0][0]: (
         "<weakref at 0x7f3a2c1d5e80; to 'A' at 0x7f3a2c1d9a10>",
@@ -83,21 +86,40 @@ _EXAMPLES = {
             f"/mnt{EXAMPLE_ENVIRONMENT}/bin/python",
         ),
     ),
-    _worker().PLACES[3][0]: ("environment: probe-1-12-1", ("probe-1-12-10", "xprobe-1-12-1")),
+    _worker().PLACES[3][0]: (
+        "cwd: torchmatrix-pair-9xq1b2c3",
+        ("torchmatrix-pair-9xq1b2c3x", "torchmatrix-pair-9xq1b2c3-old", "torchmatrix-pair-9xq1b2c4"),
+    ),
+    _worker().PLACES[4][0]: (
+        "../torchmatrix-worker-k2j4x9_a/data",
+        ("torchmatrix-worker-k2j4x9_ab", "xtorchmatrix-worker-k2j4x9_a", "torchmatrix-worker-k2j4x9_a.0"),
+    ),
+    _worker().PLACES[5][0]: ("environment: probe-1-12-1", ("probe-1-12-10", "xprobe-1-12-1")),
+    _worker().VERSION_RULE: (
+        f"torch v{EXAMPLE_VERSION} on python 3.10",
+        (
+            f"xv{EXAMPLE_VERSION}",
+            f"1{EXAMPLE_VERSION}",
+            f"{EXAMPLE_VERSION}0",
+            f"{EXAMPLE_VERSION}.2",
+            f"v{EXAMPLE_VERSION}0",
+        ),
+    ),
 }
 
 
 def _rules() -> tuple[Rule, ...]:
     """The worker's rules with their examples: the cell's own folders (as they are in :data:`_EXAMPLE_PLACES`), then
-    what is per-process everywhere."""
+    what is per-process everywhere, then the cell's own torch version (:data:`EXAMPLE_VERSION`)."""
     worker = _worker()
     places = [[path, token] for path, (_, token) in zip(_EXAMPLE_PLACES, worker.PLACES, strict=True)]
     folders = [
         (what, *worker.output_rules([place], [])[0]) for (what, _), place in zip(worker.PLACES, places, strict=True)
     ]
     everywhere = [(what, re.compile(pattern), replacement) for what, pattern, replacement in worker.PER_PROCESS]
+    version = [(worker.VERSION_RULE, *worker.output_rules([], [EXAMPLE_VERSION])[-1])]  # the last: after PER_PROCESS
     return tuple(Rule(what, pattern, replacement, *_EXAMPLES[what]) for what, pattern, replacement in
-                 folders + everywhere)  # fmt: skip
+                 folders + everywhere + version)  # fmt: skip
 
 
 RULES = _rules()

@@ -160,14 +160,19 @@ folders (:func:`cell_places`)."""
 
 
 TORCH_VERSION = b"<torch version>"
+VERSION_RULE = "the cell's own torch version, as torch prints it (1.12.1+cu102) and as released, alone or after a v"
+"""What the rule of the cell's torch version replaces (:func:`output_rules`), as the docs name it."""
 
 
 PAIR_FOLDER, WORKER_FOLDER, ENVIRONMENT = "<pair folder>", "<worker folder>", "<cell environment>"
+PAIR_FOLDER_NAME, WORKER_FOLDER_NAME = "<pair folder's name>", "<worker folder's name>"
 ENVIRONMENT_NAME = "<cell environment's name>"
 PLACES = (
     ("the pair's temporary folder, where it runs", PAIR_FOLDER),
     ("the worker's temporary folder, which holds the pairs' folders", WORKER_FOLDER),
     ("the cell's environment (sys.prefix, $VIRTUAL_ENV)", ENVIRONMENT),
+    ("the name of the pair's temporary folder (torchmatrix-pair-9xq1b2c3), printed alone", PAIR_FOLDER_NAME),
+    ("the name of the worker's temporary folder (torchmatrix-worker-k2j4x9_a), printed alone", WORKER_FOLDER_NAME),
     ("the name of the cell's environment's folder (probe-2-1-0), printed alone", ENVIRONMENT_NAME),
 )
 """The cell's own folders, which a script may print (``os.getcwd()``, ``torch.__file__``, ``sys.executable``), and
@@ -182,6 +187,10 @@ def cell_places(folder, scratch):
                         (os.environ.get("VIRTUAL_ENV"), ENVIRONMENT)):  # fmt: skip
         for each in (path, os.path.realpath(path)) if path else ():
             found.setdefault(each, token)
+    # The temporary folders' names alone (os.path.basename(os.getcwd()), a relative path ../torchmatrix-pair-…):
+    # torchmatrix made both, with a random suffix, so neither name is a word of any output.
+    for path, token in ((folder, PAIR_FOLDER_NAME), (scratch, WORKER_FOLDER_NAME)):
+        found.setdefault(os.path.basename(os.path.normpath(path)), token)
     # The folder's name alone only where it names an environment made for the cell (a venv: probe-2-1-0); an
     # interpreter's own prefix (/usr/local) is no cell's, and its name ("local") a word of any output.
     name = os.path.basename(os.path.normpath(sys.prefix))
@@ -236,7 +245,7 @@ def printed_lines(printed):
 def output_rules(places=(), versions=None):
     """The rules a script's output is normalised by: each of the cell's ``places`` (:func:`cell_places`), then
     PER_PROCESS, then the cell's torch version (``versions``: the one this worker imported) as <torch version>,
-    the longest first (``1.12.1+cu102`` before ``1.12.1``)."""
+    the longest first (``1.12.1+cu102`` before ``1.12.1``), also after a ``v`` (``torch v1.12.1``)."""
     if versions is None:
         torch = sys.modules.get("torch")
         version = str(getattr(torch, "__version__", "") or "")
@@ -249,8 +258,9 @@ def output_rules(places=(), versions=None):
         rules.append((re.compile(pattern), token.encode("utf-8")))
     rules += [(re.compile(pattern), replacement) for _, pattern, replacement in PER_PROCESS]
     for version in sorted(set(v for v in versions if v), key=len, reverse=True):
-        # not a part of another number: 1.12.1 is not in 11.12.1, 1.12.10 or 1.12.1.2
-        pattern = rb"(?<![\w.+])" + re.escape(version.encode("utf-8")) + rb"(?![\w+]|\.\d)"
+        # not a part of another number or word: 1.12.1 is not in 11.12.1, 1.12.10, 1.12.1.2 or xv1.12.1, and is in
+        # v1.12.1, whose v starts a word
+        pattern = rb"(?:(?<![\w.+])|(?<=(?<!\w)v))" + re.escape(version.encode("utf-8")) + rb"(?![\w+]|\.\d)"
         rules.append((re.compile(pattern), TORCH_VERSION))
     return rules
 
