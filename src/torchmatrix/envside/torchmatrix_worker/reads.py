@@ -28,12 +28,12 @@ class FilesRead(object):
     is no file of content (a device, a pipe, an entry of the kernel's ``/proc`` or ``/sys``) is not. A file the
     process made or emptied before it read it (opened to write; to append, where it was not there), or only wrote,
     is its own; one it changed and read (opened to update, appended to then read, read then rewritten) had content
-    before, which it read: its digest as the process first found it is kept (:meth:`as_found`). A file is asked how it is when it is first read (the
-    kernel's time of its last change, which no program sets, and its inode): one changed since this process began
-    and before it read it was made by a program the pair ran (``python -m helper``), so is the pair's own; one
-    changed after it was read, not by this process, no longer holds what it read. A child the process forks (a
-    DataLoader's workers) keeps the hook: what it reads it appends to a file in ``scratch``, which the pair's
-    process reads at its end.
+    before, which it read: its digest as the process first found it is kept (:meth:`as_found`). A file is asked how
+    it is when it is first read (the kernel's time of its last change, which no program sets, and its inode): one
+    changed since this process began and before it read it was made by a program the pair ran (``python -m
+    helper``), so is the pair's own; one changed after it was read, not by this process, no longer holds what it
+    read. A child the process forks (a DataLoader's workers) keeps the hook: what it reads it appends to a file in
+    ``scratch``, which the pair's process reads at its end.
     """
 
     def __init__(self, scratch):
