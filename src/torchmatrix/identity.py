@@ -39,7 +39,6 @@ import platform
 import re
 import subprocess
 import sys
-import time
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -368,20 +367,29 @@ def usable_cpus() -> int:
 # --- what a pair read ---------------------------------------------------------------------
 
 
-def files_read(paths: Iterable[str], began_at: float | None = None) -> dict[str, str | None]:
-    """Each of ``paths`` with the sha256 of its content (None where it is no longer a readable file).
+def files_read(
+    paths: Iterable[str], began_at: float | None = None, as_found: Mapping[str, str | None] | None = None
+) -> dict[str, str | None]:
+    """Each of ``paths`` with the sha256 of its content (None where it is no longer a readable file); one of
+    ``as_found`` with its digest there: what the pair read in a file it changed (or that changed) after it read it.
 
-    ``began_at``: when the pair began (``time.time()``). A file last modified since was written while the pair ran,
+    ``began_at``: when the pair began (``time.time()``). A file changed since was written while the pair ran,
     by it or by a program it started (a subprocess's output it then read): what the pair made, not what it read.
     It is left out, so that a run of another cell rewriting it makes no record stale.
     """
-    return {path: file_digest(Path(path)) for path in sorted(set(paths)) if not _written_since(path, began_at)}
+    found = as_found or {}
+    return {
+        path: found[path] if path in found else file_digest(Path(path))
+        for path in sorted(set(paths))
+        if path in found or not _written_since(path, began_at)
+    }
 
 
 def _written_since(path: str, began_at: float | None) -> bool:
-    """Whether the file at ``path`` was last modified while the pair ran: at ``began_at`` or later, and not after
-    now, by this machine's clock. A time still to come is no write of the pair's: a file touched so, or copied
-    from a machine whose clock is ahead, is read like any other.
+    """Whether the file at ``path`` was last changed while the pair ran: at ``began_at`` or later, by the time the
+    kernel stamps on every change of a file (``st_ctime``), which no program sets. A time a program gave the file
+    (its modification time: ``touch -d``, a copy from a machine whose clock is ahead) says nothing of when it was
+    written.
 
     The kernel stamps a file with a clock that may lag the one ``time.time()`` reads by a tick: a file written
     just after ``began_at`` may look older, and is then counted as read, as it would have been without this rule.
@@ -389,10 +397,10 @@ def _written_since(path: str, began_at: float | None) -> bool:
     if began_at is None:
         return False
     try:
-        modified = os.stat(path).st_mtime
+        changed = os.stat(path).st_ctime
     except OSError:
         return False
-    return began_at <= modified <= time.time()
+    return began_at <= changed
 
 
 def folder_files(folder: Path, limit: int = 5000) -> list[str]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -399,3 +402,133 @@ def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
 
     base, stdlib, excluded = json.loads(printed(record)[0])
     assert stdlib in excluded and base not in excluded
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="needs /dev/shm (Linux's shared memory folder)")
+def test_a_file_of_content_counts_wherever_it_is_a_link_by_its_own_path_and_what_the_kernel_makes_does_not(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A data set in /dev/shm is a file like any; /dev/null, /dev/urandom and /proc's entries are the kernel's."""
+    shared = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        (shared / "x.txt").write_text("a")
+        (tmp_path / "cfg-link.txt").symlink_to(shared / "x.txt")
+        probe = script(
+            tmp_path,
+            "kernels",
+            f"""\
+            for path in ({str(shared / "x.txt")!r}, "cfg-link.txt", "/proc/self/status", "/dev/null"):
+                open(path).read()
+            open("/dev/urandom", "rb").read(4)
+            """,
+        )
+        [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+        read = record.inputs[identity.READ]
+        assert {str(shared / "x.txt"), str(tmp_path / "cfg-link.txt")} <= read.keys(), record.message
+        assert not [path for path in read if path.startswith(("/proc/", "/sys/", "/dev/null", "/dev/urandom"))]
+        (shared / "x.txt").write_text("b")
+        assert changed_files(read) == [f"{shared / 'x.txt'} changed", f"{tmp_path / 'cfg-link.txt'} changed"]
+    finally:
+        shutil.rmtree(shared)
+
+
+def test_a_file_the_pair_updates_counts_as_it_found_it_and_its_record_is_never_current(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """What a file held before the pair added to it decided what it printed; a file it only wrote is its own."""
+    for name in ("state.txt", "state2.txt", "log.txt"):
+        (tmp_path / name).write_text(f"{name} 1\n")
+    before = {name: identity.file_digest(tmp_path / name) for name in ("state.txt", "state2.txt")}
+    probe = script(
+        tmp_path,
+        "updates",
+        """\
+        with open("state2.txt", "r+") as state:
+            print(state.readline().strip())
+            state.write("2\\n")
+        with open("state.txt", "a") as state:
+            state.write("state.txt 2\\n")
+        print(open("state.txt").read().split())
+        with open("log.txt", "a") as log:
+            log.write("ran\\n")
+        with open("new.txt", "a+") as made:
+            made.write("mine")
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["state2.txt 1", "['state.txt', '1', 'state.txt', '2']"], record.message
+    read = {Path(path).name: digest for path, digest in record.inputs[identity.READ].items()}
+    assert {name: read.get(name) for name in before} == before
+    assert not {"log.txt", "new.txt"} & read.keys()
+    assert changed_files(record.inputs[identity.READ]) == [
+        f"{tmp_path / 'state.txt'} changed", f"{tmp_path / 'state2.txt'} changed"
+    ]  # fmt: skip
+
+
+def test_a_file_dated_ahead_but_there_before_the_pair_is_read_and_one_a_helper_makes_is_not(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """The time a file was given says nothing of who wrote it: the kernel's time of its last change does."""
+    ahead = tmp_path / "ahead.txt"
+    ahead.write_text("given a time to come")
+    soon = time.time() + 2
+    os.utime(ahead, (soon, soon))  # touch -d: within the pair's run, yet written before it
+    probe = script(
+        tmp_path,
+        "waits",
+        """\
+        import os, subprocess, sys, time
+        while time.time() <= os.stat("ahead.txt").st_mtime:
+            time.sleep(0.05)
+        print(open("ahead.txt").read())
+        subprocess.run([sys.executable, "-c", "open('made.txt', 'w').write('by a helper')"], check=True)
+        print(open("made.txt").read())
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["given a time to come", "by a helper"], record.message
+    read = record.inputs[identity.READ]
+    assert read.get(str(ahead)) == identity.file_digest(ahead)
+    assert str(tmp_path / "made.txt") not in read
+
+
+def test_a_file_changed_by_another_program_after_the_pair_read_it_makes_its_record_stale(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """What the pair read is no longer there to hash: the record says so, rather than what the file holds now."""
+    (tmp_path / "data.txt").write_text("read")
+    probe = script(
+        tmp_path,
+        "rewritten",
+        """\
+        import subprocess, sys
+        print(open("data.txt").read())
+        subprocess.run([sys.executable, "-c", "open('data.txt', 'w').write('rewritten')"], check=True)
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["read"], record.message
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'data.txt'} changed"]
+
+
+def test_a_module_object_whose_file_is_no_absolute_path_was_loaded_from_no_file(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """torch's ``torch.ops`` and ``torch.classes`` say ``_ops.py`` and ``_classes.py``: no file of the workdir."""
+    (tmp_path / "_ops.py").write_text("# anyone's\n")
+    probe = script(
+        tmp_path,
+        "namespaces",
+        """\
+        import sys, types
+
+        class Ops(types.ModuleType):
+            __file__ = "_ops.py"
+
+        sys.modules["fake.ops"] = Ops("fake.ops")
+        print("made")
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["made"], record.message
+    assert str(tmp_path / "_ops.py") not in record.inputs[identity.READ]

@@ -143,17 +143,29 @@ def test_a_file_read_is_known_by_its_content(tmp_path: Path) -> None:
 def test_a_file_written_while_its_pair_ran_is_what_the_pair_made_not_what_it_read(tmp_path: Path) -> None:
     data, made = tmp_path / "data.txt", tmp_path / "made_by_a_subprocess.txt"
     data.write_text("42\n")
+    given = time.time() + 1
+    os.utime(data, (given, given))  # touch -d: a time within the pair's run, given before it began
+    before = os.stat(data).st_ctime
     made.write_text("written before the pair\n")
-    os.utime(data, (1577836800, 1577836800))  # 2020-01-01: before the pair
-    os.utime(made, (1577836800, 1577836800))
-    began_at = time.time()
-    made.write_text("the pair's output\n")  # by a program the pair started: no audit hook saw it written
-    os.utime(made, (began_at, began_at))  # as stamped by the kernel's clock, which may lag time.time() by a tick
+    while os.stat(made).st_ctime <= before:  # until the kernel's clock, which stamps changes, has moved on
+        made.write_text("the pair's output\n")  # by a program the pair started: no audit hook saw it written
+    began_at = os.stat(made).st_ctime
+    while time.time() <= given:  # the pair runs on past the time the data was given
+        time.sleep(0.05)
     gone = tmp_path / "never-there"
     assert identity.files_read([str(data), str(made), str(gone)], began_at) == {
         str(data): identity.file_digest(data), str(gone): None,
     }  # fmt: skip
     assert set(identity.files_read([str(data), str(made)])) == {str(data), str(made)}  # no time: every file counts
+
+
+def test_a_file_the_worker_found_changed_counts_as_it_found_it(tmp_path: Path) -> None:
+    """A file the pair updated (or that changed after it read it) holds no longer what it read: the worker says."""
+    state = tmp_path / "state.txt"
+    state.write_text("updated by the pair")
+    assert identity.files_read([str(state)], time.time() - 3600, {str(state): "its digest before"}) == {
+        str(state): "its digest before"
+    }
 
 
 def test_a_folder_read_whole_leaves_out_hidden_files_and_bytecode(tmp_path: Path) -> None:

@@ -354,7 +354,7 @@ def _unanswered(
     pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: str, duration: float, began_at: float | None
 ) -> Record:
     """The record of a pair the worker gave none for (it died, hung, or said nothing): nothing says what it read."""
-    inputs = {identity.READ: _files_read(pair, None, began_at)}
+    inputs = {identity.READ: _files_read(pair, None, began_at, None)}
     return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs, *_kind_of(pair))
 
 
@@ -363,7 +363,7 @@ def _record(pair: Pair, sent: dict[str, Any], began_at: float) -> Record:
 
     A malformed one is the pair's ``error``, saying why: a worker's bad answer is data about the pair.
     """
-    inputs = {identity.READ: _files_read(pair, sent.get("read"), began_at)}
+    inputs = {identity.READ: _files_read(pair, sent.get("read"), began_at, sent.get("read_as_found"))}
     try:
         record = Record.from_json(dict(sent, device=pair.device, inputs=inputs))
     except MalformedRecord as exc:
@@ -390,10 +390,11 @@ def _record_name(pair: Pair, sent: Any) -> str:
     return sent if isinstance(sent, str) and pair.probe.covers(sent) else pair.probe.name
 
 
-def _files_read(pair: Pair, read: Any, began_at: float | None) -> dict[str, str | None]:
+def _files_read(pair: Pair, read: Any, began_at: float | None, as_found: Any) -> dict[str, str | None]:
     """What the pair that began at ``began_at`` (None: it never ran) read, by content, less what it wrote
-    (:func:`identity.files_read`); where the worker could not tell, every file of the probe's folder (the
-    matrix's, for tests, which pytest runs from).
+    (:func:`identity.files_read`), and what it read of files changed after it read them as the worker found it
+    (``as_found``); where the worker could not tell, every file of the probe's folder (the matrix's, for tests,
+    which pytest runs from).
 
     Tests read pytest's configuration too, present or not (:func:`identity.pytest_configuration`), and so does a
     file whose kind pytest says.
@@ -402,7 +403,14 @@ def _files_read(pair: Pair, read: Any, began_at: float | None) -> dict[str, str 
     if not (isinstance(read, list) and all(isinstance(path, str) for path in read)):
         read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
     configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
-    return identity.files_read([*read, *configuration], began_at)
+    return identity.files_read([*read, *configuration], began_at, _digests(as_found))
+
+
+def _digests(sent: Any) -> dict[str, str | None]:
+    """``sent`` if it maps paths to digests (or None), else nothing: a worker's bad answer changes no digest."""
+    if isinstance(sent, dict) and all(isinstance(digest, (str, type(None))) for digest in sent.values()):
+        return sent
+    return {}
 
 
 def _exit_description(code: int) -> str:

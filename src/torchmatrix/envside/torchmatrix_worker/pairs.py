@@ -28,6 +28,7 @@ def child_main(job, answer_fd):
         answer = perform(torch, job)
         if reads is not None:
             answer["read"] = reads.paths()
+            answer["read_as_found"] = reads.as_found(answer["read"] or [])
         if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
             write_all(answer_fd, json.dumps(answer, allow_nan=False).encode("utf-8"))
         status = 0

@@ -1,11 +1,18 @@
 """What a pair's process read outside its environment: the files its records depend on."""
 
+import hashlib
 import importlib.machinery
 import os
+import stat
 import sys
 import sysconfig
+import time
 
 from .protocol import MODULE_LOOKED_FOR, WORKER_FILE
+
+CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
+"""What :meth:`FilesRead.as_found` says a file held when something else than the pair's process changed it
+after the process read it: what it read is known no more, and no file's digest is this."""
 
 
 class FilesRead(object):
@@ -15,11 +22,18 @@ class FilesRead(object):
     Python's audit hooks (3.8+) see every ``open`` and every shared library ``ctypes`` loads (``ctypes.dlopen``:
     ``torch.ops.load_library`` loads a custom operator's library so); every module loaded from a file is added by
     its file, as an import may read bytecode compiled elsewhere instead (and ``sitecustomize`` was imported before
-    this process was a pair's). A file is listed by the path it was opened by, links unresolved, so that a link
-    pointed elsewhere is a change too; one that was not there is listed as well, since its appearing is one. A file
-    the process made or emptied (opened to write, or to append, before it read it) is its own. A child the process
-    forks (a DataLoader's workers) keeps the hook: what it reads it appends to a file in ``scratch``, which the
-    pair's process reads at its end.
+    this process was a pair's); a module whose ``__file__`` is no absolute path (``torch.ops``'s ``_ops.py``)
+    was loaded from no file. A file is listed by the path it was opened by, links unresolved, so that a link
+    pointed elsewhere is a change too; one that was not there is listed as well, since its appearing is one; what
+    is no file of content (a device, a pipe, an entry of the kernel's ``/proc`` or ``/sys``) is not. A file the
+    process made or emptied before it read it (opened to write; to append, where it was not there), or only wrote,
+    is its own; one it changed and read (opened to update, appended to then read, read then rewritten) had content
+    before, which it read: its digest as the process first found it is kept (:meth:`as_found`). A file is asked how
+    it is when it is first read (the kernel's time of its last change, which no program sets, and its inode): one
+    changed since this process began and before it read it was made by a program the pair ran (``python -m
+    helper``), so is the pair's own; one changed after it was read, not by this process, no longer holds what it
+    read. A child the process forks (a DataLoader's workers) keeps the hook: what it reads it appends to a file in
+    ``scratch``, which the pair's process reads at its end.
 
     A module the pair imports is looked for folder by folder, through listings the import system caches, and no
     ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
@@ -28,10 +42,12 @@ class FilesRead(object):
     """
 
     def __init__(self, scratch):
-        self.scratch = scratch
         self.pid = os.getpid()
         self.of_children = os.path.join(scratch, "read-by-children-of-{}".format(self.pid))
         self.reading, self.own = set(), set()
+        self.found, self.hashing, self.first_seen = {}, set(), {}
+        self.began = time.time()
+        self.excluded = tuple(os.path.join(folder, "") for folder in excluded_folders(scratch))
         self.telling = False
         self.known = hasattr(sys, "addaudithook")
         self.lookups = []
@@ -55,12 +71,43 @@ class FilesRead(object):
 
     def opened(self, path, mode, flags):
         path = as_path(path)
-        if path is None:
-            return  # a file descriptor: opened before, by path
-        if not makes_its_own(mode, flags):
+        if path is None or path in self.hashing:
+            return  # a file descriptor (opened before, by path), or this process's own look at what a file held
+        if writes(mode, flags) and path not in self.own and not path.startswith(self.excluded):
+            self.changing(path, makes_its_own(mode, flags), creates(mode, flags))
+        if reads(mode, flags):
             self.read(path)
-        elif path not in self.reading:
+
+    def changing(self, path, empties, creating):
+        """An ``open`` about to change the file at ``path``, one that ``empties`` it or may be ``creating`` it.
+
+        One it empties before the process read it is the process's own, and so is one it creates (it was not
+        there, nor looked for). Otherwise what the file holds now is what a later read depends on: it is hashed,
+        once (what the process first found; None: it was not there)."""
+        if path in self.found:
+            return
+        if empties and path not in self.reading:
             self.own.add(path)
+            return
+        digest = self.digest_of(path)
+        if digest is None and creating and path not in self.reading:
+            self.own.add(path)
+        else:
+            self.found[path] = digest
+
+    def digest_of(self, path):
+        """The sha256 of the file at ``path`` as it is now (hexadecimal, as the host's), None where it is no file."""
+        self.hashing.add(path)
+        try:
+            digest = hashlib.sha256()
+            with open(path, "rb") as file:
+                for chunk in iter(lambda: file.read(1 << 20), b""):
+                    digest.update(chunk)
+            return digest.hexdigest()
+        except OSError:
+            return None
+        finally:
+            self.hashing.discard(path)
 
     def loaded(self, name):
         """A library ``ctypes`` loads by its path is read; one named without a folder (``libm.so.6``) is the
@@ -77,6 +124,8 @@ class FilesRead(object):
 
     def read(self, path):
         if path not in self.own:
+            if path not in self.reading and not path.startswith(self.excluded):
+                self.first_seen[path] = state_of(path)
             self.reading.add(path)
             if os.getpid() != self.pid:
                 self.tell_parent(path)
@@ -99,16 +148,13 @@ class FilesRead(object):
         """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
         if not self.known:
             return None
-        found = set(self.reading) | set(self.read_by_children()) | set(self.modules_looked_for())
-        for module in list(sys.modules.values()):
-            where = getattr(module, "__file__", None)
-            if isinstance(where, str):
-                found.add(os.path.abspath(where))
-        excluded = tuple(os.path.join(folder, "") for folder in excluded_folders(self.scratch))
+        found = {*self.reading, *self.read_by_children(), *module_files(), *self.modules_looked_for()}
+        kernels = kernel_devices()
         return sorted(
             path for path in found
-            if not is_bytecode(path) and not path.startswith(excluded) and not os.path.isdir(path)
-            and not os.path.realpath(path).startswith(excluded)
+            if not is_bytecode(path) and not path.startswith(self.excluded)
+            and not os.path.realpath(path).startswith(self.excluded) and holds_content(path, kernels)
+            and not self.made_before_read(path)
         )  # fmt: skip
 
     def modules_looked_for(self):
@@ -126,6 +172,29 @@ class FilesRead(object):
                     yield os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
                 if folder == found_in:
                     break
+
+    def made_before_read(self, path):
+        """Whether the file at ``path`` was changed (made, written) since this process began and before it first
+        read it, not by this process: by a program the pair ran, as the kernel's clock says (a time a program gave
+        it does not count)."""
+        first = self.first_seen.get(path)
+        return path not in self.found and first is not None and first[1] >= self.began
+
+    def as_found(self, paths):
+        """Of ``paths`` (:meth:`paths`'), each that no longer holds what this process read, with the sha256 of what
+        it first found: one it changed itself (None: it was not there); one that something else made after the
+        process looked for it, None; one something else changed after it was read, :data:`CHANGED_AFTER_IT_WAS_READ`.
+        """
+        return {path: self.as_first_found(path) for path in paths if path in self.found or self.changed_since(path)}
+
+    def as_first_found(self, path):
+        if path in self.found:
+            return self.found[path]
+        return None if self.first_seen[path] is None else CHANGED_AFTER_IT_WAS_READ
+
+    def changed_since(self, path):
+        """Whether the file at ``path`` is not as it was when this process first read it."""
+        return path in self.first_seen and state_of(path) != self.first_seen[path]
 
     def read_by_children(self):
         try:
@@ -203,13 +272,87 @@ def has_folder(name):
     return os.sep in text or bool(os.altsep and os.altsep in text)
 
 
-def makes_its_own(mode, flags):
-    """Whether an ``open`` with ``mode`` (``open()``'s) or ``flags`` (``os.open``'s) makes or empties the file,
-    or only adds to it: what it held before is then none of the reader's business."""
+def state_of(path):
+    """How the file at ``path`` is: its inode and the kernel's time of its last change (``st_ctime``: a write, a
+    rename, new times or permissions); None where there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_ctime
+
+
+def module_files():
+    """The file each module in ``sys.modules`` was loaded from: its ``__file__``, where that is an absolute path.
+    A module object made by hand may name none, or a relative one that is no file it was loaded from (torch's
+    ``torch.ops`` and ``torch.classes`` say ``_ops.py`` and ``_classes.py``)."""
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and os.path.isabs(where):
+            yield os.path.abspath(where)
+
+
+def reads(mode, flags):
+    """Whether an ``open`` with ``mode`` (``open()``'s) or ``flags`` (``os.open``'s) lets the process read."""
     if isinstance(mode, str):
-        return "w" in mode or "x" in mode or ("a" in mode and "+" not in mode)
-    access = flags & 3
-    return access == os.O_WRONLY or bool(flags & os.O_TRUNC) or bool(flags & getattr(os, "O_EXCL", 0))
+        return "r" in mode or "+" in mode
+    return flags & 3 != os.O_WRONLY
+
+
+def writes(mode, flags):
+    """Whether an ``open`` with ``mode`` or ``flags`` lets the process write (or empties the file)."""
+    if isinstance(mode, str):
+        return any(letter in mode for letter in "wxa+")
+    return flags & 3 != os.O_RDONLY or bool(flags & os.O_TRUNC)
+
+
+def creates(mode, flags):
+    """Whether an ``open`` with ``mode`` or ``flags`` makes the file where it is not there."""
+    if isinstance(mode, str):
+        return any(letter in mode for letter in "wxa")
+    return bool(flags & os.O_CREAT)
+
+
+def makes_its_own(mode, flags):
+    """Whether an ``open`` with ``mode`` (``open()``'s) or ``flags`` (``os.open``'s) makes or empties the file:
+    what it held before is then none of the reader's business."""
+    if isinstance(mode, str):
+        return "w" in mode or "x" in mode
+    return bool(flags & os.O_TRUNC) or bool(flags & getattr(os, "O_EXCL", 0))
+
+
+def holds_content(path, kernels):
+    """Whether ``path`` names a file of content, or none (there or not): not a folder, a device (``/dev/null``,
+    ``/dev/urandom``), a pipe or a socket, nor an entry of one of the kernel's filesystems (on ``kernels``, the
+    devices :func:`kernel_devices` says), whose content the kernel makes as it is read. A link is asked of what it
+    points to and of the folder it is in (``/dev/stdin`` is the kernel's); a file not there, of the folder it
+    would be in."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        found = None
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        return False
+    folder = os.path.dirname(path)
+    while not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    return not ((found is not None and found.st_dev in kernels) or os.stat(folder).st_dev in kernels)
+
+
+def kernel_devices():
+    """The devices of the kernel's own filesystems: the ones mounted at ``/proc`` and ``/sys`` and inside them
+    (``/sys/fs/cgroup``, …), as the kernel's table of this process's mounts says, else as ``/proc`` and ``/sys``
+    themselves say (none where there are none, as on macOS)."""
+    kernels = ("/proc", "/sys")
+    try:
+        with open("/proc/self/mountinfo") as mounts:
+            table = [line.split() for line in mounts]
+    except OSError:
+        return set(os.stat(folder).st_dev for folder in kernels if os.path.isdir(folder))
+    return set(
+        os.makedev(*(int(number) for number in fields[2].split(":"))) for fields in table
+        if len(fields) > 4 and (fields[4] in kernels or fields[4].startswith(("/proc/", "/sys/")))
+    )  # fmt: skip
 
 
 def is_bytecode(path):
@@ -221,11 +364,10 @@ def is_bytecode(path):
 def excluded_folders(scratch):
     """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers
     (the environment, and the interpreter's standard library; not the rest of the prefix it is installed in, such as
-    ``/usr/local``, whose other files are anyone's), the pairs' own folders (in ``scratch``), the worker's, and the
-    kernel's."""
+    ``/usr/local``, whose other files are anyone's), the pairs' own folders (in ``scratch``) and the worker's."""
     stdlib = [sysconfig.get_path(name) for name in ("stdlib", "platstdlib")]
     folders = [sys.prefix, sys.exec_prefix, *[folder for folder in stdlib if folder],
-               os.path.dirname(WORKER_FILE), scratch, "/proc", "/sys", "/dev"]  # fmt: skip
+               os.path.dirname(WORKER_FILE), scratch]  # fmt: skip
     prefix = getattr(sys, "pycache_prefix", None)
     given = folders + ([prefix] if prefix else [])
     return sorted(set(given + [os.path.realpath(folder) for folder in given]))

@@ -56,7 +56,8 @@ def run_as(kind, isolation, pair, limit, alive):
         record = script_record(ending, pair, limit)
     else:
         record = pair_record(ending, pair["name"], pair["device"], limit)
-    return [dict(record, probe=pair["name"], duration=time.perf_counter() - began, read=files_read(ending))]
+    record = dict(record, probe=pair["name"], duration=time.perf_counter() - began)
+    return with_files_read([record], [files_read(ending)])
 
 
 def asked_records(isolation, pair, limit, alive):
@@ -78,12 +79,16 @@ def asked_records(isolation, pair, limit, alive):
 
 
 def files_read(ending):
-    """The files a pair's process said it read; None when it did not say (it died, or its Python has no audit)."""
+    """The files a pair's process said it read (None when it did not say: it died, or its Python has no audit),
+    and of them those it changed, each with the digest of what it first found there (``read_as_found``)."""
     answer = answer_of(ending)
     read = answer.get("read") if answer is not None else None
     if not isinstance(read, list) or not all(isinstance(path, str) for path in read):
-        return None
-    return read
+        return None, {}
+    found = answer.get("read_as_found")
+    if not isinstance(found, dict) or not all(isinstance(digest, (str, type(None))) for digest in found.values()):
+        return read, {}
+    return read, found
 
 
 class Ending(object):
@@ -322,9 +327,14 @@ def records_of_tests(isolation, pair, limit, alive):
 
 
 def with_files_read(records, read):
-    """``records``, each with what all of their pair's processes read (``read``: a list per process, None unknown)."""
-    paths = None if None in read else sorted(set(path for paths in read for path in paths))
-    return [dict(record, read=paths) for record in records]
+    """``records``, each with what all of their pair's processes read (``read``: each one's :func:`files_read`, in
+    the order they ran): every file (None: one of them could not say), and those changed as the first found them."""
+    known = all(files is not None for files, _ in read)
+    paths = sorted(set(path for files, _ in read for path in files)) if known else None
+    found = {}
+    for _, changed in reversed(read):
+        found.update(changed)
+    return [dict(record, read=paths, read_as_found=found) for record in records]
 
 
 def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
