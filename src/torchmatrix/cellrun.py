@@ -18,6 +18,7 @@ turns into nox's words: a success, a skip or a failure.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -208,8 +209,20 @@ def _stored(project: Project, cell: Cell, env: CellEnvironment) -> CellResult | 
     except results.NewerSchema as exc:
         return NothingStored(f"{cell.id}: {path} holds a newer torchmatrix's result ({exc}), kept as it is")
     except (OSError, ValueError) as exc:
-        env.warn(safetext.for_terminal(f"{cell.id}: the stored result cannot be read ({exc}); it will be replaced"))
+        said = f"{cell.id}: the stored result cannot be read ({exc}); {_set_aside(path)}, and this run's replaces it"
+        env.warn(safetext.for_terminal(said))
         return None
+
+
+def _set_aside(path: Path) -> str:
+    """Keep an unreadable result file under a name no reader takes for a result (``….json.unreadable-<time>``), so
+    that the records it may still hold, of probes this run does not run, are not lost; what became of it."""
+    kept = path.with_name(f"{path.name}.unreadable-{datetime.datetime.now(datetime.timezone.utc):%Y%m%dT%H%M%SZ}")
+    try:
+        path.replace(kept)
+    except OSError as exc:
+        return f"it could not be kept aside ({exc})"
+    return f"kept as {kept}"
 
 
 def _ensure_sound(env: CellEnvironment, cell: Cell, source: Any, asked: dict[str, object]) -> None:

@@ -138,6 +138,21 @@ def test_what_stops_a_run_before_anything_is_stored_is_a_value(tmp_path: Path) -
     assert json.loads(newer.read_text()) == {"schema": 999}
 
 
+def test_a_stored_result_that_cannot_be_read_is_kept_aside_not_lost(tmp_path: Path) -> None:
+    """It may still hold records of probes this run does not run: it is kept under a name no reader takes."""
+    here = planned(tmp_path)
+    broken = here.result_file(here.cells[0])
+    broken.parent.mkdir(parents=True)
+    broken.write_text('{"schema": 2, "records": [{"probe": "mine"')
+    made = Environment(tmp_path / "x")
+    ended = cellrun.run_cell(here, here.cells[0], made, Installer(), CellRequest())
+    assert isinstance(ended, CellOutcome) and ended.path == broken
+    [kept] = broken.parent.glob(f"{broken.name}.unreadable-*")
+    assert kept.read_text() == '{"schema": 2, "records": [{"probe": "mine"'
+    assert any("the stored result cannot be read (" in line and f"kept as {kept}" in line for line in made.lines)
+    assert results.scan(here.results_dir).warnings == (), "what is kept aside is no result to warn of"
+
+
 class Session:
     """What the probe session's telling asks of nox: skip and error end it, as nox's do."""
 
