@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import freshness, identity
-from torchmatrix.core import Kind, Outcome, Pair, Probe
+from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
 from torchmatrix.matrix import loader
 from torchmatrix.worker import runner
 
@@ -25,6 +25,13 @@ pytestmark = pytest.mark.integration
 def changed_files(read: object) -> list[str]:
     """What of ``read`` is not as it was, as the views say it."""
     return [freshness.words(change) for change in identity.Identity.stored({identity.READ: read}).changed_files()]
+
+
+def files_in(record: Record, folder: Path) -> dict[str, str | None]:
+    """The files under ``folder`` ``record``'s pair read, each with its digest; not the modules it looked for there."""
+    read = record.inputs[identity.READ].items()
+    return {path: digest for path, digest in read if path.startswith(str(folder))
+            and not path.endswith(identity.MODULE_LOOKED_FOR)}  # fmt: skip
 
 
 def script(folder: Path, name: str, source: str) -> Probe:
@@ -130,7 +137,7 @@ def test_a_record_holds_every_file_its_pair_read_by_content_and_none_it_wrote(
     )
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["3 1,2"]
-    read = {path: digest for path, digest in record.inputs[identity.READ].items() if path.startswith(str(tmp_path))}
+    read = files_in(record, tmp_path)
     assert sorted(read) == sorted(str(tmp_path / name) for name in ("reads.py", "helper.py", "data.csv"))
     assert read[str(tmp_path / "helper.py")] == identity.file_digest(tmp_path / "helper.py")
 
@@ -332,7 +339,7 @@ def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_r
     )
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["1"], record.message
-    read = {path: digest for path, digest in record.inputs[identity.READ].items() if path.startswith(str(tmp_path))}
+    read = files_in(record, tmp_path)
     assert read == {
         str(tmp_path / "loads.py"): identity.file_digest(tmp_path / "loads.py"),
         str(library): identity.file_digest(library),
@@ -395,7 +402,9 @@ def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
         """,
     )
     reads = Path(runner.WORKER).with_name("torchmatrix_worker") / "reads.py"
-    source = reads.read_text().replace("from .protocol import WORKER_FILE", "WORKER_FILE = '/nowhere/worker.py'")
+    source = reads.read_text().replace(
+        "from .protocol import MODULE_LOOKED_FOR, WORKER_FILE", "MODULE_LOOKED_FOR, WORKER_FILE = '.*', '/nowhere/worker.py'"
+    )
     (tmp_path / "torchmatrix_worker_reads.py").write_text(source)
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     import json
