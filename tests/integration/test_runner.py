@@ -725,9 +725,13 @@ def sample_tests(root: Path, source: str, entry: str = "tests/test_sample.py") -
     return loader.probe_at(root / target, root, select)
 
 
+PYTEST_LIMIT = 10.0
+"""A pair of tests' limit, which holds each of its pytest processes' start too: seconds on a loaded machine."""
+
+
 def test_each_test_is_a_record_with_pytest_s_verdict_mapped(pytest_python: str, tmp_path: Path, start: str) -> None:
     probe = sample_tests(tmp_path, TESTS)
-    cell = run_cell(pytest_python, [Pair(probe, "cpu"), Pair(probe, "mps")], 2.0)
+    cell = run_cell(pytest_python, [Pair(probe, "cpu"), Pair(probe, "mps")], PYTEST_LIMIT)
     got = {record.probe.split("::")[1]: record for record in cell.records if record.device == "cpu"}
     assert {name: record.outcome for name, record in got.items()} == {
         "test_passes": Outcome.PASS, "test_fails": Outcome.FAIL, "test_errors": Outcome.ERROR,
@@ -743,7 +747,7 @@ def test_each_test_is_a_record_with_pytest_s_verdict_mapped(pytest_python: str, 
     assert got["test_crashes"].message.startswith(
         "the probe's process died with SIGSEGV while running tests/test_sample.py::test_crashes on cpu"
     )
-    assert got["test_hangs"].message == "stopped after 2 s"
+    assert got["test_hangs"].message == f"stopped after {PYTEST_LIMIT:g} s"
     mps = [record for record in cell.records if record.device == "mps"]  # the same tests, none of them run
     assert [record.probe for record in mps] == [record.probe for record in cell.records if record.device == "cpu"]
     assert {record.outcome for record in mps} == {Outcome.UNAVAILABLE}
@@ -783,10 +787,14 @@ def test_each_test_gets_the_time_limit_of_its_own(
     pytest_python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(runner, "GRACE_SECONDS", 0.5)  # the worker must say it is alive, or this side stops it
-    slow = "import time\n" + "".join(f"def test_{n}():\n    time.sleep(0.7)\n" for n in range(4))
-    cell = run_cell(pytest_python, [Pair(sample_tests(tmp_path, slow), "cpu")], 1.0)
+    # Each test takes half the limit; together, more than the limit. The first takes no time: its limit holds
+    # pytest's start too, seconds on a loaded machine.
+    slow = "import time\n\ndef test_0():\n    pass\n" + "".join(
+        f"def test_{n}():\n    time.sleep({PYTEST_LIMIT / 2})\n" for n in range(1, 4)
+    )
+    cell = run_cell(pytest_python, [Pair(sample_tests(tmp_path, slow), "cpu")], PYTEST_LIMIT)
     assert [record.outcome for record in cell.records] == [Outcome.PASS] * 4
-    assert sum(record.duration for record in cell.records) > 2.0
+    assert sum(record.duration for record in cell.records) > PYTEST_LIMIT
 
 
 def test_a_node_id_runs_that_test_alone(pytest_python: str, tmp_path: Path) -> None:
