@@ -256,6 +256,7 @@ def test_nothing_a_pair_started_outlives_it_even_in_a_session_of_its_own(
     assert cell.records[1].metrics == {"alive": []}  # dead before the next pair started
 
 
+@pytest.mark.serial  # wall-clock bounds: ended in seconds, against a limit of 20
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
 def test_a_process_flooding_its_pipes_neither_blocks_the_worker_nor_reaches_the_parent(
     stub_torch_python: str, probes: dict[str, Probe]
@@ -314,6 +315,7 @@ def test_the_worker_that_forks_never_touches_cuda(
     assert callers and worker not in callers
 
 
+@pytest.mark.serial  # wall-clock bounds: a pair of a 1 s limit passes
 def test_importing_torch_may_take_longer_than_one_pair_may(
     stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch, start: str
 ) -> None:
@@ -322,6 +324,7 @@ def test_importing_torch_may_take_longer_than_one_pair_may(
     assert outcomes(cell) == [("good", Outcome.PASS), ("hangs", Outcome.TIMEOUT)]
 
 
+@pytest.mark.serial  # wall-clock bounds: stopped within seconds of the limit
 def test_a_hang_is_stopped_at_the_limit(stub_torch_python: str, probes: dict[str, Probe], start: str) -> None:
     cell, _ = run(stub_torch_python, probes, ["hangs", "good"], timeout=2.0)
     assert outcomes(cell) == [("hangs", Outcome.TIMEOUT), ("good", Outcome.PASS)]
