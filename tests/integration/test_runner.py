@@ -181,6 +181,10 @@ def _pids(path: Path) -> list[int]:
     return [int(pid) for pid in path.read_text().split()] if path.exists() else []
 
 
+HANG_LIMIT = 5.0
+"""The limit where one pair hangs and the others must end within it: seconds to spare on a loaded machine."""
+
+
 def run(python: str, probes: dict[str, Probe], names: list[str], devices=("cpu",), timeout: float = 30.0):
     pairs = [Pair(probes[name], device) for name in names for device in devices]
     events: list[tuple[str, str]] = []
@@ -217,7 +221,7 @@ def test_a_crash_is_recorded_and_the_other_pairs_run(
 def test_a_crash_or_a_timeout_costs_no_new_worker(
     stub_torch_python: str, probes: dict[str, Probe], start: str, stub_log: Path
 ) -> None:
-    cell, _ = run(stub_torch_python, probes, ["segfault", "hangs", "exits", "good"], timeout=1.0)
+    cell, _ = run(stub_torch_python, probes, ["segfault", "hangs", "exits", "good"], timeout=HANG_LIMIT)
     assert [record.outcome for record in cell.records] == [Outcome.CRASH, Outcome.TIMEOUT, Outcome.CRASH, Outcome.PASS]
     assert len(workers(stub_log)) == 1  # the worker itself enforced the limit and outlived the crashes
 
@@ -603,11 +607,12 @@ def test_an_assertion_fails_a_script_and_any_other_exception_is_an_error(
 def test_a_script_that_crashes_or_hangs_keeps_what_it_printed(
     stub_torch_python: str, scripts: dict[str, Probe], start: str
 ) -> None:
-    cell, _ = run(stub_torch_python, scripts, ["segfaults", "hangs", "prints"], timeout=1.0)
+    cell, _ = run(stub_torch_python, scripts, ["segfaults", "hangs", "prints"], timeout=HANG_LIMIT)
     assert outcomes(cell) == [("segfaults", Outcome.CRASH), ("hangs", Outcome.TIMEOUT), ("prints", Outcome.PASS)]
     assert cell.records[0].message.startswith("the probe's process died with SIGSEGV while running segfaults")
     assert cell.records[0].metrics["output"] == ["before the crash"]
-    assert cell.records[1].metrics["output"] == ["waiting"] and cell.records[1].message == "stopped after 1 s"
+    assert cell.records[1].metrics["output"] == ["waiting"]
+    assert cell.records[1].message == f"stopped after {HANG_LIMIT:g} s"
 
 
 def test_a_script_runs_as_its_own_main_beside_its_folder_with_its_device_in_the_environment(
