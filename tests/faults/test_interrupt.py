@@ -173,7 +173,7 @@ class Cell:
 
     @property
     def env(self) -> Path:
-        return self.workspace.envdir / f"probe-{STANDIN.replace('.', '-')}"
+        return self.workspace.env(STANDIN)
 
     @property
     def result(self) -> Path:
