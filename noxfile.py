@@ -63,8 +63,21 @@ def docs(session: nox.Session) -> None:
     session.run("sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "docs", "docs/_build/html", *session.posargs)
 
 
+PARALLEL = ("--numprocesses", "auto", "--maxprocesses", "4", "--dist", "loadfile", "--no-loadscope-reorder")
+"""One pytest worker a CPU, four at most (each builds envs and installs torch); a file's tests share a worker.
+
+Files go out in the order pytest collects them: the slow tiers' (faults, integration) first, the unit tier's
+quick ones last, to fill the end. xdist's default order, files of the most tests first, would start
+tests/integration/test_bench.py, one test of minutes, last of all.
+"""
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run torchmatrix's test suite (unit and integration)."""
+    """Run torchmatrix's test suite: in parallel, then the tests marked `serial` alone; `-- ARGS`: `pytest ARGS`."""
     session.install("-e", ".[test,docs]")  # docs: tests/integration/test_docs.py builds the site
-    session.run("pytest", *session.posargs)
+    if session.posargs:
+        session.run("pytest", *session.posargs)  # as the user asked, in one process (`-n 2` for workers)
+        return
+    session.run("pytest", *PARALLEL, "-m", "not serial")
+    session.run("pytest", "-m", "serial")

@@ -24,6 +24,7 @@ import pytest
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from torchmatrix import interpreters, results
+from torchmatrix.environment import disk
 from torchmatrix.index.findlinks import pip_find_links
 
 from ..conftest import FOREGROUND
@@ -106,6 +107,10 @@ class Workspace:
     @property
     def machine_dir(self) -> Path:
         return self.results_dir / MACHINE
+
+    def env(self, version: str) -> Path:
+        """Where nox keeps the environment of ``probe(<version>)``: nox names one whose path is long by a digest."""
+        return disk.environment_of(self.envdir, version)
 
     def matrix(
         self, torch: Sequence[Torch], probes: Sequence[str], timeout: float = 60, devices: str = "[cpu]"

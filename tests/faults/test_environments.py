@@ -23,10 +23,6 @@ from .conftest import Torch, Workspace, read_until, stop
 pytestmark = pytest.mark.integration
 
 
-def env_of(workspace: Workspace, torch: Torch) -> Path:
-    return workspace.envdir / ("probe-" + torch.version.replace(".", "-"))
-
-
 def torch_file(env: Path, name: str) -> Path:
     (site,) = cellenv.site_packages(env)
     return site / "torch" / name
@@ -81,7 +77,7 @@ def test_an_install_stopped_halfway_is_rebuilt_and_never_taken_for_up_to_date(
     first = own_envs.nox("-s", "probe")
     assert first.returncode == 0, first.output
     good = own_envs.result(f"torch-{torch_here.version}-py{torch_here.python}")
-    env = env_of(own_envs, torch_here)
+    env = own_envs.env(torch_here.version)
     # Ctrl-C a second after uv resolved, while it copies torch's files into a new environment.
     nox = own_envs.start("-s", "probe", "--reuse-venv=never", env=own_envs.environ(UV_LINK_MODE="copy"))
     try:
@@ -107,7 +103,7 @@ def test_a_broken_environment_is_rebuilt_once_and_never_costs_the_good_result(
 ) -> None:
     own_envs.matrix([torch_here], ["ok"])
     assert own_envs.nox("-s", "probe").returncode == 0
-    env = env_of(own_envs, torch_here)
+    env = own_envs.env(torch_here.version)
     torch_file(env, "_utils_internal.py").unlink()  # what a stopped copy leaves out; the marker still vouches
 
     forced = own_envs.nox("-s", "probe", "--", "--force")

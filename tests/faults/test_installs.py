@@ -77,7 +77,7 @@ def test_a_release_that_does_not_exist_is_a_matrix_error_naming_the_releases_aro
     expected = "the index lists no torch 1.99.0; the releases around it are 1.13.1 and 2.0.0"
     assert f"{workspace.matrix_file}:2: torch[0]: {expected}" in run.output
     assert not workspace.machine_dir.exists()  # no result file stands for a cell that is no release
-    assert not (workspace.envdir / "probe-1-99-0").exists()
+    assert not workspace.env("1.99.0").exists()
 
 
 def test_a_release_with_no_wheel_for_any_python_here_is_no_interpreter(

@@ -173,7 +173,7 @@ class Cell:
 
     @property
     def env(self) -> Path:
-        return self.workspace.envdir / f"probe-{STANDIN.replace('.', '-')}"
+        return self.workspace.env(STANDIN)
 
     @property
     def result(self) -> Path:
@@ -226,20 +226,22 @@ class Watched:
             assert time.monotonic() < deadline and self.process.poll() is None, f"no {text!r} in:\n{self.output}"
             time.sleep(0.02)
 
-    def child(self, word: str, seconds: float = 120) -> int:
-        """The pid of nox's own child whose command line holds ``word`` (``ensurepip``, ``install``), once it runs."""
+    def child(self, word: str, seconds: float = 120, parent: int | None = None) -> int:
+        """The pid of the child of ``parent`` (nox by default) whose command line holds ``word`` (``ensurepip``,
+        ``install``), once it exists."""
+        parent = self.process.pid if parent is None else parent
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             for stat in Path("/proc").glob("[0-9]*/stat"):
                 try:
-                    parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+                    its_parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
                     argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
                 except (OSError, ValueError, IndexError):  # it ended while being read
                     continue
-                if parent == self.process.pid and word.encode() in argv:
+                if its_parent == parent and word.encode() in argv:
                     return int(stat.parent.name)
             time.sleep(0.02)
-        raise AssertionError(f"nox started no {word!r}; its output:\n{self.output}")
+        raise AssertionError(f"process {parent} started no {word!r}; nox's output:\n{self.output}")
 
     def finish(self) -> int:
         """nox's exit status, once it has ended (killed with its session after 60 s)."""
@@ -255,8 +257,13 @@ def interrupt(nox: Watched, signum: signal.Signals, whom: str) -> None:
     nox's child ``whom`` alone (``ensurepip``, ``install``: what a signal sent to the installer alone does)."""
     if whom == "group":
         os.killpg(nox.process.pid, signum)
-    else:
-        os.kill(nox.child(whom), signum)
+        return
+    pid = nox.child(whom)
+    if whom == "ensurepip":
+        # A Python interrupted while it starts up exits 1 ("Could not import runpy module"), not as interrupted;
+        # on a loaded machine that start takes long. ensurepip at work runs pip in a process of its own.
+        nox.child("-c", parent=pid)
+    os.kill(pid, signum)
 
 
 def assert_stored_nothing(cell: Cell, nox: Watched, status: int) -> None:
