@@ -413,8 +413,6 @@ STORE_NAME = "opsweep"
 LOCK = ".lock"
 CAPTURE_KEYS = ("format", "device", "ops_asked", "samples", "seed", "probe")
 """What makes a capture, in its manifest: a store beside the results made with other values of any is captured again."""
-STAMP = 315532800  # 1980-01-01, as the arrays' zip entries are dated
-"""The modification time of a store's files, whenever they were written: see :func:`stamp`."""
 
 
 def open_store(options, inputs_folder):
@@ -730,17 +728,7 @@ def capture(folder, ops=None, samples=3, seed=0, add=False):
     write_atomically(os.path.join(folder, MANIFEST), manifest_text(manifest).encode("utf-8"))
     if old and old != manifest["arrays"] and os.path.isfile(os.path.join(folder, old)):
         os.remove(os.path.join(folder, old))
-    stamp(folder, (MANIFEST, manifest["arrays"]))
     return manifest
-
-
-def stamp(folder, names):
-    """Date the store's files :data:`STAMP`, not the time they were written: they are an input of every pair that
-    reads them, the one that captured them and one that waited for it included. torchmatrix leaves a file written
-    while a pair ran out of what the pair's record depends on (its own output), which would leave those two
-    records as they are when the store changes."""
-    for name in names:
-        os.utime(os.path.join(folder, name), (STAMP, STAMP))
 
 
 def manifest_text(manifest):

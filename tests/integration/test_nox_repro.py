@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from torchmatrix.environment import disk
+
 from .. import standin
 from . import nox
 
@@ -62,7 +64,7 @@ def test_the_report_writes_the_script_a_record_asks_for_and_it_calls_the_probes_
     repro = tmp_path / "out" / "repro"
     assert sorted(path.name for path in repro.iterdir()) == ["op_variant_s1.py", "sampled_py_probe.py"]
     assert "(repro/op_variant_s1.py)" in (tmp_path / "out" / "CHECK-CHANGES.md").read_text(encoding="utf-8")
-    [python] = (tmp_path / ".nox").glob("probe-9-1-0*/bin/python")
+    python = disk.environment_of(tmp_path / ".nox", "9.1.0") / "bin" / "python"  # named by nox's rule
     ran = subprocess.run([str(python), "repro/op_variant_s1.py"], cwd=tmp_path / "out", capture_output=True,
                          text=True, timeout=60)  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -10,6 +10,7 @@ import pytest
 
 from torchmatrix import results
 from torchmatrix.core import Outcome
+from torchmatrix.environment import disk
 
 from ..conftest import ROOT
 from . import nox
@@ -55,7 +56,7 @@ def test_unchanged_cells_are_skipped_until_something_changes(tmp_path: Path) -> 
     assert any("[1/2] autograd_dot on cpu ..." in line for line in lines(forced))
     assert stored.read_bytes() != before and results.read(stored).records
 
-    shutil.rmtree(next((tmp_path / ".nox").glob("probe-1-9-0*")))
+    shutil.rmtree(disk.environment_of(tmp_path / ".nox", "1.9.0"))  # named by nox's rule
     rebuilt = nox(tmp_path, matrix, "-s", "probe")
     assert f"nox > {cell}: running: no torch installed in the environment yet (new or rebuilt)" in lines(rebuilt)
     if results.read(stored).python not in ("3.6", "3.7"):  # -X pycache_prefix came with Python 3.8

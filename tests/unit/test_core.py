@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import results
+from torchmatrix import results, variables
 from torchmatrix.core import RECORD_OUTCOMES, MalformedRecord, Outcome, Pair, Probe, Record
 from torchmatrix.envside.torchmatrix_worker import protocol
 from torchmatrix.util import storedjson
@@ -82,3 +82,7 @@ def test_the_outcomes_the_worker_sends_are_those_of_a_record_but_the_one_the_hos
 
 def test_the_worker_sends_no_integer_wider_than_a_result_file_holds() -> None:
     assert protocol.MAX_INT_DIGITS == storedjson.MAX_INT_DIGITS
+
+
+def test_the_worker_names_the_shared_inputs_folder_as_the_sessions_set_it() -> None:
+    assert variables.INPUTS.name == protocol.INPUTS_VARIABLE

@@ -35,6 +35,10 @@ OUTCOMES_THE_WORKER_MAY_SEND = OUTCOMES_A_CHILD_MAY_SEND + (CRASH, TIMEOUT)
 """A child's, and the worker's own for a pair's process that died or ran past its limit."""
 
 
+INPUTS_VARIABLE = "TORCHMATRIX_INPUTS"
+"""Names the folder of inputs every cell of a machine shares (the host's ``torchmatrix.variables.INPUTS``)."""
+
+
 MODULE_LOOKED_FOR = ".*"
 """Ending a path the pair "read" (``folder/name.*``): the module ``name`` looked for in ``folder`` by the import
 system, whose forms there (``name.py``, ``name/__init__.py``, an extension module, …) the host digests together:

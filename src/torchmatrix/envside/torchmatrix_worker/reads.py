@@ -8,7 +8,7 @@ import sys
 import sysconfig
 import time
 
-from .protocol import MODULE_LOOKED_FOR, WORKER_FILE
+from .protocol import INPUTS_VARIABLE, MODULE_LOOKED_FOR, WORKER_FILE
 
 CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
 """What :meth:`FilesRead.as_found` says a file held when something else than the pair's process changed it
@@ -48,6 +48,9 @@ class FilesRead(object):
         self.found, self.hashing, self.first_seen = {}, set(), {}
         self.began = time.time()
         self.excluded = tuple(os.path.join(folder, "") for folder in excluded_folders(scratch))
+        shared = os.environ.get(INPUTS_VARIABLE)
+        self.shared = os.path.join(os.path.abspath(shared), "") if shared else None
+        self.shared_files = set()
         self.telling = False
         self.known = hasattr(sys, "addaudithook")
         self.lookups = []
@@ -66,6 +69,8 @@ class FilesRead(object):
                 self.loaded(arguments[0])
             elif event == "exec":
                 self.executed(arguments[0])
+            elif event == "os.rename":
+                self.renamed(arguments[1])
         except Exception:  # noqa: S110 - an exception here would be the probe's open's or load's, which it is not
             pass
 
@@ -73,6 +78,9 @@ class FilesRead(object):
         path = as_path(path)
         if path is None or path in self.hashing:
             return  # a file descriptor (opened before, by path), or this process's own look at what a file held
+        if self.is_shared(path):
+            self.shared_files.add(path)
+            return
         if writes(mode, flags) and path not in self.own and not path.startswith(self.excluded):
             self.changing(path, makes_its_own(mode, flags), creates(mode, flags))
         if reads(mode, flags):
@@ -108,6 +116,18 @@ class FilesRead(object):
             return None
         finally:
             self.hashing.discard(path)
+
+    def renamed(self, target):
+        """A file moved into place (``os.replace``, as a file is written whole): one of the shared inputs, kept."""
+        path = as_path(target)
+        if path is not None and self.is_shared(path):
+            self.shared_files.add(path)
+
+    def is_shared(self, path):
+        """Whether ``path`` is in the folder of inputs every cell of this machine shares (:data:`INPUTS_VARIABLE`):
+        what a pair makes there it makes for every release, itself included, so whoever wrote it, each file there
+        the pair touched is an input, as the pair left it."""
+        return self.shared is not None and path.startswith(self.shared)
 
     def loaded(self, name):
         """A library ``ctypes`` loads by its path is read; one named without a folder (``libm.so.6``) is the
@@ -149,6 +169,7 @@ class FilesRead(object):
         if not self.known:
             return None
         found = {*self.reading, *self.read_by_children(), *module_files(), *self.modules_looked_for()}
+        found.update(path for path in self.shared_files if os.path.isfile(path))
         kernels = kernel_devices()
         return sorted(
             path for path in found
@@ -185,7 +206,9 @@ class FilesRead(object):
         it first found: one it changed itself (None: it was not there); one that something else made after the
         process looked for it, None; one something else changed after it was read, :data:`CHANGED_AFTER_IT_WAS_READ`.
         """
-        return {path: self.as_first_found(path) for path in paths if path in self.found or self.changed_since(path)}
+        found = {path: self.as_first_found(path) for path in paths if path in self.found or self.changed_since(path)}
+        found.update((path, self.digest_of(path)) for path in paths if path in self.shared_files)
+        return found
 
     def as_first_found(self, path):
         if path in self.found:
