@@ -16,17 +16,10 @@ from torchmatrix.core import Constraint, Outcome, PinSource
 
 from .. import standin
 from . import nox
+from .test_one_cell import MATRIX  # two stand-in releases from wheels beside it
 
 pytestmark = pytest.mark.integration
 
-MATRIX = """
-torch: [8.0.0, 8.1.0]
-probes: [alpha.py]
-devices: [cpu]
-timeout: 60
-output: out
-find_links: [wheels]
-"""
 PIN = """
 pins:
   - torch: "<8.1"
