@@ -269,6 +269,22 @@ def test_a_module_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self
     assert printed(record) == ["bad!"]
 
 
+def test_a_probe_file_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """The probe's own file too (``cp -p``, a symlink switched): its record names the new file, so it runs that."""
+    path = tmp_path / "plink.py"
+    probe = Probe("plink", path, kind=Kind.MODULE, devices=("cpu",))
+    prefix = tmp_path / "pycache"
+    for outcome in ("pass", "fail"):
+        path.write_text(f'def run(device):\n    return {{"outcome": "{outcome}", "metrics": {{}}, "message": ""}}\n')
+        os.utime(path, (1577836800, 1577836800))  # 2020-01-01, both times
+        [record] = runner.run_cell(
+            stub_torch_python, [Pair(probe, "cpu")], 30.0, pycache_prefix=prefix, workdir=tmp_path
+        ).records
+    assert record.outcome is Outcome.FAIL
+
+
 def test_a_pair_looks_each_module_up_once(stub_torch_python: str, tmp_path: Path) -> None:
     """Compiling from sources stands in PathFinder's place, after the built-in and frozen finders, not beside it."""
     (tmp_path / "beside.py").write_text("VALUE = 1\n")

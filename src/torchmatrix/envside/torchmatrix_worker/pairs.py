@@ -14,7 +14,7 @@ import traceback
 from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
 from .fingerprint import device_available, fingerprint
 from .protocol import DEVICE_VARIABLE, ERROR, FAIL, MAX_MESSAGE, PLUGIN_FILE, UNAVAILABLE, write_all
-from .reads import FilesRead, FromSources, excluded_folders
+from .reads import FilesRead, FromSources, SourceOnly, excluded_folders
 from .records import said_digest
 
 
@@ -149,7 +149,9 @@ def load_probe(name, path):
 
 
 def load_module(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
+    """The module of the file at ``path``, compiled from its source: bytecode cached from a source of the same size
+    and modification time (``cp -p``, a symlink switched) would run the old code under the new file's record."""
+    spec = importlib.util.spec_from_file_location(name, path, loader=SourceOnly(name, path))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
