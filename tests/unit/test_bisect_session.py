@@ -64,7 +64,11 @@ def test_the_arguments_become_a_request() -> None:
     )  # fmt: skip
 
 
-def test_all_asks_of_every_probe_on_every_device_or_those_named_from_any_index() -> None:
+def test_all_asks_of_every_probe_on_every_device_or_those_named_from_any_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wheels").mkdir()
     nightly = "https://download.pytorch.org/whl/nightly/cpu"
     every = parse(
         ["--all", "--pre", "--from", "2.6.0.dev20241001", "--to", "2.6.0.dev20241031", "--index-url", nightly + "/",
@@ -97,6 +101,30 @@ def test_a_script_that_is_not_there_is_said_with_the_closest_one_where_the_pairs
     bare = dataclasses.replace(MATRIX, probes=(), workdir=tmp_path)
     with pytest.raises(UsageError, match=r"nor a script here; did you mean 'repro.py'\?\n"):
         parse(["repr.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
+
+
+def test_a_find_links_folder_that_is_not_there_is_refused_first_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    ends = ["autograd_dot", "--from", "8.0.0", "--to", "8.10.0"]
+    with pytest.raises(UsageError) as caught:
+        parse([*ends, "--find-links", "/nonexistent"], MATRIX)
+    assert str(caught.value).startswith("--find-links '/nonexistent': the folder does not exist; name a folder")
+    assert caught.value.exit_code == 2 and str(caught.value).endswith(f"usage: {USAGE}")
+    with pytest.raises(UsageError, match=rf"--find-links 'wheels': the folder \({re.escape(str(tmp_path))}/wheels\) "):
+        parse([*ends, "--find-links", "wheels"], MATRIX)
+    (tmp_path / "wheels").write_text("")
+    with pytest.raises(UsageError, match="--find-links 'wheels': .* is not a folder"):
+        parse([*ends, "--find-links", "wheels"], MATRIX)
+    with pytest.raises(UsageError, match="--find-links 'file:///nonexistent/w': the folder .* does not exist"):
+        parse([*ends, "--find-links", "file:///nonexistent/w"], MATRIX)
+    listed = dataclasses.replace(MATRIX, find_links=("/m/wheels",))
+    with pytest.raises(UsageError, match=r"matrix.yaml's find_links: entry '/m/wheels': the folder does not exist"):
+        parse(ends, listed)
+    (tmp_path / "here").mkdir()
+    assert parse([*ends, "--find-links", "here"], listed).find_links == (str(tmp_path / "here"),)
+    assert parse([*ends, "--find-links", "https://example.org/torch.html"], MATRIX).find_links is not None
 
 
 def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
@@ -735,8 +763,13 @@ def test_by_output_the_answer_names_the_first_line_printed_that_changed_and_coun
     ]
 
 
-def test_each_question_keeps_a_summary_of_its_own_named_by_the_whole_question(tmp_path: Path) -> None:
+def test_each_question_keeps_a_summary_of_its_own_named_by_the_whole_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     here = project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for folder in ("wheels", "other"):
+        (tmp_path / folder).mkdir(exist_ok=True)
     ends = [Version("1.9.0"), Version("1.12.1")]
 
     def path(request: BisectRequest) -> Path:
