@@ -127,6 +127,18 @@ def test_a_find_links_folder_that_is_not_there_is_refused_first_naming_it(
     assert parse([*ends, "--find-links", "https://example.org/torch.html"], MATRIX).find_links is not None
 
 
+def test_a_script_that_is_not_there_is_never_taken_for_the_noxfile(tmp_path: Path) -> None:
+    (tmp_path / "noxfile.py").write_text("import nox\n")
+    bare = dataclasses.replace(MATRIX, probes=(), workdir=tmp_path)
+    with pytest.raises(UsageError) as caught:
+        parse(["nope.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
+    assert "noxfile.py" not in str(caught.value)
+    assert "nor a script here; this matrix runs no probe; or give a script's path\n" in str(caught.value)
+    (tmp_path / "beta.py").write_text("print(1)\n")
+    with pytest.raises(UsageError, match=r"nor a script here; did you mean 'beta.py'\?\n"):
+        parse(["bet.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
+
+
 def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
     bare = dataclasses.replace(MATRIX, probes=())  # the torchmatrix command's default matrix
     with pytest.raises(UsageError, match=r"nor a script here; this matrix runs no probe; or give a script's path\n"):
