@@ -14,7 +14,7 @@ from packaging.version import Version
 from torchmatrix import identity, results
 from torchmatrix.bisection import criteria, summaries
 from torchmatrix.bisection.criteria import Criterion
-from torchmatrix.bisection.request import USAGE, BisectRequest, parse
+from torchmatrix.bisection.request import USAGE, BisectRequest, in_order, parse
 from torchmatrix.bisection.search import Observation, Status, Step, Verdict
 from torchmatrix.bisection.words import answer
 from torchmatrix.core import Kind, Outcome, Probe, Record
@@ -162,8 +162,6 @@ def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "cuda"], "does not run on cuda"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "tpu"], "invalid choice: 'tpu'"),
         (["autograd_dot", "--from", "latest", "--to", "1.12.1"], "--from 'latest' is not a torch release"),
-        (["autograd_dot", "--from", "1.12.1", "--to", "1.12.1"], "--from 1.12.1 must be older than --to 1.12.1"),
-        (["autograd_dot", "--from", "1.12.1", "--to", "1.9.0"], "must be older"),
         (["autograd_dot", "--from", "2.1.0rc1", "--to", "2.2.0"], "--from 2.1.0rc1 is a pre-release; add --pre"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", ""], "--metric needs a name"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--check", " "], "--check needs a name"),
@@ -693,6 +691,29 @@ def test_an_end_the_index_lacks_is_a_usage_error_naming_the_nearest_releases(
         UsageError, match=r"--to 1.12.5: the index lists no torch 1.12.5; the releases around it are 1.12.1 and 1.13.0"
     ):
         run(project(tmp_path), Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.5"), tmp_path / "noxfile.py")
+
+
+def test_an_end_that_is_no_release_is_said_before_ends_the_wrong_way_round(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(releases, "http_fetch", lambda url: (_ for _ in ()).throw(OSError("unreachable")))
+    offline_index(
+        private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.1", "1.13.0"))
+    )
+    with pytest.raises(UsageError) as caught:
+        run(project(tmp_path), Session("autograd_dot", "--from", "9.9.9", "--to", "1.11.0"), tmp_path / "noxfile.py")
+    assert str(caught.value).startswith("--from 9.9.9: the index lists no torch 9.9.9")
+    assert "older" not in str(caught.value)
+    with pytest.raises(UsageError, match=r"^--to 0.1.0: the index lists no torch 0.1.0"):
+        run(project(tmp_path), Session("autograd_dot", "--from", "1.12.1", "--to", "0.1.0"), tmp_path / "noxfile.py")
+    for old, new in (("1.12.1", "1.11.0"), ("1.12.1", "1.12.1")):
+        with pytest.raises(UsageError) as caught:
+            run(project(tmp_path), Session("autograd_dot", "--from", old, "--to", new), tmp_path / "noxfile.py")
+        assert str(caught.value).startswith(f"--from {old} must be older than --to {new}\n")
+        assert str(caught.value).endswith(f"usage: {USAGE}") and caught.value.exit_code == 2
+    backwards = parse(["autograd_dot", "--from", "1.12.1", "--to", "1.9.0"], MATRIX)  # the index tells first
+    with pytest.raises(UsageError, match=r"must be older than --to 1.9.0\n  usage: torchmatrix bisect"):
+        in_order(backwards, "torchmatrix")
 
 
 def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_node_id(

@@ -111,9 +111,7 @@ def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> Bi
         parser.error("--by-output compares what a script prints; --metric and --check its record: choose one")
     if threshold is not None and not math.isfinite(threshold):
         parser.error(f"the threshold must be a finite number, not {threshold}")
-    old, new = release(parser, "--from", args.old), release(parser, "--to", args.new)
-    if old >= new:
-        parser.error(f"--from {old} must be older than --to {new}")
+    old, new = release(parser, "--from", args.old), release(parser, "--to", args.new)  # in order: see in_order
     for flag, end in (("--from", old), ("--to", new)):
         if end.is_prerelease and not args.pre:
             parser.error(f"{flag} {end} is a pre-release; add --pre to bisect among pre-releases and nightly builds")
@@ -136,6 +134,13 @@ def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> Bi
         tuple(absolute(link) for link in args.find_links) if args.find_links else None,
         alone,
     )  # fmt: skip
+
+
+def in_order(request: BisectRequest, command: str | None = None) -> None:
+    """Refuse ends the wrong way round, with the usage line: once both are known releases (a mistyped ``--from``
+    newer than ``--to`` is said to be no release, not to be newer)."""
+    if request.old >= request.new:
+        arguments_parser(command).error(f"--from {request.old} must be older than --to {request.new}")
 
 
 def arguments_parser(command: str | None = None) -> Parser:
