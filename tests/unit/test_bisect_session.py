@@ -14,7 +14,7 @@ from packaging.version import Version
 from torchmatrix import identity, results
 from torchmatrix.bisection import criteria, summaries
 from torchmatrix.bisection.criteria import Criterion
-from torchmatrix.bisection.request import USAGE, BisectRequest, parse
+from torchmatrix.bisection.request import USAGE, BisectRequest, in_order, parse
 from torchmatrix.bisection.search import Observation, Status, Step, Verdict
 from torchmatrix.bisection.words import answer
 from torchmatrix.core import Kind, Outcome, Probe, Record
@@ -64,7 +64,11 @@ def test_the_arguments_become_a_request() -> None:
     )  # fmt: skip
 
 
-def test_all_asks_of_every_probe_on_every_device_or_those_named_from_any_index() -> None:
+def test_all_asks_of_every_probe_on_every_device_or_those_named_from_any_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wheels").mkdir()
     nightly = "https://download.pytorch.org/whl/nightly/cpu"
     every = parse(
         ["--all", "--pre", "--from", "2.6.0.dev20241001", "--to", "2.6.0.dev20241031", "--index-url", nightly + "/",
@@ -99,6 +103,42 @@ def test_a_script_that_is_not_there_is_said_with_the_closest_one_where_the_pairs
         parse(["repr.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
 
 
+def test_a_find_links_folder_that_is_not_there_is_refused_first_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    ends = ["autograd_dot", "--from", "8.0.0", "--to", "8.10.0"]
+    with pytest.raises(UsageError) as caught:
+        parse([*ends, "--find-links", "/nonexistent"], MATRIX)
+    assert str(caught.value).startswith("--find-links '/nonexistent': the folder does not exist; name a folder")
+    assert caught.value.exit_code == 2 and str(caught.value).endswith(f"usage: {USAGE}")
+    with pytest.raises(UsageError, match=rf"--find-links 'wheels': the folder \({re.escape(str(tmp_path))}/wheels\) "):
+        parse([*ends, "--find-links", "wheels"], MATRIX)
+    (tmp_path / "wheels").write_text("")
+    with pytest.raises(UsageError, match="--find-links 'wheels': .* is not a folder"):
+        parse([*ends, "--find-links", "wheels"], MATRIX)
+    with pytest.raises(UsageError, match="--find-links 'file:///nonexistent/w': the folder .* does not exist"):
+        parse([*ends, "--find-links", "file:///nonexistent/w"], MATRIX)
+    listed = dataclasses.replace(MATRIX, find_links=("/m/wheels",))
+    with pytest.raises(UsageError, match=r"matrix.yaml's find_links: entry '/m/wheels': the folder does not exist"):
+        parse(ends, listed)
+    (tmp_path / "here").mkdir()
+    assert parse([*ends, "--find-links", "here"], listed).find_links == (str(tmp_path / "here"),)
+    assert parse([*ends, "--find-links", "https://example.org/torch.html"], MATRIX).find_links is not None
+
+
+def test_a_script_that_is_not_there_is_never_taken_for_the_noxfile(tmp_path: Path) -> None:
+    (tmp_path / "noxfile.py").write_text("import nox\n")
+    bare = dataclasses.replace(MATRIX, probes=(), workdir=tmp_path)
+    with pytest.raises(UsageError) as caught:
+        parse(["nope.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
+    assert "noxfile.py" not in str(caught.value)
+    assert "nor a script here; this matrix runs no probe; or give a script's path\n" in str(caught.value)
+    (tmp_path / "beta.py").write_text("print(1)\n")
+    with pytest.raises(UsageError, match=r"nor a script here; did you mean 'beta.py'\?\n"):
+        parse(["bet.py", "--from", "1.9.0", "--to", "1.12.1"], bare)
+
+
 def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
     bare = dataclasses.replace(MATRIX, probes=())  # the torchmatrix command's default matrix
     with pytest.raises(UsageError, match=r"nor a script here; this matrix runs no probe; or give a script's path\n"):
@@ -122,8 +162,6 @@ def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list() -> None:
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "cuda"], "does not run on cuda"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--device", "tpu"], "invalid choice: 'tpu'"),
         (["autograd_dot", "--from", "latest", "--to", "1.12.1"], "--from 'latest' is not a torch release"),
-        (["autograd_dot", "--from", "1.12.1", "--to", "1.12.1"], "--from 1.12.1 must be older than --to 1.12.1"),
-        (["autograd_dot", "--from", "1.12.1", "--to", "1.9.0"], "must be older"),
         (["autograd_dot", "--from", "2.1.0rc1", "--to", "2.2.0"], "--from 2.1.0rc1 is a pre-release; add --pre"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--metric", ""], "--metric needs a name"),
         (["autograd_dot", "--from", "1.9.0", "--to", "1.12.1", "--check", " "], "--check needs a name"),
@@ -655,6 +693,29 @@ def test_an_end_the_index_lacks_is_a_usage_error_naming_the_nearest_releases(
         run(project(tmp_path), Session("autograd_dot", "--from", "1.11.0", "--to", "1.12.5"), tmp_path / "noxfile.py")
 
 
+def test_an_end_that_is_no_release_is_said_before_ends_the_wrong_way_round(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(releases, "http_fetch", lambda url: (_ for _ in ()).throw(OSError("unreachable")))
+    offline_index(
+        private_cache, *(f"torch-{v}-cp310-cp310-manylinux1_x86_64.whl" for v in ("1.11.0", "1.12.1", "1.13.0"))
+    )
+    with pytest.raises(UsageError) as caught:
+        run(project(tmp_path), Session("autograd_dot", "--from", "9.9.9", "--to", "1.11.0"), tmp_path / "noxfile.py")
+    assert str(caught.value).startswith("--from 9.9.9: the index lists no torch 9.9.9")
+    assert "older" not in str(caught.value)
+    with pytest.raises(UsageError, match=r"^--to 0.1.0: the index lists no torch 0.1.0"):
+        run(project(tmp_path), Session("autograd_dot", "--from", "1.12.1", "--to", "0.1.0"), tmp_path / "noxfile.py")
+    for old, new in (("1.12.1", "1.11.0"), ("1.12.1", "1.12.1")):
+        with pytest.raises(UsageError) as caught:
+            run(project(tmp_path), Session("autograd_dot", "--from", old, "--to", new), tmp_path / "noxfile.py")
+        assert str(caught.value).startswith(f"--from {old} must be older than --to {new}\n")
+        assert str(caught.value).endswith(f"usage: {USAGE}") and caught.value.exit_code == 2
+    backwards = parse(["autograd_dot", "--from", "1.12.1", "--to", "1.9.0"], MATRIX)  # the index tells first
+    with pytest.raises(UsageError, match=r"must be older than --to 1.9.0\n  usage: torchmatrix bisect"):
+        in_order(backwards, "torchmatrix")
+
+
 def test_a_script_the_matrix_does_not_list_runs_alone_and_a_test_goes_by_its_node_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -735,8 +796,13 @@ def test_by_output_the_answer_names_the_first_line_printed_that_changed_and_coun
     ]
 
 
-def test_each_question_keeps_a_summary_of_its_own_named_by_the_whole_question(tmp_path: Path) -> None:
+def test_each_question_keeps_a_summary_of_its_own_named_by_the_whole_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     here = project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for folder in ("wheels", "other"):
+        (tmp_path / folder).mkdir(exist_ok=True)
     ends = [Version("1.9.0"), Version("1.12.1")]
 
     def path(request: BisectRequest) -> Path:

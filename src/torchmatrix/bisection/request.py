@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlparse
 
 from packaging.version import InvalidVersion, Version
 
@@ -110,14 +111,14 @@ def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> Bi
         parser.error("--by-output compares what a script prints; --metric and --check its record: choose one")
     if threshold is not None and not math.isfinite(threshold):
         parser.error(f"the threshold must be a finite number, not {threshold}")
-    old, new = release(parser, "--from", args.old), release(parser, "--to", args.new)
-    if old >= new:
-        parser.error(f"--from {old} must be older than --to {new}")
+    old, new = release(parser, "--from", args.old), release(parser, "--to", args.new)  # in order: see in_order
     for flag, end in (("--from", old), ("--to", new)):
         if end.is_prerelease and not args.pre:
             parser.error(f"{flag} {end} is a pre-release; add --pre to bisect among pre-releases and nightly builds")
     problems = [schema.url_problem(args.index_url)] if args.index_url else []
-    problems += [schema.location_problem(link) or _spaced(link) for link in args.find_links or ()]
+    problems += [schema.location_problem(link) or _spaced(link) or _absent(link) for link in args.find_links or ()]
+    if args.find_links is None:  # the matrix's, which the bisect would list and install from
+        problems += [_absent(link, f"{matrix.file.name}'s find_links: entry") for link in matrix.find_links or ()]
     for problem in filter(None, problems):
         parser.error(problem)
     if args.metric is None:
@@ -133,6 +134,13 @@ def parse(argv: Sequence[str], matrix: Matrix, command: str | None = None) -> Bi
         tuple(absolute(link) for link in args.find_links) if args.find_links else None,
         alone,
     )  # fmt: skip
+
+
+def in_order(request: BisectRequest, command: str | None = None) -> None:
+    """Refuse ends the wrong way round, with the usage line: once both are known releases (a mistyped ``--from``
+    newer than ``--to`` is said to be no release, not to be newer)."""
+    if request.old >= request.new:
+        arguments_parser(command).error(f"--from {request.old} must be older than --to {request.new}")
 
 
 def arguments_parser(command: str | None = None) -> Parser:
@@ -215,6 +223,19 @@ def release(parser: Parser, flag: str, text: str) -> Version:
 def absolute(link: str) -> str:
     """A find-links folder as the child nox must get it: absolute (nox runs in the noxfile's folder)."""
     return link if "://" in link else str(Path(link).absolute())
+
+
+def _absent(link: str, given: str = "--find-links") -> str:
+    """Why the find-links folder ``link`` (a path or a file:// URL) cannot be listed: it is not there; '' when it
+    is, or when ``link`` is a web page (read when the releases are listed)."""
+    if "://" in link and not link.startswith("file://"):
+        return ""
+    folder = Path(unquote(urlparse(link).path)) if link.startswith("file://") else Path(link)
+    if folder.is_dir():
+        return ""
+    what = "is not a folder" if folder.exists() else "does not exist"
+    shown = f" ({folder.absolute()})" if str(folder.absolute()) != link else ""
+    return f"{given} {link!r}: the folder{shown} {what}; name a folder of torch wheels, or a URL"
 
 
 def _spaced(link: str) -> str:

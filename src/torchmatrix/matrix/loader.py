@@ -27,9 +27,14 @@ def available_probes(probes_dir: Path) -> list[str]:
     return sorted(path.stem for path in probes_dir.glob("*.py") if not path.stem.startswith("_"))
 
 
+NOT_PROBES = frozenset({"noxfile.py"})
+"""Files beside a matrix that are never a probe, so never a suggestion for one mistyped."""
+
+
 def nearby(typed: str, folder: Path) -> list[str]:
     """What lies where the path ``typed`` (relative to ``folder``) points, written as it would be typed: the
-    ``.py`` files and the folders beside the file it names, for a close match to a path that is not there."""
+    ``.py`` files and the folders beside the file it names, for a close match to a path that is not there; never a
+    noxfile, which is no probe (``nope.py`` is not ``noxfile.py`` mistyped)."""
     parent = Path(typed).parent
     try:
         found = sorted((folder / parent).iterdir())
@@ -38,7 +43,7 @@ def nearby(typed: str, folder: Path) -> list[str]:
     return [
         (parent / path.name).as_posix() + ("/" if path.is_dir() else "")
         for path in found
-        if not path.name.startswith(".") and (path.suffix == ".py" or path.is_dir())
+        if not path.name.startswith(".") and path.name not in NOT_PROBES and (path.suffix == ".py" or path.is_dir())
     ]
 
 

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     import nox
 
     from ..project import Project
-from ..bisection.request import BisectRequest, Key, missing_end, parse, sources
+from ..bisection.request import BisectRequest, Key, in_order, missing_end, parse, sources
 from ..bisection.words import (
     answer,
     changed_in_table,
@@ -481,7 +481,7 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
         project = project.with_repeat(request.repeat)
     project = project.with_sources(*sources(request, project))  # a stored record of another source is no look
     project.require_writable(project.machine_dir)
-    versions, listing = _candidates(project, session, request)
+    versions, listing = _candidates(project, session, request, command)
     pinned = {entry.version: entry.pythons for entry in project.matrix.torch if entry.pythons}
     spans = planner.held_pythons(
         versions, listing, project.interpreters, project.platforms, library.requires_python(project.matrix.project),
@@ -544,18 +544,23 @@ def _pythons_said(spans: Sequence[planner.Held]) -> str:
     )
 
 
-def _candidates(project: Project, session: nox.Session, request: BisectRequest) -> tuple[list[Version], Listing]:
-    """The releases to bisect over, oldest first, and the listing they come from; both ends among them."""
+def _candidates(
+    project: Project, session: nox.Session, request: BisectRequest, command: str | None = None
+) -> tuple[list[Version], Listing]:
+    """The releases to bisect over, oldest first, and the listing they come from; both ends among them.
+
+    Each end is first a release the index (or the find-links) has, then older or newer than the other."""
     listing = releases.listing(*sources(request, project), wanted=[request.old, request.new])
     for note in listing.notes:
         session.warn(safetext.for_terminal(note))
     if not listing.known:
         raise TorchmatrixError(f"cannot list the torch releases: {'; '.join(listing.notes)}")
-    versions = search.candidates(listing, project.platforms, request.old, request.new, request.pre)
+    here = set(listing.versions(project.platforms))
     for flag, end in (("--from", request.old), ("--to", request.new)):
-        if end not in versions:
+        if end not in here or (end.is_prerelease and not request.pre):
             raise UsageError(f"{flag} {end}: {missing_end(listing, project.platforms, end, request.pre)}")
-    return versions, listing
+    in_order(request, command)
+    return search.candidates(listing, project.platforms, request.old, request.new, request.pre), listing
 
 
 def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
