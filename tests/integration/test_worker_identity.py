@@ -285,6 +285,23 @@ def test_a_probe_file_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_
     assert record.outcome is Outcome.FAIL
 
 
+@pytest.mark.parametrize("ending", ["os.abort()", "time.sleep(60)"], ids=["crash", "timeout"])
+def test_a_pair_that_dies_or_is_stopped_read_what_it_read_until_then(
+    stub_torch_python: str, tmp_path: Path, ending: str
+) -> None:
+    """What decides a crash or a hang is often a file beside no probe: its record keeps it, so a change to it is."""
+    data = tmp_path / "elsewhere" / "data.txt"
+    data.parent.mkdir()
+    data.write_text("1\n")
+    folder = tmp_path / "probes"
+    folder.mkdir()
+    probe = script(folder, "hang", f"import os, time\nif open({str(data)!r}).read().strip() == '1':\n    {ending}\n")
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 3.0, workdir=folder).records
+    assert record.outcome is (Outcome.CRASH if "abort" in ending else Outcome.TIMEOUT)
+    assert record.inputs[identity.READ][str(data)] == identity.file_digest(data)
+    assert str(probe.path) in record.inputs[identity.READ]
+
+
 def test_a_pair_looks_each_module_up_once(stub_torch_python: str, tmp_path: Path) -> None:
     """Compiling from sources stands in PathFinder's place, after the built-in and frozen finders, not beside it."""
     (tmp_path / "beside.py").write_text("VALUE = 1\n")

@@ -48,8 +48,8 @@ with each record ``{"probe": name, "outcome": ..., "metrics": {...},
 named as its probe, except for pytest tests, which get one per test, named by
 its node id. ``read`` lists the files the pair's process imported, opened
 for reading or loaded with ``ctypes`` outside its environment, the standard
-library and ``scratch`` (seen by an audit hook, Python 3.8+); null where that is not known
-(an older Python, a process that died before it could say). ``read_as_found``
+library and ``scratch`` (seen by an audit hook, Python 3.8+), or, of a process that died or was
+stopped, what its journal says it had read; null on an older Python. ``read_as_found``
 holds those of them that no longer hold what the pair read, with the sha256 of
 what it found (null: not there; ``reads.CHANGED_AFTER_IT_WAS_READ``: unknown). Each test may
 run ``timeout`` seconds, so a pair of tests may take longer: "alive" says,

@@ -15,7 +15,8 @@ import threading
 import time
 
 from .pairs import child_main
-from .protocol import MAX_ANSWER_BYTES, WORKER_FILE, ParentGone
+from .protocol import MAX_ANSWER_BYTES, MODULE, PYTEST, SCRIPT, WORKER_FILE, ParentGone
+from .reads import excluded_prefixes, inputs_of, journaled
 from .records import Ending, cell_places, exit_code, read_output
 
 try:
@@ -70,7 +71,7 @@ class Isolation(object):
             deadline = Deadline(limit, sides.get("progress"), progressed)
             code, answer, timed_out = self.start_and_wait(job, folder, log, deadline)
             log_tail = keep_log(log, job)
-            written = dict((name, read_side(name, path, places)) for name, path in sides.items())
+            written = dict((name, self.read_side(name, path, places)) for name, path in sides.items())
             return Ending(code, answer, timed_out, log_tail, written, places)
         finally:
             log.close()
@@ -80,13 +81,21 @@ class Isolation(object):
                     os.unlink(path)
 
     def side_files(self, job):
-        """The file a job of its kind writes besides its answer, by name: beside its folder, which it may empty."""
-        name = SIDE_FILES.get(job["job"])
-        if name is None:
-            return {}
-        fd, path = tempfile.mkstemp(prefix=name + "-", dir=self.scratch)
-        os.close(fd)
-        return {name: path}
+        """The files a job of its kind writes besides its answer, by name: beside its folder, which it may empty."""
+        names = SIDE_FILES.get(job["job"], ())
+        made = {}
+        for name in names:
+            fd, made[name] = tempfile.mkstemp(prefix=name + "-", dir=self.scratch)
+            os.close(fd)
+        return made
+
+    def read_side(self, name, path, places):
+        """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the files its
+        process read, as :class:`FilesRead` would list them (None: it listed none); the tests' progress."""
+        if name == "read":
+            return inputs_of(journaled(path), excluded_prefixes(self.scratch)) or None
+        with open(path, "rb") as side:
+            return read_output(side, places) if name == "output" else side.read()
 
     def kill_children(self, deadline):
         """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""
@@ -125,8 +134,9 @@ class Isolation(object):
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-SIDE_FILES = {"script": "output", "pytest": "progress"}
-"""The side file of each kind of job: a script's stdout, the tests' progress (pytest_plugin.py)."""
+SIDE_FILES = {SCRIPT: ("output", "read"), PYTEST: ("progress", "read"), MODULE: ("read",)}
+"""The side files of each kind of job: a script's stdout, the tests' progress (pytest_plugin.py), the journal of
+what its process read (reads.py), which the worker reads where the process could not say."""
 
 
 def keep_log(log, job):
@@ -151,12 +161,6 @@ def append_to_log(title, source):
     shutil.copyfileobj(source, out)
     out.write(b"\n")
     out.flush()
-
-
-def read_side(name, path, places):
-    """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the tests' progress."""
-    with open(path, "rb") as side:
-        return read_output(side, places) if name == "output" else side.read()
 
 
 class Deadline(object):

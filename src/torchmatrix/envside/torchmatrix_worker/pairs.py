@@ -24,7 +24,7 @@ def child_main(job, answer_fd):
     try:
         import torch
 
-        reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"])
+        reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"], job.get("read"))
         answer = perform(torch, job)
         if reads is not None:
             answer["read"] = reads.paths()

@@ -32,8 +32,9 @@ class FilesRead(object):
     it is when it is first read (the kernel's time of its last change, which no program sets, and its inode): one
     changed since this process began and before it read it was made by a program the pair ran (``python -m
     helper``), so is the pair's own; one changed after it was read, not by this process, no longer holds what it
-    read. A child the process forks (a DataLoader's workers) keeps the hook: what it reads it appends to a file in
-    ``scratch``, which the pair's process reads at its end.
+    read. Each file first read is appended to the ``journal`` (a file in ``scratch``), by the process and by a
+    child it forks (a DataLoader's workers keep the hook): the pair's process reads its children's reads there at
+    its end, and the worker what a process that died or was stopped had read until then (:func:`journaled`).
 
     A module the pair imports is looked for folder by folder, through listings the import system caches, and no
     ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
@@ -41,13 +42,12 @@ class FilesRead(object):
     (a ``colorsys.py`` beside the script) is a change, as it changes what the import finds.
     """
 
-    def __init__(self, scratch):
-        self.pid = os.getpid()
-        self.of_children = os.path.join(scratch, "read-by-children-of-{}".format(self.pid))
+    def __init__(self, scratch, journal=None):
+        self.journal = journal or os.path.join(scratch, "read-by-{}".format(os.getpid()))
         self.reading, self.own = set(), set()
         self.found, self.hashing, self.first_seen = {}, set(), {}
         self.began = time.time()
-        self.excluded = tuple(os.path.join(folder, "") for folder in excluded_folders(scratch))
+        self.excluded = excluded_prefixes(scratch)
         shared = os.environ.get(INPUTS_VARIABLE)
         self.shared = os.path.join(os.path.abspath(shared), "") if shared else None
         self.shared_files = set()
@@ -146,17 +146,16 @@ class FilesRead(object):
         if path not in self.own:
             if path not in self.reading and not path.startswith(self.excluded):
                 self.first_seen[path] = state_of(path)
+                self.write_down(path)
             self.reading.add(path)
-            if os.getpid() != self.pid:
-                self.tell_parent(path)
 
-    def tell_parent(self, path):
-        """In a forked child: append ``path`` to the pair's list of what its children read (one write, one line)."""
+    def write_down(self, path):
+        """Append ``path`` to the journal (one write, one line), which outlives this process."""
         if self.telling:
             return  # this very append's own open
         self.telling = True
         try:
-            fd = os.open(self.of_children, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(fd, os.fsencode(path) + b"\n")
             finally:
@@ -168,15 +167,9 @@ class FilesRead(object):
         """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
         if not self.known:
             return None
-        found = {*self.reading, *self.read_by_children(), *module_files(), *self.modules_looked_for()}
+        found = {*self.reading, *journaled(self.journal), *module_files(), *self.modules_looked_for()}
         found.update(path for path in self.shared_files if os.path.isfile(path))
-        kernels = kernel_devices()
-        return sorted(
-            path for path in found
-            if not is_bytecode(path) and not path.startswith(self.excluded)
-            and not os.path.realpath(path).startswith(self.excluded) and holds_content(path, kernels)
-            and not self.made_before_read(path)
-        )  # fmt: skip
+        return [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
 
     def modules_looked_for(self):
         """``folder/name.*`` for each folder each module the pair imported was looked for in, up to and with the one
@@ -219,12 +212,25 @@ class FilesRead(object):
         """Whether the file at ``path`` is not as it was when this process first read it."""
         return path in self.first_seen and state_of(path) != self.first_seen[path]
 
-    def read_by_children(self):
-        try:
-            with open(self.of_children, "rb") as told:
-                return [os.fsdecode(line) for line in told.read().splitlines() if line]
-        except OSError:
-            return []
+
+def journaled(journal):
+    """The paths the ``journal`` of a :class:`FilesRead` holds: what its process and children had read."""
+    try:
+        with open(journal, "rb") as told:
+            return [os.fsdecode(line) for line in told.read().splitlines() if line]
+    except OSError:
+        return []
+
+
+def inputs_of(paths, excluded):
+    """Of ``paths``, sorted, the files of content outside the folders ``excluded`` (:func:`excluded_prefixes`),
+    links resolved or not."""
+    kernels = kernel_devices()
+    return sorted(
+        path for path in set(paths)
+        if not is_bytecode(path) and not path.startswith(excluded)
+        and not os.path.realpath(path).startswith(excluded) and holds_content(path, kernels)
+    )  # fmt: skip
 
 
 class ModuleLookups(object):
@@ -382,6 +388,11 @@ def is_bytecode(path):
     """A module's cached bytecode (in a ``__pycache__`` folder): what it holds is its source's, which counts by the
     module's file. A ``.pyc`` with no source beside it is a module's only file, and counts."""
     return path.endswith((".pyc", ".pyo")) and os.path.basename(os.path.dirname(path)) == "__pycache__"
+
+
+def excluded_prefixes(scratch):
+    """What a path in one of :func:`excluded_folders` begins with."""
+    return tuple(os.path.join(folder, "") for folder in excluded_folders(scratch))
 
 
 def excluded_folders(scratch):

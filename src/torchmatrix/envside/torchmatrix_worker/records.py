@@ -79,13 +79,14 @@ def asked_records(isolation, pair, limit, alive):
 
 
 def files_read(ending):
-    """The files a pair's process said it read (None when it did not say: it died, or its Python has no audit),
-    and of them those it changed, each with the digest of what it first found there (``read_as_found``)."""
+    """The files a pair's process said it read, or, where it died or was stopped before it could say, what its
+    journal holds it had read until then (None: its Python has no audit hooks), and of them those it changed, each
+    with the digest of what it first found there (``read_as_found``)."""
     answer = answer_of(ending)
-    read = answer.get("read") if answer is not None else None
+    read = answer.get("read") if answer is not None else ending.sides.get("read")
     if not isinstance(read, list) or not all(isinstance(path, str) for path in read):
         return None, {}
-    found = answer.get("read_as_found")
+    found = answer.get("read_as_found") if answer is not None else {}
     if not isinstance(found, dict) or not all(isinstance(digest, (str, type(None))) for digest in found.values()):
         return read, {}
     return read, found
