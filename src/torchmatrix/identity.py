@@ -452,6 +452,9 @@ class FileDigests:
 
 MODULE_LOOKED_FOR: str = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").MODULE_LOOKED_FOR
 """How a pair's ``read`` names a module looked for in a folder (``folder/name.*``)."""
+SITE_PTH_FILES: str = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").SITE_PTH_FILES
+"""How a pair's ``read`` names the ``.pth`` files of a site folder, which ``site`` ran as it started
+(``folder/*.pth``)."""
 MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
 """What a module's file ends with, on any Python: its source, its bytecode, an extension module
 (``name.cpython-311-x86_64-linux-gnu.so`` ends with ``.so``)."""
@@ -459,7 +462,11 @@ MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
 
 def file_digest(path: Path) -> str | None:
     """The sha256 of the file at ``path``; None where it is no readable file. For a module looked for
-    (``folder/name.*``), of the module's forms in that folder (:func:`module_forms`)."""
+    (``folder/name.*``), of the module's forms in that folder (:func:`module_forms`); for a site folder's ``.pth``
+    files (``folder/*.pth``), of each one's name and content (:func:`pth_files`)."""
+    if path.name == SITE_PTH_FILES:
+        found = pth_files(path.parent)
+        return _digest("\n".join(found).encode()) if found else None
     if path.name.endswith(MODULE_LOOKED_FOR):
         forms = module_forms(path.parent, path.name.removesuffix(MODULE_LOOKED_FOR))
         return _digest("\n".join(forms).encode()) if forms else None
@@ -479,6 +486,22 @@ def module_forms(folder: Path, name: str) -> list[str]:
     candidates = [*folder.glob(f"{glob.escape(name)}.*"), *(folder / name).glob("__init__.*")]
     return sorted(str(path.relative_to(folder)) for path in candidates if path.suffix in MODULE_SUFFIXES
                   and path.is_file())  # fmt: skip
+
+
+def pth_files(folder: Path) -> list[str]:
+    """``name sha256`` of each ``.pth`` file in ``folder``, by name, as ``site.addsitedir`` lists them (every name
+    that ends with ``.pth``); none where ``folder`` is no folder."""
+    try:
+        names = sorted(name for name in os.listdir(folder) if name.endswith(".pth"))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        try:
+            found.append(f"{name} {_digest((folder / name).read_bytes())}")
+        except OSError:
+            found.append(f"{name} None")  # a folder, or unreadable: site skips it
+    return found
 
 
 def _digest(data: bytes) -> str:

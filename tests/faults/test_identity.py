@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from torchmatrix import interpreters
 from torchmatrix.core import Outcome
 from torchmatrix.index.findlinks import pip_find_links
 from torchmatrix.results import CellResult
 from torchmatrix.worker import repeats
 
+from .. import standin
 from ..conftest import CAN_BUILD_LIBRARIES, build_library
 from .conftest import Torch, Workspace
 
@@ -71,6 +73,44 @@ def test_a_file_the_probe_read_is_an_input_and_its_record_is_stale_until_it_runs
     data_changed = workspace.nox("-s", "probe")
     assert f"{probes / 'data.txt'} changed" in data_changed.output
     assert output(workspace, torch_here) == ["2 b"]
+
+
+SEES_TM_X = """\
+import os
+
+
+def run(device):
+    return {"outcome": "pass", "metrics": {"tm_x": os.environ.get("TM_X", "a")}, "message": ""}
+"""
+
+
+def test_a_pth_file_added_to_the_environment_is_a_change(tmp_path: Path, suite_cache: Path) -> None:
+    """site runs every ``.pth`` file of the environment's site-packages as the interpreter starts, before the worker
+    hears anything: one added by hand (an ``import`` line setting a variable) changes what the pair sees."""
+    workspace = Workspace(tmp_path, tmp_path / ".nox", suite_cache)
+    standin.wheel(tmp_path / "wheels", "9.0.0", {})
+    (workspace.folder / "probes" / "sees_tm_x.py").write_text(SEES_TM_X)
+    python = interpreters.discover(cache=suite_cache / "interpreters.json")[0].minor
+    with standin.index(tmp_path / "wheels") as url:
+        workspace.matrix([Torch("9.0.0", python)], ["sees_tm_x"])
+        with workspace.matrix_file.open("a") as matrix:
+            matrix.write(f"index_url: {url}\n")
+        environ = workspace.environ(UV_CACHE_DIR=str(tmp_path / "uv-cache"))
+        first = workspace.nox("-s", "probe", env=environ)
+        assert first.returncode == 0, first.output
+        [record] = stored(workspace).records
+        assert record.metrics["tm_x"] == "a", record.message
+        assert "up to date" in workspace.nox("-s", "probe", env=environ).output
+
+        [site_packages] = workspace.env("9.0.0").glob("lib/python*/site-packages")
+        (site_packages / "zz_evil.pth").write_text("import os; os.environ['TM_X'] = 'b'\n")
+        rerun = workspace.nox("-s", "probe", env=environ)
+        assert rerun.returncode == 0, rerun.output
+        assert "up to date" not in rerun.output, rerun.output
+        assert f"{site_packages / '*.pth'} appeared" in rerun.output, rerun.output  # it held none
+        [record] = stored(workspace).records
+        assert record.metrics["tm_x"] == "b", record.message
+        assert "up to date" in workspace.nox("-s", "probe", env=environ).output
 
 
 SHADOWED = """\

@@ -435,8 +435,9 @@ def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
         """,
     )
     reads = Path(runner.WORKER).with_name("torchmatrix_worker") / "reads.py"
-    imported = "from .protocol import INPUTS_VARIABLE, MODULE_LOOKED_FOR, WORKER_FILE"
-    given = "INPUTS_VARIABLE, MODULE_LOOKED_FOR, WORKER_FILE = 'TORCHMATRIX_INPUTS', '.*', '/nowhere/worker.py'"
+    imported = "from .protocol import INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE"
+    given = ("INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE = "
+             "'TORCHMATRIX_INPUTS', '.*', '*.pth', '/nowhere/worker.py'")  # fmt: skip
     source = reads.read_text().replace(imported, given)
     (tmp_path / "torchmatrix_worker_reads.py").write_text(source)
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records

@@ -268,3 +268,22 @@ def test_a_cpu_pairs_record_says_the_accelerators_variables_empty_as_its_pair_se
     assert cpu["set"] == {"CUDA_VISIBLE_DEVICES": "", "MY_BACKEND": "torch"}
     assert cpu["passed"] == identity.environment_identity({}, ("HIP_*",), {"HIP_VISIBLE_DEVICES": ""})["passed"]
     assert cpu["steering"] == given["steering"] == {"CUDA_LAUNCH_BLOCKING": "1"}
+
+
+def test_a_site_folders_pth_files_count_together_by_their_names_and_contents(tmp_path: Path) -> None:
+    """``folder/*.pth`` stands for every ``.pth`` file site runs there: one added, changed or removed is a change."""
+    pth = tmp_path / identity.SITE_PTH_FILES
+    assert identity.file_digest(pth) is None  # none there
+    (tmp_path / "distutils-precedence.pth").write_text("import os\n")
+    (tmp_path / "notes.txt").write_text("no .pth\n")
+    one = identity.file_digest(pth)
+    assert one is not None
+    (tmp_path / "notes.txt").write_text("still no .pth\n")
+    assert identity.file_digest(pth) == one
+    (tmp_path / "zz_evil.pth").write_text("import os; os.environ['TM_X'] = 'b'\n")
+    two = identity.file_digest(pth)
+    assert two not in (None, one)
+    (tmp_path / "zz_evil.pth").write_text("import os; os.environ['TM_X'] = 'c'\n")
+    assert identity.file_digest(pth) not in (one, two)
+    (tmp_path / "zz_evil.pth").unlink()
+    assert identity.file_digest(pth) == one

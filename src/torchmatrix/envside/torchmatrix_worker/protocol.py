@@ -44,6 +44,11 @@ MODULE_LOOKED_FOR = ".*"
 system, whose forms there (``name.py``, ``name/__init__.py``, an extension module, …) the host digests together:
 one appearing is a change, as a file that appears is."""
 
+SITE_PTH_FILES = "*.pth"
+"""Ending a path the pair "read" (``folder/*.pth``): the ``.pth`` files of a site folder of the pair's interpreter,
+which ``site`` ran as it started, before the worker heard anything; the host digests their names and contents
+together: one added, changed or removed is a change."""
+
 
 MAX_MESSAGE = 4000
 

@@ -3,12 +3,13 @@
 import hashlib
 import importlib.machinery
 import os
+import site
 import stat
 import sys
 import sysconfig
 import time
 
-from .protocol import INPUTS_VARIABLE, MODULE_LOOKED_FOR, WORKER_FILE
+from .protocol import INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE
 
 CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
 """What :meth:`FilesRead.as_found` says a file held when something else than the pair's process changed it
@@ -169,7 +170,8 @@ class FilesRead(object):
             return None
         found = {*self.reading, *journaled(self.journal), *module_files(), *self.modules_looked_for()}
         found.update(path for path in self.shared_files if os.path.isfile(path))
-        return [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
+        kept = [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
+        return sorted(kept + site_pth_files())
 
     def modules_looked_for(self):
         """``folder/name.*`` for each folder each module the pair imported was looked for in, up to and with the one
@@ -231,6 +233,20 @@ def inputs_of(paths, excluded):
         if not is_bytecode(path) and not path.startswith(excluded)
         and not os.path.realpath(path).startswith(excluded) and holds_content(path, kernels)
     )  # fmt: skip
+
+
+def site_pth_files():
+    """``folder/*.pth`` (:data:`SITE_PTH_FILES`) for each site folder this interpreter's ``site`` ran the ``.pth``
+    files of as it started, before any audit hook: ``site.getsitepackages()``, and the user's
+    (``site.getusersitepackages()``) where it is enabled; none where ``site`` was not imported at start (``-S``).
+    They are in the environment, yet what they run (an ``import`` line) changes what the pair sees."""
+    if sys.flags.no_site:
+        return []
+    folders = list(getattr(site, "getsitepackages", lambda: [])())
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    return sorted(set(os.path.join(os.path.abspath(folder), SITE_PTH_FILES) for folder in folders
+                      if os.path.isdir(folder)))  # fmt: skip
 
 
 class ModuleLookups(object):
