@@ -7,6 +7,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -300,6 +301,44 @@ def test_a_pair_that_dies_or_is_stopped_read_what_it_read_until_then(
     assert record.outcome is (Outcome.CRASH if "abort" in ending else Outcome.TIMEOUT)
     assert record.inputs[identity.READ][str(data)] == identity.file_digest(data)
     assert str(probe.path) in record.inputs[identity.READ]
+
+
+def test_a_file_a_stopped_pair_read_and_that_was_edited_before_it_ended_is_said_changed(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """The journal keeps how each file was when it was read: one edited during the hang no longer holds that."""
+    data, marker = tmp_path / "data.txt", tmp_path / "has-read"
+    data.write_text("1\n")
+    source = f"import time\nopen({str(data)!r}).read()\nopen({str(marker)!r}, 'w').close()\ntime.sleep(60)\n"
+    (tmp_path / "probes").mkdir()
+    probe = script(tmp_path / "probes", "hangs", source)
+    editor = threading.Thread(target=lambda: (wait_for(marker), data.write_text("2\n")))
+    editor.start()
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 5.0, workdir=tmp_path).records
+    editor.join()
+    assert record.outcome is Outcome.TIMEOUT
+    assert changed_files(record.inputs[identity.READ]) == [f"{data} changed"]
+
+
+def test_a_module_a_pth_file_imported_as_python_started_is_read_by_a_pair_that_crashed(tmp_path: Path) -> None:
+    python, site_packages = bare_venv(tmp_path / "venv")
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "extmod.py").write_text("VALUE = 1\n")
+    (site_packages / "zz_ext.pth").write_text(f"{outside}\nimport extmod\n")
+    folder = tmp_path / "probes"
+    folder.mkdir()
+    probe = script(folder, "crashes", "import os, extmod\nif extmod.VALUE == 1:\n    os.abort()\n")
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=folder).records
+    assert record.outcome is Outcome.CRASH
+    assert str(outside / "extmod.py") in record.inputs[identity.READ]
+
+
+def wait_for(path: Path, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def test_a_pair_looks_each_module_up_once(stub_torch_python: str, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import time
 
 from .pairs import child_main
 from .protocol import MAX_ANSWER_BYTES, MODULE, PYTEST, SCRIPT, WORKER_FILE, ParentGone
-from .reads import excluded_prefixes, inputs_of, journaled, site_pth_files
+from .reads import excluded_prefixes, read_until_it_ended
 from .records import Ending, cell_places, exit_code, read_output
 
 try:
@@ -91,10 +91,9 @@ class Isolation(object):
 
     def read_side(self, name, path, places):
         """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the files its
-        process read, as :class:`FilesRead` would list them (None: it listed none); the tests' progress."""
+        process read and what they held (:func:`read_until_it_ended`); the tests' progress."""
         if name == "read":
-            found = inputs_of(journaled(path), excluded_prefixes(self.scratch))
-            return sorted(found + site_pth_files()) if found else None
+            return read_until_it_ended(path, excluded_prefixes(self.scratch))
         with open(path, "rb") as side:
             return read_output(side, places) if name == "output" else side.read()
 

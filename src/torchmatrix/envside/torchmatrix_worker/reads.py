@@ -2,6 +2,7 @@
 
 import hashlib
 import importlib.machinery
+import json
 import os
 import site
 import stat
@@ -58,6 +59,8 @@ class FilesRead(object):
         if self.known:
             sys.addaudithook(self.heard)
             sys.meta_path.insert(0, ModuleLookups(self.lookups))
+            for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
+                self.read(path)
 
     def heard(self, event, arguments):
         """The audit hook: an ``open`` (its path, mode and flags), a ``ctypes.dlopen`` (the library's name), or an
@@ -103,6 +106,7 @@ class FilesRead(object):
             self.own.add(path)
         else:
             self.found[path] = digest
+            self.write_down(FOUND, path, digest)
 
     def digest_of(self, path):
         """The sha256 of the file at ``path`` as it is now (hexadecimal, as the host's), None where it is no file."""
@@ -147,18 +151,18 @@ class FilesRead(object):
         if path not in self.own:
             if path not in self.reading and not path.startswith(self.excluded):
                 self.first_seen[path] = state_of(path)
-                self.write_down(path)
+                self.write_down(READ, path, self.first_seen[path])
             self.reading.add(path)
 
-    def write_down(self, path):
-        """Append ``path`` to the journal (one write, one line), which outlives this process."""
+    def write_down(self, *entry):
+        """Append ``entry`` to the journal (one write, one line of JSON), which outlives this process."""
         if self.telling:
             return  # this very append's own open
         self.telling = True
         try:
             fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(fd, os.fsencode(path) + b"\n")
+                os.write(fd, json.dumps(entry).encode("ascii") + b"\n")
             finally:
                 os.close(fd)
         finally:
@@ -168,7 +172,8 @@ class FilesRead(object):
         """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
         if not self.known:
             return None
-        found = {*self.reading, *journaled(self.journal), *module_files(), *self.modules_looked_for()}
+        told = [entry[1] for entry in journaled(self.journal) if entry[0] == READ]  # its children's reads too
+        found = {*self.reading, *told, *module_files(), *self.modules_looked_for()}
         found.update(path for path in self.shared_files if os.path.isfile(path))
         kept = [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
         return sorted(kept + site_pth_files())
@@ -215,13 +220,44 @@ class FilesRead(object):
         return path in self.first_seen and state_of(path) != self.first_seen[path]
 
 
+READ, FOUND = "read", "found"
+"""The entries of a journal: ``[READ, path, state]`` (:func:`state_of`, as the file was first read) and ``[FOUND,
+path, digest]`` (what a file the process went on to change held first: :meth:`FilesRead.as_found`)."""
+
+
 def journaled(journal):
-    """The paths the ``journal`` of a :class:`FilesRead` holds: what its process and children had read."""
+    """The entries the ``journal`` of a :class:`FilesRead` holds, from its process and its forked children."""
     try:
         with open(journal, "rb") as told:
-            return [os.fsdecode(line) for line in told.read().splitlines() if line]
+            lines = told.read().splitlines()
     except OSError:
         return []
+    entries = []
+    for line in lines:
+        try:
+            entry = json.loads(line.decode("ascii"))
+        except ValueError:  # a line cut short by the end of its process
+            continue
+        if isinstance(entry, list) and len(entry) == 3 and entry[0] in (READ, FOUND):
+            entries.append(entry)
+    return entries
+
+
+def read_until_it_ended(journal, excluded):
+    """What the process of ``journal`` read until it died or was stopped, as :meth:`FilesRead.paths` and
+    :meth:`FilesRead.as_found` would have said (the folders its modules were looked for in aside); ``(None, {})``
+    where it wrote nothing down (a Python without audit hooks)."""
+    entries = journaled(journal)
+    found = dict((path, digest) for kind, path, digest in entries if kind == FOUND)
+    first = dict((path, tuple(state) if state else None) for kind, path, state in entries if kind == READ)
+    paths = inputs_of(first, excluded)
+    if not paths:
+        return None, {}
+    changed = dict(
+        (path, found[path] if path in found else None if first[path] is None else CHANGED_AFTER_IT_WAS_READ)
+        for path in paths if path in found or state_of(path) != first[path]
+    )  # fmt: skip
+    return sorted(paths + site_pth_files()), changed
 
 
 def inputs_of(paths, excluded):

@@ -83,10 +83,12 @@ def files_read(ending):
     journal holds it had read until then (None: its Python has no audit hooks), and of them those it changed, each
     with the digest of what it first found there (``read_as_found``)."""
     answer = answer_of(ending)
-    read = answer.get("read") if answer is not None else ending.sides.get("read")
+    if answer is None:
+        return ending.sides.get("read", (None, {}))
+    read = answer.get("read")
     if not isinstance(read, list) or not all(isinstance(path, str) for path in read):
         return None, {}
-    found = answer.get("read_as_found") if answer is not None else {}
+    found = answer.get("read_as_found")
     if not isinstance(found, dict) or not all(isinstance(digest, (str, type(None))) for digest in found.values()):
         return read, {}
     return read, found
