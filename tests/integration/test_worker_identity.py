@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -614,3 +615,21 @@ def test_a_module_object_whose_file_is_no_absolute_path_was_loaded_from_no_file(
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["made"], record.message
     assert str(tmp_path / "_ops.py") not in record.inputs[identity.READ]
+
+
+def test_a_journal_that_cannot_be_written_loses_no_read_of_a_pair_that_ends_by_itself(tmp_path: Path) -> None:
+    """A full disk or a closed folder: the journal is for a crash, and the pair's own list is whole."""
+    data = tmp_path / "data.txt"
+    data.write_text("1\n")
+    watcher = textwrap.dedent(
+        f"""\
+        import sys
+        sys.path.insert(0, {str(runner.WORKER.parent)!r})
+        from torchmatrix_worker.reads import FilesRead
+        reads = FilesRead({str(tmp_path / "scratch")!r}, {str(tmp_path / "no-folder" / "journal")!r})
+        open({str(data)!r}).read()
+        print({str(data)!r} in reads.paths())
+        """
+    )
+    completed = subprocess.run([sys.executable, "-c", watcher], capture_output=True, text=True, check=True)
+    assert completed.stdout.split() == ["True"]

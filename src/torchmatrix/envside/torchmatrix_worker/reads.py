@@ -165,6 +165,8 @@ class FilesRead(object):
                 os.write(fd, json.dumps(entry).encode("ascii") + b"\n")
             finally:
                 os.close(fd)
+        except OSError:  # noqa: S110 - a full disk: this process's own list is whole; what a crash leaves is less
+            pass
         finally:
             self.telling = False
 
