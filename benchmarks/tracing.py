@@ -50,6 +50,7 @@ def main() -> None:
     if not hasattr(sys, "addaudithook"):
         sys.exit("this Python has no audit hooks: the worker watches nothing here")
     with tempfile.TemporaryDirectory(prefix="torchmatrix-tracing-") as folder:
+        Path(folder, "scratch").mkdir()  # the worker's, where the watcher keeps its journal
         for index in range(args.modules):
             Path(folder, f"module_{index}.py").write_text(f"VALUE = {index}\n")
         for index in range(args.files):
