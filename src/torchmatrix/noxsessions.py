@@ -55,17 +55,22 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     nox.options.sessions = ["probe"]
     nox.options.default_venv_backend = "uv|virtualenv"
 
+    helping = asks_help(sys.argv[1:])  # each probe session would print it: the first does, with no environment
+
     @errors.fail_session
     def probe(session: nox.Session, cell: str = "") -> None:
         """Install one torch release and run every probe on every device."""
+        if helping and ran:
+            return
         ran.append(session.name)
         with handback.handing_back(session.name, os.environ) as ending:  # for the bisect or verify that runs it
             probe_session.run(loaded.project(), session, cell, installer, ending, command)
 
     # A session per cell; while the matrix is broken, `probe` alone, whose run says why (no placeholder cell).
     found = loaded.found
+    parameters = found and [(False if helping else python, cell) for python, cell in found.session_parameters()]
     cells = probe if found is None else nox.parametrize(
-        ("python", "cell"), found.session_parameters(), ids=found.session_ids(), tags=found.session_tags()
+        ("python", "cell"), parameters, ids=found.session_ids(), tags=found.session_tags()
     )(probe)  # fmt: skip
     nox.session(
         name="probe", python=None if found else False, reuse_venv=True, download_python="never", allow_parallel=True
@@ -121,6 +126,12 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         clean_session.run(loaded.project(), session, command)
 
     return loaded
+
+
+def asks_help(argv: Sequence[str]) -> bool:
+    """Whether nox's ``argv`` passes its sessions ``-h`` or ``--help`` (``nox -s probe -- --help``)."""
+    posargs = list(argv)[list(argv).index("--") + 1 :] if "--" in argv else []
+    return any(word in ("-h", "--help") for word in posargs)
 
 
 def python_selection_hint(argv: Sequence[str], found: Project | None) -> str:

@@ -122,6 +122,15 @@ def test_a_sessions_mistake_fails_that_session_alone(tmp_path: Path, matrix: Pat
     assert sessions == {"bisect": "aborted", "plan": "success"}
 
 
+def test_the_probe_sessions_help_is_printed_once_and_builds_no_environment(tmp_path: Path) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text("torch: [1.9.0, 1.10.0]\nprobes: [autograd_dot]\noutput: out\n")
+    run = nox(tmp_path, matrix, "-s", "probe", "--", "--help")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("usage:") == 1 and "nox > Ran 2 sessions:" in run.stderr
+    assert not (tmp_path / ".nox").exists() and not (tmp_path / "out").exists()
+
+
 def test_a_sessions_help_ends_that_session_and_nox_goes_on(tmp_path: Path, matrix: Path) -> None:
     """`-- --help` prints each session's options; every session succeeds, and nox says so in its summary."""
     run = nox(tmp_path, matrix, "-s", "report", "verify", "--", "--help")
