@@ -68,10 +68,16 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
 
     # A session per cell; while the matrix is broken, `probe` alone, whose run says why (no placeholder cell).
     found = loaded.found
-    parameters = found and [(False if helping else python, cell) for python, cell in found.session_parameters()]
-    cells = probe if found is None else nox.parametrize(
-        ("python", "cell"), parameters, ids=found.session_ids(), tags=found.session_tags()
-    )(probe)  # fmt: skip
+    cells = (
+        probe
+        if found is None
+        else nox.parametrize(
+            ("python", "cell"),
+            [(False if helping else python, cell) for python, cell in found.session_parameters()],
+            ids=found.session_ids(),
+            tags=found.session_tags(),
+        )(probe)
+    )
     nox.session(
         name="probe", python=None if found else False, reuse_venv=True, download_python="never", allow_parallel=True
     )(cells)
