@@ -208,18 +208,22 @@ class FilesRead(object):
         it first found: one it changed itself (None: it was not there); one that something else made after the
         process looked for it, None; one something else changed after it was read, :data:`CHANGED_AFTER_IT_WAS_READ`.
         """
-        found = {path: self.as_first_found(path) for path in paths if path in self.found or self.changed_since(path)}
+        found = as_first_found(paths, self.found, self.first_seen)
         found.update((path, self.digest_of(path)) for path in paths if path in self.shared_files)
         return found
 
-    def as_first_found(self, path):
-        if path in self.found:
-            return self.found[path]
-        return None if self.first_seen[path] is None else CHANGED_AFTER_IT_WAS_READ
 
-    def changed_since(self, path):
-        """Whether the file at ``path`` is not as it was when this process first read it."""
-        return path in self.first_seen and state_of(path) != self.first_seen[path]
+def as_first_found(paths, found, first_seen):
+    """Of ``paths``, each not as a process first found it: changed by it (``found``: what it held before), else
+    changed since it was read (``first_seen``: its :func:`state_of` then), by what :meth:`FilesRead.as_found`
+    says."""
+    changed = {}
+    for path in paths:
+        if path in found:
+            changed[path] = found[path]
+        elif path in first_seen and state_of(path) != first_seen[path]:
+            changed[path] = None if first_seen[path] is None else CHANGED_AFTER_IT_WAS_READ
+    return changed
 
 
 READ, FOUND = "read", "found"
@@ -255,11 +259,7 @@ def read_until_it_ended(journal, excluded):
     paths = inputs_of(first, excluded)
     if not paths:
         return None, {}
-    changed = dict(
-        (path, found[path] if path in found else None if first[path] is None else CHANGED_AFTER_IT_WAS_READ)
-        for path in paths if path in found or state_of(path) != first[path]
-    )  # fmt: skip
-    return sorted(paths + site_pth_files()), changed
+    return sorted(paths + site_pth_files()), as_first_found(paths, found, first)
 
 
 def inputs_of(paths, excluded):
