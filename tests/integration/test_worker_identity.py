@@ -255,41 +255,33 @@ def test_a_module_imported_before_the_pair_began_counts_too(stub_torch_python: s
     assert str(injected / "sitecustomize.py") in record.inputs[identity.READ]
 
 
-def test_a_module_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self(
-    stub_torch_python: str, tmp_path: Path
-) -> None:
-    """Python checks cached bytecode by the source's size and modification time: the pair ignores it."""
-    helper = tmp_path / "helper_value.py"
-    probe = script(tmp_path, "uses", "from helper_value import VALUE\nprint(VALUE)\n")
-    prefix = tmp_path / "pycache"
-    for value in ("'good'", "'bad!'"):
-        helper.write_text(f"VALUE = {value}\n")
-        os.utime(helper, (1577836800, 1577836800))  # 2020-01-01, both times
-        [record] = runner.run_cell(
-            stub_torch_python, [Pair(probe, "cpu")], 30.0, pycache_prefix=prefix, workdir=tmp_path
-        ).records
-    assert printed(record) == ["bad!"]
+MODULE_OF = 'def run(device):\n    return {{"outcome": "{}", "metrics": {{}}, "message": ""}}\n'
+"""A ``run(device)`` probe's source, whose outcome is the one given."""
 
 
-def test_a_probe_file_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self(
-    stub_torch_python: str, tmp_path: Path
+@pytest.mark.parametrize("replaced", ["an imported module", "the probe"])
+def test_a_file_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self(
+    stub_torch_python: str, tmp_path: Path, replaced: str
 ) -> None:
-    """The probe's own file too (``cp -p``, a symlink switched): its record names the new file, so it runs that."""
-    path = tmp_path / "plink.py"
-    probe = Probe("plink", path, kind=Kind.MODULE, devices=("cpu",))
-    prefix = tmp_path / "pycache"
+    """Python checks cached bytecode by the source's size and modification time (``cp -p``, a symlink switched): the
+    pair ignores it, as its record names the new file."""
+    if replaced == "the probe":
+        path, probe = tmp_path / "plink.py", Probe("plink", tmp_path / "plink.py", kind=Kind.MODULE, devices=("cpu",))
+    else:
+        path, probe = tmp_path / "helper.py", script(tmp_path, "uses", "from helper import run\nprint(run('cpu'))\n")
     for outcome in ("pass", "fail"):
-        path.write_text(f'def run(device):\n    return {{"outcome": "{outcome}", "metrics": {{}}, "message": ""}}\n')
+        path.write_text(MODULE_OF.format(outcome))
         os.utime(path, (1577836800, 1577836800))  # 2020-01-01, both times
         [record] = runner.run_cell(
-            stub_torch_python, [Pair(probe, "cpu")], 30.0, pycache_prefix=prefix, workdir=tmp_path
+            stub_torch_python, [Pair(probe, "cpu")], 30.0, pycache_prefix=tmp_path / "pycache", workdir=tmp_path
         ).records
-    assert record.outcome is Outcome.FAIL
+    told = record.outcome.value if replaced == "the probe" else printed(record)[0]
+    assert "fail" in told
 
 
-@pytest.mark.parametrize("ending", ["os.abort()", "time.sleep(60)"], ids=["crash", "timeout"])
+@pytest.mark.parametrize("ending, limit", [("os.abort()", 60.0), ("time.sleep(60)", 3.0)], ids=["crash", "timeout"])
 def test_a_pair_that_dies_or_is_stopped_read_what_it_read_until_then(
-    stub_torch_python: str, tmp_path: Path, ending: str
+    stub_torch_python: str, tmp_path: Path, ending: str, limit: float
 ) -> None:
     """What decides a crash or a hang is often a file beside no probe: its record keeps it, so a change to it is."""
     data = tmp_path / "elsewhere" / "data.txt"
@@ -298,26 +290,33 @@ def test_a_pair_that_dies_or_is_stopped_read_what_it_read_until_then(
     folder = tmp_path / "probes"
     folder.mkdir()
     probe = script(folder, "hang", f"import os, time\nif open({str(data)!r}).read().strip() == '1':\n    {ending}\n")
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 3.0, workdir=folder).records
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], limit, workdir=folder).records
     assert record.outcome is (Outcome.CRASH if "abort" in ending else Outcome.TIMEOUT)
     assert record.inputs[identity.READ][str(data)] == identity.file_digest(data)
     assert str(probe.path) in record.inputs[identity.READ]
 
 
-def test_a_file_a_stopped_pair_read_and_that_was_edited_before_it_ended_is_said_changed(
+def test_a_file_a_pair_read_and_that_was_edited_before_it_crashed_is_said_changed(
     stub_torch_python: str, tmp_path: Path
 ) -> None:
-    """The journal keeps how each file was when it was read: one edited during the hang no longer holds that."""
+    """The journal keeps how each file was when it was read: one edited before the crash no longer holds that."""
     data, marker = tmp_path / "data.txt", tmp_path / "has-read"
     data.write_text("1\n")
-    source = f"import time\nopen({str(data)!r}).read()\nopen({str(marker)!r}, 'w').close()\ntime.sleep(60)\n"
+    source = f"""\
+        import os, time
+        open({str(data)!r}).read()
+        open({str(marker)!r}, "w").close()
+        while open({str(data)!r}).read() == "1\\n":  # until the test has edited it
+            time.sleep(0.05)
+        os.abort()
+        """
     (tmp_path / "probes").mkdir()
-    probe = script(tmp_path / "probes", "hangs", source)
+    probe = script(tmp_path / "probes", "crashes", source)
     editor = threading.Thread(target=lambda: (wait_for(marker), data.write_text("2\n")))
     editor.start()
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 5.0, workdir=tmp_path).records
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 120.0, workdir=tmp_path).records
     editor.join()
-    assert record.outcome is Outcome.TIMEOUT
+    assert record.outcome is Outcome.CRASH
     assert changed_files(record.inputs[identity.READ]) == [f"{data} changed"]
 
 
