@@ -632,3 +632,19 @@ def test_a_journal_that_cannot_be_written_loses_no_read_of_a_pair_that_ends_by_i
     )
     completed = subprocess.run([sys.executable, "-c", watcher], capture_output=True, text=True, check=True)
     assert completed.stdout.split() == ["True"]
+
+
+def test_a_shared_input_a_pair_wrote_then_crashed_is_an_input_as_it_left_it(stub_torch_python: str, tmp_path: Path) -> None:
+    """A sweep's store is written by one release and read by the others: a pair that dies still names what it left
+    there, so that a later change to the store makes the record stale."""
+    shared = tmp_path / "inputs"
+    shared.mkdir()
+    stored = shared / "samples.json"
+    (tmp_path / "probes").mkdir()
+    probe = script(tmp_path / "probes", "crashes", f"import os\nopen({str(stored)!r}, 'w').write('[1]')\nos.abort()\n")
+    seen = {**identity.pair_environment(stub_torch_python, {}, (), os.environ), "TORCHMATRIX_INPUTS": str(shared)}
+    [record] = runner.run_cell(
+        stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path
+    ).records
+    assert record.outcome is Outcome.CRASH
+    assert record.inputs[identity.READ][str(stored)] == identity.file_digest(stored)

@@ -83,7 +83,7 @@ class FilesRead(object):
         if path is None or path in self.hashing:
             return  # a file descriptor (opened before, by path), or this process's own look at what a file held
         if self.is_shared(path):
-            self.shared_files.add(path)
+            self.sharing(path)
             return
         if writes(mode, flags) and path not in self.own and not path.startswith(self.excluded):
             self.changing(path, makes_its_own(mode, flags), creates(mode, flags))
@@ -109,16 +109,10 @@ class FilesRead(object):
             self.write_down(FOUND, path, digest)
 
     def digest_of(self, path):
-        """The sha256 of the file at ``path`` as it is now (hexadecimal, as the host's), None where it is no file."""
+        """:func:`digest_of` the file at ``path``, by an ``open`` this hook does not count as the pair's."""
         self.hashing.add(path)
         try:
-            digest = hashlib.sha256()
-            with open(path, "rb") as file:
-                for chunk in iter(lambda: file.read(1 << 20), b""):
-                    digest.update(chunk)
-            return digest.hexdigest()
-        except OSError:
-            return None
+            return digest_of(path)
         finally:
             self.hashing.discard(path)
 
@@ -126,7 +120,13 @@ class FilesRead(object):
         """A file moved into place (``os.replace``, as a file is written whole): one of the shared inputs, kept."""
         path = as_path(target)
         if path is not None and self.is_shared(path):
+            self.sharing(path)
+
+    def sharing(self, path):
+        """One of the shared inputs touched: kept, and written down, so that a process that dies still names it."""
+        if path not in self.shared_files:
             self.shared_files.add(path)
+            self.write_down(SHARED, path, None)
 
     def is_shared(self, path):
         """Whether ``path`` is in the folder of inputs every cell of this machine shares (:data:`INPUTS_VARIABLE`):
@@ -174,8 +174,10 @@ class FilesRead(object):
         """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
         if not self.known:
             return None
-        told = [entry[1] for entry in journaled(self.journal) if entry[0] == READ]  # its children's reads too
-        found = {*self.reading, *told, *module_files(), *self.modules_looked_for()}
+        told = journaled(self.journal)  # its children's reads too
+        self.shared_files.update(path for kind, path, _ in told if kind == SHARED)
+        found = {*self.reading, *(path for kind, path, _ in told if kind == READ), *module_files()}
+        found.update(self.modules_looked_for())
         found.update(path for path in self.shared_files if os.path.isfile(path))
         kept = [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
         return sorted(kept + site_pth_files())
@@ -213,6 +215,18 @@ class FilesRead(object):
         return found
 
 
+def digest_of(path):
+    """The sha256 of the file at ``path`` as it is now (hexadecimal, as the host's), None where it is no file."""
+    try:
+        digest = hashlib.sha256()
+        with open(path, "rb") as file:
+            for chunk in iter(lambda: file.read(1 << 20), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return None
+
+
 def as_first_found(paths, found, first_seen):
     """Of ``paths``, each not as a process first found it: changed by it (``found``: what it held before), else
     changed since it was read (``first_seen``: its :func:`state_of` then), by what :meth:`FilesRead.as_found`
@@ -226,9 +240,10 @@ def as_first_found(paths, found, first_seen):
     return changed
 
 
-READ, FOUND = "read", "found"
-"""The entries of a journal: ``[READ, path, state]`` (:func:`state_of`, as the file was first read) and ``[FOUND,
-path, digest]`` (what a file the process went on to change held first: :meth:`FilesRead.as_found`)."""
+READ, FOUND, SHARED = "read", "found", "shared"
+"""The entries of a journal: ``[READ, path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND,
+path, digest]`` (what a file the process went on to change held first: :meth:`FilesRead.as_found`) and ``[SHARED,
+path, None]`` (one of the shared inputs it touched, an input as it is left: :meth:`FilesRead.is_shared`)."""
 
 
 def journaled(journal):
@@ -244,7 +259,7 @@ def journaled(journal):
             entry = json.loads(line.decode("ascii"))
         except ValueError:  # a line cut short by the end of its process
             continue
-        if isinstance(entry, list) and len(entry) == 3 and entry[0] in (READ, FOUND):
+        if isinstance(entry, list) and len(entry) == 3 and entry[0] in (READ, FOUND, SHARED):
             entries.append(entry)
     return entries
 
@@ -256,10 +271,13 @@ def read_until_it_ended(journal, excluded):
     entries = journaled(journal)
     found = dict((path, digest) for kind, path, digest in entries if kind == FOUND)
     first = dict((path, tuple(state) if state else None) for kind, path, state in entries if kind == READ)
-    paths = inputs_of(first, excluded)
+    shared = set(path for kind, path, _ in entries if kind == SHARED and os.path.isfile(path))
+    paths = inputs_of([*first, *shared], excluded)
     if not paths:
         return None, {}
-    return sorted(paths + site_pth_files()), as_first_found(paths, found, first)
+    changed = as_first_found(paths, found, first)
+    changed.update((path, digest_of(path)) for path in paths if path in shared)
+    return sorted(paths + site_pth_files()), changed
 
 
 def inputs_of(paths, excluded):
