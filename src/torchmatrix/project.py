@@ -433,6 +433,7 @@ def _with_index(matrix: Matrix, environ: Mapping[str, str]) -> Matrix:
     for variable, problem in [
         (variables.INDEX_URL, schema.url_problem(index_url) if index_url else ""),
         *[(variables.FIND_LINKS, schema.location_problem(link)) for link in find_links],
+        *[(variables.FIND_LINKS, schema.folder_problem(link)) for link in find_links],
     ]:
         if problem:
             raise UsageError(f"{variable.name}: {problem}")

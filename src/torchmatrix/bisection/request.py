@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlparse
 
 from packaging.version import InvalidVersion, Version
 
@@ -226,16 +225,9 @@ def absolute(link: str) -> str:
 
 
 def _absent(link: str, given: str = "--find-links") -> str:
-    """Why the find-links folder ``link`` (a path or a file:// URL) cannot be listed: it is not there; '' when it
-    is, or when ``link`` is a web page (read when the releases are listed)."""
-    if "://" in link and not link.startswith("file://"):
-        return ""
-    folder = Path(unquote(urlparse(link).path)) if link.startswith("file://") else Path(link)
-    if folder.is_dir():
-        return ""
-    what = "is not a folder" if folder.exists() else "does not exist"
-    shown = f" ({folder.absolute()})" if str(folder.absolute()) != link else ""
-    return f"{given} {link!r}: the folder{shown} {what}; name a folder of torch wheels, or a URL"
+    """Why the find-links folder ``link``, ``given`` so, cannot be listed (:func:`schema.folder_problem`)."""
+    problem = schema.folder_problem(link)
+    return f"{given} {problem}" if problem else ""
 
 
 def _spaced(link: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlparse, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -215,6 +215,19 @@ def location_problem(text: str) -> str:
     if text.startswith("-"):
         return f"{text!r} looks like an installer option"
     return url_problem(text) if "://" in text else ""
+
+
+def folder_problem(link: str) -> str:
+    """Why the find-links folder ``link`` (a path or a file:// URL) cannot be listed: it is not there; '' when it
+    is, or when ``link`` is a web page (read when the releases are listed)."""
+    if "://" in link and not link.startswith("file://"):
+        return ""
+    folder = Path(unquote(urlparse(link).path)) if link.startswith("file://") else Path(link)
+    if folder.is_dir():
+        return ""
+    what = "is not a folder" if folder.exists() else "does not exist"
+    shown = f" ({folder.absolute()})" if str(folder.absolute()) != link else ""
+    return f"{link!r}: the folder{shown} {what}; name a folder of torch wheels, or a URL"
 
 
 _URL_EXAMPLE = "e.g. https://download.pytorch.org/whl/cpu"
