@@ -60,7 +60,7 @@ def test_the_index_and_find_links_can_come_from_the_environment(tmp_path: Path, 
     for name, value, problem in [
         ("TORCHMATRIX_INDEX_URL", "--no-index", "'--no-index' is not an http(s) or file URL"),
         ("TORCHMATRIX_FIND_LINKS", f"wheels {evil}", f"{evil!r} looks like an installer option"),
-        ("TORCHMATRIX_FIND_LINKS", f"{nightly} {tmp_path / 'gone'}", f"{str(tmp_path / 'gone')!r}: the folder does not"),
+        ("TORCHMATRIX_FIND_LINKS", f"{nightly} {tmp_path / 'gone'}", f"{str(tmp_path / 'gone')!r}: the folder"),
     ]:
         with pytest.raises(UsageError, match=re.escape(f"{name}: {problem}")):
             load(ROOT, dict(environ, **{name: value}))

@@ -634,7 +634,9 @@ def test_a_journal_that_cannot_be_written_loses_no_read_of_a_pair_that_ends_by_i
     assert completed.stdout.split() == ["True"]
 
 
-def test_a_shared_input_a_pair_wrote_then_crashed_is_an_input_as_it_left_it(stub_torch_python: str, tmp_path: Path) -> None:
+def test_a_shared_input_a_pair_wrote_then_crashed_is_an_input_as_it_left_it(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
     """A sweep's store is written by one release and read by the others: a pair that dies still names what it left
     there, so that a later change to the store makes the record stale."""
     shared = tmp_path / "inputs"
