@@ -414,16 +414,21 @@ def folder_files(folder: Path, limit: int = 5000) -> list[str]:
     return found[:limit]
 
 
-PYTEST_CONFIGURATION = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", "conftest.py")
-"""The files pytest looks for, present or not, in the folders above the tests it runs (and conftest.py below)."""
+PYTEST_CONFIGURATION = (
+    "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", "setup.py",
+    "conftest.py",
+)  # fmt: skip
+"""The files pytest 9 looks for, present or not, in the folders above the tests it runs (and conftest.py below):
+what stands for its own answer where the pair's process could not be asked (:func:`pytest_configuration`)."""
 
 
 def pytest_configuration(tests: Path) -> list[str]:
     """Every file whose presence or content can change how pytest runs ``tests`` (a file or a folder): the
     configuration files of each folder above it, and each folder's ``conftest.py`` below it; there or not.
 
-    pytest only asks whether most of them exist, which no audit hook sees: a ``tox.ini`` put beside the tests
-    later changes what runs, so its absence is part of what the tests read.
+    Only for a pair whose process could not say what it looked for (a Python without audit hooks, a worker that
+    died): a pair's process otherwise hears each file pytest asks for itself, there or not, whatever pytest's
+    release looks for.
     """
     above = [tests, *tests.parents] if tests.is_dir() else list(tests.parents)
     found = [str(folder / name) for folder in above for name in PYTEST_CONFIGURATION]

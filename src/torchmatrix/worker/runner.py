@@ -393,15 +393,15 @@ def _record_name(pair: Pair, sent: Any) -> str:
 def _files_read(pair: Pair, read: Any, began_at: float | None, as_found: Any) -> dict[str, str | None]:
     """What the pair that began at ``began_at`` (None: it never ran) read, by content, less what it wrote
     (:func:`identity.files_read`), and what it read of files changed after it read them as the worker found it
-    (``as_found``); where the worker could not tell, every file of the probe's folder (the matrix's, for tests,
-    which pytest runs from).
-
-    Tests read pytest's configuration too, present or not (:func:`identity.pytest_configuration`), and so does a
-    file whose kind pytest says.
+    (``as_found``). Where the worker could not tell (a Python without audit hooks, a worker that died), every file
+    of the probe's folder (the matrix's, for tests, which pytest runs from), and for tests, or a file whose kind
+    pytest says, pytest's configuration files there or not (:func:`identity.pytest_configuration`): what the
+    pair's process would have said it looked for.
     """
     probe = pair.probe
-    if not (isinstance(read, list) and all(isinstance(path, str) for path in read)):
-        read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
+    if isinstance(read, list) and all(isinstance(path, str) for path in read):
+        return identity.files_read(read, began_at, _digests(as_found))
+    read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
     configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
     return identity.files_read([*read, *configuration], began_at, _digests(as_found))
 

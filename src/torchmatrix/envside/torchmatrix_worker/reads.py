@@ -1,5 +1,6 @@
 """What a pair's process read outside its environment: the files its records depend on."""
 
+import errno
 import hashlib
 import importlib.machinery
 import json
@@ -41,7 +42,10 @@ class FilesRead(object):
     A module the pair imports is looked for folder by folder, through listings the import system caches, and no
     ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
     is listed as ``folder/name.*`` (:data:`MODULE_LOOKED_FOR`), so that a module put where it was looked for first
-    (a ``colorsys.py`` beside the script) is a change, as it changes what the import finds.
+    (a ``colorsys.py`` beside the script) is a change, as it changes what the import finds. Whether a file exists
+    is asked by ``os.stat`` and ``os.lstat`` (``os.path.exists``, ``Path.is_file``: how pytest looks for its
+    configuration and each folder's ``conftest.py``), which no audit event tells: the process hears those itself
+    (:func:`watch_lookups`), and a file asked for and not there is listed as one opened and not there is.
     """
 
     def __init__(self, scratch, journal=None):
@@ -53,11 +57,12 @@ class FilesRead(object):
         shared = os.environ.get(INPUTS_VARIABLE)
         self.shared = os.path.join(os.path.abspath(shared), "") if shared else None
         self.shared_files = set()
-        self.telling = False
+        self.telling = self.busy = False
         self.known = hasattr(sys, "addaudithook")
         self.lookups = []
         if self.known:
             sys.addaudithook(self.heard)
+            watch_lookups(self.not_there)
             sys.meta_path.insert(0, ModuleLookups(self.lookups))
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
                 self.read(path)
@@ -66,6 +71,9 @@ class FilesRead(object):
         """The audit hook: an ``open`` (its path, mode and flags), a ``ctypes.dlopen`` (the library's name), or an
         ``exec`` of code compiled from a file (a module a loader ran, whose source it may never have opened: its
         bytecode was cached, or it was loaded by path and is in no ``sys.modules``)."""
+        if self.busy:
+            return  # this hook's own look at a file
+        self.busy = True
         try:
             if event == "open":
                 self.opened(*arguments[:3])
@@ -77,6 +85,23 @@ class FilesRead(object):
                 self.renamed(arguments[1])
         except Exception:  # noqa: S110 - an exception here would be the probe's open's or load's, which it is not
             pass
+        finally:
+            self.busy = False
+
+    def not_there(self, path):
+        """The process asked whether the file at ``path`` exists, and it does not: looked for, as an ``open`` of a
+        file not there is, so that its appearing is a change (a ``pytest.toml`` put beside the tests)."""
+        if self.busy:
+            return  # this hook's own look at a file
+        self.busy = True
+        try:
+            path = as_path(path if isinstance(path, int) else os.fspath(path))  # a Path too, as pathlib asks
+            if path is not None and path not in self.hashing and not self.is_shared(path):
+                self.read(path)
+        except Exception:  # noqa: S110 - an exception here would be the probe's stat's, which it is not
+            pass
+        finally:
+            self.busy = False
 
     def opened(self, path, mode, flags):
         path = as_path(path)
@@ -174,6 +199,7 @@ class FilesRead(object):
         """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
         if not self.known:
             return None
+        self.busy = True  # what follows looks at files: none of it is the pair's
         told = journaled(self.journal)  # its children's reads too
         self.shared_files.update(path for kind, path, _ in told if kind == SHARED)
         found = {*self.reading, *(path for kind, path, _ in told if kind == READ), *module_files()}
@@ -213,6 +239,42 @@ class FilesRead(object):
         found = as_first_found(paths, self.found, self.first_seen)
         found.update((path, self.digest_of(path)) for path in paths if path in self.shared_files)
         return found
+
+
+def watch_lookups(not_there):
+    """Have ``os.stat`` and ``os.lstat`` tell ``not_there`` each path they are asked of that is not there (a path,
+    not a descriptor, nor a path relative to a ``dir_fd``). Each stands where the original did in the sets ``os``
+    says its functions' abilities by (``os.supports_dir_fd``, …), so code that asks them (``shutil``) runs as it
+    would have."""
+    abilities = (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks, os.supports_effective_ids)
+    for name in ("stat", "lstat"):
+        original = getattr(os, name)
+        watched = watching(original, not_there)
+        for ability in abilities:
+            if original in ability:
+                ability.add(watched)
+        setattr(os, name, watched)
+
+
+def watching(original, not_there):
+    """``original`` (``os.stat`` or ``os.lstat``), telling ``not_there`` each path it finds nothing at."""
+
+    def watched(path, *arguments, **options):
+        try:
+            return original(path, *arguments, **options)
+        except OSError as error:
+            if error.errno in NOT_THERE and not arguments and options.get("dir_fd") is None:
+                not_there(path)
+            raise
+
+    watched.__name__, watched.__qualname__, watched.__doc__ = original.__name__, original.__name__, original.__doc__
+    watched.__module__ = original.__module__
+    return watched
+
+
+NOT_THERE = (errno.ENOENT, errno.ENOTDIR)
+"""What ``os.stat`` raises for a path at which nothing is: the name is not in its folder, or a folder on the way
+is a file."""
 
 
 def digest_of(path):
