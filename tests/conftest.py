@@ -6,23 +6,41 @@ marked ``integration``; tests/unit stays the fast tier.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
+from torchmatrix.util import storedjson
 
 from .faults.probes import hostile
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+
+def stored_content(path: Path) -> dict[str, Any]:
+    """The stored JSON object at ``path`` less its seal: as a torchmatrix before seals wrote it."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return {key: value for key, value in data.items() if key != storedjson.SEAL}
+
+
+def rewrite(path: Path, change: Callable[[dict[str, Any]], Any], *, seal: bool = True) -> None:
+    """Rewrite the stored JSON at ``path`` with ``change`` (which edits its content in place), sealed anew as the
+    torchmatrix that wrote it would have, or a forger could (``seal=False``: as a torchmatrix before seals wrote it)."""
+    data = stored_content(path)
+    change(data)
+    path.write_text(json.dumps(storedjson.sealed(data) if seal else data), encoding="utf-8")
 
 
 def default_signals() -> None:

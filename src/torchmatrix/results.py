@@ -114,6 +114,7 @@ class CellResult:
             raise NewerSchema(newer)
         if type(schema) is not int or schema != SCHEMA_VERSION:
             raise ValueError(f"schema {schema!r} is not {SCHEMA_VERSION}")
+        data = storedjson.unsealed(data)
         try:
             outcome = checked(data, "outcome", str, optional=True)
             cell_outcome = Outcome(outcome) if outcome else None
@@ -220,7 +221,7 @@ def write(results_dir: Path, result: CellResult) -> Path:
             raise OSError(errno.EEXIST, f"it holds a result this torchmatrix cannot keep: {exc}") from exc
         except (OSError, ValueError):
             stored = None  # none yet, or one no reader can use: the new result replaces it
-        text = atomicfile.json_text(merged(stored, result).to_json())
+        text = atomicfile.json_text(storedjson.sealed(merged(stored, result).to_json()))
         size = len(text.encode("utf-8"))
         if size > MAX_FILE_BYTES:
             raise OSError(errno.EFBIG, f"it would be {size / (1 << 20):.1f} MiB, over the {MAX_FILE_BYTES >> 20} MiB "

@@ -22,7 +22,7 @@ from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 from torchmatrix.util import safetext, storedjson
 
-from ..conftest import hostile_result
+from ..conftest import hostile_result, stored_content
 from .conftest import MACHINE, Run, Torch, Workspace
 
 pytestmark = pytest.mark.integration  # real nox, and writers in processes of their own
@@ -145,7 +145,9 @@ def with_good(workspace: Workspace, torch_here: Torch, made: Path) -> tuple[Path
     good.parent.mkdir(parents=True, exist_ok=True)
     # Made in another folder: its pairs ran from there and read its probes; here they are this folder's.
     made_in = made.parents[3]  # <folder>/out/results/<machine>/<cell>.json
-    good.write_text(made.read_text().replace(json.dumps(str(made_in))[1:-1], json.dumps(str(workspace.folder))[1:-1]))
+    moved = made.read_text().replace(json.dumps(str(made_in))[1:-1], json.dumps(str(workspace.folder))[1:-1])
+    content = {key: value for key, value in json.loads(moved).items() if key != storedjson.SEAL}
+    good.write_text(json.dumps(storedjson.sealed(content)))
     result = results.read(good)
     return good, [result.torch, result.python or "-", "ok", "✓"]
 
@@ -154,7 +156,7 @@ def test_the_report_names_and_skips_every_corrupt_file(workspace: Workspace, tor
     good, row = with_good(workspace, torch_here, made)
     # Valid, as if merged from another machine, with hostile names; a torch version holding escapes is refused.
     results.write(workspace.results_dir, dataclasses.replace(hostile_result(MACHINE), torch="2.0.0"))
-    data = json.loads(good.read_text())
+    data = stored_content(good)
     folder = good.parent
     corrupt = {
         "truncated.json": good.read_text()[: len(good.read_text()) // 2],
@@ -218,7 +220,8 @@ def _beside(good: Path, name: str, data: dict[str, Any], **changes: Any) -> Path
     """A file named ``name`` beside ``good`` holding ``data`` with ``changes``: by default another cell's result."""
     path = good.parent / name
     other_cell = dict(torch="2.0.0", cell_id="torch-2.0.0-py3.11", session="probe(2.0.0)")
-    path.write_text(json.dumps(dict(data, **{**other_cell, **changes})), encoding="utf-8")
+    content = {key: value for key, value in data.items() if key != storedjson.SEAL}  # as a file from before seals
+    path.write_text(json.dumps(dict(content, **{**other_cell, **changes})), encoding="utf-8")
     return path
 
 
@@ -340,7 +343,7 @@ def hostile_folder(
 ) -> tuple[list[str], list[Path]]:
     """A matrix, a good result and ``hostile`` beside it: the good result's row in the table, the hostile paths."""
     good, row = with_good(workspace, torch_here, made)
-    data = json.loads(good.read_text())
+    data = stored_content(good)
     return row, [case.make(good, data) for case in hostile]
 
 

@@ -20,7 +20,7 @@ from torchmatrix.checks import checks_of
 from torchmatrix.core import Outcome, Record
 from torchmatrix.views.sameinputs import compare
 
-from ..conftest import ROOT
+from ..conftest import ROOT, rewrite
 from ..faults.conftest import local_torch
 
 pytestmark = pytest.mark.integration
@@ -84,9 +84,7 @@ def test_the_same_release_swept_twice_shows_no_change(two_sweeps: tuple[Record, 
 def test_one_edited_digest_is_exactly_one_change(two_sweeps: tuple[Record, Record, Path]) -> None:
     first, _, folder = two_sweeps
     [path] = (folder / "second" / "results" / "sweep-box").glob("*.json")
-    stored = json.loads(path.read_text())
-    stored["records"][0]["metrics"]["checks"][0]["samples"][1]["output"] = "0" * 16
-    path.write_text(json.dumps(stored))
+    rewrite(path, lambda stored: stored["records"][0]["metrics"]["checks"][0]["samples"][1].update(output="0" * 16))
     [edited] = results.read(path).records
     before, after = checks_of(first), checks_of(edited)
     changed = {name: compare(before[name], after[name], same_probe=True) for name in after}

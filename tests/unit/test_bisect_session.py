@@ -28,6 +28,7 @@ from torchmatrix.sessions.handback import HandBack, Stored
 from torchmatrix.worker import repeats
 from torchmatrix.worker.printed import Printed
 
+from ..conftest import rewrite
 from .test_plan import THIS_MACHINE
 from .test_project import project
 from .test_results import result
@@ -380,9 +381,15 @@ def test_a_bisection_from_stored_results_and_the_plan_builds_nothing(tmp_path: P
         f"commits from torch 1.11.0 ({git('1.11.0')}) to 1.12.0 ({git('1.12.0')}): "
         f"https://github.com/pytorch/pytorch/compare/{git('1.11.0')}...{git('1.12.0')}",
     ]
-    summary = json.loads(summary_file(tmp_path, "autograd_dot-cpu-1.11.0-1.12.1").read_text())
+    written = summary_file(tmp_path, "autograd_dot-cpu-1.11.0-1.12.1")
+    summary = json.loads(written.read_text())
     assert summary["schema"] == 2 and summary["candidates"] == ["1.11.0", "1.11.1", "1.12.0", "1.12.1"]
     assert (summary["status"], summary["last_old"], summary["first_new"]) == ("range", "1.11.0", "1.12.0")
+    as_written = written.read_text()
+    written.write_text(as_written.replace('"first_new": "1.12.0"', '"first_new": "1.11.1"'))
+    with pytest.raises(ValueError, match="changed after torchmatrix wrote it"):  # an answer edited by hand
+        summaries.read(written)
+    written.write_text(as_written)
     assert [(step["version"], step["how"], step["observations"][0]["category"]) for step in summary["steps"]] == [
         ("1.11.0", "stored", "fail"),
         ("1.12.1", "stored", "pass"),
@@ -862,9 +869,8 @@ def test_a_test_file_asks_the_tests_it_collected_not_a_node_id_asked_once_that_m
     for version, outcome in (("1.11.0", Outcome.FAIL), ("1.12.0", Outcome.PASS)):
         store(here, version, outcome, Outcome.ERROR, probes=names)
         path = here.result_file(here.plan_release(Version(version)))
-        stored = json.loads(path.read_text())
-        del stored["records"][1]["inputs"]["entry"]  # `bisect tests/test_issue.py::test_typo` made it: no test
-        path.write_text(json.dumps(stored))
+        # `bisect tests/test_issue.py::test_typo` made it: no test
+        rewrite(path, lambda stored: stored["records"][1]["inputs"].pop("entry"))
     session = Session("tests/test_issue.py", "--from", "1.11.0", "--to", "1.12.0")
     run(here, session, tmp_path / "noxfile.py")  # a build would run nox on this missing noxfile, and fail
 

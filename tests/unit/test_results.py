@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import threading
 from datetime import datetime, timedelta, timezone
@@ -17,6 +18,8 @@ from torchmatrix import identity, results
 from torchmatrix.core import Constraint, Outcome, PinSource, Record
 from torchmatrix.results import CellResult
 from torchmatrix.util import atomicfile, storedjson
+
+from ..conftest import rewrite, stored_content
 
 
 def record(probe: str, device: str, outcome: Outcome = Outcome.PASS) -> Record:
@@ -89,11 +92,13 @@ def test_a_cell_outcome_never_replaces_measured_records(tmp_path: Path) -> None:
 def test_a_schema_1_file_is_read_with_its_cell_inputs_given_to_each_record(tmp_path: Path) -> None:
     inputs = {"requirements": ["torch==1.12.1"], "timeout": 300, "probes": {"autograd_dot": "a" * 64}, "devices": []}
     path = results.write(tmp_path, result(inputs=inputs))
-    data = json.loads(path.read_text())
-    data["schema"] = 1
-    for stored in data["records"]:
-        del stored["inputs"]
-    path.write_text(json.dumps(data))
+
+    def as_schema_1(data: dict[str, Any]) -> None:
+        data["schema"] = 1
+        for stored in data["records"]:
+            del stored["inputs"]
+
+    rewrite(path, as_schema_1, seal=False)
     (upgraded,) = results.read(path).records
     assert upgraded.inputs == {"requirements": ["torch==1.12.1"], "timeout": 300, "probe": "a" * 64}
 
@@ -101,7 +106,7 @@ def test_a_schema_1_file_is_read_with_its_cell_inputs_given_to_each_record(tmp_p
 def test_unreadable_files_are_named_and_skipped(tmp_path: Path) -> None:
     good = results.write(tmp_path, result())
     folder = good.parent
-    data = json.loads(good.read_text())
+    data = stored_content(good)
     record = data["records"][0]
     broken = {
         "truncated.json": good.read_text()[:100],
@@ -199,7 +204,7 @@ def nested(depth: int, innermost: Any = 0) -> Any:
 
 def test_numbers_no_float_can_hold_and_non_json_constants_are_refused(tmp_path: Path) -> None:
     good = results.write(tmp_path, result())
-    data = json.loads(good.read_text())
+    data = stored_content(good)
     huge = int("9" * 400)
     beside(good, "duration.json", with_record(data, duration=huge))
     beside(good, "error.json", with_record(data, metrics={"checks": [{"error": -huge, "tolerance": 1e-6}]}))
@@ -220,7 +225,7 @@ def test_numbers_no_float_can_hold_and_non_json_constants_are_refused(tmp_path: 
 
 def test_nesting_is_capped_at_reading(tmp_path: Path) -> None:
     good = results.write(tmp_path, result())
-    data = json.loads(good.read_text())
+    data = stored_content(good)
     # The metrics object is the 4th level (file, records, record, metrics); the lists fill it up to the cap.
     beside(good, "at-the-cap.json", with_record(data, metrics={"x": nested(storedjson.MAX_DEPTH - 5, [])}))
     beside(good, "over-the-cap.json", with_record(data, metrics={"x": nested(storedjson.MAX_DEPTH - 4, [])}))
@@ -256,7 +261,7 @@ def written_of_size(folder: Path, torch: str, size: int) -> Path:
     """The result of torch ``torch``, its message padded so that its file has ``size`` bytes."""
     padding = size - results.write(folder, result(torch)).stat().st_size
     path = results.result_path(folder, "linux-x86_64", f"torch-{torch}-py3.10")
-    atomicfile.write_json(path, result(torch, message="x" * padding).to_json())  # results.write refuses an oversize one
+    atomicfile.write_json(path, storedjson.sealed(result(torch, message="x" * padding).to_json()))  # write refuses it
     assert path.stat().st_size == size
     return path
 
@@ -285,7 +290,7 @@ def test_text_that_is_not_utf8_is_refused_in_a_file_and_in_its_name(tmp_path: Pa
 
 def test_a_torch_that_is_no_version_and_a_finish_that_is_no_time_are_refused(tmp_path: Path) -> None:
     good = results.write(tmp_path, result())
-    data = json.loads(good.read_text())
+    data = stored_content(good)
     beside(good, "nightly.json", json.dumps(dict(data, torch="nightly")))
     beside(good, "no-offset.json", json.dumps(dict(data, finished_at="2026-01-01T00:00:00")))
     beside(good, "empty-time.json", json.dumps(dict(data, finished_at="")))
@@ -308,7 +313,7 @@ def test_the_rules_of_a_cells_constraints_are_kept_and_a_result_that_has_none_re
     assert json.loads(path.read_text())["constrained_by"] == [
         {"constraint": "numpy<2", "source": "known", "torch": "<2.3", "reason": "built against NumPy 1.x"}
     ]
-    older = {key: value for key, value in json.loads(path.read_text()).items() if key != "constrained_by"}
+    older = {key: value for key, value in stored_content(path).items() if key != "constrained_by"}
     beside(path, "older.json", json.dumps(older))
     beside(path, "elsewhere.json", json.dumps(dict(older, constrained_by=[dict(given[0].to_json(), source="x")])))
     scan = results.scan(tmp_path)
@@ -321,7 +326,7 @@ def test_the_rules_of_a_cells_constraints_are_kept_and_a_result_that_has_none_re
 def test_a_cell_outcome_that_comes_with_records_is_refused(tmp_path: Path) -> None:
     """No run writes one: shown, the cell's outcome would hide the records under it."""
     good = results.write(tmp_path, result())
-    beside(good, "hiding.json", json.dumps(dict(json.loads(good.read_text()), outcome="no-wheel")))
+    beside(good, "hiding.json", json.dumps(dict(stored_content(good), outcome="no-wheel")))
     scan = results.scan(tmp_path)
     assert reasons(scan) == {
         "hiding.json": "does not fit schema 2: the cell outcome 'no-wheel' comes with records, which it would hide"
@@ -395,7 +400,8 @@ def test_a_copy_of_a_cells_file_beside_it_is_named_and_never_counts_over_the_cel
     """A file dropped in under another name, saying it finished later (even in the future), hides no run's result."""
     own = results.write(tmp_path, result("1.12.1", "2026-01-01T00:00:00+00:00"))
     copy = own.parent / "copy.json"
-    copy.write_text(json.dumps(dict(json.loads(own.read_text()), finished_at="2026-02-01T00:00:00+00:00")))
+    shutil.copy(own, copy)
+    rewrite(copy, lambda data: data.update(finished_at="2026-02-01T00:00:00+00:00"))
     scan = results.scan(tmp_path)
     assert scan.warnings == (
         f"2 files hold cell torch-1.12.1-py3.10 of linux-x86_64 ({copy}, {own}): the cell's own file counts, "
@@ -434,3 +440,18 @@ def test_a_machine_folder_holding_results_of_two_machine_identities_is_named(tmp
         f"machine linux-x86_64 holds results of 2 machine identities ({cpu} (GenuineIntel 6/79, x86-64-v3, "
         f"{avx2.digest()}); {cpu} (GenuineIntel 6/85, x86-64-v4, {avx512.digest()})), {WARNING_END}",
     )
+
+
+def test_a_result_edited_after_it_was_written_is_refused_and_one_written_before_seals_is_read(tmp_path: Path) -> None:
+    """An outcome changed by hand, in the text as an editor or sed changes it, is never shown as the cell's."""
+    good = results.write(tmp_path, result(records=(Record("autograd_dot", "cpu", Outcome.FAIL, {}, "", 0.01),)))
+    edited = beside(good, "edited.json", good.read_text().replace('"outcome": "fail"', '"outcome": "pass"'))
+    assert edited.read_text() != good.read_text()
+    older = beside(good, "older.json", json.dumps(stored_content(good)))  # a torchmatrix before seals wrote it so
+    scan = scan_in_time(tmp_path)
+    assert reasons(scan) == {
+        "edited.json": "it was changed after torchmatrix wrote it: its content_sha256 is not its content's sha256; "
+        "run what made it again, or delete the file"
+    }
+    assert sorted(found.path.name for found in scan.results) == sorted([good.name, older.name])
+    assert [record.outcome for found in scan.results for record in found.records] == [Outcome.FAIL, Outcome.FAIL]

@@ -256,6 +256,7 @@ class Summary:
         schema = data.get("schema")
         if type(schema) is not int or schema != SCHEMA:
             raise ValueError(f"schema {schema!r} is not {SCHEMA} (a bisect summary)")
+        data = storedjson.unsealed(data)
         try:
             if checked(data, "finished_at", str, optional=True) is None:
                 return None

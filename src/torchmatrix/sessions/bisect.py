@@ -51,7 +51,7 @@ from ..errors import TorchmatrixError, UsageError
 from ..index import releases
 from ..index.releases import Listing, dated
 from ..planner import Cell
-from ..util import atomicfile, safetext
+from ..util import atomicfile, safetext, storedjson
 from . import childnox
 from .handback import HandBack
 
@@ -349,7 +349,7 @@ class _Bisection:
         if not request.several:  # what a summary of one probe said before there were others (schema 1)
             verdict = found.verdicts[request.keys[0]] if found else None
             data.update(probe=request.probes[0], device=request.devices[0], **summaries.verdict_json(verdict))
-        atomicfile.write_json(self.summary_path, data)
+        atomicfile.write_json(self.summary_path, storedjson.sealed(data))
         return self.summary_path
 
     def _verdicts_json(self, found: Search[Key] | None) -> dict[str, Any]:

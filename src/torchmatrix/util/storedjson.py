@@ -14,6 +14,7 @@ names each it refuses; the ``checked*`` functions check a field's type.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -45,12 +46,47 @@ and every such integer converts to a float."""
 
 
 def read(path: Path) -> Any:
-    """The JSON of ``<folder>/<machine>/<name>.json``, read with every limit of the module's docstring.
+    """The JSON of ``<folder>/<machine>/<name>.json``, read with every limit of the module's docstring; its seal is
+    its reader's to check (:func:`unsealed`), once it knows the file is of a schema it reads.
 
     Raises OSError or ValueError naming what is wrong.
     """
     _check_name(path)
     return _parse(_contents(path))
+
+
+SEAL = "content_sha256"
+"""The key of a stored object's seal: the sha256 of the rest of it (:func:`sealed`)."""
+
+
+def sealed(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with its seal, the sha256 of its content as :func:`unsealed` checks it: a file edited after
+    torchmatrix wrote it (an outcome changed by hand, a merge that kept half of two versions) is refused, never
+    shown."""
+    return {**data, SEAL: _content_digest(data)}
+
+
+def unsealed(data: Any) -> Any:
+    """``data`` less its seal where it has one, which must be its content's; as it is where it has none (written
+    before files were sealed). Raises ValueError for a seal that is not its content's.
+
+    A seal tells an edit, not who made it: anyone can seal what they wrote, as torchmatrix does.
+    """
+    if not isinstance(data, dict) or SEAL not in data:
+        return data
+    content = {key: value for key, value in data.items() if key != SEAL}
+    if data[SEAL] != _content_digest(content):
+        raise ValueError(
+            f"it was changed after torchmatrix wrote it: its {SEAL} is not its content's sha256; "
+            "run what made it again, or delete the file"
+        )
+    return content
+
+
+def _content_digest(data: dict[str, Any]) -> str:
+    """The sha256 of ``data`` as canonical JSON: keys sorted, no spaces, text as UTF-8."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _check_name(path: Path) -> None:
