@@ -877,6 +877,55 @@ def test_a_file_is_tests_when_pytest_collects_tests_from_it_and_a_script_when_it
     assert alone.kind_reason.startswith("pytest could not run: pytest does not import in this cell")
 
 
+COULD_NOT_RUN = {  # pytest on each, by hand, fails; none is a script that passes
+    "badparam/test_param.py": (
+        "import pytest\n\n@pytest.mark.parametrize('dtype', ['float32'])\ndef test_cast(dtyp):\n    assert False\n"
+    ),
+    "conftest_fails/test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n",
+    "conftest_fails/conftest.py": "import no_such_module\n",
+    "subtests/test_sub.py": (
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_sub(self):\n        for i in range(2):\n"
+        "            with self.subTest(i=i):\n                if i == 0:\n                    self.skipTest('one')\n"
+        "                self.assertEqual(i, 0)\n"
+    ),
+    "exits/test_exit.py": "import pytest\n\ndef test_a():\n    pass\n\ndef test_z():\n    pytest.exit('giving up')\n",
+    "raises/repro.py": "raise RuntimeError('the bug')\n",  # no test module by its name: a script, which raises
+}
+
+
+def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pytest_python: str, tmp_path: Path) -> None:
+    for name, text in COULD_NOT_RUN.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    named = ["badparam/test_param.py", "conftest_fails/test_dot.py", "subtests/test_sub.py", "exits/test_exit.py"]
+    records = [
+        record
+        for name in [*named, "raises/repro.py"]
+        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
+    ]
+    assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
+        (
+            "badparam/test_param.py",
+            Outcome.ERROR,
+            Kind.PYTEST,
+            "pytest could not collect it, a test module by its name",
+        ),
+        (
+            "conftest_fails/test_dot.py",
+            Outcome.ERROR,
+            Kind.PYTEST,
+            "pytest ended with exit code 4 before collecting it",
+        ),
+        ("subtests/test_sub.py::T::test_sub", Outcome.FAIL, Kind.PYTEST, "pytest collected 1 test from it"),
+        ("exits/test_exit.py::test_a", Outcome.PASS, Kind.PYTEST, "pytest collected 2 tests from it"),
+        ("exits/test_exit.py::test_z", Outcome.ERROR, Kind.PYTEST, "pytest collected 2 tests from it"),
+        ("raises/repro.py", Outcome.ERROR, Kind.SCRIPT, "pytest collected no test from it"),
+    ]
+    assert "no_such_module" in records[1].message
+    assert records[4].message == "pytest ended while it ran (exit code 2): Exit: giving up"
+    assert records[5].message == "RuntimeError: the bug"
+
+
 def test_tests_without_pytest_or_without_tests_say_so(
     stub_torch_python: str, pytest_python: str, tmp_path: Path
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from packaging.specifiers import SpecifierSet
 
 from torchmatrix import results
-from torchmatrix.core import Outcome, Record
+from torchmatrix.core import Kind, Outcome, Record
 from torchmatrix.expectations import all_hold, check, not_allowed, report, tally
 from torchmatrix.matrix import Expectation
 from torchmatrix.matrix.loader import load_matrix
@@ -208,3 +208,14 @@ def test_strict_gates_a_pair_that_passed_in_only_some_of_its_runs() -> None:
     flaky = cell("1.9.0", cpu=Outcome.UNSTABLE)
     assert not_allowed(flaky, []) == ["✗ autograd_dot on cpu: unstable (no message)"]
     assert not_allowed(flaky, [expect("<1.12", Outcome.UNSTABLE, device="cpu")]) == []
+
+
+def test_a_file_that_ran_as_a_script_answers_for_none_of_its_tests() -> None:
+    """pytest collected no test from it in that release (its tests are defined only on newer torch): no test of it
+    has an outcome there, whatever the script's."""
+    nested = Expectation("test_nt.py::test_nt", "cpu", SpecifierSet("<1.13"), Outcome.PASS, where="m:3")
+    script = Record("test_nt.py", "cpu", Outcome.PASS, {}, "", 0.0, kind=Kind.SCRIPT)
+    found = [result("1.12.1", cell_id="torch-1.12.1-py3.10", python="3.10", machine="ci-box", records=(script,))]
+    assert report(check([nested], found)) == [
+        "? test_nt.py::test_nt on cpu, torch <1.13: pass: no stored result tested it (m:3)"
+    ]

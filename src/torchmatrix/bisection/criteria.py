@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..checks import check_outcome, checks_of, value_key
-from ..core import Outcome, Record, holds
+from ..core import Kind, Outcome, Record, holds
 from ..results import CellResult
 from ..worker import printed, repeats
 from .search import Observation
@@ -120,15 +120,22 @@ def records_under(result: CellResult, name: str, device: str) -> list[Record]:
 
 
 def record_of(result: CellResult, name: str, device: str) -> Record | None:
-    """The record of ``name`` on ``device``; for a test that has none, the error of the module or class that
-    holds it, as pytest reports what kept its tests from being collected (an import that now fails)."""
+    """The record of ``name`` on ``device``; for a test that has none, the error (or skip) pytest reported of the
+    module or class that holds it, what kept its tests from being collected (an import that now fails). Never a
+    holder that ran as a script: pytest collected no test from it, so none of its tests has an outcome there."""
     records = {record.probe: record for record in result.records if record.device == device}
     if name in records:
         return records[name]
     path, _, _ = name.partition("[")  # a parameter may hold "::" itself
     parts = path.split("::")
     holders = ("::".join(parts[:end]) for end in range(len(parts) - 1, 0, -1))
-    return next((records[holder] for holder in holders if holder in records), None)
+    return next((records[holder] for holder in holders if holder in records and _kept_its_tests(records[holder])), None)
+
+
+def _kept_its_tests(holder: Record) -> bool:
+    """Whether ``holder``, the record of a module or class, is pytest's of what kept its tests from running (or
+    one of a torchmatrix before records said their kind)."""
+    return holder.kind in (Kind.PYTEST, None) and holder.outcome in (Outcome.ERROR, Outcome.UNAVAILABLE)
 
 
 def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -> Observation:

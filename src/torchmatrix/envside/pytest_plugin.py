@@ -8,6 +8,7 @@ which tests ended, which one was running, and which were not reached:
 
     {"collected": [nodeid, ...]}
     {"start": nodeid, "at": time.time()}
+    {"ended": "Exit: why"}  (pytest.exit() ended the session in the test running)
     {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s,
      "printed": captured stdout, "raised": "Type: message"}
 
@@ -76,8 +77,28 @@ class Progress(object):
     def pytest_collectreport(self, report):
         if report.failed or report.skipped:
             outcome = "error" if report.failed else "unavailable"
-            said = dict(verdict(outcome, report), test=report.nodeid, duration=0.0)
+            said = dict(verdict(outcome, report), test=report.nodeid, duration=0.0, tests_by_name=self.by_name(report))
             self.write(dict(said, **self.shown(report, report)))
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        """The session ended in a test: ``pytest.exit()`` (or Ctrl-C), whose words pytest writes only to stderr."""
+        self.write({"ended": "{}: {}".format(excinfo.typename, getattr(excinfo.value, "msg", excinfo.value))})
+
+    def pytest_configure(self, config):
+        self.config = config
+
+    def by_name(self, report):
+        """Whether pytest takes the file ``report`` is of for a test module by its name alone (its ``python_files``,
+        as it does in a folder it collects): a file so named that it cannot collect is tests it could not run, not
+        a script (one named otherwise is collected only because it was named on the command line)."""
+        path = str(getattr(report, "fspath", "") or "")
+        try:
+            from _pytest.pathlib import fnmatch_ex
+
+            return any(fnmatch_ex(pattern, path) for pattern in self.config.getini("python_files"))
+        except Exception:  # a pytest without the rule where it was: its default, test_*.py and *_test.py
+            name = os.path.basename(path)
+            return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
     def pytest_collection_finish(self, session):
         self.write({"collected": [item.nodeid for item in session.items]})
@@ -103,14 +124,14 @@ class Progress(object):
 
 
 def outcome_of(reports):
-    """One test's phases as one outcome: the first phase that did not pass decides."""
-    for report in reports:
+    """One test's phases (and subtests) as one outcome, as pytest's exit status judges them: the first that failed
+    decides, else the first that skipped (a subtest skipped before another failed hides no failure)."""
+    for report in [report for report in reports if report.failed] + [report for report in reports if report.skipped]:
         if report.failed:
             return verdict("fail" if report.when == "call" else "error", report)
-        if report.skipped:
-            if hasattr(report, "wasxfail"):
-                return {"outcome": "fail", "metrics": {}, "message": "xfail: expected to fail: " + report.wasxfail}
-            return verdict("unavailable", report)
+        if hasattr(report, "wasxfail"):
+            return {"outcome": "fail", "metrics": {}, "message": "xfail: expected to fail: " + report.wasxfail}
+        return verdict("unavailable", report)
     passed_xfail = [report for report in reports if hasattr(report, "wasxfail")]
     return {"outcome": "pass", "metrics": {}, "message": "xpass: passed, expected to fail" if passed_xfail else ""}
 

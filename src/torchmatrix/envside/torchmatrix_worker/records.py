@@ -357,7 +357,7 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         events = ProgressOfTests(ending.sides.get("progress", b""), ending.places)
         if not said:
             said = events.collection(ending)
-            if asking and not events.holds_tests():
+            if asking and not events.holds_tests(ending):
                 return None, said
         records += events.ended
         expected = events.collected if events.collected is not None else expected
@@ -365,8 +365,10 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         left = [test for test in expected or () if test not in done and test != events.running]
         answer = answer_of(ending)
         if answer is not None:  # pytest returned, or never ran (no such device, no pytest)
-            if not records:
+            if not records and events.running is None:
                 return [dict(tests_ended(answer, ending, pair["name"]), probe=pair["name"], duration=0.0)], said
+            if events.running is not None:  # pytest.exit() in it, or a plugin that ended the session there
+                records.append(dict(ended_in(answer, events), probe=events.running, duration=events.running_for()))
             return records + [dict(not_reached(answer), probe=test, duration=0.0) for test in left], said
         fate = pair_record(ending, events.running or pair["name"], pair["device"], limit)
         if events.running is None and not events.ended:  # it got nowhere: the tests left share its fate
@@ -396,6 +398,19 @@ def tests_ended(answer, ending, name):
             "message": "pytest " + first + (":\n" + log if log else "")}  # fmt: skip
 
 
+PYTEST_COULD_NOT_START = (3, 4)
+"""pytest's exit statuses for an internal error and a usage error (a ``conftest.py`` that raised, an option it does
+not know): it ended before it collected anything."""
+
+
+def ended_in(answer, events):
+    """The record of a test pytest was running when it returned (``pytest.exit()``, which ends the session): by
+    hand, the run stops there and fails; with pytest's words (``events``: :class:`ProgressOfTests`)."""
+    code, said = answer.get("pytest_exit"), events.ended_session
+    message = "pytest ended while it ran (exit code {}){}".format(code, ": " + said if said else "")
+    return {"outcome": ERROR, "metrics": {"pytest_exit": code}, "message": message}
+
+
 def not_reached(answer):
     """The record of a test pytest collected and returned without running (``-x`` in its options, a plugin)."""
     code = answer.get("pytest_exit")
@@ -414,6 +429,8 @@ class ProgressOfTests(object):
         self.ended = []
         self.running = None
         self.started_at = None
+        self.tests_by_name = False
+        self.ended_session = ""
         for line in data.decode("utf-8", "replace").splitlines():
             try:
                 event = json.loads(line)
@@ -423,16 +440,25 @@ class ProgressOfTests(object):
                 continue
             if isinstance(event.get("collected"), list):
                 self.collected = [str(test) for test in event["collected"]]
+            elif isinstance(event.get("ended"), str):
+                self.ended_session = event["ended"]
             elif "start" in event:
                 self.running, self.started_at = str(event["start"]), event.get("at")
             elif "test" in event:
+                self.tests_by_name = self.tests_by_name or event.get("tests_by_name") is True
                 self.ended.append(record_of_test(event, places))
                 if self.ended[-1]["probe"] == self.running:
                     self.running = None
 
-    def holds_tests(self):
-        """Whether pytest collected a test from the path it ran on: what makes a file tests."""
-        return bool(self.collected)
+    def holds_tests(self, ending):
+        """Whether the path pytest ran on is tests, as pytest says: it collected a test from it; or it could not
+        collect a file it takes for a test module by its name (an import error, a bad parametrize), or ended before
+        collecting (a ``conftest.py`` that failed: exit status 3 or 4), which by hand is a test run that failed, not
+        a script. A file it collected nothing from, without an error, is a script."""
+        if self.collected or self.tests_by_name:
+            return True
+        answer = answer_of(ending)
+        return answer is not None and answer.get("pytest_exit") in PYTEST_COULD_NOT_START
 
     def collection(self, ending):
         """What pytest said of the path it collected, in words: why it is tests, or why it is run as a script."""
@@ -440,6 +466,10 @@ class ProgressOfTests(object):
         if count:
             return "pytest collected {} test{} from it".format(count, "" if count == 1 else "s")
         answer = answer_of(ending)
+        if self.tests_by_name:
+            return "pytest could not collect it, a test module by its name"
+        if answer is not None and answer.get("pytest_exit") in PYTEST_COULD_NOT_START:
+            return "pytest ended with exit code {} before collecting it".format(answer["pytest_exit"])
         if self.collected is not None or (answer is not None and "pytest_exit" in answer):
             return "pytest collected no test from it"
         if answer is not None:
