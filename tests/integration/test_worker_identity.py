@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -654,3 +655,44 @@ def test_a_shared_input_a_pair_wrote_then_crashed_is_an_input_as_it_left_it(
     ).records
     assert record.outcome is Outcome.CRASH
     assert record.inputs[identity.READ][str(stored)] == identity.file_digest(stored)
+
+
+def test_what_a_pair_reads_by_ways_that_once_hid_it_is_an_input(stub_torch_python: str, tmp_path: Path) -> None:
+    """A file an exclusive open found there and then read, a path through a link and `..`, a shared input looked for
+    and not there: each is what the pair read, so each change makes the record stale."""
+    shared = tmp_path / "inputs"
+    shared.mkdir()
+    (tmp_path / "other" / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "other" / "sub")
+    for path, text in (("cache.txt", "1.0"), ("data.txt", "here"), ("other/data.txt", "beside the target")):
+        (tmp_path / path).write_text(text)
+    probe = script(
+        tmp_path,
+        "hides",
+        f"""\
+        import os
+        try:
+            open("cache.txt", "x").write("1.0")
+        except FileExistsError:
+            pass
+        print(open("cache.txt").read(), open("link/../data.txt").read(), os.path.exists({str(shared / "o.txt")!r}))
+        print(os.environ["TORCHMATRIX_PROBE_OPTIONS"])
+        """,
+    )
+    probe = dataclasses.replace(probe, options={"scale": 2})
+    other = dataclasses.replace(script(tmp_path, "other", "print(1)\n"), options={"tol": 0.5})
+    seen = {**identity.pair_environment(stub_torch_python, {}, (), os.environ), "TORCHMATRIX_INPUTS": str(shared)}
+    record, _ = runner.run_cell(
+        stub_torch_python, [Pair(probe, "cpu"), Pair(other, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path
+    ).records
+    assert printed(record) == ["1.0 beside the target False", '{"hides": {"scale": 2}}'], record.message
+    read = record.inputs[identity.READ]
+    assert changed_files(read) == []
+    (tmp_path / "cache.txt").write_text("5.0")
+    (tmp_path / "other" / "data.txt").write_text("changed")
+    (shared / "o.txt").write_text("3.0")
+    assert changed_files(read) == [
+        f"{tmp_path / 'cache.txt'} changed",
+        f"{shared / 'o.txt'} appeared",
+        f"{tmp_path / 'link' / '..' / 'data.txt'} changed",
+    ]

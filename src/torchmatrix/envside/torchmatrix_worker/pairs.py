@@ -13,7 +13,7 @@ import traceback
 
 from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
 from .fingerprint import device_available, fingerprint
-from .protocol import DEVICE_VARIABLE, ERROR, FAIL, MAX_MESSAGE, PLUGIN_FILE, UNAVAILABLE, write_all
+from .protocol import DEVICE_VARIABLE, ERROR, FAIL, MAX_MESSAGE, OPTIONS_VARIABLE, PLUGIN_FILE, UNAVAILABLE, write_all
 from .reads import FilesRead, FromSources, SourceOnly, excluded_folders
 from .records import said_digest
 
@@ -57,6 +57,7 @@ def perform(torch, job):
     if not available:
         return unavailable(reason)
     os.environ[DEVICE_VARIABLE] = job["device"]
+    keep_own_options(job.get("name"))
     keep_bytecode_out_of_the_folder()
     if job["device"] == "cpu":
         hide_accelerators(torch)
@@ -67,6 +68,17 @@ def perform(torch, job):
     if job["job"] == "pytest":
         return run_tests(job)
     return run_pair(torch, job["name"], job["path"], job["device"])
+
+
+def keep_own_options(name):
+    """Leave the pair's probe ``name`` its own entry of the options (:data:`OPTIONS_VARIABLE`) alone: the options its
+    record holds. Another probe's, which its record does not hold, would reach it unrecorded."""
+    try:
+        options = json.loads(os.environ.get(OPTIONS_VARIABLE) or "{}")
+    except ValueError:
+        options = {}
+    own = {name: options[name]} if isinstance(options, dict) and name in options else {}
+    os.environ[OPTIONS_VARIABLE] = json.dumps(own, sort_keys=True)
 
 
 def keep_bytecode_out_of_the_folder():

@@ -35,6 +35,11 @@ OUTCOMES_THE_WORKER_MAY_SEND = OUTCOMES_A_CHILD_MAY_SEND + (CRASH, TIMEOUT)
 """A child's, and the worker's own for a pair's process that died or ran past its limit."""
 
 
+OPTIONS_VARIABLE = "TORCHMATRIX_PROBE_OPTIONS"
+"""The probes' options, JSON with an entry per probe (the host's ``torchmatrix.variables.PROBE_OPTIONS``): a pair
+finds its own probe's entry alone, the options its record holds."""
+
+
 INPUTS_VARIABLE = "TORCHMATRIX_INPUTS"
 """Names the folder of inputs every cell of a machine shares (the host's ``torchmatrix.variables.INPUTS``)."""
 

@@ -96,7 +96,9 @@ class FilesRead(object):
         self.busy = True
         try:
             path = as_path(path if isinstance(path, int) else os.fspath(path))  # a Path too, as pathlib asks
-            if path is not None and path not in self.hashing and not self.is_shared(path):
+            if path is not None and self.is_shared(path):
+                self.sharing(path)
+            elif path is not None and path not in self.hashing:
                 self.read(path)
         except Exception:  # noqa: S110 - an exception here would be the probe's stat's, which it is not
             pass
@@ -110,6 +112,8 @@ class FilesRead(object):
         if self.is_shared(path):
             self.sharing(path)
             return
+        if fails_to_write(path, mode, flags):
+            return  # the open raises (FileExistsError, PermissionError): it neither makes nor reads the file
         if writes(mode, flags) and path not in self.own and not path.startswith(self.excluded):
             self.changing(path, makes_its_own(mode, flags), creates(mode, flags))
         if reads(mode, flags):
@@ -204,7 +208,7 @@ class FilesRead(object):
         self.shared_files.update(path for kind, path, _ in told if kind == SHARED)
         found = {*self.reading, *(path for kind, path, _ in told if kind == READ), *module_files()}
         found.update(self.modules_looked_for())
-        found.update(path for path in self.shared_files if os.path.isfile(path))
+        found.update(self.shared_files)  # there or not: one looked for and not there counts by its absence
         kept = [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
         return sorted(kept + site_pth_files())
 
@@ -333,7 +337,7 @@ def read_until_it_ended(journal, excluded):
     entries = journaled(journal)
     found = dict((path, digest) for kind, path, digest in entries if kind == FOUND)
     first = dict((path, tuple(state) if state else None) for kind, path, state in entries if kind == READ)
-    shared = set(path for kind, path, _ in entries if kind == SHARED and os.path.isfile(path))
+    shared = set(path for kind, path, _ in entries if kind == SHARED)
     paths = inputs_of([*first, *shared], excluded)
     if not paths:
         return None, {}
@@ -423,10 +427,19 @@ class SourceOnly(importlib.machinery.SourceFileLoader):
 
 
 def as_path(name):
-    """``name`` (str or bytes) as an absolute path; None for what names no file (a descriptor, None)."""
+    """``name`` (str or bytes) as an absolute path, as the kernel follows it; None for what names no file (a
+    descriptor, None). A ``..`` stays where a link may come before it (``link/../data.txt`` is the file beside what
+    ``link`` points to, not ``data.txt`` here); only ``.`` and repeated separators go."""
     if isinstance(name, bytes):
         name = os.fsdecode(name)
-    return os.path.abspath(name) if isinstance(name, str) else None
+    if not isinstance(name, str):
+        return None
+    path = os.path.join(os.getcwd(), name)
+    if os.pardir not in path.split(os.sep):
+        return os.path.normpath(path)
+    drive, rest = os.path.splitdrive(path)
+    parts = [part for part in rest.replace(os.altsep or os.sep, os.sep).split(os.sep) if part not in ("", os.curdir)]
+    return drive + os.sep + os.sep.join(parts)
 
 
 def has_folder(name):
@@ -474,6 +487,17 @@ def creates(mode, flags):
     if isinstance(mode, str):
         return any(letter in mode for letter in "wxa")
     return bool(flags & os.O_CREAT)
+
+
+def fails_to_write(path, mode, flags):
+    """Whether an ``open`` of ``path`` with ``mode`` or ``flags`` to write will raise before it touches the file: one
+    that makes it only where it is not there (``x``, ``O_EXCL``) of a file that is; one this process may not write."""
+    if not writes(mode, flags):
+        return False
+    exclusive = "x" in mode if isinstance(mode, str) else bool(flags & getattr(os, "O_EXCL", 0) and flags & os.O_CREAT)
+    if os.path.lexists(path):
+        return exclusive or not os.access(path, os.W_OK)
+    return False
 
 
 def makes_its_own(mode, flags):
