@@ -367,40 +367,53 @@ def usable_cpus() -> int:
 # --- what a pair read ---------------------------------------------------------------------
 
 
+RanBetween = tuple[float | None, float | None]
+"""When a pair ran: ``time.time()`` as it began and as it ended; None where that is not known."""
+
+CHANGED_AFTER_THE_PAIR = "changed after the pair ended"
+"""What :func:`files_read` says a file held that was changed after its pair ended, before its digest was taken (by
+the next pair, which began meanwhile): what the pair read is known no more, and no file's digest is this."""
+
+
 def files_read(
-    paths: Iterable[str], began_at: float | None = None, as_found: Mapping[str, str | None] | None = None
+    paths: Iterable[str], ran: RanBetween = (None, None), as_found: Mapping[str, str | None] | None = None
 ) -> dict[str, str | None]:
     """Each of ``paths`` with the sha256 of its content (None where it is no longer a readable file); one of
     ``as_found`` with its digest there: what the pair read in a file it changed (or that changed) after it read it.
 
-    ``began_at``: when the pair began (``time.time()``). A file changed since was written while the pair ran,
-    by it or by a program it started (a subprocess's output it then read): what the pair made, not what it read.
-    It is left out, so that a run of another cell rewriting it makes no record stale.
+    ``ran``: when the pair began and ended (``time.time()``). A file changed between them was written while the pair
+    ran, by it or by a program it started (a subprocess's output it then read): what the pair made, not what it read.
+    It is left out, so that a run of another cell rewriting it makes no record stale. One changed after the pair
+    ended (by the pair after it, which the worker began before this was asked) holds no longer what the pair read:
+    :data:`CHANGED_AFTER_THE_PAIR`.
     """
     found = as_found or {}
-    return {
-        path: found[path] if path in found else file_digest(Path(path))
-        for path in sorted(set(paths))
-        if path in found or not _written_since(path, began_at)
-    }
+    began_at, ended_at = ran
+    kept: dict[str, str | None] = {}
+    for path in sorted(set(paths)):
+        changed = None if path in found else _changed_since(path, began_at)
+        if changed is None:
+            kept[path] = found[path] if path in found else file_digest(Path(path))
+        elif ended_at is not None and changed > ended_at:
+            kept[path] = CHANGED_AFTER_THE_PAIR
+    return kept
 
 
-def _written_since(path: str, began_at: float | None) -> bool:
-    """Whether the file at ``path`` was last changed while the pair ran: at ``began_at`` or later, by the time the
-    kernel stamps on every change of a file (``st_ctime``), which no program sets. A time a program gave the file
-    (its modification time: ``touch -d``, a copy from a machine whose clock is ahead) says nothing of when it was
-    written.
+def _changed_since(path: str, began_at: float | None) -> float | None:
+    """When the file at ``path`` was last changed, if at ``began_at`` or later, by the time the kernel stamps on every
+    change of a file (``st_ctime``), which no program sets; else None. A time a program gave the file (its
+    modification time: ``touch -d``, a copy from a machine whose clock is ahead) says nothing of when it was written.
 
     The kernel stamps a file with a clock that may lag the one ``time.time()`` reads by a tick: a file written
     just after ``began_at`` may look older, and is then counted as read, as it would have been without this rule.
     """
     if began_at is None:
-        return False
+        return None
     try:
         changed = os.stat(path).st_ctime
     except OSError:
-        return False
-    return began_at <= changed
+        return None
+    return changed if began_at <= changed else None
 
 
 def folder_files(folder: Path, limit: int = 5000) -> list[str]:

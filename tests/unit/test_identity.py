@@ -153,17 +153,34 @@ def test_a_file_written_while_its_pair_ran_is_what_the_pair_made_not_what_it_rea
     while time.time() <= given:  # the pair runs on past the time the data was given
         time.sleep(0.05)
     gone = tmp_path / "never-there"
-    assert identity.files_read([str(data), str(made), str(gone)], began_at) == {
+    assert identity.files_read([str(data), str(made), str(gone)], (began_at, None)) == {
         str(data): identity.file_digest(data), str(gone): None,
     }  # fmt: skip
     assert set(identity.files_read([str(data), str(made)])) == {str(data), str(made)}  # no time: every file counts
+
+
+def test_a_file_changed_after_its_pair_ended_holds_no_longer_what_it_read(tmp_path: Path) -> None:
+    """The worker begins the next pair before this side asks what the last one read: a file the next one writes is
+    neither what the last one made nor what it read."""
+    began = tmp_path / "began"
+    began.write_text("")
+    began_at = os.stat(began).st_ctime
+    ended_at = began_at
+    rewritten = tmp_path / "zz_out.txt"
+    rewritten.write_text("v1\n")
+    while os.stat(rewritten).st_ctime <= ended_at:  # until the kernel's clock has moved on past the pair's end
+        rewritten.write_text("v1\n")
+    assert identity.files_read([str(rewritten)], (began_at, ended_at)) == {
+        str(rewritten): "changed after the pair ended"
+    }
+    assert identity.files_read([str(rewritten)], (began_at, None)) == {}  # its end not known: written while it ran
 
 
 def test_a_file_the_worker_found_changed_counts_as_it_found_it(tmp_path: Path) -> None:
     """A file the pair updated (or that changed after it read it) holds no longer what it read: the worker says."""
     state = tmp_path / "state.txt"
     state.write_text("updated by the pair")
-    assert identity.files_read([str(state)], time.time() - 3600, {str(state): "its digest before"}) == {
+    assert identity.files_read([str(state)], (time.time() - 3600, None), {str(state): "its digest before"}) == {
         str(state): "its digest before"
     }
 
@@ -254,7 +271,7 @@ def test_a_file_dated_in_the_future_was_not_written_by_the_pair_and_is_read(tmp_
     ahead.write_text("b1")
     later = time.time() + 7200
     os.utime(ahead, (later, later))
-    assert identity.files_read([str(ahead)], time.time()) == {str(ahead): identity.file_digest(ahead)}
+    assert identity.files_read([str(ahead)], (time.time(), None)) == {str(ahead): identity.file_digest(ahead)}
 
 
 def test_a_cpu_pairs_record_says_the_accelerators_variables_empty_as_its_pair_sees_them() -> None:

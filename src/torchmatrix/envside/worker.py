@@ -38,7 +38,7 @@ stdout, which is kept for them alone (whatever probes print goes to logs):
     {"event": "ready", "protocol": version, "environment": {..., "import_seconds": s}}
     {"event": "start", "index": i}
     {"event": "alive", "index": i}
-    {"event": "records", "index": i, "records": [record, ...]}
+    {"event": "records", "index": i, "records": [record, ...], "ended_at": time.time() as the pair ended}
     {"event": "done"}
 
 with each record ``{"probe": name, "outcome": ..., "metrics": {...},
@@ -143,7 +143,7 @@ def main():
             send({"event": "start", "index": index})
             alive = functools.partial(send, {"event": "alive", "index": index})
             records = records_of(isolation, pair, absent, timeout, found, alive)
-            send({"event": "records", "index": index, "records": records})
+            send({"event": "records", "index": index, "records": records, "ended_at": time.time()})
         send({"event": "done"})
     except ParentGone:
         isolation.remove_scratch()  # nobody reads on: what the running pair started was ended already

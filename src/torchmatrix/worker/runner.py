@@ -340,10 +340,14 @@ def _parse(line: bytes) -> dict[str, Any]:
 
 
 def _records(pair: Pair, message: dict[str, Any], began_at: float) -> list[Record]:
-    """The records a "records" message holds; one saying so if it holds none (a pair gets at least one)."""
-    given = message.get("records")
+    """The records a "records" message holds; one saying so if it holds none (a pair gets at least one). The pair
+    ended when the worker sent it (``ended_at``): the next pair may have begun since."""
+    given, ended_at = message.get("records"), message.get("ended_at")
+    ended_at = ended_at if isinstance(ended_at, float) else None
     records = (
-        [_record(pair, item, began_at) for item in given if isinstance(item, dict)] if isinstance(given, list) else []
+        [_record(pair, item, began_at, ended_at) for item in given if isinstance(item, dict)]
+        if isinstance(given, list)
+        else []
     )
     if records:
         return records
@@ -354,16 +358,16 @@ def _unanswered(
     pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: str, duration: float, began_at: float | None
 ) -> Record:
     """The record of a pair the worker gave none for (it died, hung, or said nothing): nothing says what it read."""
-    inputs = {identity.READ: _files_read(pair, None, began_at, None)}
+    inputs = {identity.READ: _files_read(pair, None, (began_at, None), None)}
     return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs, *_kind_of(pair))
 
 
-def _record(pair: Pair, sent: dict[str, Any], began_at: float) -> Record:
+def _record(pair: Pair, sent: dict[str, Any], began_at: float, ended_at: float | None) -> Record:
     """The record the worker sent, read as a result file's is (:meth:`Record.from_json`), with its device and inputs.
 
     A malformed one is the pair's ``error``, saying why: a worker's bad answer is data about the pair.
     """
-    inputs = {identity.READ: _files_read(pair, sent.get("read"), began_at, sent.get("read_as_found"))}
+    inputs = {identity.READ: _files_read(pair, sent.get("read"), (began_at, ended_at), sent.get("read_as_found"))}
     try:
         record = Record.from_json(dict(sent, device=pair.device, inputs=inputs))
     except MalformedRecord as exc:
@@ -390,8 +394,9 @@ def _record_name(pair: Pair, sent: Any) -> str:
     return sent if isinstance(sent, str) and pair.probe.covers(sent) else pair.probe.name
 
 
-def _files_read(pair: Pair, read: Any, began_at: float | None, as_found: Any) -> dict[str, str | None]:
-    """What the pair that began at ``began_at`` (None: it never ran) read, by content, less what it wrote
+def _files_read(pair: Pair, read: Any, ran: tuple[float | None, float | None], as_found: Any) -> dict[str, str | None]:
+    """What the pair that ``ran`` from a time to a time (None: it never began, or its end is not known) read, by
+    content, less what it wrote
     (:func:`identity.files_read`), and what it read of files changed after it read them as the worker found it
     (``as_found``). Where the worker could not tell (a Python without audit hooks, a worker that died), every file
     of the probe's folder (the matrix's, for tests, which pytest runs from), and for tests, or a file whose kind
@@ -400,10 +405,10 @@ def _files_read(pair: Pair, read: Any, began_at: float | None, as_found: Any) ->
     """
     probe = pair.probe
     if isinstance(read, list) and all(isinstance(path, str) for path in read):
-        return identity.files_read(read, began_at, _digests(as_found))
+        return identity.files_read(read, ran, _digests(as_found))
     read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
     configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
-    return identity.files_read([*read, *configuration], began_at, _digests(as_found))
+    return identity.files_read([*read, *configuration], ran, _digests(as_found))
 
 
 def _digests(sent: Any) -> dict[str, str | None]:
