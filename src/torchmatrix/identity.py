@@ -63,6 +63,8 @@ ENVIRONMENT = "environment"
 """The part holding every variable that reaches a pair (:func:`environment_identity`)."""
 CPUS = "cpus"
 """The part holding how many CPUs the pairs may run on (:func:`usable_cpus`)."""
+LIMITS = "limits"
+"""The part holding the resource limits the pairs run under (:func:`resource_limits`)."""
 
 
 class Shown(enum.Enum):
@@ -110,6 +112,7 @@ PARTS = (
     Part("index", "where torch is installed from", shown=Shown.CHANGED),
     Part(ENVIRONMENT, "the variables the pairs see"),
     Part(CPUS, "the CPUs the pairs may use"),
+    Part(LIMITS, "the resource limits the pairs run under"),
     Part("seed", "the seed", portable=True),
     Part("workdir", "the folder the pairs run from", shown=Shown.WHOLE),
     Part("probe", "the probe", portable=True, shown=Shown.CHANGED, of_run=False),
@@ -353,6 +356,26 @@ def left_out(declared: Mapping[str, str], passed: Sequence[str], caller: Mapping
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def resource_limits() -> dict[str, list[int | str]] | None:
+    """The resource limits this process, and every pair it starts, runs under, as the kernel says (``ulimit``:
+    each ``RLIMIT_*`` the platform has, soft and hard, ``unlimited`` for none): a stack's size decides where a deep
+    recursion crashes, an address space's where an allocation fails. None where there are none to ask (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    limits: dict[str, list[int | str]] = {}
+    for name in sorted(name for name in dir(resource) if name.startswith("RLIMIT_")):
+        try:
+            found = resource.getrlimit(getattr(resource, name))
+        except (OSError, ValueError):
+            continue
+        limits[name.removeprefix("RLIMIT_").lower()] = [
+            "unlimited" if value == resource.RLIM_INFINITY else value for value in found
+        ]
+    return limits
 
 
 def usable_cpus() -> int:

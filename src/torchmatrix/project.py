@@ -313,6 +313,7 @@ class Project:
             "index": identity.build_source(self.matrix.index_url, self.find_links),
             identity.ENVIRONMENT: self.environment_identity(),
             identity.CPUS: identity.usable_cpus(),
+            identity.LIMITS: identity.resource_limits(),
             "seed": identity.SEED,
             "workdir": str(self.matrix.run_from),
             **self._options(),

@@ -9,6 +9,7 @@ every view shows the record as stale.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,30 @@ def test_the_cpus_a_pair_may_use_are_an_input(workspace: Workspace, torch_here: 
     cpus = len(os.sched_getaffinity(0))
     assert f"the CPUs the pairs may use changed: 1 → {cpus}" in every.output, every.output
     assert output(workspace, torch_here) == [str(cpus)]
+
+
+STACK = """\
+import resource
+
+print(resource.getrlimit(resource.RLIMIT_STACK)[0])
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs ulimit")
+def test_the_resource_limits_a_pair_runs_under_are_an_input(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    """A stack's size decides where a deep recursion crashes: a run under ``ulimit -s`` is another run."""
+    probes = workspace.folder / "probes"
+    (probes / "stack.py").write_text(STACK)
+    workspace.matrix([torch_here], ["stack"])
+    small = workspace.nox("-s", "probe", prefix=["sh", "-c", 'ulimit -S -s 4096 && exec "$@"', "sh"])
+    assert small.returncode == 0, small.output
+    assert output(workspace, torch_here) == [str(4096 * 1024)]
+    usual = workspace.nox("-s", "probe")
+    assert usual.returncode == 0, usual.output
+    assert "the resource limits the pairs run under changed" in usual.output, usual.output
+    assert output(workspace, torch_here) != [str(4096 * 1024)]
 
 
 LOADS = """\
