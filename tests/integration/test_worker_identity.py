@@ -696,3 +696,30 @@ def test_what_a_pair_reads_by_ways_that_once_hid_it_is_an_input(stub_torch_pytho
         f"{shared / 'o.txt'} appeared",
         f"{tmp_path / 'link' / '..' / 'data.txt'} changed",
     ]
+
+
+def test_a_program_a_pair_starts_is_an_input_by_where_its_name_was_looked_for(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A tool found along PATH decides what the pair saw: edited, or another put where it was looked for first."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+    tool = second / "mytool"
+    tool.write_text("#!/bin/sh\necho 1.0\n")
+    tool.chmod(0o755)
+    probe = script(
+        tmp_path,
+        "starts",
+        f"""\
+        import subprocess
+        print(subprocess.run(["mytool"], env={{"PATH": {f"{first}:{second}"!r}}}, stdout=subprocess.PIPE).stdout)
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["b'1.0\\n'"], record.message
+    read = record.inputs[identity.READ]
+    assert changed_files(read) == []
+    tool.write_text("#!/bin/sh\necho 5.0\n")
+    (first / "mytool").write_text("#!/bin/sh\necho 3.0\n")
+    assert changed_files(read) == [f"{first / 'mytool'} appeared", f"{tool} changed"]

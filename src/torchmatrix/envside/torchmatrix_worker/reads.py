@@ -83,6 +83,10 @@ class FilesRead(object):
                 self.executed(arguments[0])
             elif event == "os.rename":
                 self.renamed(arguments[1])
+            elif event == "subprocess.Popen":
+                self.started(*arguments[:4])
+            elif event in ("os.exec", "os.posix_spawn"):
+                self.started(arguments[0], None, None, arguments[2])
         except Exception:  # noqa: S110 - an exception here would be the probe's open's or load's, which it is not
             pass
         finally:
@@ -169,6 +173,25 @@ class FilesRead(object):
         path = as_path(name)
         if path is not None and has_folder(name):
             self.read(path)
+
+    def started(self, executable, args, cwd, env):
+        """A program the pair starts (``subprocess``, ``os.exec*``, ``os.posix_spawn``) is a file it read: by its
+        path, or where its name alone is looked up along ``PATH`` (``env``'s, else this process's), each folder it
+        was looked for in up to the one it was found in, there or not, so a tool put earlier on ``PATH`` is a change.
+        What the program itself reads is not seen."""
+        program = executable
+        if program is None:
+            program = args if isinstance(args, (str, bytes)) or not args else args[0]
+        program = os.fsdecode(program)
+        if has_folder(program):
+            self.read(as_path(os.path.join(os.fsdecode(cwd) if cwd else os.getcwd(), program)))
+            return
+        folders = search_path(env)
+        for folder in folders:
+            candidate = as_path(os.path.join(folder or os.curdir, program))
+            self.read(candidate)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return
 
     def executed(self, code):
         """Code run from a file is that file read: its ``co_filename`` where it names one (not ``<string>``)."""
@@ -440,6 +463,14 @@ def as_path(name):
     drive, rest = os.path.splitdrive(path)
     parts = [part for part in rest.replace(os.altsep or os.sep, os.sep).split(os.sep) if part not in ("", os.curdir)]
     return drive + os.sep + os.sep.join(parts)
+
+
+def search_path(env):
+    """The folders a program's name is looked up in: ``PATH`` of ``env`` (the started program's environment, keys
+    text or bytes) where given, else of this process; as ``os.get_exec_path`` says."""
+    if env is not None:
+        env = dict((os.fsdecode(key), os.fsdecode(value)) for key, value in env.items())
+    return os.get_exec_path(env)
 
 
 def has_folder(name):
