@@ -185,8 +185,11 @@ def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes
     read = {path: digest for path, digest in records[0].inputs[identity.READ].items() if path.startswith(f"{project}/")}
     assert {str(project / "pytest.ini"), str(project / "tests" / "conftest.py")} <= read.keys()
     assert changed_files(read) == []
-    for name in ("tox.ini", "pytest.toml"):  # pytest only asks whether each is there; pytest 9 asks for pytest.toml
-        (project / "tests" / name).write_text("[pytest]\npython_functions = nothing_*\n")
+    # pytest only asks whether each is there; pytest 9 asks for pytest.toml; an __init__.py changes the module's name
+    for name in ("tox.ini", "pytest.toml", "__init__.py"):
+        (project / "tests" / name).write_text(
+            "" if name.endswith(".py") else "[pytest]\npython_functions = nothing_*\n"
+        )
         assert changed_files(read) == [f"{project / 'tests' / name} appeared"]
         (project / "tests" / name).unlink()
 
