@@ -273,7 +273,17 @@ def _install_and_run(
             progress = _marking_built(env.location, inputs, progress_log(env.log, len(pairs), repeat))
             seen, workdir = project.pair_environment(env.python), project.matrix.run_from
             timeout, prefix = project.matrix.timeout, cellenv.pycache_prefix(env.location)
-            cell_run = run_pairs(env.python, pairs, timeout, repeat, progress, prefix, seen, workdir=workdir)
+            cell_run = run_pairs(
+                env.python,
+                pairs,
+                timeout,
+                repeat,
+                progress,
+                prefix,
+                seen,
+                workdir=workdir,
+                torch_releases=project.torch_releases(),
+            )
             if not cell_run.import_failure:  # torch imported: what the environment holds is what ran
                 return cell_run, project.inputs(cell, env.location)
             failure = f"torch does not import: {cell_run.import_failure}"
@@ -447,6 +457,7 @@ def run_pairs(
     variables_seen: dict[str, str] | None = None,
     *,
     workdir: Path,
+    torch_releases: Sequence[str] = (),
 ) -> runner.CellRun:
     """Run each pair ``repeat`` times in the environment ``variables_seen``, from the folder ``workdir``; one record
     per pair (:mod:`.repeats`).
@@ -459,7 +470,16 @@ def run_pairs(
     records: list[core.Record] = []
     environment: dict[str, Any] = {}
     for _ in range(repeat):
-        cell_run = runner.run_cell(python, pairs, timeout, listener, pycache_prefix, variables_seen, workdir=workdir)
+        cell_run = runner.run_cell(
+            python,
+            pairs,
+            timeout,
+            listener,
+            pycache_prefix,
+            variables_seen,
+            workdir=workdir,
+            torch_releases=torch_releases,
+        )
         if cell_run.import_failure:
             return cell_run
         records += cell_run.records

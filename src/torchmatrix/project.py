@@ -62,6 +62,11 @@ class Project:
         """The index could not be read when the plan was made: uv installs from its cache alone."""
         return self.listing.offline
 
+    def torch_releases(self) -> list[str]:
+        """Every torch version the index and find-links list, as released and as built (``2.13.0``, ``2.13.0+cpu``):
+        what a script's output may name of any release, which by-output compares as the same text in every cell."""
+        return sorted({text for wheel in self.listing.wheels for text in (str(wheel.version), wheel.version.public)})
+
     @property
     def notes(self) -> tuple[str, ...]:
         """What the listing says of its freshness (e.g. a cached copy used offline)."""

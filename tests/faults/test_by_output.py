@@ -128,8 +128,11 @@ def releases(
         (workspace.folder / folder).mkdir()
     for name, source in ACROSS.items():
         (workspace.folder / "scripts" / f"{name}.py").write_text(source)
+    # Both releases named as text, alike in every cell: in neither is it a change torch made.
+    literal = f"print('fixed in {torch_here.version}, broken in v{torch_other.version}')\n"
+    (workspace.folder / "scripts" / "literal.py").write_text(literal)
     (workspace.folder / "tests" / "test_prints.py").write_text(FAILING_TEST)
-    probes = ", ".join([*(f"scripts/{name}.py" for name in ACROSS), "tests/test_prints.py"])
+    probes = ", ".join([*(f"scripts/{name}.py" for name in [*ACROSS, "literal"]), "tests/test_prints.py"])
     workspace.matrix_file.write_text(
         f"torch:\n  - {torch_other.entry}\n  - {torch_here.entry}\nprobes: [{probes}]\ndevices: [cpu]\n"
         "timeout: 60\noutput: out\n"
@@ -141,7 +144,9 @@ def releases(
     return list(found)
 
 
-@pytest.mark.parametrize("name", [*(f"scripts/{name}.py" for name in ACROSS), "tests/test_prints.py::test_message"])
+@pytest.mark.parametrize(
+    "name", [*(f"scripts/{name}.py" for name in [*ACROSS, "literal"]), "tests/test_prints.py::test_message"]
+)
 def test_what_is_the_cell_s_own_is_no_change_between_releases(releases: list[CellResult], name: str) -> None:
     old, new = (observe(result, name, "cpu", Criterion(by_output=True)) for result in releases)
     assert old.testable and old.category == new.category, (old.detail, new.detail)

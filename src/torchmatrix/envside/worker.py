@@ -101,7 +101,7 @@ import time
 from torchmatrix_worker.isolation import Forking, Spawning
 from torchmatrix_worker.pairs import spawned_child
 from torchmatrix_worker.protocol import PROTOCOL_VERSION, WORKER_FILE, ParentGone, protocol_channel, read_line
-from torchmatrix_worker.records import Found, absent_devices, environment_from, records_of
+from torchmatrix_worker.records import Found, absent_devices, environment_from, know_releases, records_of
 
 
 def main():
@@ -114,6 +114,7 @@ def main():
     startup = float(request.get("startup", timeout))
     seed = int(request.get("seed", 0))
     pairs = [dict(pair, path=os.path.abspath(pair["path"]), seed=seed) for pair in request["pairs"]]
+    know_releases(request.get("torch_releases") or [])
 
     def send(message):
         try:

@@ -91,7 +91,8 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     progress = progress_log(session.log, len(pairs), repeat)
     seen = project.pair_environment(python)
     workdir = project.matrix.run_from
-    cell_run = run_pairs(python, pairs, project.matrix.timeout, repeat, progress, None, seen, workdir=workdir)
+    timeout, known = project.matrix.timeout, project.torch_releases()
+    cell_run = run_pairs(python, pairs, timeout, repeat, progress, None, seen, workdir=workdir, torch_releases=known)
     if cell_run.import_failure:
         raise TorchmatrixError(f"{python}: torch does not import: {cell_run.import_failure}")
     environment = cell_run.environment

@@ -76,6 +76,7 @@ def run_cell(
     variables_seen: dict[str, str] | None = None,
     *,
     workdir: Path,
+    torch_releases: Sequence[str] = (),
 ) -> CellRun:
     """Run ``pairs`` under ``python`` from the folder ``workdir``; every pair gets exactly one record, whatever happens.
 
@@ -85,6 +86,9 @@ def run_cell(
     ``variables_seen`` is the pairs' environment (:func:`torchmatrix.identity.pair_environment`); by default
     the one built for ``python`` with nothing declared. Each record's inputs hold what its pair read
     (:data:`identity.READ`).
+
+    ``torch_releases``: every torch version the index lists, which what a script prints is normalised by as by its
+    cell's own version (:func:`torchmatrix.worker.printed.normalised`).
 
     ``pycache_prefix`` is where the worker's Python keeps the bytecode it compiles
     (``-X pycache_prefix``, Python 3.8+; older ones keep it beside the sources).
@@ -97,7 +101,7 @@ def run_cell(
     done = 0
     while done < len(pairs):
         first = done
-        with _Worker(python, pairs, first, timeout, pycache_prefix, variables_seen, workdir) as worker:
+        with _Worker(python, pairs, first, timeout, pycache_prefix, variables_seen, workdir, torch_releases) as worker:
             session = worker.follow(listener)
         records += session.records
         done += session.pairs
@@ -137,6 +141,7 @@ class _Worker:
         pycache_prefix: Path | None,
         variables_seen: dict[str, str] | None,
         workdir: Path,
+        torch_releases: Sequence[str],
     ) -> None:
         self.pairs = pairs
         self.first = first
@@ -154,6 +159,7 @@ class _Worker:
             "scratch": self.scratch,
             "workdir": str(workdir),
             "seed": identity.SEED,
+            "torch_releases": list(torch_releases),
         }
         # Not -I, which would ignore the hash seed: no PYTHON* variable reaches the cell unless the matrix sets it.
         options = ["-X", f"pycache_prefix={pycache_prefix}"] if pycache_prefix else []

@@ -168,8 +168,21 @@ folders (:func:`cell_places`)."""
 
 
 TORCH_VERSION = b"<torch version>"
-VERSION_RULE = "the cell's own torch version, as torch prints it (1.12.1+cu102) and as released, alone or after a v"
-"""What the rule of the cell's torch version replaces (:func:`output_rules`), as the docs name it."""
+VERSION_RULE = (
+    "a torch version: the cell's own, as torch prints it (1.12.1+cu102) and as released, and every release the "
+    "index lists, alone or after a v"
+)
+"""What the rule of torch's versions replaces (:func:`output_rules`), as the docs name it."""
+
+RELEASES = []
+"""Every torch version the index lists (the host's ``Project.torch_releases``), which :func:`know_releases` sets: a
+script that prints one (``print("fixed in 1.12.1")``) prints the same in every cell, its own version or not."""
+
+
+def know_releases(versions):
+    """Have :func:`cell_places` hand every pair the torch ``versions`` the index lists, to be normalised as the cell's
+    own version is: a version printed as text is then the same text in every cell, whichever it is."""
+    RELEASES[:] = [str(version) for version in versions]
 
 
 PAIR_FOLDER, WORKER_FOLDER, ENVIRONMENT = "<pair folder>", "<worker folder>", "<cell environment>"
@@ -204,7 +217,8 @@ def cell_places(folder, scratch):
     name = os.path.basename(os.path.normpath(sys.prefix))
     if sys.prefix != getattr(sys, "base_prefix", sys.prefix) and len(name) > 3:
         found.setdefault(name, ENVIRONMENT_NAME)
-    return sorted(([path, token] for path, token in found.items()), key=lambda place: -len(place[0]))
+    releases = [[version, TORCH_VERSION.decode("ascii")] for version in RELEASES if version not in found]
+    return sorted(([path, token] for path, token in found.items()), key=lambda place: -len(place[0])) + releases
 
 
 def script_record(ending, pair, limit):
@@ -252,12 +266,16 @@ def printed_lines(printed):
 
 def output_rules(places=(), versions=None):
     """The rules a script's output is normalised by: each of the cell's ``places`` (:func:`cell_places`), then
-    PER_PROCESS, then the cell's torch version (``versions``: the one this worker imported) as <torch version>,
-    the longest first (``1.12.1+cu102`` before ``1.12.1``), also after a ``v`` (``torch v1.12.1``)."""
+    PER_PROCESS, then the cell's torch version (``versions``: the one this worker imported) and every release the
+    index lists (the places that are versions) as <torch version>, the longest first (``1.12.1+cu102`` before
+    ``1.12.1``), also after a ``v`` (``torch v1.12.1``)."""
     if versions is None:
         torch = sys.modules.get("torch")
         version = str(getattr(torch, "__version__", "") or "")
         versions = [version, version.split("+")[0]]
+    token_of_versions = TORCH_VERSION.decode("ascii")
+    versions = list(versions) + [text for text, token in places if token == token_of_versions]
+    places = [(text, token) for text, token in places if token != token_of_versions]
     rules = []
     for path, token in places:
         # the whole folder, not the start of a longer name: /x/probe-1-12-1 is not in /x/probe-1-12-10 nor in
