@@ -14,13 +14,15 @@ sessions that need it.
 
 from __future__ import annotations
 
-import argparse
+import contextlib
+import io
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import nox
+from nox import _options as nox_options  # nox's parser: what its command line means, asked of nox
 
 from . import cellrun
 from .errors import SessionErrors, say
@@ -134,10 +136,20 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     return loaded
 
 
+def nox_command_line(argv: Sequence[str]) -> nox_options.NoxConfig | None:
+    """nox's own reading of its command line ``argv`` (its options and the ``posargs`` its sessions get, as nox
+    parses them); None where ``argv`` is none of nox's (the noxfile loaded by another program)."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            return nox_options.options.parse_args(list(argv))
+    except SystemExit:
+        return None
+
+
 def asks_help(argv: Sequence[str]) -> bool:
-    """Whether nox's ``argv`` passes its sessions ``-h`` or ``--help`` (``nox -s probe -- --help``)."""
-    posargs = list(argv)[list(argv).index("--") + 1 :] if "--" in argv else []
-    return any(word in ("-h", "--help") for word in posargs)
+    """Whether nox's ``argv`` passes its sessions ``-h`` or ``--help`` (``nox -s probe -- --help``), as nox reads it."""
+    read = nox_command_line(argv)
+    return read is not None and any(word in ("-h", "--help") for word in read.posargs or ())
 
 
 def python_selection_hint(argv: Sequence[str], found: Project | None) -> str:
@@ -148,9 +160,8 @@ def python_selection_hint(argv: Sequence[str], found: Project | None) -> str:
     nox's ``-p`` compares it with what was typed; each session is tagged with its Python instead. Only a tag or
     a session the matrix has is named: ``-p "probe(1.9.0)"`` is told the session, a Python no cell has its tags.
     """
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("-p", "--python", "--pythons", dest="pythons", nargs="*", action="extend")
-    asked = [python for python in parser.parse_known_args(list(argv))[0].pythons or [] if python]
+    read = nox_command_line(argv)
+    asked = [python for python in (read.pythons if read is not None else None) or [] if python]
     if not asked or found is None:
         return ""
     tags = list(dict.fromkeys(tag for tags in found.session_tags() for tag in tags if tag.startswith("py")))

@@ -8,7 +8,7 @@ import pytest
 from packaging.version import Version
 
 from torchmatrix.matrix import TorchEntry
-from torchmatrix.noxsessions import python_selection_hint
+from torchmatrix.noxsessions import asks_help, python_selection_hint
 
 from .test_project import project
 
@@ -42,3 +42,17 @@ def test_a_python_asked_with_p_is_told_the_tag_or_session_the_matrix_has(
 
 def test_while_the_matrix_is_broken_no_session_is_hinted_at() -> None:
     assert python_selection_hint(["-p", "3.11"], None) == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "asked"),
+    [
+        (["-s", "probe", "--", "--help"], True),
+        (["-s", "probe", "--", "tests", "-h"], True),
+        (["-s", "probe", "--help"], False),  # nox's own help, not the sessions'
+        (["-s", "probe", "--", "--", "--help"], True),
+        (["--not-a-nox-option", "--", "--help"], False),  # not nox's command line: the noxfile loaded elsewhere
+    ],
+)
+def test_what_the_sessions_are_passed_is_asked_of_noxs_own_parser(argv: list[str], asked: bool) -> None:
+    assert asks_help(argv) is asked
