@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from torchmatrix import results
+from torchmatrix import identity, results
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 from torchmatrix.util import safetext, storedjson
@@ -138,8 +138,17 @@ def made(
     return result.path
 
 
-def with_good(workspace: Workspace, torch_here: Torch, made: Path) -> tuple[Path, list[str]]:
-    """The matrix of ``made``'s cell, ``made`` in its results folder, and the row the terminal's table shows of it."""
+def limits_under(prefix: tuple[str, ...]) -> Any:
+    """The resource limits a process started with ``prefix`` runs under, as a record stores them."""
+    said = "import json; from torchmatrix import identity; print(json.dumps(identity.resource_limits()))"
+    return json.loads(subprocess.run([*prefix, sys.executable, "-c", said], check=True, stdout=subprocess.PIPE).stdout)
+
+
+def with_good(
+    workspace: Workspace, torch_here: Torch, made: Path, under: tuple[str, ...] = ()
+) -> tuple[Path, list[str]]:
+    """The matrix of ``made``'s cell, ``made`` in its results folder, and the row the terminal's table shows of it;
+    as if made under the resource limits of ``under`` (a reader run so reads it as current, not stale)."""
     workspace.matrix([torch_here], ["ok"])
     good = workspace.machine_dir / made.name
     good.parent.mkdir(parents=True, exist_ok=True)
@@ -147,6 +156,10 @@ def with_good(workspace: Workspace, torch_here: Torch, made: Path) -> tuple[Path
     made_in = made.parents[3]  # <folder>/out/results/<machine>/<cell>.json
     moved = made.read_text().replace(json.dumps(str(made_in))[1:-1], json.dumps(str(workspace.folder))[1:-1])
     content = {key: value for key, value in json.loads(moved).items() if key != storedjson.SEAL}
+    if under:
+        limits = limits_under(under)
+        for record in content["records"]:
+            record["inputs"][identity.LIMITS] = limits
     good.write_text(json.dumps(storedjson.sealed(content)))
     result = results.read(good)
     return good, [result.torch, result.python or "-", "ok", "✓"]
@@ -342,7 +355,7 @@ def hostile_folder(
     workspace: Workspace, torch_here: Torch, made: Path, hostile: list[Hostile]
 ) -> tuple[list[str], list[Path]]:
     """A matrix, a good result and ``hostile`` beside it: the good result's row in the table, the hostile paths."""
-    good, row = with_good(workspace, torch_here, made)
+    good, row = with_good(workspace, torch_here, made, MEMORY_CAP)  # read under the cap
     data = stored_content(good)
     return row, [case.make(good, data) for case in hostile]
 

@@ -416,9 +416,10 @@ def tests_ended(answer, ending, name):
             "message": "pytest " + first + (":\n" + log if log else "")}  # fmt: skip
 
 
-PYTEST_COULD_NOT_START = (3, 4)
-"""pytest's exit statuses for an internal error and a usage error (a ``conftest.py`` that raised, an option it does
-not know): it ended before it collected anything."""
+PYTEST_COULD_NOT_START = (4,)
+"""pytest's exit status for a usage error (a ``conftest.py`` that raised, an option it does not know): it ended
+before it collected anything. Not 3, its internal error, which a script that exits as pytest imports it
+(``sys.exit(1)`` at its top level) gives too."""
 
 
 def ended_in(answer, events):
@@ -471,7 +472,7 @@ class ProgressOfTests(object):
     def holds_tests(self, ending):
         """Whether the path pytest ran on is tests, as pytest says: it collected a test from it; or it could not
         collect a file it takes for a test module by its name (an import error, a bad parametrize), or ended before
-        collecting (a ``conftest.py`` that failed: exit status 3 or 4), which by hand is a test run that failed, not
+        collecting (a ``conftest.py`` that failed: exit status 4), which by hand is a test run that failed, not
         a script. A file it collected nothing from, without an error, is a script."""
         if self.collected or self.tests_by_name:
             return True
