@@ -726,3 +726,58 @@ def test_a_program_a_pair_starts_is_an_input_by_where_its_name_was_looked_for(
     tool.write_text("#!/bin/sh\necho 5.0\n")
     (first / "mytool").write_text("#!/bin/sh\necho 3.0\n")
     assert changed_files(read) == [f"{first / 'mytool'} appeared", f"{tool} changed"]
+
+
+def test_the_watch_changes_nothing_a_pair_does_and_misses_no_thread_of_it(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """os.stat watched still pickles and binds as the built-in does; a thread's lookups never hide the main thread's
+    reads; a program posix_spawn runs by a bare name is the one in the folder the pair runs from."""
+    tool = tmp_path / "mytool"
+    tool.write_text("#!/bin/sh\nexit 3\n")
+    tool.chmod(0o755)
+    (tmp_path / "data.txt").write_text("v1")
+    probe = script(
+        tmp_path,
+        "watched",
+        """\
+        import os, pickle, threading
+
+        class Holder:
+            look = os.stat
+
+        assert pickle.loads(pickle.dumps(os.stat)) is os.stat and Holder().look(".").st_mode
+        stop = []
+        def looks():
+            while not stop:
+                os.path.exists("/no-such-file-here")
+        thread = threading.Thread(target=looks)
+        thread.start()
+        seen = [open("data.txt").read() for _ in range(50)] + [os.path.exists("th_%d.txt" % i) for i in range(300)]
+        stop.append(True)
+        thread.join()
+        pid = os.posix_spawn("mytool", ["mytool"], {})
+        print(seen[0], os.waitpid(pid, 0)[1] >> 8)
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 60.0, workdir=tmp_path).records
+    assert printed(record) == ["v1 3"], record.message
+    read = record.inputs[identity.READ]
+    assert {str(tmp_path / "data.txt"), str(tool)} <= read.keys()
+    assert {str(tmp_path / f"th_{i}.txt") for i in range(300)} <= read.keys()
+
+
+PYTHON_310 = sorted(Path.home().glob(".pyenv/versions/3.10*/bin/python3.10"))
+
+
+@pytest.mark.skipif(not PYTHON_310, reason="needs pyenv's Python 3.10: pathlib's own accessor")
+def test_on_python_3_10_a_file_pathlib_looks_for_is_heard(tmp_path: Path) -> None:
+    """pathlib before 3.11 calls the os.stat it held when it was imported: it is watched there too."""
+    python, site_packages = bare_venv(tmp_path / "venv", str(PYTHON_310[0]))
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    probe = script(tmp_path, "flag", "from pathlib import Path\nprint(Path('flag.txt').is_file())\n")
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["False"], record.message
+    read = record.inputs[identity.READ]
+    (tmp_path / "flag.txt").write_text("")
+    assert changed_files(read) == [f"{tmp_path / 'flag.txt'} appeared"]

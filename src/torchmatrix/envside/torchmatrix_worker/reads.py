@@ -5,10 +5,12 @@ import hashlib
 import importlib.machinery
 import json
 import os
+import pathlib
 import site
 import stat
 import sys
 import sysconfig
+import threading
 import time
 
 from .protocol import INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE
@@ -57,7 +59,7 @@ class FilesRead(object):
         shared = os.environ.get(INPUTS_VARIABLE)
         self.shared = os.path.join(os.path.abspath(shared), "") if shared else None
         self.shared_files = set()
-        self.telling = self.busy = False
+        self.thread = threading.local()  # what this hook is doing, per thread: another's events still count
         self.known = hasattr(sys, "addaudithook")
         self.lookups = []
         if self.known:
@@ -85,12 +87,24 @@ class FilesRead(object):
                 self.renamed(arguments[1])
             elif event == "subprocess.Popen":
                 self.started(*arguments[:4])
-            elif event in ("os.exec", "os.posix_spawn"):
+            elif event == "os.exec":  # execv and the like: a path (os.execvp tried each folder of PATH by path)
+                self.read(as_path(arguments[0]))
+            elif event == "os.posix_spawn":  # posix_spawn takes a name as a path, posix_spawnp looks it up
+                self.read(as_path(arguments[0]))
                 self.started(arguments[0], None, None, arguments[2])
         except Exception:  # noqa: S110 - an exception here would be the probe's open's or load's, which it is not
             pass
         finally:
             self.busy = False
+
+    @property
+    def busy(self):
+        """Whether this thread is in this hook's own work, whose looks at files are none of the pair's."""
+        return getattr(self.thread, "busy", False)
+
+    @busy.setter
+    def busy(self, value):
+        self.thread.busy = value
 
     def not_there(self, path):
         """The process asked whether the file at ``path`` exists, and it does not: looked for, as an ``open`` of a
@@ -208,9 +222,9 @@ class FilesRead(object):
 
     def write_down(self, *entry):
         """Append ``entry`` to the journal (one write, one line of JSON), which outlives this process."""
-        if self.telling:
+        if getattr(self.thread, "telling", False):
             return  # this very append's own open
-        self.telling = True
+        self.thread.telling = True
         try:
             fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
@@ -220,7 +234,7 @@ class FilesRead(object):
         except OSError:  # noqa: S110 - a full disk: this process's own list is whole; what a crash leaves is less
             pass
         finally:
-            self.telling = False
+            self.thread.telling = False
 
     def paths(self):
         """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
@@ -270,33 +284,44 @@ class FilesRead(object):
 
 def watch_lookups(not_there):
     """Have ``os.stat`` and ``os.lstat`` tell ``not_there`` each path they are asked of that is not there (a path,
-    not a descriptor, nor a path relative to a ``dir_fd``). Each stands where the original did in the sets ``os``
-    says its functions' abilities by (``os.supports_dir_fd``, …), so code that asks them (``shutil``) runs as it
-    would have."""
+    not a descriptor, nor a path relative to a ``dir_fd``). Each stands where the original did: in ``os``, in
+    pathlib's accessor where it holds its own (Python 3.10 and older), and in the sets ``os`` says its functions'
+    abilities by (``os.supports_dir_fd``, …), so code that asks them (``shutil``) runs as it would have."""
     abilities = (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks, os.supports_effective_ids)
+    accessor = getattr(pathlib, "_NormalAccessor", None)
     for name in ("stat", "lstat"):
         original = getattr(os, name)
-        watched = watching(original, not_there)
+        watched = Watched(original, not_there)
         for ability in abilities:
             if original in ability:
                 ability.add(watched)
         setattr(os, name, watched)
+        if getattr(accessor, name, None) is original:
+            setattr(accessor, name, watched)
 
 
-def watching(original, not_there):
-    """``original`` (``os.stat`` or ``os.lstat``), telling ``not_there`` each path it finds nothing at."""
+class Watched(object):
+    """``original`` (``os.stat`` or ``os.lstat``), telling ``not_there`` each path it finds nothing at. Like the
+    built-in it stands for, it is no method when a class holds it, and it pickles as ``os.stat`` does, by name."""
 
-    def watched(path, *arguments, **options):
+    def __init__(self, original, not_there):
+        self.original, self.not_there = original, not_there
+        self.__name__ = self.__qualname__ = original.__name__
+        self.__module__, self.__doc__ = "os", original.__doc__
+
+    def __call__(self, path, *arguments, **options):
         try:
-            return original(path, *arguments, **options)
+            return self.original(path, *arguments, **options)
         except OSError as error:
             if error.errno in NOT_THERE and not arguments and options.get("dir_fd") is None:
-                not_there(path)
+                self.not_there(path)
             raise
 
-    watched.__name__, watched.__qualname__, watched.__doc__ = original.__name__, original.__name__, original.__doc__
-    watched.__module__ = original.__module__
-    return watched
+    def __reduce__(self):
+        return self.__qualname__
+
+    def __repr__(self):
+        return repr(self.original)
 
 
 NOT_THERE = (errno.ENOENT, errno.ENOTDIR)

@@ -12,7 +12,19 @@ import sys
 import time
 
 from .answers import exit_answer, malformed, pair_answer, tail, unavailable
-from .protocol import CRASH, ERROR, MAX_ANSWER_BYTES, MAX_MESSAGE, PYTEST, SCRIPT, SCRIPT_OR_TESTS, TIMEOUT, parsed
+from .protocol import (
+    CRASH,
+    ERROR,
+    MAX_ANSWER_BYTES,
+    MAX_MESSAGE,
+    PASS,
+    PYTEST,
+    SCRIPT,
+    SCRIPT_OR_TESTS,
+    TIMEOUT,
+    UNAVAILABLE,
+    parsed,
+)  # fmt: skip
 
 
 class Found(object):
@@ -424,16 +436,17 @@ before it collected anything. Not 3, its internal error, which a script that exi
 
 def ended_in(answer, events):
     """The record of a test pytest was running when it returned (``pytest.exit()``, which ends the session): by
-    hand, the run stops there and fails; with pytest's words (``events``: :class:`ProgressOfTests`)."""
+    hand, the run stops there, and fails unless it exits with 0 (``pytest.exit(why, returncode=0)``); with pytest's
+    words (``events``: :class:`ProgressOfTests`)."""
     code, said = answer.get("pytest_exit"), events.ended_session
     message = "pytest ended while it ran (exit code {}){}".format(code, ": " + said if said else "")
-    return {"outcome": ERROR, "metrics": {"pytest_exit": code}, "message": message}
+    return {"outcome": PASS if code == 0 else ERROR, "metrics": {"pytest_exit": code}, "message": message}
 
 
 def not_reached(answer):
     """The record of a test pytest collected and returned without running (``-x`` in its options, a plugin)."""
     code = answer.get("pytest_exit")
-    return {"outcome": ERROR, "metrics": {"pytest_exit": code},
+    return {"outcome": UNAVAILABLE if code == 0 else ERROR, "metrics": {"pytest_exit": code},
             "message": "pytest ended (exit code {}) without running it".format(code)}  # fmt: skip
 
 
