@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from torchmatrix import identity
 from torchmatrix.core import Outcome, Record
 from torchmatrix.results import CellResult
 from torchmatrix.util import storedjson
@@ -30,7 +31,17 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def stored_content(path: Path) -> dict[str, Any]:
-    """The stored JSON object at ``path`` less its seal: as a torchmatrix before seals wrote it."""
+    """The stored JSON object at ``path`` as a torchmatrix before seals wrote it: no seal, and no resource limits,
+    which only a torchmatrix that seals records."""
+    data = unsealed_content(path)
+    for item in [data, *(data.get("records") or [])]:
+        if isinstance(item, dict) and isinstance(item.get("inputs"), dict):
+            item["inputs"].pop(identity.LIMITS, None)
+    return data
+
+
+def unsealed_content(path: Path) -> dict[str, Any]:
+    """The stored JSON object at ``path`` less its seal."""
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return {key: value for key, value in data.items() if key != storedjson.SEAL}
 
@@ -38,7 +49,7 @@ def stored_content(path: Path) -> dict[str, Any]:
 def rewrite(path: Path, change: Callable[[dict[str, Any]], Any], *, seal: bool = True) -> None:
     """Rewrite the stored JSON at ``path`` with ``change`` (which edits its content in place), sealed anew as the
     torchmatrix that wrote it would have, or a forger could (``seal=False``: as a torchmatrix before seals wrote it)."""
-    data = stored_content(path)
+    data = unsealed_content(path) if seal else stored_content(path)
     change(data)
     path.write_text(json.dumps(storedjson.sealed(data) if seal else data), encoding="utf-8")
 

@@ -29,7 +29,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .core import Constraint, MalformedRecord, Outcome, Record
-from .identity import HARDWARE, describe_hardware, maker, record_inputs
+from .identity import HARDWARE, LIMITS, describe_hardware, maker, record_inputs
 from .util import atomicfile, safetext, storedjson
 from .util.storedjson import MAX_FILE_BYTES, checked, checked_time, checked_version, moment
 
@@ -114,6 +114,11 @@ class CellResult:
             raise NewerSchema(newer)
         if type(schema) is not int or schema != SCHEMA_VERSION:
             raise ValueError(f"schema {schema!r} is not {SCHEMA_VERSION}")
+        if storedjson.SEAL not in data and _since_seals(data):
+            raise ValueError(
+                f"its {storedjson.SEAL} was removed, which every result that records the pairs' resource limits "
+                "has: it was changed after torchmatrix wrote it; run what made it again, or delete the file"
+            )
         data = storedjson.unsealed(data)
         try:
             outcome = checked(data, "outcome", str, optional=True)
@@ -141,6 +146,15 @@ class CellResult:
             )
         except ValueError as exc:
             raise ValueError(f"does not fit schema {SCHEMA_VERSION}: {exc}") from None
+
+
+def _since_seals(data: dict[str, Any]) -> bool:
+    """Whether ``data`` was written by a torchmatrix that seals what it writes: it records the pairs' resource
+    limits (:data:`torchmatrix.identity.LIMITS`), as every run since does, the cell's or any record's."""
+    given = data.get("records")
+    records = given if isinstance(given, list) else []
+    found = [data.get("inputs"), *(item.get("inputs") for item in records if isinstance(item, dict))]
+    return any(isinstance(inputs, dict) and LIMITS in inputs for inputs in found)
 
 
 def _unique(records: tuple[Record, ...]) -> tuple[Record, ...]:

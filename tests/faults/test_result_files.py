@@ -233,8 +233,7 @@ def _beside(good: Path, name: str, data: dict[str, Any], **changes: Any) -> Path
     """A file named ``name`` beside ``good`` holding ``data`` with ``changes``: by default another cell's result."""
     path = good.parent / name
     other_cell = dict(torch="2.0.0", cell_id="torch-2.0.0-py3.11", session="probe(2.0.0)")
-    content = {key: value for key, value in data.items() if key != storedjson.SEAL}  # as a file from before seals
-    path.write_text(json.dumps(dict(content, **{**other_cell, **changes})), encoding="utf-8")
+    path.write_text(json.dumps(dict(data, **{**other_cell, **changes})), encoding="utf-8")  # data: stored_content
     return path
 
 

@@ -455,3 +455,17 @@ def test_a_result_edited_after_it_was_written_is_refused_and_one_written_before_
     }
     assert sorted(found.path.name for found in scan.results) == sorted([good.name, older.name])
     assert [record.outcome for found in scan.results for record in found.records] == [Outcome.FAIL, Outcome.FAIL]
+
+
+def test_a_result_whose_seal_was_removed_is_refused(tmp_path: Path) -> None:
+    """One that records the pairs' resource limits was written sealed: without its seal, it was edited."""
+    limited = Record("autograd_dot", "cpu", Outcome.FAIL, {}, "", 0.01, inputs={identity.LIMITS: {"stack": [1, 2]}})
+    good = results.write(tmp_path, result(records=(limited,)))
+    data = json.loads(good.read_text())
+    del data[storedjson.SEAL]
+    data["records"][0]["outcome"] = "pass"
+    beside(good, "unsealed.json", json.dumps(data))
+    assert reasons(scan_in_time(tmp_path)) == {
+        "unsealed.json": "its content_sha256 was removed, which every result that records the pairs' resource "
+        "limits has: it was changed after torchmatrix wrote it; run what made it again, or delete the file"
+    }
