@@ -188,7 +188,7 @@ def test_the_resource_limits_a_pair_runs_under_are_an_input(
     assert output(workspace, torch_here) == [str(4096 * 1024)]
     usual = workspace.nox("-s", "probe")
     assert usual.returncode == 0, usual.output
-    assert "the resource limits the pairs run under changed" in usual.output, usual.output
+    assert "the resource limits the pairs run under changed: stack 4194304 " in usual.output, usual.output
     assert output(workspace, torch_here) != [str(4096 * 1024)]
 
 
