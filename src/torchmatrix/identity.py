@@ -65,6 +65,8 @@ CPUS = "cpus"
 """The part holding how many CPUs the pairs may run on (:func:`usable_cpus`)."""
 LIMITS = "limits"
 """The part holding the resource limits the pairs run under (:func:`resource_limits`)."""
+CREDENTIALS = "credentials"
+"""The part holding the user, group and umask the pairs run as (:func:`credentials`)."""
 
 
 class Shown(enum.Enum):
@@ -113,6 +115,7 @@ PARTS = (
     Part(ENVIRONMENT, "the variables the pairs see"),
     Part(CPUS, "the CPUs the pairs may use"),
     Part(LIMITS, "the resource limits the pairs run under"),
+    Part(CREDENTIALS, "the user, group and umask the pairs run as"),
     Part("seed", "the seed", portable=True),
     Part("workdir", "the folder the pairs run from", shown=Shown.WHOLE),
     Part("probe", "the probe", portable=True, shown=Shown.CHANGED, of_run=False),
@@ -376,6 +379,17 @@ def resource_limits() -> dict[str, list[int | str]] | None:
             "unlimited" if value == resource.RLIM_INFINITY else value for value in found
         ]
     return limits
+
+
+def credentials() -> dict[str, int | str]:
+    """The user and group this process, and every pair it starts, runs as, and its umask, as the kernel says: what a
+    file's permissions allow it (root reads what another may not), and the permissions of every file it makes."""
+    mask = os.umask(0)
+    os.umask(mask)  # the umask can only be read by setting it: put it back at once
+    found: dict[str, int | str] = {"umask": f"{mask:04o}"}
+    if hasattr(os, "getuid"):
+        found.update(uid=os.getuid(), gid=os.getgid())
+    return found
 
 
 def usable_cpus() -> int:

@@ -319,6 +319,7 @@ class Project:
             identity.ENVIRONMENT: self.environment_identity(),
             identity.CPUS: identity.usable_cpus(),
             identity.LIMITS: identity.resource_limits(),
+            identity.CREDENTIALS: identity.credentials(),
             "seed": identity.SEED,
             "workdir": str(self.matrix.run_from),
             **self._options(),

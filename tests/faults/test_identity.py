@@ -192,6 +192,31 @@ def test_the_resource_limits_a_pair_runs_under_are_an_input(
     assert output(workspace, torch_here) != [str(4096 * 1024)]
 
 
+UMASK = """\
+import os, tempfile
+
+with tempfile.TemporaryDirectory() as folder:
+    made = os.path.join(folder, "made")
+    open(made, "w").close()
+    print(oct(os.stat(made).st_mode & 0o777))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs umask")
+def test_the_umask_a_pair_runs_under_is_an_input(workspace: Workspace, torch_here: Torch, warm: None) -> None:
+    """The permissions of every file a pair makes follow its umask: a run under ``umask 077`` is another run."""
+    probes = workspace.folder / "probes"
+    (probes / "umask.py").write_text(UMASK)
+    workspace.matrix([torch_here], ["umask"])
+    private = workspace.nox("-s", "probe", prefix=["sh", "-c", 'umask 077 && exec "$@"', "sh"])
+    assert private.returncode == 0, private.output
+    assert output(workspace, torch_here) == ["0o600"]
+    usual = workspace.nox("-s", "probe", prefix=["sh", "-c", 'umask 022 && exec "$@"', "sh"])
+    assert usual.returncode == 0, usual.output
+    assert "the user, group and umask the pairs run as changed" in usual.output, usual.output
+    assert output(workspace, torch_here) == ["0o644"]
+
+
 LOADS = """\
 import ctypes, os
 import torch

@@ -781,3 +781,26 @@ def test_on_python_3_10_a_file_pathlib_looks_for_is_heard(tmp_path: Path) -> Non
     read = record.inputs[identity.READ]
     (tmp_path / "flag.txt").write_text("")
     assert changed_files(read) == [f"{tmp_path / 'flag.txt'} appeared"]
+
+
+def test_a_file_a_pair_asked_about_counts_there_or_not(stub_torch_python: str, tmp_path: Path) -> None:
+    """`os.path.exists`, `Path.is_file` and `os.access` decide what a script does: a file they found going, or one
+    they did not find appearing, is a change."""
+    (tmp_path / "flag.txt").write_text("")
+    probe = script(
+        tmp_path,
+        "asks",
+        """\
+        import inspect, os, posix
+        from pathlib import Path
+        print(os.path.exists("flag.txt"), Path("weights.pt").is_file(), os.access("fx.txt", os.F_OK))
+        print(inspect.signature(os.stat) == inspect.signature(posix.stat))
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["True False False", "True"], record.message
+    read = record.inputs[identity.READ]
+    assert changed_files(read) == []
+    (tmp_path / "flag.txt").unlink()
+    (tmp_path / "fx.txt").write_text("")
+    assert changed_files(read) == [f"{tmp_path / 'flag.txt'} is gone", f"{tmp_path / 'fx.txt'} appeared"]

@@ -1,6 +1,5 @@
 """What a pair's process read outside its environment: the files its records depend on."""
 
-import errno
 import hashlib
 import importlib.machinery
 import json
@@ -45,9 +44,9 @@ class FilesRead(object):
     ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
     is listed as ``folder/name.*`` (:data:`MODULE_LOOKED_FOR`), so that a module put where it was looked for first
     (a ``colorsys.py`` beside the script) is a change, as it changes what the import finds. Whether a file exists
-    is asked by ``os.stat`` and ``os.lstat`` (``os.path.exists``, ``Path.is_file``: how pytest looks for its
-    configuration and each folder's ``conftest.py``), which no audit event tells: the process hears those itself
-    (:func:`watch_lookups`), and a file asked for and not there is listed as one opened and not there is.
+    is asked by ``os.stat``, ``os.lstat`` and ``os.access`` (``os.path.exists``, ``Path.is_file``: how pytest looks
+    for its configuration and each folder's ``conftest.py``), which no audit event tells: the process hears those
+    itself (:func:`watch_lookups`), and a file asked about is listed as one opened is, there or not.
     """
 
     def __init__(self, scratch, journal=None):
@@ -64,7 +63,7 @@ class FilesRead(object):
         self.lookups = []
         if self.known:
             sys.addaudithook(self.heard)
-            watch_lookups(self.not_there)
+            watch_lookups(self.asked)
             sys.meta_path.insert(0, ModuleLookups(self.lookups))
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
                 self.read(path)
@@ -106,9 +105,10 @@ class FilesRead(object):
     def busy(self, value):
         self.thread.busy = value
 
-    def not_there(self, path):
-        """The process asked whether the file at ``path`` exists, and it does not: looked for, as an ``open`` of a
-        file not there is, so that its appearing is a change (a ``pytest.toml`` put beside the tests)."""
+    def asked(self, path):
+        """The process asked about the file at ``path`` (whether it exists, what it is): what it decided by it
+        counts as a read does, there or not, so that its appearing (a ``pytest.toml`` put beside the tests), going
+        or changing is a change."""
         if self.busy:
             return  # this hook's own look at a file
         self.busy = True
@@ -282,16 +282,16 @@ class FilesRead(object):
         return found
 
 
-def watch_lookups(not_there):
-    """Have ``os.stat`` and ``os.lstat`` tell ``not_there`` each path they are asked of that is not there (a path,
-    not a descriptor, nor a path relative to a ``dir_fd``). Each stands where the original did: in ``os``, in
-    pathlib's accessor where it holds its own (Python 3.10 and older), and in the sets ``os`` says its functions'
-    abilities by (``os.supports_dir_fd``, …), so code that asks them (``shutil``) runs as it would have."""
+def watch_lookups(asked):
+    """Have ``os.stat``, ``os.lstat`` and ``os.access`` tell ``asked`` each path they are asked about (a path, not a
+    descriptor, nor a path relative to a ``dir_fd``). Each stands where the original did: in ``os``, in pathlib's
+    accessor where it holds its own (Python 3.10 and older), and in the sets ``os`` says its functions' abilities by
+    (``os.supports_dir_fd``, …), so code that asks them (``shutil``) runs as it would have."""
     abilities = (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks, os.supports_effective_ids)
     accessor = getattr(pathlib, "_NormalAccessor", None)
-    for name in ("stat", "lstat"):
+    for name in ("stat", "lstat", "access"):
         original = getattr(os, name)
-        watched = Watched(original, not_there)
+        watched = Watched(original, asked)
         for ability in abilities:
             if original in ability:
                 ability.add(watched)
@@ -301,32 +301,35 @@ def watch_lookups(not_there):
 
 
 class Watched(object):
-    """``original`` (``os.stat`` or ``os.lstat``), telling ``not_there`` each path it finds nothing at. Like the
-    built-in it stands for, it is no method when a class holds it, and it pickles as ``os.stat`` does, by name."""
+    """``original`` (``os.stat``, ``os.lstat``, ``os.access``), telling ``asked`` each path it is asked about. Like
+    the built-in it stands for, it is no method when a class holds it, pickles by its name, and says its signature;
+    only ``is`` tells them apart."""
 
-    def __init__(self, original, not_there):
-        self.original, self.not_there = original, not_there
+    def __init__(self, original, asked):
+        self.original, self.asked = original, asked
         self.__name__ = self.__qualname__ = original.__name__
         self.__module__, self.__doc__ = "os", original.__doc__
+        self.__self__ = getattr(original, "__self__", None)
+        self.__text_signature__ = getattr(original, "__text_signature__", None)
 
     def __call__(self, path, *arguments, **options):
         try:
             return self.original(path, *arguments, **options)
-        except OSError as error:
-            if error.errno in NOT_THERE and not arguments and options.get("dir_fd") is None:
-                self.not_there(path)
-            raise
+        finally:
+            if options.get("dir_fd") is None:
+                self.asked(path)
+
+    @property
+    def __signature__(self):
+        import inspect
+
+        return inspect.signature(self.original)
 
     def __reduce__(self):
         return self.__qualname__
 
     def __repr__(self):
         return repr(self.original)
-
-
-NOT_THERE = (errno.ENOENT, errno.ENOTDIR)
-"""What ``os.stat`` raises for a path at which nothing is: the name is not in its folder, or a folder on the way
-is a file."""
 
 
 def digest_of(path):
