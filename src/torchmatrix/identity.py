@@ -537,10 +537,11 @@ def file_digest(path: Path) -> str | None:
 
 def module_forms(folder: Path, name: str) -> list[str]:
     """The files in ``folder`` the import system may take for the module ``name``, sorted: a module
-    (``name.py``, ``name.<tag>.so``, …) or a package's ``__init__`` (``name/__init__.py``)."""
+    (``name.py``, ``name.<tag>.so``, …), a package's ``__init__`` (``name/__init__.py``), or a folder alone
+    (``name/``), which an import that finds nothing else takes for a namespace package."""
     candidates = [*folder.glob(f"{glob.escape(name)}.*"), *(folder / name).glob("__init__.*")]
-    return sorted(str(path.relative_to(folder)) for path in candidates if path.suffix in MODULE_SUFFIXES
-                  and path.is_file())  # fmt: skip
+    forms = [str(path.relative_to(folder)) for path in candidates if path.suffix in MODULE_SUFFIXES and path.is_file()]
+    return sorted(forms + ([f"{name}/"] if (folder / name).is_dir() else []))
 
 
 def pth_files(folder: Path) -> list[str]:

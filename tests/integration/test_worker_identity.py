@@ -804,3 +804,13 @@ def test_a_file_a_pair_asked_about_counts_there_or_not(stub_torch_python: str, t
     (tmp_path / "flag.txt").unlink()
     (tmp_path / "fx.txt").write_text("")
     assert changed_files(read) == [f"{tmp_path / 'flag.txt'} is gone", f"{tmp_path / 'fx.txt'} appeared"]
+
+
+def test_a_bare_folder_where_a_module_was_looked_for_is_a_change(stub_torch_python: str, tmp_path: Path) -> None:
+    """An import that finds nothing takes a folder of the name for a namespace package: its appearing is a change."""
+    probe = script(tmp_path, "optional", "try:\n    import apex_x\nexcept ImportError:\n    print('none')\n")
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["none"], record.message
+    read = record.inputs[identity.READ]
+    (tmp_path / "apex_x").mkdir()
+    assert changed_files(read) == [f"{tmp_path / 'apex_x'}{identity.MODULE_LOOKED_FOR} appeared"]

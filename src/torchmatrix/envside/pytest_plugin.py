@@ -9,6 +9,7 @@ which tests ended, which one was running, and which were not reached:
     {"collected": [nodeid, ...]}
     {"start": nodeid, "at": time.time()}
     {"ended": "Exit: why"}  (pytest.exit() ended the session in the test running)
+    {"collecting": true}  (pytest began to collect)
     {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s,
      "printed": captured stdout, "raised": "Type: message"}
 
@@ -86,6 +87,11 @@ class Progress(object):
 
     def pytest_configure(self, config):
         self.config = config
+
+    def pytest_collection(self, session):
+        """pytest begins to collect: what ends it before this is its own configuration (a ``conftest.py``), not the
+        file it was asked about."""
+        self.write({"collecting": True})
 
     def by_name(self, report):
         """Whether pytest takes the file ``report`` is of for a test module by its name alone (its ``python_files``,

@@ -428,12 +428,6 @@ def tests_ended(answer, ending, name):
             "message": "pytest " + first + (":\n" + log if log else "")}  # fmt: skip
 
 
-PYTEST_COULD_NOT_START = (4,)
-"""pytest's exit status for a usage error (a ``conftest.py`` that raised, an option it does not know): it ended
-before it collected anything. Not 3, its internal error, which a script that exits as pytest imports it
-(``sys.exit(1)`` at its top level) gives too."""
-
-
 def ended_in(answer, events):
     """The record of a test pytest was running when it returned (``pytest.exit()``, which ends the session): by
     hand, the run stops there, and fails unless it exits with 0 (``pytest.exit(why, returncode=0)``); with pytest's
@@ -463,6 +457,7 @@ class ProgressOfTests(object):
         self.started_at = None
         self.tests_by_name = False
         self.ended_session = ""
+        self.collecting = False
         for line in data.decode("utf-8", "replace").splitlines():
             try:
                 event = json.loads(line)
@@ -472,6 +467,8 @@ class ProgressOfTests(object):
                 continue
             if isinstance(event.get("collected"), list):
                 self.collected = [str(test) for test in event["collected"]]
+            elif event.get("collecting") is True:
+                self.collecting = True
             elif isinstance(event.get("ended"), str):
                 self.ended_session = event["ended"]
             elif "start" in event:
@@ -484,13 +481,17 @@ class ProgressOfTests(object):
 
     def holds_tests(self, ending):
         """Whether the path pytest ran on is tests, as pytest says: it collected a test from it; or it could not
-        collect a file it takes for a test module by its name (an import error, a bad parametrize), or ended before
-        collecting (a ``conftest.py`` that failed: exit status 4), which by hand is a test run that failed, not
-        a script. A file it collected nothing from, without an error, is a script."""
+        collect a file it takes for a test module by its name (an import error, a bad parametrize), or failed before
+        it began to collect (a ``conftest.py`` that raised or called ``pytest.exit()``), which by hand is a test
+        run that failed, not a script. A file it collected nothing from, without an error, is a script."""
         if self.collected or self.tests_by_name:
             return True
+        return self.failed_before_collecting(ending)
+
+    def failed_before_collecting(self, ending):
+        """Whether pytest returned a failure (neither 0 nor 5, no tests) before it began to collect."""
         answer = answer_of(ending)
-        return answer is not None and answer.get("pytest_exit") in PYTEST_COULD_NOT_START
+        return answer is not None and answer.get("pytest_exit") not in (0, 5, None) and not self.collecting
 
     def collection(self, ending):
         """What pytest said of the path it collected, in words: why it is tests, or why it is run as a script."""
@@ -500,7 +501,7 @@ class ProgressOfTests(object):
         answer = answer_of(ending)
         if self.tests_by_name:
             return "pytest could not collect it, a test module by its name"
-        if answer is not None and answer.get("pytest_exit") in PYTEST_COULD_NOT_START:
+        if self.failed_before_collecting(ending):
             return "pytest ended with exit code {} before collecting it".format(answer["pytest_exit"])
         if self.collected is not None or (answer is not None and "pytest_exit" in answer):
             return "pytest collected no test from it"
