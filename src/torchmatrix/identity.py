@@ -507,6 +507,8 @@ class FileDigests:
 
 MODULE_LOOKED_FOR: str = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").MODULE_LOOKED_FOR
 """How a pair's ``read`` names a module looked for in a folder (``folder/name.*``)."""
+FILE_THERE: str = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").FILE_THERE
+"""How a pair's ``read`` names a file it only asked about and found there (``path (whether it is there)``)."""
 SITE_PTH_FILES: str = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").SITE_PTH_FILES
 """How a pair's ``read`` names the ``.pth`` files of a site folder, which ``site`` ran as it started
 (``folder/*.pth``)."""
@@ -516,9 +518,12 @@ MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
 
 
 def file_digest(path: Path) -> str | None:
-    """The sha256 of the file at ``path``; None where it is no readable file. For a module looked for
+    """The sha256 of the file at ``path``; None where it is no readable file. For a file only asked about
+    (``path (whether it is there)``), ``there`` where it is; for a module looked for
     (``folder/name.*``), of the module's forms in that folder (:func:`module_forms`); for a site folder's ``.pth``
     files (``folder/*.pth``), of each one's name and content (:func:`pth_files`)."""
+    if path.name.endswith(FILE_THERE):
+        return "there" if Path(str(path).removesuffix(FILE_THERE)).is_file() else None
     if path.name == SITE_PTH_FILES:
         found = pth_files(path.parent)
         return _digest("\n".join(found).encode()) if found else None

@@ -482,9 +482,9 @@ def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
         """,
     )
     reads = Path(runner.WORKER).with_name("torchmatrix_worker") / "reads.py"
-    imported = "from .protocol import INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE"
-    given = ("INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE = "
-             "'TORCHMATRIX_INPUTS', '.*', '*.pth', '/nowhere/worker.py'")  # fmt: skip
+    imported = "from .protocol import FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE"
+    given = ("FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE = "
+             "' (whether it is there)', 'TORCHMATRIX_INPUTS', '.*', '*.pth', '/nowhere/worker.py'")  # fmt: skip
     source = reads.read_text().replace(imported, given)
     (tmp_path / "torchmatrix_worker_reads.py").write_text(source)
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
@@ -803,7 +803,10 @@ def test_a_file_a_pair_asked_about_counts_there_or_not(stub_torch_python: str, t
     assert changed_files(read) == []
     (tmp_path / "flag.txt").unlink()
     (tmp_path / "fx.txt").write_text("")
-    assert changed_files(read) == [f"{tmp_path / 'flag.txt'} is gone", f"{tmp_path / 'fx.txt'} appeared"]
+    assert changed_files(read) == [
+        f"{tmp_path / 'flag.txt'}{identity.FILE_THERE} is gone",
+        f"{tmp_path / 'fx.txt'} appeared",
+    ]
 
 
 def test_a_bare_folder_where_a_module_was_looked_for_is_a_change(stub_torch_python: str, tmp_path: Path) -> None:

@@ -49,6 +49,11 @@ MODULE_LOOKED_FOR = ".*"
 system, whose forms there (``name.py``, ``name/__init__.py``, an extension module, …) the host digests together:
 one appearing is a change, as a file that appears is."""
 
+FILE_THERE = " (whether it is there)"
+"""Ending a path the pair "read" whose file it only asked about (``os.path.exists``, ``Path.is_file``) and found
+there: what it decided by is that the file is there, not what it holds, which the host says as ``there`` (None:
+gone). A file a pair asks about and then reads counts by its content, one not there by its absence."""
+
 SITE_PTH_FILES = "*.pth"
 """Ending a path the pair "read" (``folder/*.pth``): the ``.pth`` files of a site folder of the pair's interpreter,
 which ``site`` ran as it started, before the worker heard anything; the host digests their names and contents

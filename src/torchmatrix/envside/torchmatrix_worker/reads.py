@@ -12,7 +12,7 @@ import sysconfig
 import threading
 import time
 
-from .protocol import INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE
+from .protocol import FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE
 
 CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
 """What :meth:`FilesRead.as_found` says a file held when something else than the pair's process changed it
@@ -61,6 +61,7 @@ class FilesRead(object):
         self.thread = threading.local()  # what this hook is doing, per thread: another's events still count
         self.known = hasattr(sys, "addaudithook")
         self.lookups = []
+        self.there = set()
         if self.known:
             sys.addaudithook(self.heard)
             watch_lookups(self.asked)
@@ -106,9 +107,11 @@ class FilesRead(object):
         self.thread.busy = value
 
     def asked(self, path):
-        """The process asked about the file at ``path`` (whether it exists, what it is): what it decided by it
-        counts as a read does, there or not, so that its appearing (a ``pytest.toml`` put beside the tests), going
-        or changing is a change."""
+        """The process asked about the file at ``path`` (whether it exists, what it is). One not there counts as a
+        file opened and not there does, so that its appearing is a change (a ``pytest.toml`` put beside the tests);
+        one there counts as there (:data:`FILE_THERE`), so that its going is one: what the process decided by is
+        that it is there, not what it holds (pytest asks about every file of a folder it collects in, and a helper
+        the pair runs may rewrite one; a file the pair then reads counts by its content)."""
         if self.busy:
             return  # this hook's own look at a file
         self.busy = True
@@ -117,7 +120,10 @@ class FilesRead(object):
             if path is not None and self.is_shared(path):
                 self.sharing(path)
             elif path is not None and path not in self.hashing:
-                self.read(path)
+                if os.path.isfile(path):
+                    self.there.add(path)
+                elif not os.path.lexists(path):
+                    self.read(path)
         except Exception:  # noqa: S110 - an exception here would be the probe's stat's, which it is not
             pass
         finally:
@@ -247,7 +253,8 @@ class FilesRead(object):
         found.update(self.modules_looked_for())
         found.update(self.shared_files)  # there or not: one looked for and not there counts by its absence
         kept = [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
-        return sorted(kept + site_pth_files())
+        there = [path + FILE_THERE for path in inputs_of(self.there - found, self.excluded)]
+        return sorted(kept + there + site_pth_files())
 
     def modules_looked_for(self):
         """``folder/name.*`` for each folder each module the pair imported was looked for in, up to and with the one
