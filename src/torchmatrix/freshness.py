@@ -219,7 +219,7 @@ def words(change: identity.Change) -> str:
             return "the record does not say what its pair read"
         if not change.subject:
             return "what it read is not a list of files with their digests"
-        return f"{change.subject} {'is gone' if after is None else 'appeared' if before is None else 'changed'}"
+        return f"{change.subject} {_file_change(before, after)}"
     if part.key == "requirements" and before is None:
         return f"{change.subject} was measured by {INSTALLED_SESSION}, in a torch installed already"
     if part.key == "probe":
@@ -240,6 +240,18 @@ def words(change: identity.Change) -> str:
     if part.shown is identity.Shown.WHOLE:
         return f"{part.label} changed: {before} → {after}"
     return f"{part.label} changed: {_short(before)} → {_short(after)}"
+
+
+def _file_change(before: Any, after: Any) -> str:
+    """How a file a pair read differs from what it read: gone, there anew, made runnable or not, or changed."""
+    if after is None:
+        return "is gone"
+    if before is None:
+        return "appeared"
+    runnable = identity.EXECUTABLE
+    if str(before).removesuffix(runnable) == str(after).removesuffix(runnable):
+        return "was made runnable" if str(after).endswith(runnable) else "was made not runnable"
+    return "changed"
 
 
 def _variables_changed(before: Any, after: Any) -> str:

@@ -40,7 +40,7 @@ import re
 import subprocess
 import sys
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -512,14 +512,20 @@ FILE_THERE: str = importlib.import_module("torchmatrix.envside.torchmatrix_worke
 SITE_PTH_FILES: str = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").SITE_PTH_FILES
 """How a pair's ``read`` names the ``.pth`` files of a site folder, which ``site`` ran as it started
 (``folder/*.pth``)."""
+_content_digest: Callable[[Path], str | None] = importlib.import_module(
+    "torchmatrix.envside.torchmatrix_worker.protocol"
+).file_digest
+"""A file's sha256, ending :data:`EXECUTABLE` where it may be run: by the rule the pair's worker digests by."""
+EXECUTABLE: str = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol").EXECUTABLE
+"""How a file's digest ends where the file may be run."""
 MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
 """What a module's file ends with, on any Python: its source, its bytecode, an extension module
 (``name.cpython-311-x86_64-linux-gnu.so`` ends with ``.so``)."""
 
 
 def file_digest(path: Path) -> str | None:
-    """The sha256 of the file at ``path``; None where it is no readable file. For a file only asked about
-    (``path (whether it is there)``), ``there`` where it is; for a module looked for
+    """The sha256 of the file at ``path``, and whether it may be run; None where it is no readable file. For a file
+    only asked about (``path (whether it is there)``), ``there`` where it is; for a module looked for
     (``folder/name.*``), of the module's forms in that folder (:func:`module_forms`); for a site folder's ``.pth``
     files (``folder/*.pth``), of each one's name and content (:func:`pth_files`)."""
     if path.name.endswith(FILE_THERE):
@@ -530,14 +536,7 @@ def file_digest(path: Path) -> str | None:
     if path.name.endswith(MODULE_LOOKED_FOR):
         forms = module_forms(path.parent, path.name.removesuffix(MODULE_LOOKED_FOR))
         return _digest("\n".join(forms).encode()) if forms else None
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as file:
-            for chunk in iter(lambda: file.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
+    return _content_digest(path)
 
 
 def module_forms(folder: Path, name: str) -> list[str]:

@@ -482,9 +482,9 @@ def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
         """,
     )
     reads = Path(runner.WORKER).with_name("torchmatrix_worker") / "reads.py"
-    imported = "from .protocol import FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE"
-    given = ("FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE = "
-             "' (whether it is there)', 'TORCHMATRIX_INPUTS', '.*', '*.pth', '/nowhere/worker.py'")  # fmt: skip
+    names = "FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE, file_digest"
+    imported = f"from .protocol import {names}"
+    given = f"{names} = ' (whether it is there)', 'TORCHMATRIX_INPUTS', '.*', '*.pth', '/nowhere/worker.py', None"
     source = reads.read_text().replace(imported, given)
     (tmp_path / "torchmatrix_worker_reads.py").write_text(source)
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
@@ -726,6 +726,33 @@ def test_a_program_a_pair_starts_is_an_input_by_where_its_name_was_looked_for(
     tool.write_text("#!/bin/sh\necho 5.0\n")
     (first / "mytool").write_text("#!/bin/sh\necho 3.0\n")
     assert changed_files(read) == [f"{first / 'mytool'} appeared", f"{tool} changed"]
+
+
+def test_a_program_made_runnable_or_not_is_a_change(stub_torch_python: str, tmp_path: Path) -> None:
+    """Whether a file may be run decides what runs: a tool first on PATH that was not runnable and is made so runs
+    instead of the one the pair ran, and the one it ran, made not runnable, runs no more; neither changes a byte."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+    (first / "mytool").write_text("#!/bin/sh\necho 3.0\n")
+    (second / "mytool").write_text("#!/bin/sh\necho 1.0\n")
+    (second / "mytool").chmod(0o755)
+    probe = script(
+        tmp_path,
+        "starts",
+        f"""\
+        import subprocess
+        print(subprocess.run(["mytool"], env={{"PATH": {f"{first}:{second}"!r}}}, stdout=subprocess.PIPE).stdout)
+        """,
+    )
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["b'1.0\\n'"], record.message
+    read = record.inputs[identity.READ]
+    (first / "mytool").chmod(0o755)
+    assert changed_files(read) == [f"{first / 'mytool'} was made runnable"]
+    (first / "mytool").chmod(0o644)
+    (second / "mytool").chmod(0o644)
+    assert changed_files(read) == [f"{second / 'mytool'} was made not runnable"]
 
 
 def test_the_watch_changes_nothing_a_pair_does_and_misses_no_thread_of_it(

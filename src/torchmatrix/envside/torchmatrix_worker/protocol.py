@@ -1,5 +1,6 @@
 """The protocol between the parent and the worker: the request, the messages, the limits on what a pair sends."""
 
+import hashlib
 import json
 import os
 
@@ -58,6 +59,23 @@ SITE_PTH_FILES = "*.pth"
 """Ending a path the pair "read" (``folder/*.pth``): the ``.pth`` files of a site folder of the pair's interpreter,
 which ``site`` ran as it started, before the worker heard anything; the host digests their names and contents
 together: one added, changed or removed is a change."""
+
+EXECUTABLE = " executable"
+"""Ending the digest of a file the process may run (``os.access(path, os.X_OK)``): a program made runnable or not
+(``chmod +x``) changes what runs, and where a name is found along ``PATH``, as a change of its content does."""
+
+
+def file_digest(path):
+    """The sha256 of the file at ``path`` as it is now (hexadecimal), ending :data:`EXECUTABLE` where it may be run;
+    None where it is no readable file. The worker and the host digest a file by this one rule."""
+    try:
+        digest = hashlib.sha256()
+        with open(path, "rb") as file:
+            for chunk in iter(lambda: file.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest() + (EXECUTABLE if os.access(path, os.X_OK) else "")
 
 
 MAX_MESSAGE = 4000

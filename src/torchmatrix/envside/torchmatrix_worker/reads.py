@@ -1,6 +1,5 @@
 """What a pair's process read outside its environment: the files its records depend on."""
 
-import hashlib
 import importlib.machinery
 import json
 import os
@@ -12,7 +11,7 @@ import sysconfig
 import threading
 import time
 
-from .protocol import FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE
+from .protocol import FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE, file_digest
 
 CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
 """What :meth:`FilesRead.as_found` says a file held when something else than the pair's process changed it
@@ -162,10 +161,10 @@ class FilesRead(object):
             self.write_down(FOUND, path, digest)
 
     def digest_of(self, path):
-        """:func:`digest_of` the file at ``path``, by an ``open`` this hook does not count as the pair's."""
+        """The :func:`file_digest` of the file at ``path``, by an ``open`` this hook does not count as the pair's."""
         self.hashing.add(path)
         try:
-            return digest_of(path)
+            return file_digest(path)
         finally:
             self.hashing.discard(path)
 
@@ -339,18 +338,6 @@ class Watched(object):
         return repr(self.original)
 
 
-def digest_of(path):
-    """The sha256 of the file at ``path`` as it is now (hexadecimal, as the host's), None where it is no file."""
-    try:
-        digest = hashlib.sha256()
-        with open(path, "rb") as file:
-            for chunk in iter(lambda: file.read(1 << 20), b""):
-                digest.update(chunk)
-        return digest.hexdigest()
-    except OSError:
-        return None
-
-
 def as_first_found(paths, found, first_seen):
     """Of ``paths``, each not as a process first found it: changed by it (``found``: what it held before), else
     changed since it was read (``first_seen``: its :func:`state_of` then), by what :meth:`FilesRead.as_found`
@@ -400,7 +387,7 @@ def read_until_it_ended(journal, excluded):
     if not paths:
         return None, {}
     changed = as_first_found(paths, found, first)
-    changed.update((path, digest_of(path)) for path in paths if path in shared)
+    changed.update((path, file_digest(path)) for path in paths if path in shared)
     return sorted(paths + site_pth_files()), changed
 
 
