@@ -33,7 +33,7 @@ from . import __version__, variables
 from .bisection import request
 from .errors import HelpShown, TorchmatrixError, UsageError, did_you_mean, say
 from .matrix import loader, schema
-from .sessions import clean, installed, plan, probe, verify
+from .sessions import childnox, clean, installed, plan, probe, verify
 from .util.arguments import Parser
 from .views import options
 
@@ -147,7 +147,7 @@ def invocation(argv: Sequence[str], cwd: Path, python: str = sys.executable) -> 
     environ[variables.WORKDIR.name] = str(cwd.absolute())  # where `python repro.py` would run, whatever the matrix
     if own.get("--with"):
         environ[variables.REQUIRES.name] = own["--with"]
-    nox = [python, "-m", "nox", "--noxfile", str(NOXFILE), "--envdir", str(matrix.parent / ".nox")]
+    nox = childnox.nox(python, NOXFILE, matrix.parent / ".nox")
     nox += ["--sessions", name, *(["--", *rest] if rest else [])]
     return Invocation(tuple(nox), environ, matrix, output, written)
 

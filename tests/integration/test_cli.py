@@ -293,6 +293,21 @@ def test_a_script_or_probe_path_that_is_not_there_is_said_where_it_was_typed(tmp
     assert "  hint: did you mean 'repro.py'?" in listed.stderr
 
 
+def test_the_users_files_named_like_modules_stay_out_of_torchmatrixs_own_process(tmp_path: Path) -> None:
+    """The console script starts nox in the folder it was typed in, where ``python -m`` would import a ``nox.py`` or
+    a ``tabulate.py`` of the user's as torchmatrix's own module."""
+    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [repro.py]\ndevices: [cpu]\n")
+    (tmp_path / "repro.py").write_text(REPRO)
+    for name in ("nox", "tabulate", "signal"):
+        (tmp_path / f"{name}.py").write_text(f"raise SystemExit('the folder\\'s {name}.py ran')\n")
+    console_script = Path(sys.executable).with_name("torchmatrix")
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("TORCHMATRIX_")}
+    run = subprocess.run([console_script, "plan"], cwd=tmp_path, env=environ, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert ".py ran" not in run.stdout + run.stderr
+    assert "probe(2.2.0)" in run.stdout
+
+
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 @pytest.mark.parametrize("name", list(cli.COMMANDS))
 def test_a_sessions_help_is_printed_once_and_nothing_is_written_nor_run(tmp_path: Path, name: str, flag: str) -> None:

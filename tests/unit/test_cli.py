@@ -9,6 +9,7 @@ import pytest
 from torchmatrix import cli, variables
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import loader
+from torchmatrix.sessions import childnox
 
 SCRIPT = "import torch\nprint(2 * torch.dot(torch.arange(4.0), torch.arange(4.0)))\n"
 
@@ -24,7 +25,7 @@ def test_a_bisect_in_a_folder_without_a_matrix_writes_the_default_one_beside_its
     output = tmp_path / cli.DEFAULT_OUTPUT
     assert run.written and run.matrix == output / "matrix.yaml" and run.output == output
     assert (output / "matrix.yaml").read_text() == cli.DEFAULT_MATRIX.read_text()
-    assert run.argv[:6] == ("py", "-m", "nox", "--noxfile", str(cli.NOXFILE), "--envdir")
+    assert run.argv[:6] == ("py", "-c", childnox.NOX_MAIN, "--noxfile", str(cli.NOXFILE), "--envdir")
     assert run.argv[6] == str(output / ".nox")
     assert session_words(run) == ["bisect", "--", str(tmp_path / "repro.py"), "--from", "1.9", "--to", "2.2"]
     assert run.environ == {variables.MATRIX.name: str(output / "matrix.yaml"), variables.WORKDIR.name: str(tmp_path)}

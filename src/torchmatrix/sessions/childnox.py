@@ -35,9 +35,25 @@ HELD_PREFIX = "held-python-"
 that Python: ``held-python-3.10``."""
 
 
+NOX_MAIN = """\
+import runpy, sys
+if sys.path[:1] == [""]:
+    del sys.path[0]
+runpy.run_module("nox", run_name="__main__", alter_sys=True)
+"""
+"""``python -m nox`` without the folder it is started in on ``sys.path``, where ``-m`` puts it: a file of the user's
+there named like a module (``signal.py``, ``tabulate.py``, ``nox.py``) stays the user's, never a module of
+torchmatrix's own process."""
+
+
+def nox(python: str, noxfile: Path, envdir: Path) -> list[str]:
+    """The command line that starts nox on ``python``, reading ``noxfile`` and keeping environments in ``envdir``."""
+    return [python, "-c", NOX_MAIN, "--noxfile", str(noxfile), "--envdir", str(envdir)]
+
+
 def command(noxfile: Path, envdir: Path, sessions: Sequence[str], arguments: Sequence[str] = ()) -> list[str]:
     """The nox command line that runs ``sessions`` (e.g. ``probe(1.12.0)``), with ``arguments`` after ``--``."""
-    argv = [sys.executable, "-m", "nox", "--noxfile", str(noxfile), "--envdir", str(envdir), "--sessions", *sessions]
+    argv = [*nox(sys.executable, noxfile, envdir), "--sessions", *sessions]
     return [*argv, "--", *arguments] if arguments else argv
 
 
