@@ -78,8 +78,8 @@ class Probe:
     select: str = ""
     """pytest tests: what follows the file in the node id (``::test_grad``); '' for the whole file or folder."""
     root: Path | None = None
-    """pytest tests: pytest's root (``--rootdir``, the matrix's folder), which node ids are relative to; the pairs run
-    from :attr:`torchmatrix.matrix.Matrix.run_from`."""
+    """pytest tests: the folder their names are relative to (the matrix's), whichever root pytest finds for itself;
+    the pairs run from :attr:`torchmatrix.matrix.Matrix.run_from`."""
     kind_reason: str = ""
     """Why it is of its kind, as its records say when the cell did not decide (:attr:`Record.kind_reason`)."""
 

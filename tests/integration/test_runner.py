@@ -940,6 +940,39 @@ def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pyte
     assert records[5].message == "RuntimeError: the bug"
 
 
+AS_BY_HAND = {  # `pytest tests/test_by_hand.py` typed in m/, `pytest test_slow.py` in slow/: as each passes or not
+    "setup.py": "from setuptools import setup\nsetup()\n",  # pytest's root, by hand, is the folder above the matrix's
+    "conftest.py": "import pytest\n\n@pytest.fixture\ndef value():\n    return 2\n",
+    "m/tests/test_by_hand.py": (
+        "def test_root_conftest(value):\n    assert value == 2\n\n"
+        "def test_cache(cache):\n    cache.set('k', 1)\n    assert cache.get('k', None) == 1\n"
+    ),
+    "slow/pytest.ini": '[pytest]\naddopts = -m "not slow"\nmarkers = slow: slow tests\n',
+    "slow/test_slow.py": "import pytest\n\n@pytest.mark.slow\ndef test_big():\n    assert 1 == 2\n",
+}
+
+
+def test_tests_run_as_pytest_typed_in_the_matrixs_folder_runs_them(pytest_python: str, tmp_path: Path) -> None:
+    """pytest's own root (a setup.py above the matrix's folder) decides which conftest.py it loads; the cache
+    fixture works; a test the options deselect does not run, and a file all of whose tests they deselect is tests."""
+    for name, text in AS_BY_HAND.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    by_hand = loader.probe_at(tmp_path / "m" / "tests" / "test_by_hand.py", tmp_path / "m")
+    slow = loader.probe_at(tmp_path / "slow" / "test_slow.py", tmp_path / "slow")
+    cells = [run_cell(pytest_python, [Pair(probe, "cpu")], 20.0) for probe in (by_hand, slow)]
+    records = [record for cell in cells for record in cell.records]
+    two = "pytest collected 2 tests from it"
+    assert [(r.probe, r.outcome, r.kind, r.kind_reason, r.message) for r in records] == [
+        ("tests/test_by_hand.py::test_root_conftest", Outcome.PASS, Kind.PYTEST, two, ""),
+        ("tests/test_by_hand.py::test_cache", Outcome.PASS, Kind.PYTEST, two, ""),
+        ("test_slow.py::test_big", Outcome.UNAVAILABLE, Kind.PYTEST, "pytest collected 1 test from it, 1 deselected",
+         "deselected by pytest's options (-m 'not slow')"),
+    ]  # fmt: skip
+    assert str(tmp_path / "conftest.py") in records[0].inputs[identity.READ]
+    assert sorted(path.name for path in (tmp_path / "m").rglob("*")) == ["test_by_hand.py", "tests"]
+
+
 def test_tests_without_pytest_or_without_tests_say_so(
     stub_torch_python: str, pytest_python: str, tmp_path: Path
 ) -> None:

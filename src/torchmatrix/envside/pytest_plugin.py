@@ -7,11 +7,16 @@ and closed for each line, so that whatever ends the process, the worker finds
 which tests ended, which one was running, and which were not reached:
 
     {"collected": [nodeid, ...]}
+    {"deselected": [nodeid, ...], "by": "-m 'not slow'"}  (pytest's options deselected them)
     {"start": nodeid, "at": time.time()}
     {"ended": "Exit: why"}  (pytest.exit() ended the session in the test running)
     {"collecting": true}  (pytest began to collect)
     {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s,
      "printed": captured stdout, "raised": "Type: message"}
+
+Every nodeid is relative to the root torchmatrix names (the matrix's folder),
+whichever root pytest found for itself as it does by hand (its configuration
+file's folder, a ``setup.py``'s), which decides which ``conftest.py`` it loads.
 
 A test's outcome is pytest's own verdict on its phases (setup, call,
 teardown): passed is ``pass``; failed in its call ``fail``; failed in setup or
@@ -58,8 +63,10 @@ def torchmatrix_device():
 class Progress(object):
     """pytest's hooks that write the progress file."""
 
-    def __init__(self, path):
+    def __init__(self, path, root):
         self.path = path
+        self.root = root
+        self.rootdir = root
         self.reports = {}
         self.raised = {}
         self.pid = os.getpid()
@@ -78,7 +85,8 @@ class Progress(object):
     def pytest_collectreport(self, report):
         if report.failed or report.skipped:
             outcome = "error" if report.failed else "unavailable"
-            said = dict(verdict(outcome, report), test=report.nodeid, duration=0.0, tests_by_name=self.by_name(report))
+            said = dict(verdict(outcome, report), duration=0.0, tests_by_name=self.by_name(report))
+            said["test"] = self.named(report.nodeid)
             self.write(dict(said, **self.shown(report, report)))
 
     def pytest_keyboard_interrupt(self, excinfo):
@@ -87,6 +95,15 @@ class Progress(object):
 
     def pytest_configure(self, config):
         self.config = config
+        self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)
+
+    def named(self, nodeid):
+        """``nodeid`` (relative to the root pytest found) relative to the root torchmatrix names."""
+        path, colons, rest = nodeid.partition("::")
+        if not path:
+            return nodeid
+        where = os.path.relpath(os.path.join(self.rootdir, path), self.root).replace(os.sep, "/")
+        return where + colons + rest
 
     def pytest_collection(self, session):
         """pytest begins to collect: what ends it before this is its own configuration (a ``conftest.py``), not the
@@ -107,10 +124,18 @@ class Progress(object):
             return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
     def pytest_collection_finish(self, session):
-        self.write({"collected": [item.nodeid for item in session.items]})
+        self.write({"collected": [self.named(item.nodeid) for item in session.items]})
+
+    def pytest_deselected(self, items):
+        """Tests pytest's options leave out (``-m``, ``-k``, ``--deselect`` in its ``addopts``): by hand they do not
+        run, and the file is still tests."""
+        option = self.config.option
+        chosen = [(flag, getattr(option, name, "")) for flag, name in (("-m", "markexpr"), ("-k", "keyword"))]
+        by = " ".join("{} {!r}".format(flag, value) for flag, value in chosen if value)
+        self.write({"deselected": [self.named(item.nodeid) for item in items], "by": by or "--deselect or a plugin"})
 
     def pytest_runtest_logstart(self, nodeid, location):
-        self.write({"start": nodeid, "at": time.time()})
+        self.write({"start": self.named(nodeid), "at": time.time()})
 
     def pytest_runtest_logreport(self, report):
         self.reports.setdefault(report.nodeid, []).append(report)
@@ -120,7 +145,7 @@ class Progress(object):
         duration = sum(getattr(report, "duration", 0.0) for report in reports)
         deciding = next((report for report in reports if report.failed), None)
         shown = self.shown(reports[-1], deciding) if reports else {}
-        self.write(dict(outcome_of(reports), test=nodeid, duration=duration, **shown))
+        self.write(dict(outcome_of(reports), test=self.named(nodeid), duration=duration, **shown))
 
     def shown(self, last, failed):
         """What a test showed: all it printed (the ``last`` phase's report holds every phase's), and what the phase

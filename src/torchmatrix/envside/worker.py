@@ -17,7 +17,7 @@ where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...,
 "kind_reason": ...}``, its kind ``module`` (a file that defines
 ``run(device)``), ``script`` (run as ``python script.py`` would run it),
 ``pytest`` (tests, with ``"select": "::test_x"`` or "", and ``"root"``,
-pytest's root, ``--rootdir``) or ``script-or-tests`` (a file without ``run(device)``, with
+the folder their ids are relative to) or ``script-or-tests`` (a file without ``run(device)``, with
 ``"select"`` and ``"root"``: on its first device, ``pytest PATH`` runs; if it
 collects a test, the file is tests, else it runs again as a script, and its
 other devices take that answer).

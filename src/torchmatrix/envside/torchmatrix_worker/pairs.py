@@ -250,12 +250,15 @@ def run_tests(job):
     plugin = load_module("torchmatrix_pytest_plugin", PLUGIN_FILE)
     if getattr(sys, "pycache_prefix", None) is None:
         sys.dont_write_bytecode = True  # no __pycache__ in the tests' folders (pytest's rewritten asserts included)
-    arguments = ["-p", "no:cacheprovider", "--continue-on-collection-errors", "--rootdir", job["root"]]
-    # tmp_path in the pair's own temporary folder (its TMPDIR, which its output is normalised by), never in the
-    # folder it runs from: pytest's own numbers it per run, and empties a basetemp it is given
-    arguments += ["--basetemp", os.path.join(tempfile.gettempdir(), "pytest")]
+    # pytest finds its root and configuration as by hand; tmp_path and the cache (the `cache` fixture, --lf) are in
+    # the pair's own temporary folder (its TMPDIR, which its output is normalised by), never in the folder it runs
+    # from: pytest's own numbers tmp_path per run, and empties a basetemp it is given
+    scratch = tempfile.gettempdir()
+    arguments = ["--continue-on-collection-errors", "-o", "cache_dir=" + os.path.join(scratch, "pytest-cache")]
+    arguments += ["--basetemp", os.path.join(scratch, "pytest")]
+    progress = plugin.Progress(job["progress"], job["root"])
     try:
-        code = pytest.main(arguments + job["targets"], plugins=[plugin, plugin.Progress(job["progress"])])
+        code = pytest.main(arguments + job["targets"], plugins=[plugin, progress])
     except pytest.skip.Exception as skipped:  # a conftest.py that skips at its import: pytest lets it through
         where = skipping_conftest(skipped, job["root"])
         return unavailable("{} skipped every test at its import: {}".format(where, skipped.msg))

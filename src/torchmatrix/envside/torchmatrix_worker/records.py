@@ -452,6 +452,7 @@ class ProgressOfTests(object):
 
     def __init__(self, data, places):
         self.collected = None
+        self.deselected = 0
         self.ended = []
         self.running = None
         self.started_at = None
@@ -467,6 +468,9 @@ class ProgressOfTests(object):
                 continue
             if isinstance(event.get("collected"), list):
                 self.collected = [str(test) for test in event["collected"]]
+            elif isinstance(event.get("deselected"), list):
+                self.deselected += len(event["deselected"])
+                self.ended += [deselected(str(test), event.get("by")) for test in event["deselected"]]
             elif event.get("collecting") is True:
                 self.collecting = True
             elif isinstance(event.get("ended"), str):
@@ -483,8 +487,9 @@ class ProgressOfTests(object):
         """Whether the path pytest ran on is tests, as pytest says: it collected a test from it; or it could not
         collect a file it takes for a test module by its name (an import error, a bad parametrize), or failed before
         it began to collect (a ``conftest.py`` that raised or called ``pytest.exit()``), which by hand is a test
-        run that failed, not a script. A file it collected nothing from, without an error, is a script."""
-        if self.collected or self.tests_by_name:
+        run that failed, not a script; or its options deselected every test of it. A file it collected nothing
+        from, without an error, is a script."""
+        if self.collected or self.deselected or self.tests_by_name:
             return True
         return self.failed_before_collecting(ending)
 
@@ -495,9 +500,10 @@ class ProgressOfTests(object):
 
     def collection(self, ending):
         """What pytest said of the path it collected, in words: why it is tests, or why it is run as a script."""
-        count = len(self.collected or ())
+        count = len(self.collected or ()) + self.deselected
         if count:
-            return "pytest collected {} test{} from it".format(count, "" if count == 1 else "s")
+            left_out = ", {} deselected".format(self.deselected) if self.deselected else ""
+            return "pytest collected {} test{} from it{}".format(count, "" if count == 1 else "s", left_out)
         answer = answer_of(ending)
         if self.tests_by_name:
             return "pytest could not collect it, a test module by its name"
@@ -513,6 +519,12 @@ class ProgressOfTests(object):
     def running_for(self):
         started = self.started_at if isinstance(self.started_at, (int, float)) else time.time()
         return max(0.0, time.time() - started)
+
+
+def deselected(test, by):
+    """The record of a test pytest's options deselected (``by``: ``-m 'not slow'``): it does not run, as by hand."""
+    message = "deselected by pytest's options ({})".format(by) if isinstance(by, str) else "deselected by pytest"
+    return {"outcome": UNAVAILABLE, "metrics": {}, "message": message, "probe": test, "duration": 0.0}
 
 
 def answer_of(ending):
