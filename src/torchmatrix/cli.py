@@ -147,7 +147,7 @@ def invocation(argv: Sequence[str], cwd: Path, python: str = sys.executable) -> 
     environ[variables.WORKDIR.name] = str(cwd.absolute())  # where `python repro.py` would run, whatever the matrix
     if own.get("--with"):
         environ[variables.REQUIRES.name] = own["--with"]
-    nox = childnox.nox(python, NOXFILE, matrix.parent / ".nox")
+    nox = childnox.nox_command(python, NOXFILE, matrix.parent / ".nox")
     nox += ["--sessions", name, *(["--", *rest] if rest else [])]
     return Invocation(tuple(nox), environ, matrix, output, written)
 

@@ -46,14 +46,14 @@ there named like a module (``signal.py``, ``tabulate.py``, ``nox.py``) stays the
 torchmatrix's own process."""
 
 
-def nox(python: str, noxfile: Path, envdir: Path) -> list[str]:
+def nox_command(python: str, noxfile: Path, envdir: Path) -> list[str]:
     """The command line that starts nox on ``python``, reading ``noxfile`` and keeping environments in ``envdir``."""
     return [python, "-c", NOX_MAIN, "--noxfile", str(noxfile), "--envdir", str(envdir)]
 
 
 def command(noxfile: Path, envdir: Path, sessions: Sequence[str], arguments: Sequence[str] = ()) -> list[str]:
     """The nox command line that runs ``sessions`` (e.g. ``probe(1.12.0)``), with ``arguments`` after ``--``."""
-    argv = [*nox(sys.executable, noxfile, envdir), "--sessions", *sessions]
+    argv = [*nox_command(sys.executable, noxfile, envdir), "--sessions", *sessions]
     return [*argv, "--", *arguments] if arguments else argv
 
 
