@@ -2,11 +2,12 @@
 
 Run ``python benchmarks/tracing.py`` (any Python 3.8+; no torch needed). Each
 sample is a new process that does what a pair does to files: it imports
-``--modules`` modules of its own folder and reads ``--files`` data files, once
+``--modules`` modules of its own folder, asks ``os.stat`` about ``--asks`` data files (``os.path.getsize``, as a
+test deciding by a file's size does) and reads ``--files`` of them, once
 with the worker's ``FilesRead`` (``torchmatrix_worker/reads.py``) watching (and its list made at the end, as
 the worker makes it) and once without. A pair's cost is the difference, the
 median of ``--repeat`` interleaved samples of each (this machine is shared).
-The default sizes are a script's; ``--modules 400 --files 400`` is a test suite's.
+The default sizes are a script's; ``--modules 400 --files 400 --asks 400`` is a test suite's.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ ENVSIDE = Path(__file__).resolve().parents[1] / "src" / "torchmatrix" / "envside
 
 SAMPLE = textwrap.dedent(
     """\
-    import sys, time
-    folder, modules, files, watched = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+    import os, sys, time
+    folder, modules, files, asks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    watched = sys.argv[5] == "1"
     sys.path.insert(0, {envside!r})
     from torchmatrix_worker.reads import FilesRead
     sys.path[0] = folder
@@ -32,6 +34,8 @@ SAMPLE = textwrap.dedent(
     reads = FilesRead(folder + "/scratch") if watched else None
     for index in range(modules):
         __import__("module_%d" % index)
+    for index in range(asks):
+        os.path.getsize("%s/data_%d.txt" % (folder, index))
     for index in range(files):
         with open("%s/data_%d.txt" % (folder, index)) as data:
             data.read()
@@ -45,27 +49,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", type=int, default=20, help="modules a pair imports (default: 20)")
     parser.add_argument("--files", type=int, default=20, help="data files a pair reads (default: 20)")
+    parser.add_argument("--asks", type=int, default=20, help="data files a pair asks os.stat about (default: 20)")
     parser.add_argument("--repeat", type=int, default=15, help="samples of each side (default: 15)")
     args = parser.parse_args()
     if not hasattr(sys, "addaudithook"):
         sys.exit("this Python has no audit hooks: the worker watches nothing here")
     with tempfile.TemporaryDirectory(prefix="torchmatrix-tracing-") as folder:
         Path(folder, "scratch").mkdir()  # the worker's, where the watcher keeps its journal
+        sample = Path(folder, "sample.py")  # a file, as a pair's script and tests are: their own code asking
+        sample.write_text(SAMPLE)
         for index in range(args.modules):
             Path(folder, f"module_{index}.py").write_text(f"VALUE = {index}\n")
-        for index in range(args.files):
+        for index in range(max(args.files, args.asks)):
             Path(folder, f"data_{index}.txt").write_text("x" * 1000)
         seconds: dict[bool, list[float]] = {False: [], True: []}
         listed = 0
         for _ in range(args.repeat):
             for watched in (False, True):
-                command = [sys.executable, "-B", "-c", SAMPLE, folder, str(args.modules), str(args.files)]
+                sizes = [str(args.modules), str(args.files), str(args.asks)]
+                command = [sys.executable, "-B", str(sample), folder, *sizes]
                 out = subprocess.run([*command, str(int(watched))], capture_output=True, text=True, check=True).stdout
                 took, found = out.split()
                 seconds[watched].append(float(took))
                 listed = max(listed, int(found))
     plain, watched = (statistics.median(seconds[side]) * 1000 for side in (False, True))
-    print(f"a pair importing {args.modules} modules and reading {args.files} files ({listed} files listed):")
+    did = f"importing {args.modules} modules, asking about {args.asks} files and reading {args.files}"
+    print(f"a pair {did} ({listed} files listed):")
     print(f"  unwatched {plain:.2f} ms, watched {watched:.2f} ms: watching costs {watched - plain:.2f} ms per pair")
 
 

@@ -185,12 +185,14 @@ def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes
     read = {path: digest for path, digest in records[0].inputs[identity.READ].items() if path.startswith(f"{project}/")}
     assert {str(project / "pytest.ini"), str(project / "tests" / "conftest.py")} <= read.keys()
     assert changed_files(read) == []
-    # pytest only asks whether each is there; pytest 9 asks for pytest.toml; an __init__.py changes the module's name
+    # pytest only asks whether each is there; pytest 9 asks for pytest.toml; an __init__.py changes the module's name.
+    # pytest, outside the pair's environment here, is code of the pair's own: the folder it listed changed too.
+    listed = f"{project / 'tests'}{identity.FOLDER_LISTED} changed"
     for name in ("tox.ini", "pytest.toml", "__init__.py"):
         (project / "tests" / name).write_text(
             "" if name.endswith(".py") else "[pytest]\npython_functions = nothing_*\n"
         )
-        assert changed_files(read) == [f"{project / 'tests' / name} appeared"]
+        assert changed_files(read) == [listed, f"{project / 'tests' / name} appeared"]
         (project / "tests" / name).unlink()
 
 
@@ -477,16 +479,11 @@ def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
         """\
         import json, sys, sysconfig
         sys.path.insert(0, sys.argv[0].rpartition("/")[0])
-        from torchmatrix_worker_reads import excluded_folders
+        from torchmatrix_worker.reads import excluded_folders
         print(json.dumps([sys.base_prefix, sysconfig.get_path("stdlib"), excluded_folders("/nowhere")]))
         """,
     )
-    reads = Path(runner.WORKER).with_name("torchmatrix_worker") / "reads.py"
-    names = "FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE, file_digest"
-    imported = f"from .protocol import {names}"
-    given = f"{names} = ' (whether it is there)', 'TORCHMATRIX_INPUTS', '.*', '*.pth', '/nowhere/worker.py', None"
-    source = reads.read_text().replace(imported, given)
-    (tmp_path / "torchmatrix_worker_reads.py").write_text(source)
+    shutil.copytree(Path(runner.WORKER).with_name("torchmatrix_worker"), tmp_path / "torchmatrix_worker")
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     import json
 
@@ -831,7 +828,7 @@ def test_a_file_a_pair_asked_about_counts_there_or_not(stub_torch_python: str, t
     (tmp_path / "flag.txt").unlink()
     (tmp_path / "fx.txt").write_text("")
     assert changed_files(read) == [
-        f"{tmp_path / 'flag.txt'}{identity.FILE_THERE} is gone",
+        f"{tmp_path / 'flag.txt'}{identity.FILE_STATED} is gone",
         f"{tmp_path / 'fx.txt'} appeared",
     ]
 
@@ -844,3 +841,67 @@ def test_a_bare_folder_where_a_module_was_looked_for_is_a_change(stub_torch_pyth
     read = record.inputs[identity.READ]
     (tmp_path / "apex_x").mkdir()
     assert changed_files(read) == [f"{tmp_path / 'apex_x'}{identity.MODULE_LOOKED_FOR} appeared"]
+
+
+def test_what_the_pairs_code_asks_of_a_file_counts_by_all_os_stat_says_and_a_folder_it_lists_by_its_names(
+    tmp_path: Path,
+) -> None:
+    """A script decides by a file's size, its time, a link's target or the files of a folder (a test parametrized
+    by them): each changed is a change. A package of the environment asking counts by whether the file is there."""
+    python, site_packages = bare_venv(tmp_path / "venv")
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    (site_packages / "installed.py").write_text("import os\n\ndef size(path):\n    return os.path.getsize(path)\n")
+    (tmp_path / "sz.txt").write_text("aaaa")
+    (tmp_path / "installed.txt").write_text("aaaa")
+    (tmp_path / "mt.txt").write_text("m")
+    os.utime(tmp_path / "mt.txt", (631152000, 631152000))  # 1990
+    (tmp_path / "lnk").symlink_to("target_a")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helper.py").write_text("")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "a.json").write_text("{}")
+    probe = script(
+        tmp_path,
+        "stats",
+        """\
+        import glob, os, sys
+        sys.path.insert(0, os.path.abspath("lib"))
+        import installed, helper
+        print(os.path.getsize("sz.txt"), os.path.getmtime("mt.txt") < 1e9, os.readlink("lnk"), glob.glob("cases/*"))
+        print(installed.size("installed.txt"))
+        """,
+    )
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["4 True target_a ['cases/a.json']", "4"], record.message
+    read = record.inputs[identity.READ]
+    assert changed_files(read) == []
+    (tmp_path / "sz.txt").write_text("aaaaaaaa")
+    (tmp_path / "installed.txt").write_text("aaaaaaaa")
+    os.utime(tmp_path / "mt.txt")
+    (tmp_path / "lnk").unlink()
+    (tmp_path / "lnk").symlink_to("target_b")
+    (tmp_path / "cases" / "b.json").write_text("{}")
+    assert changed_files(read) == [
+        f"{tmp_path / 'cases'}{identity.FOLDER_LISTED} changed",
+        f"{tmp_path / 'lnk'}{identity.FILE_STATED} changed",
+        f"{tmp_path / 'mt.txt'}{identity.FILE_STATED} changed",
+        f"{tmp_path / 'sz.txt'}{identity.FILE_STATED} changed",
+    ]
+    assert f"{tmp_path / 'installed.txt'}{identity.FILE_THERE}" in read
+    (tmp_path / "lib" / "other.py").write_text("")
+    assert not [path for path in read if path.endswith(identity.FOLDER_LISTED) and "cases" not in path], (
+        "the import system's listings count by module"
+    )
+
+
+def test_a_sitecustomize_put_in_the_environment_after_the_run_is_a_change(tmp_path: Path) -> None:
+    """``site`` imports a ``sitecustomize`` as the interpreter starts, as it runs the ``.pth`` files: one put in the
+    environment's site folder changes what every pair sees, though no wheel installed it."""
+    python, site_packages = bare_venv(tmp_path / "venv")
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    probe = script(tmp_path, "plain", "import sys\nprint('sitecustomize' in sys.modules)\n")
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["False"], record.message
+    read = record.inputs[identity.READ]
+    (site_packages / "sitecustomize.py").write_text("")
+    assert changed_files(read) == [f"{site_packages / 'sitecustomize'}{identity.MODULE_LOOKED_FOR} appeared"]

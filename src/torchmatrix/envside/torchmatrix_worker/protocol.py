@@ -51,9 +51,21 @@ system, whose forms there (``name.py``, ``name/__init__.py``, an extension modul
 one appearing is a change, as a file that appears is."""
 
 FILE_THERE = " (whether it is there)"
-"""Ending a path the pair "read" whose file it only asked about (``os.path.exists``, ``Path.is_file``) and found
-there: what it decided by is that the file is there, not what it holds, which the host says as ``there`` (None:
-gone). A file a pair asks about and then reads counts by its content, one not there by its absence."""
+"""Ending a path the pair "read" whose file (or folder) the environment's code (pytest, torch) only asked about
+(``os.path.exists``, ``Path.is_file``) and found there: what it decided by is that it is there, and what it is, which
+the host says as ``there`` or ``a folder`` (None: gone). A file a pair asks about and then reads counts by its content,
+one not there by its absence."""
+
+FILE_STATED = " (what os.stat says of it)"
+"""Ending a path whose file (or folder, or link) the pair's own code asked about (``os.path.getsize``,
+``os.path.getmtime``, ``os.readlink``, ``Path.stat``): what it may have decided by is all ``os.stat`` says, which the
+host digests: its kind, permissions and link target, and a file's size and modification time."""
+
+FOLDER_LISTED = " (what is in it)"
+"""Ending the path of a folder the pair's own code listed (``os.listdir``, ``os.scandir``, ``glob``, ``os.walk``):
+the host digests the names in it, so that a file put there or taken away is a change."""
+
+ASKED_ENDINGS = (FILE_THERE, FILE_STATED, FOLDER_LISTED)
 
 SITE_PTH_FILES = "*.pth"
 """Ending a path the pair "read" (``folder/*.pth``): the ``.pth`` files of a site folder of the pair's interpreter,

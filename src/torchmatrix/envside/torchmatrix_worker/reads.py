@@ -11,7 +11,17 @@ import sysconfig
 import threading
 import time
 
-from .protocol import FILE_THERE, INPUTS_VARIABLE, MODULE_LOOKED_FOR, SITE_PTH_FILES, WORKER_FILE, file_digest
+from .protocol import (
+    ASKED_ENDINGS,
+    FILE_STATED,
+    FILE_THERE,
+    FOLDER_LISTED,
+    INPUTS_VARIABLE,
+    MODULE_LOOKED_FOR,
+    SITE_PTH_FILES,
+    WORKER_FILE,
+    file_digest,
+)
 
 CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
 """What :meth:`FilesRead.as_found` says a file held when something else than the pair's process changed it
@@ -43,9 +53,10 @@ class FilesRead(object):
     ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
     is listed as ``folder/name.*`` (:data:`MODULE_LOOKED_FOR`), so that a module put where it was looked for first
     (a ``colorsys.py`` beside the script) is a change, as it changes what the import finds. Whether a file exists
-    is asked by ``os.stat``, ``os.lstat`` and ``os.access`` (``os.path.exists``, ``Path.is_file``: how pytest looks
-    for its configuration and each folder's ``conftest.py``), which no audit event tells: the process hears those
-    itself (:func:`watch_lookups`), and a file asked about is listed as one opened is, there or not.
+    is asked by ``os.stat``, ``os.lstat``, ``os.access`` and ``os.readlink`` (``os.path.exists``, ``Path.is_file``:
+    how pytest looks for its configuration and each folder's ``conftest.py``), which no audit event tells: the
+    process hears those itself (:func:`watch_lookups`), and a file asked about is listed as one opened is, there or
+    not (:meth:`asked`). A folder the pair's own code lists is listed by what is in it (:meth:`listing`).
     """
 
     def __init__(self, scratch, journal=None):
@@ -60,7 +71,9 @@ class FilesRead(object):
         self.thread = threading.local()  # what this hook is doing, per thread: another's events still count
         self.known = hasattr(sys, "addaudithook")
         self.lookups = []
-        self.there = set()
+        self.asked_about = set()
+        self.environments_code = environments_code()
+        self.stdlib = stdlib_prefixes()
         if self.known:
             sys.addaudithook(self.heard)
             watch_lookups(self.asked)
@@ -91,6 +104,8 @@ class FilesRead(object):
             elif event == "os.posix_spawn":  # posix_spawn takes a name as a path, posix_spawnp looks it up
                 self.read(as_path(arguments[0]))
                 self.started(arguments[0], None, None, arguments[2])
+            elif event in ("os.listdir", "os.scandir"):
+                self.listing(arguments[0])
         except Exception:  # noqa: S110 - an exception here would be the probe's open's or load's, which it is not
             pass
         finally:
@@ -106,11 +121,13 @@ class FilesRead(object):
         self.thread.busy = value
 
     def asked(self, path):
-        """The process asked about the file at ``path`` (whether it exists, what it is). One not there counts as a
-        file opened and not there does, so that its appearing is a change (a ``pytest.toml`` put beside the tests);
-        one there counts as there (:data:`FILE_THERE`), so that its going is one: what the process decided by is
-        that it is there, not what it holds (pytest asks about every file of a folder it collects in, and a helper
-        the pair runs may rewrite one; a file the pair then reads counts by its content)."""
+        """The process asked about the file at ``path`` (whether it exists, what it is, its size, its time, where it
+        links to). One not there counts as a file opened and not there does, so that its appearing is a change (a
+        ``pytest.toml`` put beside the tests). One there that the pair's own code asked about counts by all that
+        ``os.stat`` says of it (:data:`FILE_STATED`): a test may decide by a file's size or time. One the
+        environment's code asked about (pytest, as it looks for its configuration in every folder above the tests;
+        torch) counts by being there, and what it is (:data:`FILE_THERE`): that is what it decides by, and a helper
+        the pair runs may rewrite such a file. A file the pair then reads counts by its content too."""
         if self.busy:
             return  # this hook's own look at a file
         self.busy = True
@@ -119,14 +136,45 @@ class FilesRead(object):
             if path is not None and self.is_shared(path):
                 self.sharing(path)
             elif path is not None and path not in self.hashing:
-                if os.path.isfile(path):
-                    self.there.add(path)
-                elif not os.path.lexists(path):
+                if not os.path.lexists(path):
                     self.read(path)
+                else:
+                    self.tell(path + (FILE_STATED if self.asked_by_the_pair() else FILE_THERE))
         except Exception:  # noqa: S110 - an exception here would be the probe's stat's, which it is not
             pass
         finally:
             self.busy = False
+
+    def listing(self, folder):
+        """A folder listed (``os.listdir``, ``os.scandir``; ``glob`` and ``os.walk`` list so): by the pair's own code
+        (a test parametrized by the files of a folder), it counts by what is in it (:data:`FOLDER_LISTED`), so that
+        a file put there is a change. What the environment's code lists (pytest, collecting a folder of tests) is
+        its to decide."""
+        if isinstance(folder, int) or not self.asked_by_the_pair():
+            return  # a folder's descriptor: opened before, by its path
+        path = as_path(os.curdir if folder is None else os.fspath(folder))
+        if path is not None and not self.is_shared(path):
+            self.tell(path + FOLDER_LISTED)
+
+    def asked_by_the_pair(self):
+        """Whether the code asking now is the pair's own (its probe, tests, helpers, a ``conftest.py``): the nearest
+        caller neither this hook's nor the standard library's (``os.path``, ``pathlib``, ``glob``) is outside the
+        environment and torchmatrix's worker, and the import system is not on the way to it."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            where = frame.f_code.co_filename
+            if where.startswith(self.environments_code) or frame.f_globals.get("__name__") in IMPORT_SYSTEM:
+                return False  # the environment's code, or the import system (its lookups count by module)
+            if where != HOOK_FILE and not where.startswith("<") and not where.startswith(self.stdlib):
+                return not where.startswith(self.excluded)
+            frame = frame.f_back
+        return False
+
+    def tell(self, entry):
+        """Count ``entry`` (a path with one of :data:`ASKED_ENDINGS`), once, written down for the worker too."""
+        if entry not in self.asked_about:
+            self.asked_about.add(entry)
+            self.write_down(ASKED, entry, None)
 
     def opened(self, path, mode, flags):
         path = as_path(path)
@@ -252,8 +300,8 @@ class FilesRead(object):
         found.update(self.modules_looked_for())
         found.update(self.shared_files)  # there or not: one looked for and not there counts by its absence
         kept = [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
-        there = [path + FILE_THERE for path in inputs_of(self.there - found, self.excluded)]
-        return sorted(kept + there + site_pth_files())
+        asked = self.asked_about.union(path for kind, path, _ in told if kind == ASKED)
+        return sorted(kept + asked_inputs(asked, found, self.excluded) + site_startup_files())
 
     def modules_looked_for(self):
         """``folder/name.*`` for each folder each module the pair imported was looked for in, up to and with the one
@@ -295,7 +343,7 @@ def watch_lookups(asked):
     (``os.supports_dir_fd``, …), so code that asks them (``shutil``) runs as it would have."""
     abilities = (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks, os.supports_effective_ids)
     accessor = getattr(pathlib, "_NormalAccessor", None)
-    for name in ("stat", "lstat", "access"):
+    for name in ("stat", "lstat", "access", "readlink"):
         original = getattr(os, name)
         watched = Watched(original, asked)
         for ability in abilities:
@@ -338,6 +386,14 @@ class Watched(object):
         return repr(self.original)
 
 
+IMPORT_SYSTEM = ("importlib._bootstrap", "importlib._bootstrap_external", "_frozen_importlib",
+                 "_frozen_importlib_external", "zipimport")  # fmt: skip
+"""The modules of the import system, which looks modules up folder by folder (counted as :data:`MODULE_LOOKED_FOR`)."""
+
+HOOK_FILE = Watched.__call__.__code__.co_filename
+"""This file, as the interpreter names its code: frames of it are this hook's, not the pair's."""
+
+
 def as_first_found(paths, found, first_seen):
     """Of ``paths``, each not as a process first found it: changed by it (``found``: what it held before), else
     changed since it was read (``first_seen``: its :func:`state_of` then), by what :meth:`FilesRead.as_found`
@@ -351,10 +407,11 @@ def as_first_found(paths, found, first_seen):
     return changed
 
 
-READ, FOUND, SHARED = "read", "found", "shared"
+READ, FOUND, SHARED, ASKED = "read", "found", "shared", "asked"
 """The entries of a journal: ``[READ, path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND,
-path, digest]`` (what a file the process went on to change held first: :meth:`FilesRead.as_found`) and ``[SHARED,
-path, None]`` (one of the shared inputs it touched, an input as it is left: :meth:`FilesRead.is_shared`)."""
+path, digest]`` (what a file the process went on to change held first: :meth:`FilesRead.as_found`), ``[SHARED,
+path, None]`` (one of the shared inputs it touched, an input as it is left: :meth:`FilesRead.is_shared`) and
+``[ASKED, path + ending, None]`` (a file asked about or a folder listed: :meth:`FilesRead.tell`)."""
 
 
 def journaled(journal):
@@ -370,7 +427,7 @@ def journaled(journal):
             entry = json.loads(line.decode("ascii"))
         except ValueError:  # a line cut short by the end of its process
             continue
-        if isinstance(entry, list) and len(entry) == 3 and entry[0] in (READ, FOUND, SHARED):
+        if isinstance(entry, list) and len(entry) == 3 and entry[0] in (READ, FOUND, SHARED, ASKED):
             entries.append(entry)
     return entries
 
@@ -384,36 +441,62 @@ def read_until_it_ended(journal, excluded):
     first = dict((path, tuple(state) if state else None) for kind, path, state in entries if kind == READ)
     shared = set(path for kind, path, _ in entries if kind == SHARED)
     paths = inputs_of([*first, *shared], excluded)
-    if not paths:
+    asked = asked_inputs(set(path for kind, path, _ in entries if kind == ASKED), paths, excluded)
+    if not paths and not asked:
         return None, {}
     changed = as_first_found(paths, found, first)
     changed.update((path, file_digest(path)) for path in paths if path in shared)
-    return sorted(paths + site_pth_files()), changed
+    return sorted(paths + asked + site_startup_files()), changed
 
 
 def inputs_of(paths, excluded):
     """Of ``paths``, sorted, the files of content outside the folders ``excluded`` (:func:`excluded_prefixes`),
     links resolved or not."""
     kernels = kernel_devices()
-    return sorted(
-        path for path in set(paths)
-        if not is_bytecode(path) and not path.startswith(excluded)
-        and not os.path.realpath(path).startswith(excluded) and holds_content(path, kernels)
-    )  # fmt: skip
+    return sorted(path for path in set(paths) if is_input(path, excluded, kernels))
 
 
-def site_pth_files():
-    """``folder/*.pth`` (:data:`SITE_PTH_FILES`) for each site folder this interpreter's ``site`` ran the ``.pth``
-    files of as it started, before any audit hook: ``site.getsitepackages()``, and the user's
+def asked_inputs(entries, read, excluded):
+    """Of ``entries`` (paths with one of :data:`ASKED_ENDINGS`), sorted, those of files and folders outside the
+    folders ``excluded``; but a file only found there that the process ``read`` too, which counts by its content."""
+    kernels = kernel_devices()
+    kept = []
+    for entry in set(entries):
+        path, ending = asked_path(entry)
+        counted = ending is not None and not (ending == FILE_THERE and path in read)
+        if counted and is_input(path, excluded, kernels, folders=True):
+            kept.append(entry)
+    return sorted(kept)
+
+
+def asked_path(entry):
+    """The path of an ``entry`` of :meth:`FilesRead.tell`, and its ending (None: no such entry)."""
+    ending = next((ending for ending in ASKED_ENDINGS if entry.endswith(ending)), None)
+    return (entry[: -len(ending)], ending) if ending else (entry, None)
+
+
+def is_input(path, excluded, kernels, folders=False):
+    """Whether ``path`` is outside the folders ``excluded``, links resolved or not, and names a file of content (or
+    a folder, where ``folders``), or none."""
+    outside = not path.startswith(excluded) and not os.path.realpath(path).startswith(excluded)
+    return not is_bytecode(path) and outside and holds_content(path, kernels, folders)
+
+
+def site_startup_files():
+    """``folder/*.pth`` (:data:`SITE_PTH_FILES`), ``folder/sitecustomize.*`` and ``folder/usercustomize.*``
+    (:data:`MODULE_LOOKED_FOR`) for each site folder this interpreter's ``site`` ran the ``.pth`` files of, and
+    looked for those modules in, as it started, before any audit hook: ``site.getsitepackages()``, and the user's
     (``site.getusersitepackages()``) where it is enabled; none where ``site`` was not imported at start (``-S``).
-    They are in the environment, yet what they run (an ``import`` line) changes what the pair sees."""
+    They are in the environment, yet what they run (an ``import`` line, a ``sitecustomize``) changes what the pair
+    sees."""
     if sys.flags.no_site:
         return []
     folders = list(getattr(site, "getsitepackages", lambda: [])())
     if site.ENABLE_USER_SITE:
         folders.append(site.getusersitepackages())
-    return sorted(set(os.path.join(os.path.abspath(folder), SITE_PTH_FILES) for folder in folders
-                      if os.path.isdir(folder)))  # fmt: skip
+    names = (SITE_PTH_FILES, "sitecustomize" + MODULE_LOOKED_FOR, "usercustomize" + MODULE_LOOKED_FOR)
+    return sorted(set(os.path.join(os.path.abspath(folder), name) for folder in folders if os.path.isdir(folder)
+                      for name in names))  # fmt: skip
 
 
 class ModuleLookups(object):
@@ -561,17 +644,17 @@ def makes_its_own(mode, flags):
     return bool(flags & os.O_TRUNC) or bool(flags & getattr(os, "O_EXCL", 0))
 
 
-def holds_content(path, kernels):
-    """Whether ``path`` names a file of content, or none (there or not): not a folder, a device (``/dev/null``,
-    ``/dev/urandom``), a pipe or a socket, nor an entry of one of the kernel's filesystems (on ``kernels``, the
-    devices :func:`kernel_devices` says), whose content the kernel makes as it is read. A link is asked of what it
-    points to and of the folder it is in (``/dev/stdin`` is the kernel's); a file not there, of the folder it
-    would be in."""
+def holds_content(path, kernels, folders=False):
+    """Whether ``path`` names a file of content (or a folder, where ``folders``), or none (there or not): not a
+    device (``/dev/null``, ``/dev/urandom``), a pipe or a socket, nor an entry of one of the kernel's filesystems (on
+    ``kernels``, the devices :func:`kernel_devices` says), whose content the kernel makes as it is read. A link is
+    asked of what it points to and of the folder it is in (``/dev/stdin`` is the kernel's); a file not there, of
+    the folder it would be in."""
     try:
         found = os.stat(path)
     except OSError:
         found = None
-    if found is not None and not stat.S_ISREG(found.st_mode):
+    if found is not None and not (stat.S_ISREG(found.st_mode) or (folders and stat.S_ISDIR(found.st_mode))):
         return False
     folder = os.path.dirname(path)
     while not os.path.isdir(folder):
@@ -601,6 +684,26 @@ def is_bytecode(path):
     return path.endswith((".pyc", ".pyo")) and os.path.basename(os.path.dirname(path)) == "__pycache__"
 
 
+def stdlib_prefixes():
+    """What a file of the interpreter's standard library begins with (``os.path``, ``pathlib``, ``glob``)."""
+    return prefixes(sysconfig_folders("stdlib", "platstdlib"))
+
+
+def environments_code():
+    """What a file of a package installed in the environment begins with (its site folders: pytest, torch)."""
+    return prefixes(list(getattr(site, "getsitepackages", lambda: [])()) + sysconfig_folders("purelib", "platlib"))
+
+
+def sysconfig_folders(*names):
+    """The folders ``sysconfig`` names so, where it names one."""
+    return [folder for folder in (sysconfig.get_path(name) for name in names) if folder]
+
+
+def prefixes(folders):
+    """What a path in one of ``folders`` begins with, links resolved or not."""
+    return tuple(sorted(set(os.path.join(folder, "") for folder in folders + [os.path.realpath(f) for f in folders])))
+
+
 def excluded_prefixes(scratch):
     """What a path in one of :func:`excluded_folders` begins with."""
     return tuple(os.path.join(folder, "") for folder in excluded_folders(scratch))
@@ -610,8 +713,7 @@ def excluded_folders(scratch):
     """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers
     (the environment, and the interpreter's standard library; not the rest of the prefix it is installed in, such as
     ``/usr/local``, whose other files are anyone's), the pairs' own folders (in ``scratch``) and the worker's."""
-    stdlib = [sysconfig.get_path(name) for name in ("stdlib", "platstdlib")]
-    folders = [sys.prefix, sys.exec_prefix, *[folder for folder in stdlib if folder],
+    folders = [sys.prefix, sys.exec_prefix, *sysconfig_folders("stdlib", "platstdlib"),
                os.path.dirname(WORKER_FILE), scratch]  # fmt: skip
     prefix = getattr(sys, "pycache_prefix", None)
     given = folders + ([prefix] if prefix else [])
