@@ -958,12 +958,16 @@ def test_tests_run_as_pytest_typed_in_the_matrixs_folder_runs_them(pytest_python
     for name, text in AS_BY_HAND.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    by_hand = loader.probe_at(tmp_path / "m" / "tests" / "test_by_hand.py", tmp_path / "m")
+    (tmp_path / "linked").symlink_to("m")  # the matrix's folder reached by a link: the tests' ids are the same
+    by_hand, linked = (loader.probe_at(tmp_path / name / "tests" / "test_by_hand.py", tmp_path / name)
+                       for name in ("m", "linked"))  # fmt: skip
     slow = loader.probe_at(tmp_path / "slow" / "test_slow.py", tmp_path / "slow")
-    cells = [run_cell(pytest_python, [Pair(probe, "cpu")], 20.0) for probe in (by_hand, slow)]
+    cells = [run_cell(pytest_python, [Pair(probe, "cpu")], 20.0) for probe in (by_hand, linked, slow)]
     records = [record for cell in cells for record in cell.records]
     two = "pytest collected 2 tests from it"
     assert [(r.probe, r.outcome, r.kind, r.kind_reason, r.message) for r in records] == [
+        ("tests/test_by_hand.py::test_root_conftest", Outcome.PASS, Kind.PYTEST, two, ""),
+        ("tests/test_by_hand.py::test_cache", Outcome.PASS, Kind.PYTEST, two, ""),
         ("tests/test_by_hand.py::test_root_conftest", Outcome.PASS, Kind.PYTEST, two, ""),
         ("tests/test_by_hand.py::test_cache", Outcome.PASS, Kind.PYTEST, two, ""),
         ("test_slow.py::test_big", Outcome.UNAVAILABLE, Kind.PYTEST, "pytest collected 1 test from it, 1 deselected",
