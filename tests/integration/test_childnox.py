@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import sys
 import textwrap
 from pathlib import Path
@@ -58,7 +59,8 @@ def test_the_sessions_run_with_the_variables_and_their_output_goes_to_the_log(tm
         "posargs": ["--repeat", "5"],
     }
     text = log.read_text()
-    assert text.startswith(f"$ {sys.executable} -m nox --noxfile {noxfile} --envdir {tmp_path / 'envs'}")
+    nox = shlex.join([sys.executable, "-c", childnox.NOX_MAIN])
+    assert text.startswith(f"$ {nox} --noxfile {noxfile} --envdir {tmp_path / 'envs'}")
     assert "hello from probe" in text and "must not run" not in text
 
 

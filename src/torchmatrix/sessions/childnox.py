@@ -35,12 +35,10 @@ HELD_PREFIX = "held-python-"
 that Python: ``held-python-3.10``."""
 
 
-NOX_MAIN = """\
-import runpy, sys
-if sys.path[:1] == [""]:
-    del sys.path[0]
-runpy.run_module("nox", run_name="__main__", alter_sys=True)
-"""
+NOX_MAIN = (
+    "import runpy, sys; sys.path[:] = filter(None, sys.path); "
+    "runpy.run_module('nox', run_name='__main__', alter_sys=True)"
+)
 """``python -m nox`` without the folder it is started in on ``sys.path``, where ``-m`` puts it: a file of the user's
 there named like a module (``signal.py``, ``tabulate.py``, ``nox.py``) stays the user's, never a module of
 torchmatrix's own process."""
