@@ -476,9 +476,9 @@ def asked_path(entry):
 
 
 def is_input(path, excluded, kernels, folders=False):
-    """Whether ``path`` is outside the folders ``excluded``, links resolved or not, and names a file of content (or
-    a folder, where ``folders``), or none."""
-    outside = not path.startswith(excluded) and not os.path.realpath(path).startswith(excluded)
+    """Whether ``path`` is outside the folders ``excluded`` (and none of them), links resolved or not, and names a
+    file of content (or a folder, where ``folders``), or none."""
+    outside = not any(os.path.join(name, "").startswith(excluded) for name in (path, os.path.realpath(path)))
     return not is_bytecode(path) and outside and holds_content(path, kernels, folders)
 
 
