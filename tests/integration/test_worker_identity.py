@@ -145,9 +145,15 @@ def test_a_record_holds_every_file_its_pair_read_by_content_and_none_it_wrote(
     assert read[str(tmp_path / "helper.py")] == identity.file_digest(tmp_path / "helper.py")
 
 
-def pytest_python(folder: Path) -> str:
-    python, site_packages = bare_venv(folder)
+def stub_torch_venv(folder: Path, base: str = sys.executable) -> tuple[str, Path]:
+    """A venv of ``base`` whose ``import torch`` finds the stub: its python and its site-packages."""
+    python, site_packages = bare_venv(folder, base)
     (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    return python, site_packages
+
+
+def pytest_python(folder: Path) -> str:
+    python, site_packages = stub_torch_venv(folder)
     (site_packages / "pytest.pth").write_text(str(Path(pytest.__file__).parent.parent) + "\n")
     return python
 
@@ -201,8 +207,7 @@ PYTHON_37 = sorted(Path.home().glob(".pyenv/versions/3.7*/bin/python3.7"))
 
 @pytest.mark.skipif(not PYTHON_37 or sys.platform == "win32", reason="needs pyenv's Python 3.7: no audit hooks")
 def test_on_a_python_without_audit_hooks_every_file_of_the_probes_folder_counts_as_read(tmp_path: Path) -> None:
-    python, site_packages = bare_venv(tmp_path / "venv", str(PYTHON_37[0]))
-    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    python, site_packages = stub_torch_venv(tmp_path / "venv", str(PYTHON_37[0]))
     folder = tmp_path / "probes"
     folder.mkdir()
     (folder / "notes.txt").write_text("never opened\n")
@@ -331,8 +336,7 @@ def test_a_file_a_pair_read_and_that_was_edited_before_it_crashed_is_said_change
 
 
 def test_a_module_a_pth_file_imported_as_python_started_is_read_by_a_pair_that_crashed(tmp_path: Path) -> None:
-    python, site_packages = bare_venv(tmp_path / "venv")
-    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "extmod.py").write_text("VALUE = 1\n")
@@ -698,40 +702,14 @@ def test_what_a_pair_reads_by_ways_that_once_hid_it_is_an_input(stub_torch_pytho
     ]
 
 
-def test_a_program_a_pair_starts_is_an_input_by_where_its_name_was_looked_for(
-    stub_torch_python: str, tmp_path: Path
-) -> None:
-    """A tool found along PATH decides what the pair saw: edited, or another put where it was looked for first."""
+def run_mytool(python: str, tmp_path: Path, not_runnable_first: bool = False) -> tuple[Path, Path, object]:
+    """A script that runs ``mytool`` along a PATH of ``first/`` then ``second/``, whose runnable ``mytool`` says 1.0
+    (``first/`` holding one that may not be run, where ``not_runnable_first``): the two folders and what it read."""
     first, second = tmp_path / "first", tmp_path / "second"
     for folder in (first, second):
         folder.mkdir()
-    tool = second / "mytool"
-    tool.write_text("#!/bin/sh\necho 1.0\n")
-    tool.chmod(0o755)
-    probe = script(
-        tmp_path,
-        "starts",
-        f"""\
-        import subprocess
-        print(subprocess.run(["mytool"], env={{"PATH": {f"{first}:{second}"!r}}}, stdout=subprocess.PIPE).stdout)
-        """,
-    )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
-    assert printed(record) == ["b'1.0\\n'"], record.message
-    read = record.inputs[identity.READ]
-    assert changed_files(read) == []
-    tool.write_text("#!/bin/sh\necho 5.0\n")
-    (first / "mytool").write_text("#!/bin/sh\necho 3.0\n")
-    assert changed_files(read) == [f"{first / 'mytool'} appeared", f"{tool} changed"]
-
-
-def test_a_program_made_runnable_or_not_is_a_change(stub_torch_python: str, tmp_path: Path) -> None:
-    """Whether a file may be run decides what runs: a tool first on PATH that was not runnable and is made so runs
-    instead of the one the pair ran, and the one it ran, made not runnable, runs no more; neither changes a byte."""
-    first, second = tmp_path / "first", tmp_path / "second"
-    for folder in (first, second):
-        folder.mkdir()
-    (first / "mytool").write_text("#!/bin/sh\necho 3.0\n")
+    if not_runnable_first:
+        (first / "mytool").write_text("#!/bin/sh\necho 3.0\n")
     (second / "mytool").write_text("#!/bin/sh\necho 1.0\n")
     (second / "mytool").chmod(0o755)
     probe = script(
@@ -742,9 +720,27 @@ def test_a_program_made_runnable_or_not_is_a_change(stub_torch_python: str, tmp_
         print(subprocess.run(["mytool"], env={{"PATH": {f"{first}:{second}"!r}}}, stdout=subprocess.PIPE).stdout)
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["b'1.0\\n'"], record.message
     read = record.inputs[identity.READ]
+    assert changed_files(read) == []
+    return first, second, read
+
+
+def test_a_program_a_pair_starts_is_an_input_by_where_its_name_was_looked_for(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A tool found along PATH decides what the pair saw: edited, or another put where it was looked for first."""
+    first, second, read = run_mytool(stub_torch_python, tmp_path)
+    (second / "mytool").write_text("#!/bin/sh\necho 5.0\n")
+    (first / "mytool").write_text("#!/bin/sh\necho 3.0\n")
+    assert changed_files(read) == [f"{first / 'mytool'} appeared", f"{second / 'mytool'} changed"]
+
+
+def test_a_program_made_runnable_or_not_is_a_change(stub_torch_python: str, tmp_path: Path) -> None:
+    """Whether a file may be run decides what runs: a tool first on PATH that was not runnable and is made so runs
+    instead of the one the pair ran, and the one it ran, made not runnable, runs no more; neither changes a byte."""
+    first, second, read = run_mytool(stub_torch_python, tmp_path, not_runnable_first=True)
     (first / "mytool").chmod(0o755)
     assert changed_files(read) == [f"{first / 'mytool'} was made runnable"]
     (first / "mytool").chmod(0o644)
@@ -797,8 +793,7 @@ PYTHON_310 = sorted(Path.home().glob(".pyenv/versions/3.10*/bin/python3.10"))
 @pytest.mark.skipif(not PYTHON_310, reason="needs pyenv's Python 3.10: pathlib's own accessor")
 def test_on_python_3_10_a_file_pathlib_looks_for_is_heard(tmp_path: Path) -> None:
     """pathlib before 3.11 calls the os.stat it held when it was imported: it is watched there too."""
-    python, site_packages = bare_venv(tmp_path / "venv", str(PYTHON_310[0]))
-    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    python, site_packages = stub_torch_venv(tmp_path / "venv", str(PYTHON_310[0]))
     probe = script(tmp_path, "flag", "from pathlib import Path\nprint(Path('flag.txt').is_file())\n")
     [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["False"], record.message
@@ -848,8 +843,7 @@ def test_what_the_pairs_code_asks_of_a_file_counts_by_all_os_stat_says_and_a_fol
 ) -> None:
     """A script decides by a file's size, its time, a link's target or the files of a folder (a test parametrized
     by them): each changed is a change. A package of the environment asking counts by whether the file is there."""
-    python, site_packages = bare_venv(tmp_path / "venv")
-    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
     (site_packages / "installed.py").write_text("import os\n\ndef size(path):\n    return os.path.getsize(path)\n")
     (tmp_path / "sz.txt").write_text("aaaa")
     (tmp_path / "installed.txt").write_text("aaaa")
@@ -897,8 +891,7 @@ def test_what_the_pairs_code_asks_of_a_file_counts_by_all_os_stat_says_and_a_fol
 def test_a_sitecustomize_put_in_the_environment_after_the_run_is_a_change(tmp_path: Path) -> None:
     """``site`` imports a ``sitecustomize`` as the interpreter starts, as it runs the ``.pth`` files: one put in the
     environment's site folder changes what every pair sees, though no wheel installed it."""
-    python, site_packages = bare_venv(tmp_path / "venv")
-    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
     probe = script(tmp_path, "plain", "import sys\nprint('sitecustomize' in sys.modules)\n")
     [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["False"], record.message
