@@ -37,7 +37,6 @@ import json
 import os
 import platform
 import re
-import stat
 import subprocess
 import sys
 import types
@@ -438,19 +437,17 @@ def files_read(
 
 
 def _changed_since(path: str, began_at: float | None) -> float | None:
-    """When the file at ``path`` (or the file or folder an entry of what the pair asked about names) was last
-    changed, if at ``began_at`` or later, by the time the kernel stamps on every change of a file (``st_ctime``),
-    which no program sets; else None. A time a program gave the file (its modification time: ``touch -d``, a copy
-    from a machine whose clock is ahead) says nothing of when it was written.
+    """When the file at ``path`` was last changed, if at ``began_at`` or later, by the time the kernel stamps on every
+    change of a file (``st_ctime``), which no program sets; else None. A time a program gave the file (its
+    modification time: ``touch -d``, a copy from a machine whose clock is ahead) says nothing of when it was written.
 
     The kernel stamps a file with a clock that may lag the one ``time.time()`` reads by a tick: a file written
     just after ``began_at`` may look older, and is then counted as read, as it would have been without this rule.
     """
     if began_at is None:
         return None
-    ending = next((ending for ending in _protocol.ASKED_ENDINGS if path.endswith(ending)), "")
     try:
-        changed = os.stat(path.removesuffix(ending) if ending else path).st_ctime
+        changed = os.stat(path).st_ctime
     except OSError:
         return None
     return changed if began_at <= changed else None
@@ -532,17 +529,13 @@ MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
 def file_digest(path: Path) -> str | None:
     """The sha256 of the file at ``path``, and whether it may be run; None where it is no readable file. For a file
     only asked about (``path (whether it is there)``), ``there`` or ``a folder``, what it is; for one the pair's code
-    asked about (``path (what os.stat says of it)``), of what ``os.stat`` says (:func:`stated`); for a folder listed
-    (``path (what is in it)``), of the names in it; for a module looked for (``folder/name.*``), of the module's
-    forms in that folder (:func:`module_forms`); for a site folder's ``.pth`` files (``folder/*.pth``), of each
-    one's name and content (:func:`pth_files`)."""
-    if path.name.endswith(FILE_THERE):
-        there = Path(str(path).removesuffix(FILE_THERE))
-        return "there" if there.is_file() else "a folder" if there.is_dir() else None
-    if path.name.endswith(FILE_STATED):
-        return stated(Path(str(path).removesuffix(FILE_STATED)))
-    if path.name.endswith(FOLDER_LISTED):
-        return listed(Path(str(path).removesuffix(FOLDER_LISTED)))
+    asked about (``path (what os.stat says of it)``), of what ``os.stat`` says; for a folder listed (``path (what is
+    in it)``), of the names in it (the worker's ``asked_digest``); for a module looked for (``folder/name.*``), of
+    the module's forms in that folder (:func:`module_forms`); for a site folder's ``.pth`` files (``folder/*.pth``),
+    of each one's name and content (:func:`pth_files`)."""
+    if path.name.endswith(_protocol.ASKED_ENDINGS):
+        digest: str | None = _protocol.asked_digest(str(path))
+        return digest
     if path.name == SITE_PTH_FILES:
         found = pth_files(path.parent)
         return _digest("\n".join(found).encode()) if found else None
@@ -550,34 +543,6 @@ def file_digest(path: Path) -> str | None:
         forms = module_forms(path.parent, path.name.removesuffix(MODULE_LOOKED_FOR))
         return _digest("\n".join(forms).encode()) if forms else None
     return _protocol.file_digest(path)
-
-
-def stated(path: Path) -> str | None:
-    """The digest of what ``os.stat`` and ``os.readlink`` say of ``path`` that a program may decide by: where it links
-    to, what it is, its permissions, and a file's size and modification time (not a folder's, which change as files
-    are made in it); None where nothing is there."""
-    try:
-        link = os.lstat(path)
-    except OSError:
-        return None
-    target = os.readlink(path) if stat.S_ISLNK(link.st_mode) else None
-    try:
-        found = os.stat(path)
-    except OSError:
-        found = link  # a link to nothing
-    said: list[Any] = [target, stat.S_IFMT(found.st_mode), stat.S_IMODE(found.st_mode)]
-    if stat.S_ISREG(found.st_mode):
-        said += [found.st_size, found.st_mtime_ns]
-    return _digest(json.dumps(said).encode())
-
-
-def listed(folder: Path) -> str | None:
-    """The digest of the names in ``folder``, sorted; None where it is no folder."""
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return None
-    return _digest(b"\n".join(os.fsencode(name) for name in names))
 
 
 def module_forms(folder: Path, name: str) -> list[str]:

@@ -854,6 +854,9 @@ def test_what_the_pairs_code_asks_of_a_file_counts_by_all_os_stat_says_and_a_fol
     (tmp_path / "lib" / "helper.py").write_text("")
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "a.json").write_text("{}")
+    (tmp_path / "walked").mkdir()
+    (tmp_path / "fs.txt").write_text("f")
+    (tmp_path / "b.txt").hardlink_to(tmp_path / "fs.txt")
     probe = script(
         tmp_path,
         "stats",
@@ -863,10 +866,13 @@ def test_what_the_pairs_code_asks_of_a_file_counts_by_all_os_stat_says_and_a_fol
         import installed, helper
         print(os.path.getsize("sz.txt"), os.path.getmtime("mt.txt") < 1e9, os.readlink("lnk"), glob.glob("cases/*"))
         print(installed.size("installed.txt"))
+        with open("fs.txt") as opened:
+            print(os.fstat(opened.fileno()).st_size, os.path.samefile("fs.txt", "b.txt"), list(os.fwalk("walked")))
         """,
     )
     [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
-    assert printed(record) == ["4 True target_a ['cases/a.json']", "4"], record.message
+    assert printed(record)[:2] == ["4 True target_a ['cases/a.json']", "4"], record.message
+    assert printed(record)[2].startswith("1 True [('walked', [], [], "), record.message
     read = record.inputs[identity.READ]
     assert changed_files(read) == []
     (tmp_path / "sz.txt").write_text("aaaaaaaa")
@@ -875,15 +881,22 @@ def test_what_the_pairs_code_asks_of_a_file_counts_by_all_os_stat_says_and_a_fol
     (tmp_path / "lnk").unlink()
     (tmp_path / "lnk").symlink_to("target_b")
     (tmp_path / "cases" / "b.json").write_text("{}")
+    (tmp_path / "walked" / "new.txt").write_text("")
+    (tmp_path / "b.txt").unlink()
+    shutil.copy2(tmp_path / "fs.txt", tmp_path / "b.txt")  # the same bytes and times, no longer the same file
     assert changed_files(read) == [
+        f"{tmp_path / 'b.txt'}{identity.FILE_STATED} changed",
         f"{tmp_path / 'cases'}{identity.FOLDER_LISTED} changed",
+        f"{tmp_path / 'fs.txt'}{identity.FILE_STATED} changed",
         f"{tmp_path / 'lnk'}{identity.FILE_STATED} changed",
         f"{tmp_path / 'mt.txt'}{identity.FILE_STATED} changed",
         f"{tmp_path / 'sz.txt'}{identity.FILE_STATED} changed",
+        f"{tmp_path / 'walked'}{identity.FOLDER_LISTED} changed",
     ]
     assert f"{tmp_path / 'installed.txt'}{identity.FILE_THERE}" in read
     (tmp_path / "lib" / "other.py").write_text("")
-    assert not [path for path in read if path.endswith(identity.FOLDER_LISTED) and "cases" not in path], (
+    listed = {f"{tmp_path / name}{identity.FOLDER_LISTED}" for name in ("cases", "walked")}
+    assert not [path for path in read if path.endswith(identity.FOLDER_LISTED) and path not in listed], (
         "the import system's listings count by module"
     )
 
@@ -898,3 +911,15 @@ def test_a_sitecustomize_put_in_the_environment_after_the_run_is_a_change(tmp_pa
     read = record.inputs[identity.READ]
     (site_packages / "sitecustomize.py").write_text("")
     assert changed_files(read) == [f"{site_packages / 'sitecustomize'}{identity.MODULE_LOOKED_FOR} appeared"]
+
+
+def test_a_file_the_pair_asked_about_then_changed_itself_counts_as_it_found_it(stub_torch_python: str, tmp_path: Path):
+    """A cache check: the script decides by a file's time, then touches it. What it decided by is the old time: its
+    record is never current, as one that updates a file it read is not."""
+    (tmp_path / "stamp.txt").write_text("")
+    os.utime(tmp_path / "stamp.txt", (1546300800, 1546300800))  # 2019
+    source = "import os\nold = os.path.getmtime('stamp.txt') < 1577836800\nos.utime('stamp.txt')\nprint(old)\n"
+    probe = script(tmp_path, "touches", source)
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["True"], record.message
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'stamp.txt'}{identity.FILE_STATED} changed"]

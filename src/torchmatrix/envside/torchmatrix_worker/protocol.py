@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import stat
 
 PROTOCOL_VERSION = 2
 """Sent in the "ready" message; the parent refuses a worker that speaks another."""
@@ -58,14 +59,63 @@ one not there by its absence."""
 
 FILE_STATED = " (what os.stat says of it)"
 """Ending a path whose file (or folder, or link) the pair's own code asked about (``os.path.getsize``,
-``os.path.getmtime``, ``os.readlink``, ``Path.stat``): what it may have decided by is all ``os.stat`` says, which the
-host digests: its kind, permissions and link target, and a file's size and modification time."""
+``os.path.getmtime``, ``os.readlink``, ``Path.stat``, ``os.fstat``): what it may have decided by is all ``os.stat``
+says (:func:`stat_digest`)."""
 
 FOLDER_LISTED = " (what is in it)"
 """Ending the path of a folder the pair's own code listed (``os.listdir``, ``os.scandir``, ``glob``, ``os.walk``):
 the host digests the names in it, so that a file put there or taken away is a change."""
 
 ASKED_ENDINGS = (FILE_THERE, FILE_STATED, FOLDER_LISTED)
+
+
+def asked_digest(entry):
+    """What the file or folder an ``entry`` (a path ending with one of :data:`ASKED_ENDINGS`) names is now, as its
+    ending asks: ``there`` or ``a folder``; the digest of what ``os.stat`` says of it; of the names in it. None
+    where nothing is there. The worker and the host say it by this one rule."""
+    path, ending = asked_path(entry)
+    if ending == FILE_THERE:
+        return "there" if os.path.isfile(path) else "a folder" if os.path.isdir(path) else None
+    if ending == FILE_STATED:
+        return stat_digest(path)
+    if ending == FOLDER_LISTED:
+        return listing_digest(path)
+    return None
+
+
+def asked_path(entry):
+    """The path of an ``entry`` of :func:`asked_digest`, and its ending (None: no such entry)."""
+    ending = next((ending for ending in ASKED_ENDINGS if entry.endswith(ending)), None)
+    return (entry[: -len(ending)], ending) if ending else (entry, None)
+
+
+def stat_digest(path):
+    """The sha256 of what ``os.lstat``, ``os.stat`` and ``os.readlink`` say of ``path``, but its last access (which a
+    read changes) and its device's number: where it links to, its kind and permissions, inode, owner and group, and a
+    file's links, size and times of change; None where nothing is there."""
+    try:
+        link = os.lstat(path)
+    except OSError:
+        return None
+    target = os.readlink(path) if stat.S_ISLNK(link.st_mode) else None
+    try:
+        found = os.stat(path)
+    except OSError:
+        found = link  # a link to nothing
+    said = [target, found.st_mode, found.st_ino, found.st_uid, found.st_gid]
+    if stat.S_ISREG(found.st_mode):  # a folder's links and times change as files are made in it
+        said += [found.st_nlink, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
+    return hashlib.sha256(json.dumps(said).encode("ascii")).hexdigest()
+
+
+def listing_digest(folder):
+    """The sha256 of the names in ``folder``, sorted; None where it is no folder."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    return hashlib.sha256(b"\n".join(os.fsencode(name) for name in names)).hexdigest()
+
 
 SITE_PTH_FILES = "*.pth"
 """Ending a path the pair "read" (``folder/*.pth``): the ``.pth`` files of a site folder of the pair's interpreter,

@@ -12,7 +12,6 @@ import threading
 import time
 
 from .protocol import (
-    ASKED_ENDINGS,
     FILE_STATED,
     FILE_THERE,
     FOLDER_LISTED,
@@ -20,6 +19,8 @@ from .protocol import (
     MODULE_LOOKED_FOR,
     SITE_PTH_FILES,
     WORKER_FILE,
+    asked_digest,
+    asked_path,
     file_digest,
 )
 
@@ -71,7 +72,7 @@ class FilesRead(object):
         self.thread = threading.local()  # what this hook is doing, per thread: another's events still count
         self.known = hasattr(sys, "addaudithook")
         self.lookups = []
-        self.asked_about = set()
+        self.asked_about = {}
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         if self.known:
@@ -132,7 +133,7 @@ class FilesRead(object):
             return  # this hook's own look at a file
         self.busy = True
         try:
-            path = as_path(path if isinstance(path, int) else os.fspath(path))  # a Path too, as pathlib asks
+            path = as_path(descriptor_path(path) if isinstance(path, int) else os.fspath(path))  # a Path too
             if path is not None and self.is_shared(path):
                 self.sharing(path)
             elif path is not None and path not in self.hashing:
@@ -146,12 +147,14 @@ class FilesRead(object):
             self.busy = False
 
     def listing(self, folder):
-        """A folder listed (``os.listdir``, ``os.scandir``; ``glob`` and ``os.walk`` list so): by the pair's own code
-        (a test parametrized by the files of a folder), it counts by what is in it (:data:`FOLDER_LISTED`), so that
-        a file put there is a change. What the environment's code lists (pytest, collecting a folder of tests) is
-        its to decide."""
-        if isinstance(folder, int) or not self.asked_by_the_pair():
-            return  # a folder's descriptor: opened before, by its path
+        """A folder listed (``os.listdir``, ``os.scandir``, by its path or a descriptor; ``glob``, ``os.walk`` and
+        ``os.fwalk`` list so): by the pair's own code (a test parametrized by the files of a folder), it counts by
+        what is in it (:data:`FOLDER_LISTED`), so that a file put there is a change. What the environment's code
+        lists (pytest, collecting a folder of tests) is its to decide."""
+        if not self.asked_by_the_pair():
+            return
+        if isinstance(folder, int):
+            folder = descriptor_path(folder)
         path = as_path(os.curdir if folder is None else os.fspath(folder))
         if path is not None and not self.is_shared(path):
             self.tell(path + FOLDER_LISTED)
@@ -171,10 +174,17 @@ class FilesRead(object):
         return False
 
     def tell(self, entry):
-        """Count ``entry`` (a path with one of :data:`ASKED_ENDINGS`), once, written down for the worker too."""
-        if entry not in self.asked_about:
-            self.asked_about.add(entry)
-            self.write_down(ASKED, entry, None)
+        """Count ``entry`` (a path with one of the endings of ``asked_digest``) as the process first found it, once,
+        written down for the worker too; but not one made or changed since the process began (by it or a program it
+        ran: a file it wrote, then asked the size of), which is its own, as a file made before it was read is."""
+        if entry in self.asked_about:
+            return
+        state = state_of(asked_path(entry)[0])
+        if state is not None and state[1] >= self.began:
+            self.asked_about[entry] = OWN
+            return
+        self.asked_about[entry] = asked_digest(entry)
+        self.write_down(ASKED, entry, self.asked_about[entry])
 
     def opened(self, path, mode, flags):
         path = as_path(path)
@@ -300,8 +310,14 @@ class FilesRead(object):
         found.update(self.modules_looked_for())
         found.update(self.shared_files)  # there or not: one looked for and not there counts by its absence
         kept = [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
-        asked = self.asked_about.union(path for kind, path, _ in told if kind == ASKED)
+        asked = set(self.asked_as_found(told))
         return sorted(kept + asked_inputs(asked, found, self.excluded) + site_startup_files())
+
+    def asked_as_found(self, told):
+        """What this process and its children (``told``: the journal's entries) asked about, each as first found."""
+        found = dict((entry, digest) for kind, entry, digest in told if kind == ASKED)
+        found.update((entry, digest) for entry, digest in self.asked_about.items() if digest is not OWN)
+        return found
 
     def modules_looked_for(self):
         """``folder/name.*`` for each folder each module the pair imported was looked for in, up to and with the one
@@ -333,6 +349,8 @@ class FilesRead(object):
         """
         found = as_first_found(paths, self.found, self.first_seen)
         found.update((path, self.digest_of(path)) for path in paths if path in self.shared_files)
+        asked = self.asked_as_found(journaled(self.journal))
+        found.update((entry, asked[entry]) for entry in paths if entry in asked)
         return found
 
 
@@ -343,7 +361,7 @@ def watch_lookups(asked):
     (``os.supports_dir_fd``, …), so code that asks them (``shutil``) runs as it would have."""
     abilities = (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks, os.supports_effective_ids)
     accessor = getattr(pathlib, "_NormalAccessor", None)
-    for name in ("stat", "lstat", "access", "readlink"):
+    for name in ("stat", "lstat", "access", "readlink", "fstat"):
         original = getattr(os, name)
         watched = Watched(original, asked)
         for ability in abilities:
@@ -411,7 +429,11 @@ READ, FOUND, SHARED, ASKED = "read", "found", "shared", "asked"
 """The entries of a journal: ``[READ, path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND,
 path, digest]`` (what a file the process went on to change held first: :meth:`FilesRead.as_found`), ``[SHARED,
 path, None]`` (one of the shared inputs it touched, an input as it is left: :meth:`FilesRead.is_shared`) and
-``[ASKED, path + ending, None]`` (a file asked about or a folder listed: :meth:`FilesRead.tell`)."""
+``[ASKED, path + ending, digest]`` (a file asked about or a folder listed, as first found: :meth:`FilesRead.tell`).
+"""
+
+OWN = object()
+"""What :meth:`FilesRead.tell` keeps for a file or folder the process asked about that it made or changed itself."""
 
 
 def journaled(journal):
@@ -441,11 +463,13 @@ def read_until_it_ended(journal, excluded):
     first = dict((path, tuple(state) if state else None) for kind, path, state in entries if kind == READ)
     shared = set(path for kind, path, _ in entries if kind == SHARED)
     paths = inputs_of([*first, *shared], excluded)
-    asked = asked_inputs(set(path for kind, path, _ in entries if kind == ASKED), paths, excluded)
+    as_asked = dict((entry, digest) for kind, entry, digest in entries if kind == ASKED)
+    asked = asked_inputs(as_asked, paths, excluded)
     if not paths and not asked:
         return None, {}
     changed = as_first_found(paths, found, first)
     changed.update((path, file_digest(path)) for path in paths if path in shared)
+    changed.update((entry, as_asked[entry]) for entry in asked)
     return sorted(paths + asked + site_startup_files()), changed
 
 
@@ -457,8 +481,9 @@ def inputs_of(paths, excluded):
 
 
 def asked_inputs(entries, read, excluded):
-    """Of ``entries`` (paths with one of :data:`ASKED_ENDINGS`), sorted, those of files and folders outside the
-    folders ``excluded``; but a file only found there that the process ``read`` too, which counts by its content."""
+    """Of ``entries`` (paths with one of the endings of ``asked_digest``), sorted, those of files and folders outside
+    the folders ``excluded``; but a file only found there that the process ``read`` too, which counts by its
+    content."""
     kernels = kernel_devices()
     kept = []
     for entry in set(entries):
@@ -467,12 +492,6 @@ def asked_inputs(entries, read, excluded):
         if counted and is_input(path, excluded, kernels, folders=True):
             kept.append(entry)
     return sorted(kept)
-
-
-def asked_path(entry):
-    """The path of an ``entry`` of :meth:`FilesRead.tell`, and its ending (None: no such entry)."""
-    ending = next((ending for ending in ASKED_ENDINGS if entry.endswith(ending)), None)
-    return (entry[: -len(ending)], ending) if ending else (entry, None)
 
 
 def is_input(path, excluded, kernels, folders=False):
@@ -552,6 +571,16 @@ class SourceOnly(importlib.machinery.SourceFileLoader):
 
     def path_stats(self, path):
         raise OSError("compiled from its source every time")
+
+
+def descriptor_path(fd):
+    """The path of the file or folder open as ``fd``, as the kernel says (Linux's ``/proc/self/fd``); None where it
+    cannot say, or the file is gone."""
+    try:
+        path = os.readlink("/proc/self/fd/{}".format(fd))
+    except OSError:
+        return None
+    return None if path.endswith(" (deleted)") or not os.path.isabs(path) else path
 
 
 def as_path(name):
