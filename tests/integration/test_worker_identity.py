@@ -923,3 +923,40 @@ def test_a_file_the_pair_asked_about_then_changed_itself_counts_as_it_found_it(s
     [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
     assert printed(record) == ["True"], record.message
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'stamp.txt'}{identity.FILE_STATED} changed"]
+
+
+def test_a_thread_pools_look_a_folder_not_there_yet_and_a_link_into_the_standard_library_are_inputs(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """What a ThreadPoolExecutor asks for the script is the script's; a module looked for in a folder on sys.path
+    that is not there yet counts by its absence; a link of the script's own counts by its own path, wherever it
+    points."""
+    (tmp_path / "data.txt").write_text("12345")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "link.txt").symlink_to(Path(textwrap.__file__))
+    (tmp_path / "other.txt").write_text("other content")
+    source = """\
+        import os, sys
+        from concurrent.futures import ThreadPoolExecutor
+        sys.path.insert(0, os.path.abspath("vendor"))
+        import colorsys
+        with ThreadPoolExecutor(2) as pool:
+            print(list(pool.map(os.path.getsize, ["data.txt"])), pool.submit(os.listdir, "cases").result())
+        print(len(open("link.txt").read()) > 0)
+        """
+    probe = script(tmp_path, "pooled", source)
+    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    assert printed(record) == ["[5] []", "True"], record.message
+    read = record.inputs[identity.READ]
+    (tmp_path / "data.txt").write_text("123456")
+    (tmp_path / "cases" / "c.txt").write_text("")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "colorsys.py").write_text("HACKED = 1\n")
+    (tmp_path / "link.txt").unlink()
+    (tmp_path / "link.txt").symlink_to("other.txt")
+    assert changed_files(read) == [
+        f"{tmp_path / 'cases'}{identity.FOLDER_LISTED} changed",
+        f"{tmp_path / 'data.txt'}{identity.FILE_STATED} changed",
+        f"{tmp_path / 'link.txt'} changed",
+        f"{tmp_path / 'vendor' / 'colorsys'}{identity.MODULE_LOOKED_FOR} appeared",
+    ]

@@ -162,7 +162,8 @@ class FilesRead(object):
     def asked_by_the_pair(self):
         """Whether the code asking now is the pair's own (its probe, tests, helpers, a ``conftest.py``): the nearest
         caller neither this hook's nor the standard library's (``os.path``, ``pathlib``, ``glob``) is outside the
-        environment and torchmatrix's worker, and the import system is not on the way to it."""
+        environment and torchmatrix's worker, and the import system is not on the way to it; or there is none (a
+        thread of the standard library's, such as a ``ThreadPoolExecutor`` runs for the pair's code)."""
         frame = sys._getframe(1)
         while frame is not None:
             where = frame.f_code.co_filename
@@ -171,7 +172,7 @@ class FilesRead(object):
             if where != HOOK_FILE and not where.startswith("<") and not where.startswith(self.stdlib):
                 return not where.startswith(self.excluded)
             frame = frame.f_back
-        return False
+        return True  # a thread the standard library runs for the pair (a ThreadPoolExecutor's): its caller is unknown
 
     def tell(self, entry):
         """Count ``entry`` (a path with one of the endings of ``asked_digest``) as the process first found it, once,
@@ -330,7 +331,7 @@ class FilesRead(object):
             found_in = folder_of(spec)
             for folder in folders:
                 folder = os.path.abspath(folder or os.curdir)
-                if os.path.isdir(folder):
+                if not os.path.isfile(folder):  # a folder, or none yet (one made there later is searched then)
                     yield os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
                 if folder == found_in:
                     break
@@ -495,9 +496,12 @@ def asked_inputs(entries, read, excluded):
 
 
 def is_input(path, excluded, kernels, folders=False):
-    """Whether ``path`` is outside the folders ``excluded`` (and none of them), links resolved or not, and names a
-    file of content (or a folder, where ``folders``), or none."""
-    outside = not any(os.path.join(name, "").startswith(excluded) for name in (path, os.path.realpath(path)))
+    """Whether ``path`` is outside the folders ``excluded`` (and none of them), its folders' links resolved or not (a
+    link of one's own that points into them counts by its own path), and names a file of content (or a folder, where
+    ``folders``), or none."""
+    folder, name = os.path.split(path)
+    resolved = os.path.join(os.path.realpath(folder), name)
+    outside = not any(os.path.join(each, "").startswith(excluded) for each in (path, resolved))
     return not is_bytecode(path) and outside and holds_content(path, kernels, folders)
 
 
