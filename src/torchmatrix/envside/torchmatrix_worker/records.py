@@ -452,7 +452,7 @@ class ProgressOfTests(object):
 
     def __init__(self, data, places):
         self.collected = None
-        self.deselected = 0
+        self.deselected = []
         self.ended = []
         self.running = None
         self.started_at = None
@@ -469,8 +469,9 @@ class ProgressOfTests(object):
             if isinstance(event.get("collected"), list):
                 self.collected = [str(test) for test in event["collected"]]
             elif isinstance(event.get("deselected"), list):
-                self.deselected += len(event["deselected"])
-                self.ended += [deselected(str(test), event.get("by")) for test in event["deselected"]]
+                tests = [str(test) for test in event["deselected"]]
+                self.deselected += tests
+                self.ended += [deselected(test, event.get("by")) for test in tests]
             elif event.get("collecting") is True:
                 self.collecting = True
             elif isinstance(event.get("ended"), str):
@@ -500,9 +501,9 @@ class ProgressOfTests(object):
 
     def collection(self, ending):
         """What pytest said of the path it collected, in words: why it is tests, or why it is run as a script."""
-        count = len(self.collected or ()) + self.deselected
+        count = len(self.collected or ()) + len(self.deselected)
         if count:
-            left_out = ", {} deselected".format(self.deselected) if self.deselected else ""
+            left_out = ", {} deselected".format(len(self.deselected)) if self.deselected else ""
             return "pytest collected {} test{} from it{}".format(count, "" if count == 1 else "s", left_out)
         answer = answer_of(ending)
         if self.tests_by_name:
