@@ -43,6 +43,12 @@ def script(folder: Path, name: str, source: str) -> Probe:
     return Probe(name, path, kind=Kind.SCRIPT, devices=("cpu", "cuda"))
 
 
+def run_alone(python: str, probe: Probe, folder: Path, limit: float = 30.0) -> Record:
+    """The record of ``probe`` run alone on the cpu by ``python``'s pair, in ``folder``."""
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], limit, workdir=folder).records
+    return record
+
+
 def printed(record) -> list[str]:
     return record.metrics["output"]
 
@@ -138,7 +144,7 @@ def test_a_record_holds_every_file_its_pair_read_by_content_and_none_it_wrote(
         json.dumps([])  # the standard library is the environment's
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["3 1,2"]
     read = files_in(record, tmp_path)
     assert sorted(read) == sorted(str(tmp_path / name) for name in ("reads.py", "helper.py", "data.csv"))
@@ -212,7 +218,7 @@ def test_on_a_python_without_audit_hooks_every_file_of_the_probes_folder_counts_
     folder.mkdir()
     (folder / "notes.txt").write_text("never opened\n")
     probe = script(folder, "plain", "print('hello')\n")
-    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(python, probe, tmp_path)
     assert record.outcome is Outcome.PASS, record.message
     assert sorted(record.inputs[identity.READ]) == [str(folder / "notes.txt"), str(folder / "plain.py")]
 
@@ -245,7 +251,7 @@ def test_a_link_a_file_not_there_and_a_file_opened_to_update_are_inputs_and_a_fi
         open(os.path.join(data, "new.txt")).read()
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     read = record.inputs[identity.READ]
     assert {str(data / name) for name in ("link.txt", "override.txt", "rw.txt")} <= read.keys()
     assert not {str(data / name) for name in ("log.txt", "new.txt", "a.txt")} & read.keys()
@@ -305,7 +311,7 @@ def test_a_pair_that_dies_or_is_stopped_read_what_it_read_until_then(
     folder = tmp_path / "probes"
     folder.mkdir()
     probe = script(folder, "hang", f"import os, time\nif open({str(data)!r}).read().strip() == '1':\n    {ending}\n")
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], limit, workdir=folder).records
+    record = run_alone(stub_torch_python, probe, folder, limit=limit)
     assert record.outcome is (Outcome.CRASH if "abort" in ending else Outcome.TIMEOUT)
     assert record.inputs[identity.READ][str(data)] == identity.file_digest(data)
     assert str(probe.path) in record.inputs[identity.READ]
@@ -329,7 +335,7 @@ def test_a_file_a_pair_read_and_that_was_edited_before_it_crashed_is_said_change
     probe = script(tmp_path / "probes", "crashes", source)
     editor = threading.Thread(target=lambda: (wait_for(marker), data.write_text("2\n")))
     editor.start()
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 120.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path, limit=120.0)
     editor.join()
     assert record.outcome is Outcome.CRASH
     assert changed_files(record.inputs[identity.READ]) == [f"{data} changed"]
@@ -344,7 +350,7 @@ def test_a_module_a_pth_file_imported_as_python_started_is_read_by_a_pair_that_c
     folder = tmp_path / "probes"
     folder.mkdir()
     probe = script(folder, "crashes", "import os, extmod\nif extmod.VALUE == 1:\n    os.abort()\n")
-    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=folder).records
+    record = run_alone(python, probe, folder)
     assert record.outcome is Outcome.CRASH
     assert str(outside / "extmod.py") in record.inputs[identity.READ]
 
@@ -377,7 +383,7 @@ def test_a_pair_looks_each_module_up_once(stub_torch_python: str, tmp_path: Path
         print(finders.index("FromSources") + 1 == finders.index("PathFinder"))
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["['beside', 'colorsys']", "True"], record.message
 
 
@@ -397,7 +403,7 @@ def test_what_a_forked_child_of_the_pair_reads_counts_too(stub_torch_python: str
         print("done")
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["done"]
     assert str(tmp_path / "shard.txt") in record.inputs[identity.READ]
 
@@ -423,7 +429,7 @@ def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_r
         ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")  # by name: the system's, looked up by the linker
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["1"], record.message
     read = files_in(record, tmp_path)
     assert read == {
@@ -468,7 +474,7 @@ def test_a_module_loaded_by_its_path_from_cached_bytecode_is_read_and_so_is_a_mo
         print(module.VALUE, alone.VALUE)
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["loaded alone"], record.message
     assert str(loaded) in record.inputs[identity.READ] and str(tmp_path / "alone.pyc") in record.inputs[identity.READ]
 
@@ -488,7 +494,7 @@ def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
         """,
     )
     shutil.copytree(Path(runner.WORKER).with_name("torchmatrix_worker"), tmp_path / "torchmatrix_worker")
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     import json
 
     base, stdlib, excluded = json.loads(printed(record)[0])
@@ -513,7 +519,7 @@ def test_a_file_of_content_counts_wherever_it_is_a_link_by_its_own_path_and_what
             open("/dev/urandom", "rb").read(4)
             """,
         )
-        [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+        record = run_alone(stub_torch_python, probe, tmp_path)
         read = record.inputs[identity.READ]
         assert {str(shared / "x.txt"), str(tmp_path / "cfg-link.txt")} <= read.keys(), record.message
         assert not [path for path in read if path.startswith(("/proc/", "/sys/", "/dev/null", "/dev/urandom"))]
@@ -546,7 +552,7 @@ def test_a_file_the_pair_updates_counts_as_it_found_it_and_its_record_is_never_c
             made.write("mine")
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["state2.txt 1", "['state.txt', '1', 'state.txt', '2']"], record.message
     read = {Path(path).name: digest for path, digest in record.inputs[identity.READ].items()}
     assert {name: read.get(name) for name in before} == before
@@ -576,7 +582,7 @@ def test_a_file_dated_ahead_but_there_before_the_pair_is_read_and_one_a_helper_m
         print(open("made.txt").read())
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["given a time to come", "by a helper"], record.message
     read = record.inputs[identity.READ]
     assert read.get(str(ahead)) == identity.file_digest(ahead)
@@ -597,7 +603,7 @@ def test_a_file_changed_by_another_program_after_the_pair_read_it_makes_its_reco
         subprocess.run([sys.executable, "-c", "open('data.txt', 'w').write('rewritten')"], check=True)
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["read"], record.message
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'data.txt'} changed"]
 
@@ -620,7 +626,7 @@ def test_a_module_object_whose_file_is_no_absolute_path_was_loaded_from_no_file(
         print("made")
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["made"], record.message
     assert str(tmp_path / "_ops.py") not in record.inputs[identity.READ]
 
@@ -720,7 +726,7 @@ def run_mytool(python: str, tmp_path: Path, not_runnable_first: bool = False) ->
         print(subprocess.run(["mytool"], env={{"PATH": {f"{first}:{second}"!r}}}, stdout=subprocess.PIPE).stdout)
         """,
     )
-    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(python, probe, tmp_path)
     assert printed(record) == ["b'1.0\\n'"], record.message
     read = record.inputs[identity.READ]
     assert changed_files(read) == []
@@ -780,7 +786,7 @@ def test_the_watch_changes_nothing_a_pair_does_and_misses_no_thread_of_it(
         print(seen[0], os.waitpid(pid, 0)[1] >> 8)
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 60.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path, limit=60.0)
     assert printed(record) == ["v1 3"], record.message
     read = record.inputs[identity.READ]
     assert {str(tmp_path / "data.txt"), str(tool)} <= read.keys()
@@ -795,7 +801,7 @@ def test_on_python_3_10_a_file_pathlib_looks_for_is_heard(tmp_path: Path) -> Non
     """pathlib before 3.11 calls the os.stat it held when it was imported: it is watched there too."""
     python, site_packages = stub_torch_venv(tmp_path / "venv", str(PYTHON_310[0]))
     probe = script(tmp_path, "flag", "from pathlib import Path\nprint(Path('flag.txt').is_file())\n")
-    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(python, probe, tmp_path)
     assert printed(record) == ["False"], record.message
     read = record.inputs[identity.READ]
     (tmp_path / "flag.txt").write_text("")
@@ -816,7 +822,7 @@ def test_a_file_a_pair_asked_about_counts_there_or_not(stub_torch_python: str, t
         print(inspect.signature(os.stat) == inspect.signature(posix.stat))
         """,
     )
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["True False False", "True"], record.message
     read = record.inputs[identity.READ]
     assert changed_files(read) == []
@@ -831,7 +837,7 @@ def test_a_file_a_pair_asked_about_counts_there_or_not(stub_torch_python: str, t
 def test_a_bare_folder_where_a_module_was_looked_for_is_a_change(stub_torch_python: str, tmp_path: Path) -> None:
     """An import that finds nothing takes a folder of the name for a namespace package: its appearing is a change."""
     probe = script(tmp_path, "optional", "try:\n    import apex_x\nexcept ImportError:\n    print('none')\n")
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["none"], record.message
     read = record.inputs[identity.READ]
     (tmp_path / "apex_x").mkdir()
@@ -870,7 +876,7 @@ def test_what_the_pairs_code_asks_of_a_file_counts_by_all_os_stat_says_and_a_fol
             print(os.fstat(opened.fileno()).st_size, os.path.samefile("fs.txt", "b.txt"), list(os.fwalk("walked")))
         """,
     )
-    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(python, probe, tmp_path)
     assert printed(record)[:2] == ["4 True target_a ['cases/a.json']", "4"], record.message
     assert printed(record)[2].startswith("1 True [('walked', [], [], "), record.message
     read = record.inputs[identity.READ]
@@ -906,7 +912,7 @@ def test_a_sitecustomize_put_in_the_environment_after_the_run_is_a_change(tmp_pa
     environment's site folder changes what every pair sees, though no wheel installed it."""
     python, site_packages = stub_torch_venv(tmp_path / "venv")
     probe = script(tmp_path, "plain", "import sys\nprint('sitecustomize' in sys.modules)\n")
-    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(python, probe, tmp_path)
     assert printed(record) == ["False"], record.message
     read = record.inputs[identity.READ]
     (site_packages / "sitecustomize.py").write_text("")
@@ -920,7 +926,7 @@ def test_a_file_the_pair_asked_about_then_changed_itself_counts_as_it_found_it(s
     os.utime(tmp_path / "stamp.txt", (1546300800, 1546300800))  # 2019
     source = "import os\nold = os.path.getmtime('stamp.txt') < 1577836800\nos.utime('stamp.txt')\nprint(old)\n"
     probe = script(tmp_path, "touches", source)
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["True"], record.message
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'stamp.txt'}{identity.FILE_STATED} changed"]
 
@@ -945,7 +951,7 @@ def test_a_thread_pools_look_a_folder_not_there_yet_and_a_link_into_the_standard
         print(len(open("link.txt").read()) > 0)
         """
     probe = script(tmp_path, "pooled", source)
-    [record] = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, workdir=tmp_path).records
+    record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["[5] []", "True"], record.message
     read = record.inputs[identity.READ]
     (tmp_path / "data.txt").write_text("123456")
