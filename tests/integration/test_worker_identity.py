@@ -304,17 +304,31 @@ def test_a_file_replaced_by_one_of_the_same_size_and_time_runs_as_its_new_self(
 def test_a_pair_that_dies_or_is_stopped_read_what_it_read_until_then(
     stub_torch_python: str, tmp_path: Path, ending: str, limit: float
 ) -> None:
-    """What decides a crash or a hang is often a file beside no probe: its record keeps it, so a change to it is."""
+    """What decides a crash or a hang is often a file beside no probe: its record keeps it, so a change to it is;
+    and what a forked child (a DataLoader's worker) asked about a file or a folder before the end counts too."""
     data = tmp_path / "elsewhere" / "data.txt"
     data.parent.mkdir()
     data.write_text("1\n")
     folder = tmp_path / "probes"
     folder.mkdir()
-    probe = script(folder, "hang", f"import os, time\nif open({str(data)!r}).read().strip() == '1':\n    {ending}\n")
+    source = f"""\
+        import os, time
+        if os.fork() == 0:
+            os.path.getsize({str(data)!r}), os.listdir({str(data.parent)!r})
+            os._exit(0)
+        os.wait()
+        if open({str(data)!r}).read().strip() == '1':
+            {ending}
+        """
+    probe = script(folder, "hang", source)
     record = run_alone(stub_torch_python, probe, folder, limit=limit)
     assert record.outcome is (Outcome.CRASH if "abort" in ending else Outcome.TIMEOUT)
-    assert record.inputs[identity.READ][str(data)] == identity.file_digest(data)
-    assert str(probe.path) in record.inputs[identity.READ]
+    read = record.inputs[identity.READ]
+    assert read[str(data)] == identity.file_digest(data)
+    assert str(probe.path) in read
+    assert {f"{data}{identity.FILE_STATED}", f"{data.parent}{identity.FOLDER_LISTED}"} <= set(read)
+    (data.parent / "new.txt").write_text("")
+    assert changed_files(read) == [f"{data.parent}{identity.FOLDER_LISTED} changed"]
 
 
 def test_a_file_a_pair_read_and_that_was_edited_before_it_crashed_is_said_changed(
