@@ -418,9 +418,10 @@ def files_read(
     """Each of ``paths`` with the sha256 of its content (None where it is no longer a readable file); one of
     ``as_found`` with its digest there: what the pair read in a file it changed (or that changed) after it read it.
 
-    ``ran``: when the pair began and ended (``time.time()``). A file changed between them was written while the pair
-    ran, by it or by a program it started (a subprocess's output it then read): what the pair made, not what it read.
-    It is left out, so that a run of another cell rewriting it makes no record stale. One changed after the pair
+    ``ran``: when the pair began and ended (``time.time()``). A file whose content was written between them was
+    written while the pair ran, by it or by a program it started (a subprocess's output it then read): what the pair
+    made, not what it read. It is left out, so that a run of another cell rewriting it makes no record stale; one
+    only made runnable, linked or given attributes meanwhile holds what it held before. One changed after the pair
     ended (by the pair after it, which the worker began before this was asked) holds no longer what the pair read:
     :data:`CHANGED_AFTER_THE_PAIR`.
     """
@@ -429,17 +430,19 @@ def files_read(
     kept: dict[str, str | None] = {}
     for path in sorted(set(paths)):
         changed = None if path in found else _changed_since(path, began_at)
-        if changed is None:
-            kept[path] = found[path] if path in found else file_digest(Path(path))
-        elif ended_at is not None and changed > ended_at:
+        if changed is not None and ended_at is not None and changed[0] > ended_at:
             kept[path] = CHANGED_AFTER_THE_PAIR
+        elif changed is None or not changed[1]:  # as it was, or only its mode, links or attributes changed
+            kept[path] = found[path] if path in found else file_digest(Path(path))
     return kept
 
 
-def _changed_since(path: str, began_at: float | None) -> float | None:
+def _changed_since(path: str, began_at: float | None) -> tuple[float, bool] | None:
     """When the file at ``path`` was last changed, if at ``began_at`` or later, by the time the kernel stamps on every
-    change of a file (``st_ctime``), which no program sets; else None. A time a program gave the file (its
-    modification time: ``touch -d``, a copy from a machine whose clock is ahead) says nothing of when it was written.
+    change of a file (``st_ctime``), which no program sets, and whether its content was written since too; else
+    None. The time of its content's (``st_mtime``), which a program may set (``touch -d``, a copy from a machine
+    whose clock is ahead), says whether that change was of its content; alone it says nothing of when it was
+    written.
 
     The kernel stamps a file with a clock that may lag the one ``time.time()`` reads by a tick: a file written
     just after ``began_at`` may look older, and is then counted as read, as it would have been without this rule.
@@ -447,10 +450,10 @@ def _changed_since(path: str, began_at: float | None) -> float | None:
     if began_at is None:
         return None
     try:
-        changed = os.stat(path).st_ctime
+        found = os.stat(path)
     except OSError:
         return None
-    return changed if began_at <= changed else None
+    return (found.st_ctime, began_at <= found.st_mtime) if began_at <= found.st_ctime else None
 
 
 def folder_files(folder: Path, limit: int = 5000) -> list[str]:

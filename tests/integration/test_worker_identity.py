@@ -945,6 +945,53 @@ def test_a_file_the_pair_asked_about_then_changed_itself_counts_as_it_found_it(s
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'stamp.txt'}{identity.FILE_STATED} changed"]
 
 
+def test_a_file_whose_times_mode_or_links_changed_before_the_pair_read_it_counts_by_its_content(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Touched, made runnable or linked again (by the script or a program it ran), a file still holds what it held
+    before the pair began: what the pair read there is an input, as by hand a test reading it reads what it holds."""
+    names = ("touched", "chmodded", "linked", "helped")
+    for name in names:
+        (tmp_path / f"{name}.txt").write_text(name)
+    source = f"""\
+        import os, subprocess
+        os.utime("touched.txt")
+        os.chmod("chmodded.txt", 0o644)
+        os.link("linked.txt", "linked-again.txt")
+        subprocess.run(["chmod", "644", "helped.txt"], check=True)
+        print(*(open(name + ".txt").read() for name in {names!r}))
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "metadata", source), tmp_path)
+    assert printed(record) == [" ".join(names)], record.message
+    for name in names:
+        (tmp_path / f"{name}.txt").write_text("edited")
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / name}.txt changed" for name in sorted(names)]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc/self")
+def test_a_file_read_through_a_link_of_the_pairs_own_or_the_kernels_counts_by_its_own_path(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A link made in the pair's temporary folder (``tmp_path``), ``/proc/self/cwd`` and ``/proc/self/fd/N`` mean
+    something in the pair's process alone: the file they lead to is what it read."""
+    for name in ("linked", "cwd", "fd"):
+        (tmp_path / f"{name}.txt").write_text(name)
+    source = """\
+        import os, tempfile
+        link = os.path.join(tempfile.mkdtemp(), "data")
+        os.symlink(os.path.abspath("linked.txt"), link)
+        here = os.open(".", os.O_RDONLY)
+        print(open(link).read(), open("/proc/self/cwd/cwd.txt").read(), open("/proc/self/fd/%d/fd.txt" % here).read())
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "leads", source), tmp_path)
+    assert printed(record) == ["linked cwd fd"], record.message
+    read = record.inputs[identity.READ]
+    assert not [path for path in read if path.startswith("/proc/")]
+    for name in ("linked", "cwd", "fd"):
+        (tmp_path / f"{name}.txt").write_text("edited")
+    assert changed_files(read) == [f"{tmp_path / name}.txt changed" for name in ("cwd", "fd", "linked")]
+
+
 def test_a_thread_pools_look_a_folder_not_there_yet_and_a_link_into_the_standard_library_are_inputs(
     stub_torch_python: str, tmp_path: Path
 ) -> None:

@@ -42,11 +42,15 @@ class FilesRead(object):
     is no file of content (a device, a pipe, an entry of the kernel's ``/proc`` or ``/sys``) is not. A file the
     process made or emptied before it read it (opened to write; to append, where it was not there), or only wrote,
     is its own; one it changed and read (opened to update, appended to then read, read then rewritten) had content
-    before, which it read: its digest as the process first found it is kept (:meth:`as_found`). A file is asked how
-    it is when it is first read (the kernel's time of its last change, which no program sets, and its inode): one
-    changed since this process began and before it read it was made by a program the pair ran (``python -m
-    helper``), so is the pair's own; one changed after it was read, not by this process, no longer holds what it
-    read. Each file first read is appended to the ``journal`` (a file in ``scratch``), by the process and by a
+    before, which it read: its digest as the process first found it is kept (:meth:`as_found`), and so is one whose
+    times it set (``os.utime``) before it read it. A file is asked how it is when it is first read (its inode, the
+    kernel's time of its last change, which no program sets, and of its content's): one whose content was written
+    since this process began and before it read it (both times since then) was made by a program the pair ran
+    (``python -m helper``), so is the pair's own; one only made runnable, linked or given attributes meanwhile (its
+    content older) is not; one changed after it was read, not by this process, no longer holds what it read. What
+    the path of a link of the pair's own (in its temporary folder: ``tmp_path``) or of the kernel's
+    (``/proc/self/cwd/…``, ``/proc/self/fd/3/…``) leads to is read by that file's path (:meth:`counted`). Each
+    file first read is appended to the ``journal`` (a file in ``scratch``), by the process and by a
     child it forks (a DataLoader's workers keep the hook): the pair's process reads its children's reads there at
     its end, and the worker what a process that died or was stopped had read until then (:func:`journaled`).
 
@@ -66,6 +70,7 @@ class FilesRead(object):
         self.found, self.hashing, self.first_seen = {}, set(), {}
         self.began = time.time()
         self.excluded = excluded_prefixes(scratch)
+        self.leading_elsewhere = prefixes([scratch]) + KERNEL_PATHS
         shared = os.environ.get(INPUTS_VARIABLE)
         self.shared = os.path.join(os.path.abspath(shared), "") if shared else None
         self.shared_files = set()
@@ -98,6 +103,8 @@ class FilesRead(object):
                 self.executed(arguments[0])
             elif event == "os.rename":
                 self.renamed(arguments[1])
+            elif event == "os.utime" and arguments[3] in (None, -1):  # its path, not one relative to a dir_fd
+                self.retimed(arguments[0])
             elif event == "subprocess.Popen":
                 self.started(*arguments[:4])
             elif event == "os.exec":  # execv and the like: a path (os.execvp tried each folder of PATH by path)
@@ -133,7 +140,7 @@ class FilesRead(object):
             return  # this hook's own look at a file
         self.busy = True
         try:
-            path = as_path(descriptor_path(path) if isinstance(path, int) else os.fspath(path))  # a Path too
+            path = self.counted(as_path(descriptor_path(path) if isinstance(path, int) else os.fspath(path)))
             if path is not None and self.is_shared(path):
                 self.sharing(path)
             elif path is not None and path not in self.hashing:
@@ -155,7 +162,7 @@ class FilesRead(object):
             return
         if isinstance(folder, int):
             folder = descriptor_path(folder)
-        path = as_path(os.curdir if folder is None else os.fspath(folder))
+        path = self.counted(as_path(os.curdir if folder is None else os.fspath(folder)))
         if path is not None and not self.is_shared(path):
             self.tell(path + FOLDER_LISTED)
 
@@ -180,15 +187,14 @@ class FilesRead(object):
         ran: a file it wrote, then asked the size of), which is its own, as a file made before it was read is."""
         if entry in self.asked_about:
             return
-        state = state_of(asked_path(entry)[0])
-        if state is not None and state[1] >= self.began:
+        if self.written_since_it_began(state_of(asked_path(entry)[0])):
             self.asked_about[entry] = OWN
             return
         self.asked_about[entry] = asked_digest(entry)
         self.write_down(ASKED, entry, self.asked_about[entry])
 
     def opened(self, path, mode, flags):
-        path = as_path(path)
+        path = self.counted(as_path(path))
         if path is None or path in self.hashing:
             return  # a file descriptor (opened before, by path), or this process's own look at what a file held
         if self.is_shared(path):
@@ -218,6 +224,25 @@ class FilesRead(object):
         else:
             self.found[path] = digest
             self.write_down(FOUND, path, digest)
+
+    def retimed(self, path):
+        """The times of a file set (``os.utime``, as ``touch`` does): what it holds is as it was, what a later read
+        depends on (:meth:`changing`)."""
+        path = self.counted(as_path(descriptor_path(path) if isinstance(path, int) else os.fspath(path)))
+        if path is not None and path not in self.own and not path.startswith(self.excluded):
+            self.changing(path, False, False)
+
+    def counted(self, path):
+        """``path``, or the file it leads to where the path is the pair's own or the kernel's and that file is
+        neither: a link the pair made in its temporary folder (``tmp_path / "data"``), ``/proc/self/cwd/data``,
+        ``/proc/self/fd/3/data``. Such a path means something in this process alone; the file it reaches is
+        anyone's."""
+        if path is None or not path.startswith(self.leading_elsewhere):
+            return path
+        resolved = os.path.realpath(path)
+        if resolved.startswith(self.leading_elsewhere) or resolved.endswith(" (deleted)"):
+            return path
+        return resolved
 
     def digest_of(self, path):
         """The :func:`file_digest` of the file at ``path``, by an ``open`` this hook does not count as the pair's."""
@@ -278,6 +303,7 @@ class FilesRead(object):
             self.read(where)
 
     def read(self, path):
+        path = self.counted(path)
         if path not in self.own:
             if path not in self.reading and not path.startswith(self.excluded):
                 self.first_seen[path] = state_of(path)
@@ -337,11 +363,15 @@ class FilesRead(object):
                     break
 
     def made_before_read(self, path):
-        """Whether the file at ``path`` was changed (made, written) since this process began and before it first
-        read it, not by this process: by a program the pair ran, as the kernel's clock says (a time a program gave
-        it does not count)."""
-        first = self.first_seen.get(path)
-        return path not in self.found and first is not None and first[1] >= self.began
+        """Whether the file at ``path`` was written (made, rewritten) since this process began and before it first
+        read it, not by this process: by a program the pair ran."""
+        return path not in self.found and self.written_since_it_began(self.first_seen.get(path))
+
+    def written_since_it_began(self, state):
+        """Whether a file found in ``state`` (:func:`state_of`) was written since this process began: the kernel's
+        time of its last change says it changed since (a time a program gave it does not count), and the time of
+        its content's that it was its content (not only its mode, links or attributes)."""
+        return state is not None and min(state[1], state[2]) >= self.began
 
     def as_found(self, paths):
         """Of ``paths`` (:meth:`paths`'), each that no longer holds what this process read, with the sha256 of what
@@ -618,13 +648,13 @@ def has_folder(name):
 
 
 def state_of(path):
-    """How the file at ``path`` is: its inode and the kernel's time of its last change (``st_ctime``: a write, a
-    rename, new times or permissions); None where there is none."""
+    """How the file at ``path`` is: its inode, the kernel's time of its last change (``st_ctime``: a write, a
+    rename, new times or permissions) and the time of its content's (``st_mtime``); None where there is none."""
     try:
         found = os.stat(path)
     except OSError:
         return None
-    return found.st_ino, found.st_ctime
+    return found.st_ino, found.st_ctime, found.st_mtime
 
 
 def module_files():
@@ -693,6 +723,10 @@ def holds_content(path, kernels, folders=False):
     while not os.path.isdir(folder):
         folder = os.path.dirname(folder)
     return not ((found is not None and found.st_dev in kernels) or os.stat(folder).st_dev in kernels)
+
+
+KERNEL_PATHS = ("/proc/", "/sys/", "/dev/fd/")
+"""What a path into the kernel's own filesystems begins with, where a link may lead to a file of anyone's."""
 
 
 def kernel_devices():
