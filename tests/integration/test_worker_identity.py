@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -943,6 +944,31 @@ def test_a_file_the_pair_asked_about_then_changed_itself_counts_as_it_found_it(s
     record = run_alone(stub_torch_python, probe, tmp_path)
     assert printed(record) == ["True"], record.message
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'stamp.txt'}{identity.FILE_STATED} changed"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="needs POSIX signals")
+def test_a_pair_and_what_it_starts_have_the_signals_of_a_python_started_by_hand(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``nohup`` ignores SIGHUP, ``&`` in a script SIGINT and SIGQUIT, a program may block a signal; a program keeps
+    both across ``exec``. None of that reaches a pair, nor the programs it starts: a test of what a signal does
+    finds what it finds by hand."""
+    source = """\
+        import signal as s, subprocess, sys
+        print([s.getsignal(getattr(s, name)) is s.SIG_IGN for name in ("SIGHUP", "SIGINT", "SIGQUIT")])
+        print(s.getsignal(s.SIGINT) is s.default_int_handler, s.pthread_sigmask(s.SIG_BLOCK, []))
+        started = "import signal as s; print(s.getsignal(s.SIGHUP) is s.SIG_IGN, s.pthread_sigmask(s.SIG_BLOCK, []))"
+        subprocess.run([sys.executable, "-c", started], check=True)
+        """
+    ignored = {number: signal.signal(number, signal.SIG_IGN) for number in (signal.SIGHUP, signal.SIGQUIT)}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    try:
+        record = run_alone(stub_torch_python, script(tmp_path, "signals", source), tmp_path)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for number, handler in ignored.items():
+            signal.signal(number, handler)
+    assert printed(record) == ["[False, False, False]", "True set()", "False set()"], record.message
 
 
 def test_a_file_whose_times_mode_or_links_changed_before_the_pair_read_it_counts_by_its_content(

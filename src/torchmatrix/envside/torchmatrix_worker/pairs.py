@@ -7,6 +7,7 @@ import json
 import os
 import random
 import runpy
+import signal
 import sys
 import tempfile
 import traceback
@@ -22,6 +23,7 @@ def child_main(job, answer_fd):
     """Do ``job`` in this new process, write its answer to ``answer_fd`` and end the process; never returns."""
     status, own_pid = 70, os.getpid()
     try:
+        ordinary_signals()
         import torch
 
         reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"], job.get("read"))
@@ -47,6 +49,24 @@ def child_main(job, answer_fd):
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(status)  # no atexit handlers, no torch shutdown: the parent decides what is left
+
+
+def ordinary_signals():
+    """Give this process the signals of a Python started by hand, in a terminal: none blocked, none ignored but
+    those Python ignores itself (``SIGPIPE``, ``SIGXFSZ``), Ctrl-C a ``KeyboardInterrupt``. How torchmatrix was
+    started (``nohup``, which ignores ``SIGHUP``; ``&`` in a script, which ignores ``SIGINT`` and ``SIGQUIT``; a
+    program that blocks a signal) reaches neither the pair nor the programs it starts, which would keep both."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    pythons_own = [getattr(signal, name, None) for name in ("SIGPIPE", "SIGXFSZ")]
+    for number in range(1, signal.NSIG):
+        if number in pythons_own:
+            continue
+        try:
+            if signal.getsignal(number) is signal.SIG_IGN:
+                signal.signal(number, signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL)
+        except (OSError, ValueError, RuntimeError):  # no such signal here, or one no process may handle
+            pass
 
 
 def perform(torch, job):
