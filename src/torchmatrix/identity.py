@@ -21,7 +21,7 @@ identity holds:
   model, vendor, family and model numbers, ISA levels and features, its GPUs), and the folder its results are
   filed in; the whole identity is stored with each result (:data:`HARDWARE`).
 
-What none of it can see: the network, the time of day, and faults of the hardware.
+What none of it can see: the network, the time of day, the machine's name, and faults of the hardware.
 """
 
 from __future__ import annotations
@@ -62,11 +62,13 @@ interpreter's ensurepip says what."""
 ENVIRONMENT = "environment"
 """The part holding every variable that reaches a pair (:func:`environment_identity`)."""
 CPUS = "cpus"
-"""The part holding how many CPUs the pairs may run on (:func:`usable_cpus`)."""
+"""The part holding the CPUs the pairs may run on (:func:`usable_cpus`)."""
 LIMITS = "limits"
 """The part holding the resource limits the pairs run under (:func:`resource_limits`)."""
 CREDENTIALS = "credentials"
-"""The part holding the user, group and umask the pairs run as (:func:`credentials`)."""
+"""The part holding the user, groups, capabilities and umask the pairs run as (:func:`credentials`)."""
+PRIORITY = "priority"
+"""The part holding the scheduling priority the pairs run at (:func:`scheduling_priority`)."""
 
 
 class Shown(enum.Enum):
@@ -115,7 +117,8 @@ PARTS = (
     Part(ENVIRONMENT, "the variables the pairs see"),
     Part(CPUS, "the CPUs the pairs may use"),
     Part(LIMITS, "the resource limits the pairs run under"),
-    Part(CREDENTIALS, "the user, group and umask the pairs run as"),
+    Part(CREDENTIALS, "the user, groups, capabilities and umask the pairs run as"),
+    Part(PRIORITY, "the scheduling priority the pairs run at"),
     Part("seed", "the seed", portable=True),
     Part("workdir", "the folder the pairs run from", shown=Shown.WHOLE),
     Part("probe", "the probe", portable=True, shown=Shown.CHANGED, of_run=False),
@@ -381,24 +384,53 @@ def resource_limits() -> dict[str, list[int | str]] | None:
     return limits
 
 
-def credentials() -> dict[str, int | str]:
-    """The user and group this process, and every pair it starts, runs as, and its umask, as the kernel says: what a
-    file's permissions allow it (root reads what another may not), and the permissions of every file it makes."""
+def credentials() -> dict[str, object]:
+    """The user, group and other groups this process, and every pair it starts, runs as, its capabilities and its
+    umask, as the kernel says: what a file's permissions allow it (root reads and writes what another may not, by
+    its capabilities: ``CAP_DAC_OVERRIDE``), and the permissions of every file it makes."""
     mask = os.umask(0)
     os.umask(mask)  # the umask can only be read by setting it: put it back at once
-    found: dict[str, int | str] = {"umask": f"{mask:04o}"}
+    found: dict[str, object] = {"umask": f"{mask:04o}"}
     if hasattr(os, "getuid"):
-        found.update(uid=os.getuid(), gid=os.getgid())
+        found.update(uid=os.getuid(), gid=os.getgid(), groups=sorted(set(os.getgroups())))
+    found.update(capabilities())
     return found
 
 
-def usable_cpus() -> int:
-    """How many CPUs this process, and every pair it starts, may run on (its affinity: ``taskset``, a container's
-    cpuset, a batch system's allocation): torch's default number of threads is as many, and a reduction splits its
-    work, and a float sum's last bits, by it."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+def capabilities() -> dict[str, str]:
+    """This process's effective and bounding capability sets, as Linux's ``/proc/self/status`` says them (``CapEff``,
+    ``CapBnd``: what a program it starts may hold); none elsewhere."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return {}
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return {name: fields[name].strip() for name in ("CapEff", "CapBnd") if name in fields}
+
+
+def usable_cpus() -> str:
+    """The CPUs this process, and every pair it starts, may run on (its affinity: ``taskset``, a container's cpuset,
+    a batch system's allocation), as ``taskset`` lists them (``0-3,8``): torch's default number of threads is as
+    many, and a reduction splits its work, and a float sum's last bits, by it; on a machine of unlike cores, which
+    ones decides how fast. Where the affinity cannot be asked, how many the machine has (``4 CPUs``)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return f"{os.cpu_count() or 1} CPUs"
+    spans: list[list[int]] = []
+    for cpu in sorted(os.sched_getaffinity(0)):
+        if spans and spans[-1][1] == cpu - 1:
+            spans[-1][1] = cpu
+        else:
+            spans.append([cpu, cpu])
+    return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in spans)
+
+
+def scheduling_priority() -> int | None:
+    """The niceness this process, and every pair it starts, runs at (``nice -n 5``), as the kernel says; None where
+    it cannot be asked."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):
+        return None
 
 
 # --- what a pair read ---------------------------------------------------------------------

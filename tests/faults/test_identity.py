@@ -9,12 +9,13 @@ every view shows the record as stale.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from torchmatrix import interpreters
+from torchmatrix import identity, interpreters
 from torchmatrix.core import Outcome
 from torchmatrix.index.findlinks import pip_find_links
 from torchmatrix.results import CellResult
@@ -151,21 +152,24 @@ print(torch.get_num_threads())
 """
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs this process may run on")
+@pytest.mark.skipif(sorted(os.sched_getaffinity(0))[:2] != [0, 1], reason="needs CPUs 0 and 1 to run on")
 def test_the_cpus_a_pair_may_use_are_an_input(workspace: Workspace, torch_here: Torch, warm: None) -> None:
     """torch's default number of threads follows the CPUs a process may run on, and a float sum's last bits
-    follow it: a run under ``taskset -c 0`` is another run than one on every CPU."""
+    follow it: a run under ``taskset -c 0`` is another run than one on every CPU, and than one on CPU 1 (on a
+    machine of unlike cores, another speed)."""
     probes = workspace.folder / "probes"
     (probes / "threads.py").write_text(THREADS)
     workspace.matrix([torch_here], ["threads"])
-    one = workspace.nox("-s", "probe", prefix=["taskset", "-c", "0"])
-    assert one.returncode == 0, one.output
+    first = workspace.nox("-s", "probe", prefix=["taskset", "-c", "0"])
+    assert first.returncode == 0, first.output
     assert output(workspace, torch_here) == ["1"]
+    second = workspace.nox("-s", "probe", prefix=["taskset", "-c", "1"])
+    assert "the CPUs the pairs may use changed: 0 → 1" in second.output, second.output
     every = workspace.nox("-s", "probe")
     assert every.returncode == 0, every.output
-    cpus = len(os.sched_getaffinity(0))
+    cpus = identity.usable_cpus()
     assert f"the CPUs the pairs may use changed: 1 → {cpus}" in every.output, every.output
-    assert output(workspace, torch_here) == [str(cpus)]
+    assert output(workspace, torch_here) == [str(len(os.sched_getaffinity(0)))]
 
 
 STACK = """\
@@ -213,8 +217,42 @@ def test_the_umask_a_pair_runs_under_is_an_input(workspace: Workspace, torch_her
     assert output(workspace, torch_here) == ["0o600"]
     usual = workspace.nox("-s", "probe", prefix=["sh", "-c", 'umask 022 && exec "$@"', "sh"])
     assert usual.returncode == 0, usual.output
-    assert "the user, group and umask the pairs run as changed" in usual.output, usual.output
+    assert "the user, groups, capabilities and umask the pairs run as changed" in usual.output, usual.output
     assert output(workspace, torch_here) == ["0o644"]
+
+
+PROCESS = """\
+import os
+
+print(os.getgroups(), os.getpriority(os.PRIO_PROCESS, 0), os.access("nobodys.txt", os.R_OK))
+"""
+
+
+@pytest.mark.skipif(
+    not shutil.which("setpriv") or not hasattr(os, "getuid") or os.getuid() != 0,
+    reason="needs util-linux's setpriv, as root",
+)
+def test_the_groups_capabilities_and_priority_a_pair_runs_with_are_inputs(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    """Another group, root without ``CAP_DAC_OVERRIDE`` (which may then read no file it does not own), a lower
+    priority: each is another run, as each changes what a test of them finds."""
+    probes = workspace.folder / "probes"
+    (probes / "process.py").write_text(PROCESS)
+    nobodys = workspace.folder / "nobodys.txt"  # beside matrix.yaml: the folder the pairs run from
+    nobodys.write_text("")
+    os.chown(nobodys, 65534, 65534)
+    nobodys.chmod(0o600)
+    workspace.matrix([torch_here], ["process"])
+    usual = workspace.nox("-s", "probe")
+    assert usual.returncode == 0, usual.output
+    before = output(workspace, torch_here)
+    limited = ["setpriv", "--groups", "10", "--bounding-set", "-dac_override,-dac_read_search", "--", "nice", "-n", "5"]
+    other = workspace.nox("-s", "probe", prefix=limited)
+    assert other.returncode == 0, other.output
+    assert "the user, groups, capabilities and umask the pairs run as changed" in other.output, other.output
+    assert "the scheduling priority the pairs run at changed: 0 → 5" in other.output, other.output
+    assert output(workspace, torch_here) == ["[10] 5 False"] != before
 
 
 LOADS = """\
