@@ -995,6 +995,48 @@ def test_a_file_whose_times_mode_or_links_changed_before_the_pair_read_it_counts
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc/self")
+def test_a_file_changed_in_place_or_linked_by_the_pair_under_another_path_counts_by_its_content(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Touched by another path (``tests/../data.txt``, a path relative to a ``dir_fd``), truncated to its own
+    length, or linked into the pair's temporary folder and read there: what the pair read is what the file held."""
+    names = ("dotted", "at", "truncated", "hardlinked")
+    for name in names:
+        (tmp_path / f"{name}.txt").write_text(name)
+    (tmp_path / "tests").mkdir()
+    source = f"""\
+        import os, tempfile
+        os.utime("tests/../dotted.txt")
+        os.utime("at.txt", dir_fd=os.open(".", os.O_RDONLY))
+        os.truncate("truncated.txt", len("truncated"))
+        linked = os.path.join(tempfile.mkdtemp(), "linked")
+        os.link("hardlinked.txt", linked)
+        print(*(open(linked if name == "hardlinked" else name + ".txt").read() for name in {names!r}))
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "in_place", source), tmp_path)
+    assert printed(record) == [" ".join(names)], record.message
+    for name in names:
+        (tmp_path / f"{name}.txt").write_text("edited")
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / name}.txt changed" for name in sorted(names)]
+
+
+@pytest.mark.skipif(not hasattr(os, "setxattr"), reason="needs extended attributes")
+def test_the_extended_attributes_the_pairs_code_read_are_inputs(stub_torch_python: str, tmp_path: Path) -> None:
+    """A test that decides by a file's extended attribute (``os.getxattr``) depends on it."""
+    flagged = tmp_path / "flagged.txt"
+    flagged.write_text("")
+    try:
+        os.setxattr(flagged, "user.flag", b"1")
+    except OSError:
+        pytest.skip("this file system keeps no user attributes")
+    probe = script(tmp_path, "flag", "import os\nprint(os.getxattr('flagged.txt', 'user.flag'))\n")
+    record = run_alone(stub_torch_python, probe, tmp_path)
+    assert printed(record) == ["b'1'"], record.message
+    os.setxattr(flagged, "user.flag", b"2")
+    assert changed_files(record.inputs[identity.READ]) == [f"{flagged}{identity.FILE_STATED} changed"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc/self")
 def test_a_file_read_through_a_link_of_the_pairs_own_or_the_kernels_counts_by_its_own_path(
     stub_torch_python: str, tmp_path: Path
 ) -> None:

@@ -91,8 +91,8 @@ def asked_path(entry):
 
 def stat_digest(path):
     """The sha256 of what ``os.lstat``, ``os.stat`` and ``os.readlink`` say of ``path``, but its last access (which a
-    read changes) and its device's number: where it links to, its kind and permissions, inode, owner and group, and a
-    file's links, size and times of change; None where nothing is there."""
+    read changes) and its device's number: where it links to, its kind and permissions, inode, owner and group, its
+    extended attributes, and a file's links, size and times of change; None where nothing is there."""
     try:
         link = os.lstat(path)
     except OSError:
@@ -102,10 +102,20 @@ def stat_digest(path):
         found = os.stat(path)
     except OSError:
         found = link  # a link to nothing
-    said = [target, found.st_mode, found.st_ino, found.st_uid, found.st_gid]
+    said = [target, found.st_mode, found.st_ino, found.st_uid, found.st_gid, extended_attributes(path)]
     if stat.S_ISREG(found.st_mode):  # a folder's links and times change as files are made in it
         said += [found.st_nlink, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
     return hashlib.sha256(json.dumps(said).encode("ascii")).hexdigest()
+
+
+def extended_attributes(path):
+    """The extended attributes of the file at ``path`` (``os.getxattr``), each name with its value's sha256, sorted;
+    none where this platform or file system has none."""
+    try:
+        names = sorted(os.listxattr(path))
+        return [[name, hashlib.sha256(os.getxattr(path, name)).hexdigest()] for name in names]
+    except (AttributeError, OSError):
+        return []
 
 
 def listing_digest(folder):

@@ -78,6 +78,7 @@ class FilesRead(object):
         self.known = hasattr(sys, "addaudithook")
         self.lookups = []
         self.asked_about = {}
+        self.found_by_inode, self.links = {}, {}
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         if self.known:
@@ -103,8 +104,14 @@ class FilesRead(object):
                 self.executed(arguments[0])
             elif event == "os.rename":
                 self.renamed(arguments[1])
-            elif event == "os.utime" and arguments[3] in (None, -1):  # its path, not one relative to a dir_fd
-                self.retimed(arguments[0])
+            elif event == "os.utime":  # new times, as touch sets them
+                self.changed_in_place(located(arguments[0], arguments[3]), False)
+            elif event == "os.truncate":  # os.truncate and os.ftruncate
+                self.changed_in_place(located(arguments[0]), arguments[1] == 0)
+            elif event == "os.link":
+                self.linked(located(arguments[0], arguments[2]), located(arguments[1], arguments[3]))
+            elif event in ("os.getxattr", "os.listxattr"):
+                self.looked_at(located(os.curdir if arguments[0] is None else arguments[0]))
             elif event == "subprocess.Popen":
                 self.started(*arguments[:4])
             elif event == "os.exec":  # execv and the like: a path (os.execvp tried each folder of PATH by path)
@@ -140,18 +147,23 @@ class FilesRead(object):
             return  # this hook's own look at a file
         self.busy = True
         try:
-            path = self.counted(as_path(descriptor_path(path) if isinstance(path, int) else os.fspath(path)))
-            if path is not None and self.is_shared(path):
-                self.sharing(path)
-            elif path is not None and path not in self.hashing:
-                if not os.path.lexists(path):
-                    self.read(path)
-                else:
-                    self.tell(path + (FILE_STATED if self.asked_by_the_pair() else FILE_THERE))
+            self.looked_at(located(path))
         except Exception:  # noqa: S110 - an exception here would be the probe's stat's, which it is not
             pass
         finally:
             self.busy = False
+
+    def looked_at(self, path):
+        """The file or folder at ``path`` asked about, not opened (:meth:`asked`), or its extended attributes read
+        (``os.getxattr``, ``os.listxattr``), which :data:`FILE_STATED` holds too."""
+        path = self.counted(path)
+        if path is not None and self.is_shared(path):
+            self.sharing(path)
+        elif path is not None and path not in self.hashing:
+            if not os.path.lexists(path):
+                self.read(path)
+            else:
+                self.tell(path + (FILE_STATED if self.asked_by_the_pair() else FILE_THERE))
 
     def listing(self, folder):
         """A folder listed (``os.listdir``, ``os.scandir``, by its path or a descriptor; ``glob``, ``os.walk`` and
@@ -160,9 +172,7 @@ class FilesRead(object):
         lists (pytest, collecting a folder of tests) is its to decide."""
         if not self.asked_by_the_pair():
             return
-        if isinstance(folder, int):
-            folder = descriptor_path(folder)
-        path = self.counted(as_path(os.curdir if folder is None else os.fspath(folder)))
+        path = self.counted(located(os.curdir if folder is None else folder))
         if path is not None and not self.is_shared(path):
             self.tell(path + FOLDER_LISTED)
 
@@ -225,12 +235,24 @@ class FilesRead(object):
             self.found[path] = digest
             self.write_down(FOUND, path, digest)
 
-    def retimed(self, path):
-        """The times of a file set (``os.utime``, as ``touch`` does): what it holds is as it was, what a later read
-        depends on (:meth:`changing`)."""
-        path = self.counted(as_path(descriptor_path(path) if isinstance(path, int) else os.fspath(path)))
-        if path is not None and path not in self.own and not path.startswith(self.excluded):
-            self.changing(path, False, False)
+    def changed_in_place(self, path, empties):
+        """A file changed where it is, not opened to write: given new times (``os.utime``, as ``touch`` gives them),
+        or a new length (``os.truncate``; one that ``empties`` it). What it held before is what a later read depends
+        on (:meth:`changing`), by whichever path that read names it (``data.txt``, ``tests/../data.txt``): it is
+        kept by the file's inode too."""
+        path = self.counted(path)
+        if path is None or path in self.own or path.startswith(self.excluded):
+            return
+        self.changing(path, empties, False)
+        inode = inode_of(path)
+        if path in self.found and inode is not None:
+            self.found_by_inode[inode] = self.found[path]
+
+    def linked(self, source, link):
+        """A hard link made (``os.link``): one the pair makes in its own folder (``tmp_path``) reads the file it
+        links, by that file's path (:meth:`counted`)."""
+        if source is not None and link is not None:
+            self.links[link] = self.counted(source)
 
     def counted(self, path):
         """``path``, or the file it leads to where the path is the pair's own or the kernel's and that file is
@@ -239,6 +261,8 @@ class FilesRead(object):
         anyone's."""
         if path is None or not path.startswith(self.leading_elsewhere):
             return path
+        if path in self.links:
+            return self.links[path]
         resolved = os.path.realpath(path)
         if resolved.startswith(self.leading_elsewhere) or resolved.endswith(" (deleted)"):
             return path
@@ -306,9 +330,19 @@ class FilesRead(object):
         path = self.counted(path)
         if path not in self.own:
             if path not in self.reading and not path.startswith(self.excluded):
+                self.found_before(path)
                 self.first_seen[path] = state_of(path)
                 self.write_down(READ, path, self.first_seen[path])
             self.reading.add(path)
+
+    def found_before(self, path):
+        """A file first read by ``path`` that the process changed in place before, by another path
+        (:meth:`changed_in_place`), holds what it held then."""
+        if self.found_by_inode and path not in self.found:
+            inode = inode_of(path)
+            if inode in self.found_by_inode:
+                self.found[path] = self.found_by_inode[inode]
+                self.write_down(FOUND, path, self.found[path])
 
     def write_down(self, *entry):
         """Append ``entry`` to the journal (one write, one line of JSON), which outlives this process."""
@@ -615,6 +649,29 @@ def descriptor_path(fd):
     except OSError:
         return None
     return None if path.endswith(" (deleted)") or not os.path.isabs(path) else path
+
+
+def located(name, dir_fd=None):
+    """The absolute path (:func:`as_path`) of ``name``: a path (text, bytes, a ``Path``), relative to the folder open
+    as ``dir_fd`` where one is given (not -1, as audit events say none), or a descriptor; None where it names none."""
+    if isinstance(name, int):
+        return descriptor_path(name)
+    name = os.fsdecode(os.fspath(name))
+    if dir_fd not in (None, -1) and not os.path.isabs(name):
+        folder = descriptor_path(dir_fd)
+        if folder is None:
+            return None
+        name = os.path.join(folder, name)
+    return as_path(name)
+
+
+def inode_of(path):
+    """The device and inode of the file at ``path``, links followed; None where there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def as_path(name):
