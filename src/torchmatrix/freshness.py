@@ -231,7 +231,7 @@ def words(change: identity.Change) -> str:
         return "the torch build was not recorded"
     if part.key == identity.ENVIRONMENT:
         return f"{part.label} changed{_variables_changed(before, after)}"
-    if part.key == identity.LIMITS and isinstance(before, dict) and isinstance(after, dict):
+    if part.shown is identity.Shown.BY_KEY and isinstance(before, dict) and isinstance(after, dict):
         changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
         shown = "; ".join(f"{name} {_short(before.get(name))} → {_short(after.get(name))}" for name in changed)
         return f"{part.label} changed: {shown}"

@@ -26,6 +26,7 @@ What none of it can see: the network, the time of day, the machine's name, and f
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import fnmatch
@@ -67,8 +68,8 @@ LIMITS = "limits"
 """The part holding the resource limits the pairs run under (:func:`resource_limits`)."""
 CREDENTIALS = "credentials"
 """The part holding the user, groups, capabilities and umask the pairs run as (:func:`credentials`)."""
-PRIORITY = "priority"
-"""The part holding the scheduling priority the pairs run at (:func:`scheduling_priority`)."""
+PROCESS = "process"
+"""The part holding what the kernel says of the state the pairs inherit besides the other parts (:func:`inherited`)."""
 
 
 class Shown(enum.Enum):
@@ -80,6 +81,8 @@ class Shown(enum.Enum):
     """Its whole value before and after: two folders' paths often share their first 60 characters."""
     CHANGED = "changed"
     """That it changed: a digest, or a value too long to say, says nothing more."""
+    BY_KEY = "by key"
+    """Each of its keys that changed, before and after: ``stack 8388608 → 4194304``."""
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,9 @@ PARTS = (
     Part("index", "where torch is installed from", shown=Shown.CHANGED),
     Part(ENVIRONMENT, "the variables the pairs see"),
     Part(CPUS, "the CPUs the pairs may use"),
-    Part(LIMITS, "the resource limits the pairs run under"),
-    Part(CREDENTIALS, "the user, groups, capabilities and umask the pairs run as"),
-    Part(PRIORITY, "the scheduling priority the pairs run at"),
+    Part(LIMITS, "the resource limits the pairs run under", shown=Shown.BY_KEY),
+    Part(CREDENTIALS, "the user, groups, capabilities and umask the pairs run as", shown=Shown.BY_KEY),
+    Part(PROCESS, "the process state the pairs inherit", shown=Shown.BY_KEY),
     Part("seed", "the seed", portable=True),
     Part("workdir", "the folder the pairs run from", shown=Shown.WHOLE),
     Part("probe", "the probe", portable=True, shown=Shown.CHANGED, of_run=False),
@@ -398,14 +401,14 @@ def credentials() -> dict[str, object]:
 
 
 def capabilities() -> dict[str, str]:
-    """This process's effective and bounding capability sets, as Linux's ``/proc/self/status`` says them (``CapEff``,
-    ``CapBnd``: what a program it starts may hold); none elsewhere."""
+    """This process's capability sets, as Linux's ``/proc/self/status`` says them (``CapEff``, what it may do now;
+    ``CapInh``, ``CapPrm``, ``CapBnd``, ``CapAmb``, what a program it starts may hold); none elsewhere."""
     try:
         status = Path("/proc/self/status").read_text()
     except OSError:
         return {}
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    return {name: fields[name].strip() for name in ("CapEff", "CapBnd") if name in fields}
+    return {name: value.strip() for name, value in fields.items() if name.startswith("Cap")}
 
 
 def usable_cpus() -> str:
@@ -424,13 +427,38 @@ def usable_cpus() -> str:
     return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in spans)
 
 
-def scheduling_priority() -> int | None:
-    """The niceness this process, and every pair it starts, runs at (``nice -n 5``), as the kernel says; None where
-    it cannot be asked."""
-    try:
-        return os.getpriority(os.PRIO_PROCESS, 0)
-    except (AttributeError, OSError):
-        return None
+def inherited() -> dict[str, str]:
+    """What the kernel says of this process that every pair it starts inherits, but what the other parts hold
+    (its CPUs, limits and credentials) and what a pair is given anew (its signals): its niceness (``nice``), its
+    scheduling policy (``chrt``), and each of Linux's ``/proc/self`` files that a program keeps across ``exec``: its
+    personality (``setarch -R``), its OOM score's adjustment (``choom``), its timer slack, and every field of its
+    ``status`` that is not this process's own (:data:`OWN_STATUS`: ``NoNewPrivs``, ``Seccomp``, ``Mems_allowed``,
+    ``THP_enabled``, the speculation mitigations; and a field a newer kernel adds). Each as the
+    kernel words it; none that cannot be asked here."""
+    found: dict[str, str] = {}
+    with contextlib.suppress(AttributeError, OSError):
+        found["niceness"] = str(os.getpriority(os.PRIO_PROCESS, 0))
+    with contextlib.suppress(AttributeError, OSError):
+        found["scheduler"] = f"{os.sched_getscheduler(0)} {os.sched_getparam(0).sched_priority}"
+    for name in ("personality", "oom_score_adj", "timerslack_ns"):
+        with contextlib.suppress(OSError):
+            found[name] = Path("/proc/self", name).read_text().strip()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if not _matches(key, OWN_STATUS):
+                found[key] = " ".join(value.split())
+    return found
+
+
+OWN_STATUS = (
+    "Name", "State", "Tgid", "Ngid", "Pid", "PPid", "TracerPid", "FDSize", "NS*", "Kthread", "Vm*", "Rss*",
+    "HugetlbPages", "CoreDumping", "Threads", "SigQ", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt",
+    "*ctxt_switches", "Umask", "Uid", "Gid", "Groups", "Cap*", "Cpus_allowed*",
+)  # fmt: skip
+"""The fields of Linux's ``/proc/self/status`` that are this process's own (its ids, memory, threads, pending signals
+and handlers: a pair's signals are given anew), or that another part holds (:func:`credentials`,
+:func:`usable_cpus`): what :func:`inherited` leaves out."""
 
 
 # --- what a pair read ---------------------------------------------------------------------

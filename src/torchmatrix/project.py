@@ -320,7 +320,7 @@ class Project:
             identity.CPUS: identity.usable_cpus(),
             identity.LIMITS: identity.resource_limits(),
             identity.CREDENTIALS: identity.credentials(),
-            identity.PRIORITY: identity.scheduling_priority(),
+            identity.PROCESS: identity.inherited(),
             "seed": identity.SEED,
             "workdir": str(self.matrix.run_from),
             **self._options(),

@@ -9,6 +9,7 @@ every view shows the record as stale.
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import sys
 from pathlib import Path
@@ -224,19 +225,32 @@ def test_the_umask_a_pair_runs_under_is_an_input(workspace: Workspace, torch_her
 PROCESS = """\
 import os
 
-print(os.getgroups(), os.getpriority(os.PRIO_PROCESS, 0), os.access("nobodys.txt", os.R_OK))
+print(os.getgroups(), os.access("nobodys.txt", os.R_OK), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0))
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+told = [open("/proc/self/" + name).read().strip() for name in ("personality", "oom_score_adj")]
+print(status["NoNewPrivs"].strip(), *told)
 """
+
+RESTRICTED = ["setpriv", "--groups", "10", "--bounding-set", "-dac_override,-dac_read_search", "--no-new-privs",
+              "--", "nice", "-n", "5", "chrt", "--batch", "0", "setarch", platform.machine(), "--addr-no-randomize",
+              "choom", "-n", "500", "--"]  # fmt: skip
+"""util-linux's programs, each giving the process it starts (and so nox, and the pairs) another state than a shell's:
+another group, root without the capability to read any file, no new privileges, less priority, the batch
+scheduler, no address randomisation, a readier OOM killer."""
 
 
 @pytest.mark.skipif(
-    not shutil.which("setpriv") or not hasattr(os, "getuid") or os.getuid() != 0,
-    reason="needs util-linux's setpriv, as root",
+    not all(shutil.which(program) for program in ("setpriv", "chrt", "setarch", "choom"))
+    or not hasattr(os, "getuid")
+    or os.getuid() != 0,
+    reason="needs util-linux's setpriv, chrt, setarch and choom, as root",
 )
-def test_the_groups_capabilities_and_priority_a_pair_runs_with_are_inputs(
+def test_the_groups_capabilities_and_state_a_pair_inherits_are_inputs(
     workspace: Workspace, torch_here: Torch, warm: None
 ) -> None:
     """Another group, root without ``CAP_DAC_OVERRIDE`` (which may then read no file it does not own), a lower
-    priority: each is another run, as each changes what a test of them finds."""
+    priority, another scheduler or personality: each is another run, as each changes what a test of it finds. What
+    the kernel says of the process is asked, each field it has: a state no list named is one too."""
     probes = workspace.folder / "probes"
     (probes / "process.py").write_text(PROCESS)
     nobodys = workspace.folder / "nobodys.txt"  # beside matrix.yaml: the folder the pairs run from
@@ -247,12 +261,14 @@ def test_the_groups_capabilities_and_priority_a_pair_runs_with_are_inputs(
     usual = workspace.nox("-s", "probe")
     assert usual.returncode == 0, usual.output
     before = output(workspace, torch_here)
-    limited = ["setpriv", "--groups", "10", "--bounding-set", "-dac_override,-dac_read_search", "--", "nice", "-n", "5"]
-    other = workspace.nox("-s", "probe", prefix=limited)
+    other = workspace.nox("-s", "probe", prefix=RESTRICTED)
     assert other.returncode == 0, other.output
-    assert "the user, groups, capabilities and umask the pairs run as changed" in other.output, other.output
-    assert "the scheduling priority the pairs run at changed: 0 → 5" in other.output, other.output
-    assert output(workspace, torch_here) == ["[10] 5 False"] != before
+    assert "the user, groups, capabilities and umask the pairs run as changed: " in other.output, other.output
+    [changed] = [line for line in other.output.splitlines() if "the process state the pairs inherit changed: " in line]
+    for told in ("niceness 0 → 5", "scheduler 0 0 → 3 0", "NoNewPrivs 0 → 1", "oom_score_adj 0 → 500"):
+        assert told in changed, changed
+    assert output(workspace, torch_here) == ["[10] False 5 3", "1 00040000 500"] != before
+    assert "up to date" in workspace.nox("-s", "probe", prefix=RESTRICTED).output
 
 
 LOADS = """\
