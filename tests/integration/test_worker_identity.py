@@ -1020,6 +1020,59 @@ def test_a_file_changed_in_place_or_linked_by_the_pair_under_another_path_counts
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / name}.txt changed" for name in sorted(names)]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc/self")
+def test_a_file_opened_or_asked_about_relative_to_a_dir_fd_counts_by_its_own_path(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``os.open(name, dir_fd=folder)`` and ``os.stat(name, dir_fd=folder)`` name a file of that folder: one the pair
+    rewrote so, then read by its path, held what it read; one it asked the size of so counts by it."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "rewritten.txt").write_text("hello")
+    (tmp_path / "data" / "sized.txt").write_text("12345")
+    source = """\
+        import os
+        folder = os.open("data", os.O_RDONLY)
+        fd = os.open("rewritten.txt", os.O_RDWR, dir_fd=folder)
+        os.pwrite(fd, os.pread(fd, 1, 0), 0)
+        os.close(fd)
+        print(open("data/rewritten.txt").read(), os.stat("sized.txt", dir_fd=folder).st_size)
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "at", source), tmp_path)
+    assert printed(record) == ["hello 5"], record.message
+    (tmp_path / "data" / "rewritten.txt").write_text("bye")
+    (tmp_path / "data" / "sized.txt").write_text("1")
+    assert changed_files(record.inputs[identity.READ]) == [
+        f"{tmp_path / 'data' / 'rewritten.txt'} changed",
+        f"{tmp_path / 'data' / 'sized.txt'}{identity.FILE_STATED} changed",
+    ]
+
+
+def test_bytecode_python_runs_unchecked_runs_in_a_pair_as_by_hand_and_is_an_input(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A module's unchecked hash-based ``.pyc`` (``compileall --invalidation-mode unchecked-hash``) runs whatever
+    its source says, by hand: so in a pair, and a new one is a change."""
+
+    def compile_helper(value: int) -> None:
+        (tmp_path / "elsewhere").mkdir(exist_ok=True)
+        (tmp_path / "elsewhere" / "helper.py").write_text(f"VALUE = {value}\n")
+        cached = "importlib.util.cache_from_source('helper.py')"
+        unchecked = "py_compile.PycInvalidationMode.UNCHECKED_HASH"
+        compiling = f"py_compile.compile('elsewhere/helper.py', {cached}, invalidation_mode={unchecked})"
+        compiling = f"import importlib.util, py_compile; {compiling}"
+        subprocess.run([stub_torch_python, "-c", compiling], cwd=tmp_path, check=True)
+
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    compile_helper(2)
+    probe = script(tmp_path, "imports", "import helper\nprint(helper.VALUE)\n")
+    by_hand = subprocess.run([stub_torch_python, probe.path], cwd=tmp_path, capture_output=True, text=True, check=True)
+    record = run_alone(stub_torch_python, probe, tmp_path)
+    assert printed(record) == [by_hand.stdout.strip()] == ["2"], record.message
+    compile_helper(3)
+    [changed] = changed_files(record.inputs[identity.READ])
+    assert changed.startswith(f"{tmp_path / '__pycache__' / 'helper.'}") and changed.endswith(".pyc changed"), changed
+
+
 @pytest.mark.skipif(not hasattr(os, "setxattr"), reason="needs extended attributes")
 def test_the_extended_attributes_the_pairs_code_read_are_inputs(stub_torch_python: str, tmp_path: Path) -> None:
     """A test that decides by a file's extended attribute (``os.getxattr``) depends on it."""

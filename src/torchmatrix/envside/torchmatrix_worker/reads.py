@@ -1,6 +1,8 @@
 """What a pair's process read outside its environment: the files its records depend on."""
 
+import _imp
 import importlib.machinery
+import importlib.util
 import json
 import os
 import pathlib
@@ -83,7 +85,7 @@ class FilesRead(object):
         self.stdlib = stdlib_prefixes()
         if self.known:
             sys.addaudithook(self.heard)
-            watch_lookups(self.asked)
+            watch_lookups(self.asked, self.opening_in)
             sys.meta_path.insert(0, ModuleLookups(self.lookups))
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
                 self.read(path)
@@ -135,7 +137,7 @@ class FilesRead(object):
     def busy(self, value):
         self.thread.busy = value
 
-    def asked(self, path):
+    def asked(self, path, dir_fd=None):
         """The process asked about the file at ``path`` (whether it exists, what it is, its size, its time, where it
         links to). One not there counts as a file opened and not there does, so that its appearing is a change (a
         ``pytest.toml`` put beside the tests). One there that the pair's own code asked about counts by all that
@@ -147,7 +149,7 @@ class FilesRead(object):
             return  # this hook's own look at a file
         self.busy = True
         try:
-            self.looked_at(located(path))
+            self.looked_at(located(path, dir_fd))
         except Exception:  # noqa: S110 - an exception here would be the probe's stat's, which it is not
             pass
         finally:
@@ -203,8 +205,13 @@ class FilesRead(object):
         self.asked_about[entry] = asked_digest(entry)
         self.write_down(ASKED, entry, self.asked_about[entry])
 
+    def opening_in(self, dir_fd):
+        """``os.open`` is about to open a path relative to the folder open as ``dir_fd`` (None: to the current one),
+        which its ``open`` event does not say."""
+        self.thread.dir_fd = dir_fd
+
     def opened(self, path, mode, flags):
-        path = self.counted(as_path(path))
+        path = None if isinstance(path, int) else self.counted(located(path, getattr(self.thread, "dir_fd", None)))
         if path is None or path in self.hashing:
             return  # a file descriptor (opened before, by path), or this process's own look at what a file held
         if self.is_shared(path):
@@ -419,28 +426,33 @@ class FilesRead(object):
         return found
 
 
-def watch_lookups(asked):
-    """Have ``os.stat``, ``os.lstat`` and ``os.access`` tell ``asked`` each path they are asked about (a path, not a
-    descriptor, nor a path relative to a ``dir_fd``). Each stands where the original did: in ``os``, in pathlib's
+def watch_lookups(asked, opening_in):
+    """Have ``os.stat``, ``os.lstat``, ``os.access``, ``os.readlink`` and ``os.fstat`` tell ``asked`` each path they
+    are asked about (a path, relative to a ``dir_fd`` or not, or a descriptor), and ``os.open`` tell ``opening_in``
+    the ``dir_fd`` a path it opens is relative to. Each stands where the original did: in ``os``, in pathlib's
     accessor where it holds its own (Python 3.10 and older), and in the sets ``os`` says its functions' abilities by
     (``os.supports_dir_fd``, …), so code that asks them (``shutil``) runs as it would have."""
-    abilities = (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks, os.supports_effective_ids)
-    accessor = getattr(pathlib, "_NormalAccessor", None)
     for name in ("stat", "lstat", "access", "readlink", "fstat"):
-        original = getattr(os, name)
-        watched = Watched(original, asked)
-        for ability in abilities:
-            if original in ability:
-                ability.add(watched)
-        setattr(os, name, watched)
-        if getattr(accessor, name, None) is original:
-            setattr(accessor, name, watched)
+        stand_in(name, Watched(getattr(os, name), asked))
+    stand_in("open", OpensAt(os.open, opening_in))
+
+
+def stand_in(name, watched):
+    """Put ``watched`` where ``os``'s function ``name`` (its ``original``) was."""
+    abilities = (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks, os.supports_effective_ids)
+    for ability in abilities:
+        if watched.original in ability:
+            ability.add(watched)
+    setattr(os, name, watched)
+    accessor = getattr(pathlib, "_NormalAccessor", None)
+    if getattr(accessor, name, None) is watched.original:
+        setattr(accessor, name, watched)
 
 
 class Watched(object):
-    """``original`` (``os.stat``, ``os.lstat``, ``os.access``), telling ``asked`` each path it is asked about. Like
-    the built-in it stands for, it is no method when a class holds it, pickles by its name, and says its signature;
-    only ``is`` tells them apart."""
+    """``original`` (``os.stat``, ``os.lstat``, ``os.access``, …), telling ``asked`` each path it is asked about, and
+    the ``dir_fd`` it is relative to. Like the built-in it stands for, it is no method when a class holds it, pickles
+    by its name, and says its signature; only ``is`` tells them apart."""
 
     def __init__(self, original, asked):
         self.original, self.asked = original, asked
@@ -453,8 +465,7 @@ class Watched(object):
         try:
             return self.original(path, *arguments, **options)
         finally:
-            if options.get("dir_fd") is None:
-                self.asked(path)
+            self.asked(path, options.get("dir_fd"))
 
     @property
     def __signature__(self):
@@ -472,6 +483,19 @@ class Watched(object):
 IMPORT_SYSTEM = ("importlib._bootstrap", "importlib._bootstrap_external", "_frozen_importlib",
                  "_frozen_importlib_external", "zipimport")  # fmt: skip
 """The modules of the import system, which looks modules up folder by folder (counted as :data:`MODULE_LOOKED_FOR`)."""
+
+
+class OpensAt(Watched):
+    """``os.open``, telling ``asked`` the ``dir_fd`` a path it opens is relative to before it opens it (the ``open``
+    audit event names the path alone), and None after."""
+
+    def __call__(self, path, *arguments, **options):
+        self.asked(options.get("dir_fd"))
+        try:
+            return self.original(path, *arguments, **options)
+        finally:
+            self.asked(None)
+
 
 HOOK_FILE = Watched.__call__.__code__.co_filename
 """This file, as the interpreter names its code: frames of it are this hook's, not the pair's."""
@@ -635,9 +659,13 @@ class FromSources(object):
 
 
 class SourceOnly(importlib.machinery.SourceFileLoader):
-    """A loader that neither reads nor writes cached bytecode (SourceLoader skips both without the source's stats)."""
+    """A loader that neither reads nor writes cached bytecode (SourceLoader skips both without the source's stats);
+    but one Python runs whatever its source says (:func:`runs_unchecked`) it runs, as Python does, and the pair then
+    read it (:func:`is_bytecode`)."""
 
     def path_stats(self, path):
+        if runs_unchecked(importlib.util.cache_from_source(path)):
+            return importlib.machinery.SourceFileLoader.path_stats(self, path)
         raise OSError("compiled from its source every time")
 
 
@@ -804,8 +832,24 @@ def kernel_devices():
 
 def is_bytecode(path):
     """A module's cached bytecode (in a ``__pycache__`` folder): what it holds is its source's, which counts by the
-    module's file. A ``.pyc`` with no source beside it is a module's only file, and counts."""
-    return path.endswith((".pyc", ".pyo")) and os.path.basename(os.path.dirname(path)) == "__pycache__"
+    module's file; but one Python runs whatever its source says (:func:`runs_unchecked`) counts by its own content.
+    A ``.pyc`` with no source beside it is a module's only file, and counts."""
+    cached = path.endswith((".pyc", ".pyo")) and os.path.basename(os.path.dirname(path)) == "__pycache__"
+    return cached and not runs_unchecked(path)
+
+
+def runs_unchecked(bytecode):
+    """Whether Python runs the bytecode at ``bytecode`` without asking its source: a hash-based ``.pyc`` whose flags
+    say unchecked (PEP 552: ``compileall --invalidation-mode unchecked-hash``), unless ``--check-hash-based-pycs
+    always``."""
+    if sys.version_info < (3, 7) or getattr(_imp, "check_hash_based_pycs", "default") == "always":
+        return False
+    try:
+        with open(bytecode, "rb") as cached:
+            header = cached.read(8)
+    except OSError:
+        return False
+    return len(header) == 8 and int.from_bytes(header[4:8], "little") & 0b11 == 0b01
 
 
 def stdlib_prefixes():
