@@ -181,13 +181,16 @@ class FilesRead(object):
     def asked_by_the_pair(self):
         """Whether the code asking now is the pair's own (its probe, tests, helpers, a ``conftest.py``): the nearest
         caller neither this hook's nor the standard library's (``os.path``, ``pathlib``, ``glob``) is outside the
-        environment and torchmatrix's worker, and the import system is not on the way to it; or there is none (a
-        thread of the standard library's, such as a ``ThreadPoolExecutor`` runs for the pair's code)."""
+        environment and torchmatrix's worker, or was compiled from text (``<string>``: a ``skipif`` condition pytest
+        evaluates, a doctest), and the import system is not on the way to it; or there is none (a thread of the
+        standard library's, such as a ``ThreadPoolExecutor`` runs for the pair's code)."""
         frame = sys._getframe(1)
         while frame is not None:
             where = frame.f_code.co_filename
             if where.startswith(self.environments_code) or frame.f_globals.get("__name__") in IMPORT_SYSTEM:
                 return False  # the environment's code, or the import system (its lookups count by module)
+            if where.startswith("<") and not where.startswith("<frozen "):
+                return True  # code compiled from text (a skipif's condition, a doctest), whoever runs it: the pair's
             if where != HOOK_FILE and not where.startswith("<") and not where.startswith(self.stdlib):
                 return not where.startswith(self.excluded)
             frame = frame.f_back
