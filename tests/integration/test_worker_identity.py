@@ -1073,6 +1073,38 @@ def test_bytecode_python_runs_unchecked_runs_in_a_pair_as_by_hand_and_is_an_inpu
     assert changed.startswith(f"{tmp_path / '__pycache__' / 'helper.'}") and changed.endswith(".pyc changed"), changed
 
 
+def test_what_code_compiled_from_text_asks_is_the_pairs_whoever_runs_it(tmp_path: Path) -> None:
+    """pytest evaluates a ``skipif`` condition written in a test file, and runs a module's doctests, from text: what
+    that code asks of a file or a folder is the test's to decide by, though the environment's code runs it."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    (site_packages / "evaluates.py").write_text(
+        "import os\n\ndef condition(text):\n    return eval(text, {'os': os})\n"
+    )
+    (tmp_path / "data.txt").write_text("abc")
+    (tmp_path / "cases").mkdir()
+    condition = "os.path.getsize('data.txt') > 5 or len(os.listdir('cases'))"
+    probe = script(tmp_path, "conditions", f"import evaluates\nprint(evaluates.condition({condition!r}))\n")
+    record = run_alone(python, probe, tmp_path)
+    assert printed(record) == ["0"], record.message
+    (tmp_path / "data.txt").write_text("abcdefghij")
+    (tmp_path / "cases" / "a.txt").write_text("")
+    assert changed_files(record.inputs[identity.READ]) == [
+        f"{tmp_path / 'cases'}{identity.FOLDER_LISTED} changed",
+        f"{tmp_path / 'data.txt'}{identity.FILE_STATED} changed",
+    ]
+
+
+def test_a_scripts_exit_handlers_run_as_they_do_by_hand(stub_torch_python: str, tmp_path: Path) -> None:
+    """What an ``atexit`` handler prints is the script's output, and one that ends the process with a status ends
+    the script so: ``python script.py`` runs them as it exits."""
+    prints = script(tmp_path, "prints", "import atexit\natexit.register(print, 'at exit')\nprint('start')\n")
+    record = run_alone(stub_torch_python, prints, tmp_path)
+    assert (record.outcome, printed(record)) == (Outcome.PASS, ["start", "at exit"]), record.message
+    leaves = script(tmp_path, "leaves", "import atexit, os\natexit.register(os._exit, 3)\nprint('start')\n")
+    record = run_alone(stub_torch_python, leaves, tmp_path)
+    assert (record.outcome, record.metrics["exit_code"], printed(record)) == (Outcome.FAIL, 3, ["start"])
+
+
 @pytest.mark.skipif(not hasattr(os, "setxattr"), reason="needs extended attributes")
 def test_the_extended_attributes_the_pairs_code_read_are_inputs(stub_torch_python: str, tmp_path: Path) -> None:
     """A test that decides by a file's extended attribute (``os.getxattr``) depends on it."""

@@ -1,5 +1,6 @@
 """What a pair's process does: one probe, script or test run on one device, from one seed, then its answer."""
 
+import atexit
 import contextlib
 import faulthandler
 import importlib.util
@@ -48,7 +49,7 @@ def child_main(job, answer_fd):
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        os._exit(status)  # no atexit handlers, no torch shutdown: the parent decides what is left
+        os._exit(status)  # no atexit handlers (a script's ran at its end), no torch shutdown: the parent decides
 
 
 def ordinary_signals():
@@ -193,26 +194,32 @@ def run_script(torch, job):
     """Run the script as its own ``__main__``, its stdout going to ``job["output"]``; how it ended.
 
     As ``python script.py`` would: its folder first on sys.path, its path as
-    sys.argv[0], its traceback on stderr. What it prints stays out of the
-    answer: the worker reads the output file, even after a crash.
+    sys.argv[0] (and the command line ``python script.py``), its traceback on
+    stderr, then the exit handlers (``atexit``, the script's and torch's: what
+    they print is its output; one that ends the process, ``os._exit(3)``, ends
+    it so). What it
+    prints stays out of the answer: the worker reads the output file, even after
+    a crash.
     """
     path = job["path"]
     redirect_stdout(job["output"])
     sys.argv = [path]
+    sys.orig_argv = [sys.executable, path]
     sys.path.insert(0, os.path.dirname(path))
     try:
         runpy.run_path(path, run_name="__main__")
         if job["device"] == "cuda":
             torch.cuda.synchronize()
+        answer = exit_answer(0)
     except SystemExit as exit:
         answer = exit_answer(exit_status(exit))
         if exit.code is not None and not isinstance(exit.code, int):  # sys.exit("why"): python prints why
             answer["message"] = tail(str(exit.code))
             answer["metrics"].update(whole_of(str(exit.code), job["places"]))
-        return answer
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
-        return exception_answer(error, path, job["places"])
-    return exit_answer(0)
+        answer = exception_answer(error, path, job["places"])
+    atexit._run_exitfuncs()  # the script's, torch's: as at python's exit, what one raises is printed, passed over
+    return answer
 
 
 def redirect_stdout(path):
