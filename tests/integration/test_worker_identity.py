@@ -1094,15 +1094,27 @@ def test_what_code_compiled_from_text_asks_is_the_pairs_whoever_runs_it(tmp_path
     ]
 
 
-def test_a_scripts_exit_handlers_run_as_they_do_by_hand(stub_torch_python: str, tmp_path: Path) -> None:
-    """What an ``atexit`` handler prints is the script's output, and one that ends the process with a status ends
-    the script so: ``python script.py`` runs them as it exits."""
-    prints = script(tmp_path, "prints", "import atexit\natexit.register(print, 'at exit')\nprint('start')\n")
-    record = run_alone(stub_torch_python, prints, tmp_path)
-    assert (record.outcome, printed(record)) == (Outcome.PASS, ["start", "at exit"]), record.message
-    leaves = script(tmp_path, "leaves", "import atexit, os\natexit.register(os._exit, 3)\nprint('start')\n")
-    record = run_alone(stub_torch_python, leaves, tmp_path)
-    assert (record.outcome, record.metrics["exit_code"], printed(record)) == (Outcome.FAIL, 3, ["start"])
+ENDINGS = {
+    "exit_handler": "import atexit\natexit.register(print, 'at exit')\n",
+    "thread": "import threading, time\nthreading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\n",
+    "finaliser": "class Check:\n    def __del__(self):\n        print('finaliser')\ncheck = Check()\n",
+    "excepthook": "import sys\nsys.excepthook = lambda kind, error, trace: print('hook', kind)\nraise ValueError\n",
+}
+
+
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+def test_a_script_ends_as_python_ends_it(stub_torch_python: str, tmp_path: Path, ending: str) -> None:
+    """``python script.py`` waits for the threads it started, runs the exit handlers, lets go of the script's objects
+    (their ``__del__`` runs) and hands an uncaught exception to ``sys.excepthook``: what each prints is the script's
+    output, as by hand, and one that ends the process with a status (``os._exit(3)``) ends the script so."""
+    probe = script(tmp_path, ending, ENDINGS[ending])
+    by_hand = subprocess.run([stub_torch_python, probe.path], cwd=tmp_path, capture_output=True, text=True)
+    record = run_alone(stub_torch_python, probe, tmp_path)
+    assert printed(record) == by_hand.stdout.splitlines() != [], record.message
+    leaves = "import os\n\ndef leave(*said):\n    os._exit(3)\n" + ENDINGS[ending].replace("print", "leave")
+    probe = script(tmp_path, ending, leaves)
+    record = run_alone(stub_torch_python, probe, tmp_path)
+    assert (record.outcome, record.metrics["exit_code"]) == (Outcome.FAIL, 3), record.message
 
 
 @pytest.mark.skipif(not hasattr(os, "setxattr"), reason="needs extended attributes")

@@ -3,6 +3,7 @@
 import atexit
 import contextlib
 import faulthandler
+import gc
 import importlib.util
 import json
 import os
@@ -11,6 +12,7 @@ import runpy
 import signal
 import sys
 import tempfile
+import threading
 import traceback
 
 from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
@@ -195,19 +197,18 @@ def run_script(torch, job):
 
     As ``python script.py`` would: its folder first on sys.path, its path as
     sys.argv[0] (and the command line ``python script.py``), its traceback on
-    stderr, then the exit handlers (``atexit``, the script's and torch's: what
-    they print is its output; one that ends the process, ``os._exit(3)``, ends
-    it so). What it
-    prints stays out of the answer: the worker reads the output file, even after
-    a crash.
+    stderr (or to ``sys.excepthook``, where the script set its own), then all
+    python does as it exits (:func:`end_as_python_does`). What it prints stays
+    out of the answer: the worker reads the output file, even after a crash.
     """
     path = job["path"]
     redirect_stdout(job["output"])
     sys.argv = [path]
     sys.orig_argv = [sys.executable, path]
     sys.path.insert(0, os.path.dirname(path))
+    namespace = {}
     try:
-        runpy.run_path(path, run_name="__main__")
+        namespace = runpy.run_path(path, run_name="__main__")
         if job["device"] == "cuda":
             torch.cuda.synchronize()
         answer = exit_answer(0)
@@ -218,8 +219,22 @@ def run_script(torch, job):
             answer["metrics"].update(whole_of(str(exit.code), job["places"]))
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
         answer = exception_answer(error, path, job["places"])
-    atexit._run_exitfuncs()  # the script's, torch's: as at python's exit, what one raises is printed, passed over
+    end_as_python_does(namespace)
     return answer
+
+
+def end_as_python_does(namespace):
+    """What ``python script.py`` does after the script, as it exits: wait for the threads it started that are no
+    daemons (``threading``'s shutdown), run the exit handlers (``atexit``: the script's, torch's), then let go of the
+    script's objects (``namespace``, its globals), whose finalisers (``__del__``) run. What they print is the
+    script's output; one that ends the process (``os._exit(1)``) ends the script so; what one raises is printed and
+    passed over, as by python."""
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    namespace.clear()
+    gc.collect()
 
 
 def redirect_stdout(path):
@@ -236,7 +251,10 @@ def exception_answer(error, path, places):
     ``places``: the cell's folders, by which a message too long to keep is normalised before its digest is taken.
     """
     text = script_traceback(path)
-    sys.stderr.write(text)  # as python would
+    if sys.excepthook is sys.__excepthook__:
+        sys.stderr.write(text)  # as python would
+    else:  # the script's own, which python calls instead
+        sys.excepthook(type(error), error, error.__traceback__)
     if is_skip(error):
         return {"outcome": UNAVAILABLE, "metrics": {}, "message": tail(str(error))}
     outcome = FAIL if isinstance(error, AssertionError) else ERROR
