@@ -269,6 +269,20 @@ def test_what_a_per_process_line_holds_that_is_the_same_in_every_run_still_count
     assert isinstance(uneven, Printed) and uneven.lines == ("<differs between runs>",)
 
 
+def test_a_per_process_value_masks_itself_alone_however_its_runs_split_it() -> None:
+    """A uuid splits into as many pieces as its groups that begin with a digit: runs whose uuids split unlike each
+    other, or alike, read the same, and what beside them is a release's own still counts."""
+
+    def release(result: str, *uuids: str) -> tuple[str, ...]:
+        found = printed.one_release([run([f"run {uuid} result {result}"]) for uuid in uuids])
+        assert isinstance(found, Printed)
+        return found.lines
+
+    unlike, alike = ("4f1c-9ab2", "af1c-bab2"), ("4f1c-9ab2", "5e2d-8cd1")
+    assert release("7.0", *unlike) == release("7.0", *alike) == ("run <differs between runs> result 7.0",)
+    assert release("8.0", *unlike) != release("7.0", *alike)
+
+
 def test_the_name_of_an_interpreters_own_prefix_is_no_cells_and_stays(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only a venv's folder is a cell's: run from /usr/local's own Python, "local" in the output is left as printed."""
     from torchmatrix.envside.torchmatrix_worker import records

@@ -227,14 +227,28 @@ _PIECE = re.compile(r"[-+]?\d[\w.]*(?:(?<=[eE])[-+]\d+)?|\w+|\s+|.")
 
 
 def _as_one(seen: Sequence[str]) -> str:
-    """A line as its runs printed it, each piece (:data:`_PIECE`) that differs between them as
-    :data:`PER_PROCESS_LINE`: what is the same in every run (``dtype=torch.float32`` beside a random number) still
-    counts. The whole line where the runs do not split into as many pieces."""
-    pieces = [_PIECE.findall(line) for line in seen]
+    """A line as its runs printed it, what differs between them as :data:`PER_PROCESS_LINE`, word by word (words: runs
+    of what is not a space): a word that differs, each of its pieces (:data:`_PIECE`) that differs (``loss
+    <differs between runs> dtype=float32``), or the word whole where the runs do not split it into as many; the line
+    whole where the runs do not hold as many words. What is the same in every run still counts, and the marks that
+    only punctuation parts are one: a per-process value (a uuid, whose pieces vary in number) reads the same however
+    it split."""
+    words = [re.split(r"(\s+)", line) for line in seen]
+    if len({len(each) for each in words}) > 1:
+        return PER_PROCESS_LINE
+    joined = "".join(_word_as_one(word) for word in zip(*words, strict=True))
+    mark = re.escape(PER_PROCESS_LINE)
+    return re.sub(f"{mark}(?:[^\\w\\s]*{mark})+", PER_PROCESS_LINE, joined)
+
+
+def _word_as_one(seen: Sequence[str]) -> str:
+    """A word (or the spaces between two) as its runs printed it: see :func:`_as_one`."""
+    if len(set(seen)) == 1:
+        return seen[0]
+    pieces = [_PIECE.findall(word) for word in seen]
     if len({len(each) for each in pieces}) > 1:
         return PER_PROCESS_LINE
-    joined = "".join(PER_PROCESS_LINE if len(set(piece)) > 1 else piece[0] for piece in zip(*pieces, strict=True))
-    return re.sub(f"(?:{re.escape(PER_PROCESS_LINE)})+", PER_PROCESS_LINE, joined)
+    return "".join(PER_PROCESS_LINE if len(set(piece)) > 1 else piece[0] for piece in zip(*pieces, strict=True))
 
 
 def _one_line(text: str) -> str:
