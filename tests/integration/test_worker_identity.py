@@ -1102,6 +1102,45 @@ ENDINGS = {
 }
 
 
+AS_MAIN = {
+    "main_at_exit": "import atexit\nX = 42\natexit.register(lambda: print(__import__('__main__').X))\n",
+    "held_module": "import sys\nclass D:\n    def __del__(self):\n        print('del')\n"
+    "d = D()\nsys.held = sys.modules['__main__']\n",
+    "globals": "print(type(__builtins__).__name__, type(__loader__).__name__, __spec__, __package__)\n",
+    "huge_exit": "import sys\nprint('leaving')\nsys.exit(2 ** 64)\n",
+    "flush_fails": "import sys\nclass Out:\n    def write(self, text):\n        return len(text)\n"
+    "    def flush(self):\n        raise OSError('no flush')\nsys.stdout = Out()\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(AS_MAIN))
+def test_a_script_runs_as_main_as_python_runs_it(stub_torch_python: str, tmp_path: Path, case: str) -> None:
+    """The script is the module ``__main__`` (an exit handler finds its globals there; letting go of it runs the
+    finalisers of what it holds, and clears its globals where something still holds it), with the globals python
+    gives it; an exit
+    status too large for a C long is python's 255, and an output that cannot be flushed as it exits is its 120."""
+    probe = script(tmp_path, case, AS_MAIN[case])
+    by_hand = subprocess.run([stub_torch_python, probe.path], cwd=tmp_path, capture_output=True, text=True)
+    record = run_alone(stub_torch_python, probe, tmp_path)
+    assert (printed(record), record.metrics["exit_code"]) == (by_hand.stdout.splitlines(), by_hand.returncode)
+
+
+def test_a_script_reached_through_a_link_imports_from_its_own_folder(stub_torch_python: str, tmp_path: Path) -> None:
+    """python puts the folder of a script's target first on ``sys.path``, not the link's: its neighbour there is the
+    one it imports, and an input."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "helper.py").write_text("WHO = 'beside the script'\n")
+    (tmp_path / "helper.py").write_text("WHO = 'beside the link'\n")
+    script(tmp_path / "sub", "real", "import helper\nprint(helper.WHO)\n")
+    (tmp_path / "linked.py").symlink_to(tmp_path / "sub" / "real.py")
+    probe = Probe("linked", tmp_path / "linked.py", kind=Kind.SCRIPT, devices=("cpu",))
+    by_hand = subprocess.run([stub_torch_python, "linked.py"], cwd=tmp_path, capture_output=True, text=True)
+    record = run_alone(stub_torch_python, probe, tmp_path)
+    assert printed(record) == by_hand.stdout.splitlines() == ["beside the script"], record.message
+    (tmp_path / "sub" / "helper.py").write_text("WHO = 'edited'\n")
+    assert f"{tmp_path / 'sub' / 'helper.py'} changed" in changed_files(record.inputs[identity.READ])
+
+
 @pytest.mark.parametrize("ending", sorted(ENDINGS))
 def test_a_script_ends_as_python_ends_it(stub_torch_python: str, tmp_path: Path, ending: str) -> None:
     """``python script.py`` waits for the threads it started, runs the exit handlers, lets go of the script's objects

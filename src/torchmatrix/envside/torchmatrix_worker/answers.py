@@ -2,6 +2,7 @@
 
 import json
 import math
+import struct
 import sys
 
 from .protocol import (
@@ -102,9 +103,14 @@ def exit_status(exit):
     if exit.code is None:
         return 0
     if isinstance(exit.code, int):
-        return exit.code & 0xFF
+        code = int(exit.code)  # not the script's own int's arithmetic
+        return code & 0xFF if -C_LONG <= code < C_LONG else 0xFF  # python reads it as a C long: one too large is -1
     print(exit.code, file=sys.stderr)
     return 1
+
+
+C_LONG = 2 ** (8 * struct.calcsize("l") - 1)
+"""Where a C ``long`` ends, as ``sys.exit(code)`` reads its code."""
 
 
 def exit_answer(status):

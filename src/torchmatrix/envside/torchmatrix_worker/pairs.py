@@ -1,19 +1,22 @@
 """What a pair's process does: one probe, script or test run on one device, from one seed, then its answer."""
 
 import atexit
+import builtins
 import contextlib
 import faulthandler
 import gc
+import importlib.machinery
 import importlib.util
 import json
 import os
 import random
-import runpy
 import signal
 import sys
 import tempfile
 import threading
 import traceback
+import types
+import weakref
 
 from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
 from .fingerprint import device_available, fingerprint
@@ -27,6 +30,7 @@ def child_main(job, answer_fd):
     status, own_pid = 70, os.getpid()
     try:
         ordinary_signals()
+        job = dict(job, folder=os.path.dirname(os.path.realpath(job.get("path") or os.curdir)))  # before it is heard
         import torch
 
         reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"], job.get("read"))
@@ -195,20 +199,25 @@ def load_module(name, path):
 def run_script(torch, job):
     """Run the script as its own ``__main__``, its stdout going to ``job["output"]``; how it ended.
 
-    As ``python script.py`` would: its folder first on sys.path, its path as
-    sys.argv[0] (and the command line ``python script.py``), its traceback on
-    stderr (or to ``sys.excepthook``, where the script set its own), then all
-    python does as it exits (:func:`end_as_python_does`). What it prints stays
-    out of the answer: the worker reads the output file, even after a crash.
+    As ``python script.py`` would: as the module ``__main__`` (:func:`as_main`),
+    its own folder first on sys.path (``job["folder"]``: a link's target's, as
+    python follows it),
+    its path as sys.argv[0] (and the command line ``python script.py``), its
+    traceback on stderr (or to ``sys.excepthook``, where the script set its
+    own), then all python does as it exits (:func:`end_as_python_does`). What
+    it prints stays out of the answer: the worker reads the output file, even
+    after a crash.
     """
     path = job["path"]
     redirect_stdout(job["output"])
     sys.argv = [path]
     sys.orig_argv = [sys.executable, path]
-    sys.path.insert(0, os.path.dirname(path))
-    namespace = {}
+    sys.path.insert(0, job["folder"])
+    main = as_main(path)
     try:
-        namespace = runpy.run_path(path, run_name="__main__")
+        with open(path, "rb") as source:
+            code = compile(source.read(), path, "exec", dont_inherit=True)
+        exec(code, main.__dict__)
         if job["device"] == "cuda":
             torch.cuda.synchronize()
         answer = exit_answer(0)
@@ -219,22 +228,65 @@ def run_script(torch, job):
             answer["metrics"].update(whole_of(str(exit.code), job["places"]))
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
         answer = exception_answer(error, path, job["places"])
-    end_as_python_does(namespace)
+    script_module, main = weakref.ref(main), None  # python's own hold on it alone
+    if not end_as_python_does(script_module):
+        answer = exit_answer(FLUSH_FAILED)
     return answer
 
 
-def end_as_python_does(namespace):
+def as_main(path):
+    """The module ``__main__`` that ``python script.py`` runs the script at ``path`` as, in ``sys.modules`` (where
+    pickle and an exit handler look it up), with the globals python gives it."""
+    main = types.ModuleType("__main__")
+    main.__file__, main.__cached__, main.__package__, main.__spec__ = path, None, None, None
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    return main
+
+
+def end_as_python_does(script_module):
     """What ``python script.py`` does after the script, as it exits: wait for the threads it started that are no
-    daemons (``threading``'s shutdown), run the exit handlers (``atexit``: the script's, torch's), then let go of the
-    script's objects (``namespace``, its globals), whose finalisers (``__del__``) run. What they print is the
-    script's output; one that ends the process (``os._exit(1)``) ends the script so; what one raises is printed and
-    passed over, as by python."""
+    daemons (``threading``'s shutdown), run the exit handlers (``atexit``: the script's, torch's), flush its output,
+    then let go of the script's module (``script_module``, a weak reference to ``__main__``): what it alone held is
+    collected, finalisers (``__del__``) first, while its globals stand; a module something still holds (a signal
+    handler) has its globals cleared then (:func:`clear_as_python_does`). What they print is the script's output;
+    one that ends the process (``os._exit(1)``) ends the script so; what one raises is printed and passed over, as
+    by python. Whether its output could be flushed (python exits with :data:`FLUSH_FAILED` where not)."""
     shutdown = getattr(threading, "_shutdown", None)
     if shutdown is not None:
         shutdown()
     atexit._run_exitfuncs()
-    namespace.clear()
+    try:
+        sys.stdout.flush()
+        flushed = True
+    except Exception:  # the script's own stdout, which python tells of as it exits
+        traceback.print_exc()
+        flushed = False
+    if sys.modules.get("__main__") is script_module():
+        del sys.modules["__main__"]
     gc.collect()
+    held = script_module()
+    if held is not None:
+        clear_as_python_does(held.__dict__)
+        held = None
+        gc.collect()
+    return flushed
+
+
+def clear_as_python_does(namespace):
+    """Set a module's globals to None as python does at its end: those named with one leading ``_`` first, then all
+    but ``__builtins__``."""
+    for name in list(namespace):
+        if name.startswith("_") and not name.startswith("__"):
+            namespace[name] = None
+    for name in list(namespace):
+        if name != "__builtins__":
+            namespace[name] = None
+
+
+FLUSH_FAILED = 120
+"""The exit status of a python whose stdout could not be flushed as it exited (``Py_RunMain``'s)."""
 
 
 def redirect_stdout(path):
@@ -282,7 +334,7 @@ def script_traceback(path):
     """The traceback of the exception being handled from the script's first frame on, as python prints it."""
     kind, error, frames = sys.exc_info()
     while frames is not None and frames.tb_frame.f_code.co_filename != path:
-        frames = frames.tb_next  # runpy's and this worker's frames are no part of the script's story
+        frames = frames.tb_next  # this worker's frames are no part of the script's story
     return "".join(traceback.format_exception(kind, error, frames))
 
 
