@@ -118,6 +118,8 @@ def test_the_digest_of_tests_covers_their_files_and_the_conftests_above(tmp_path
     assert before != with_conftest == kinds.digest(probe)  # a file the test file does not name: no change
     # Asked about, its digest is its file's, as a script's; what pytest read (conftest.py) is among what it read.
     assert kinds.digest(asked) == hashlib.sha256((tmp_path / "tests" / "test_a.py").read_bytes()).hexdigest()
+    script = probe_at(tmp_path / "tests" / "test_a.py", tmp_path, kind=Kind.SCRIPT)
+    assert kinds.digest(script) not in (kinds.digest(asked), kinds.digest(probe))  # kind: script runs it otherwise
     assert [path.name for path in kinds.source_files(asked)] == ["conftest.py", "test_a.py"]
     assert [path.name for path in kinds.source_files(probe)] == ["conftest.py", "test_a.py"]
     folder = probe_at(tmp_path / "tests", tmp_path)

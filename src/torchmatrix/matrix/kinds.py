@@ -108,8 +108,11 @@ def _conftests_above(path: Path, root: Path | None) -> list[Path]:
 
 
 def digest(probe: Probe) -> str:
-    """sha256 of what a probe's records depend on: a file's bytes; for tests, each file's path and bytes."""
+    """sha256 of what a probe's records depend on: a file's bytes (and that the matrix says it is a script); for
+    tests, each file's path and bytes."""
     files = source_files(probe)
+    if probe.kind is Kind.SCRIPT:  # only the matrix says so (kind: script): that file asked of pytest runs otherwise
+        return hashlib.sha256(b"kind: script\0" + probe.path.read_bytes()).hexdigest()
     if probe.kind is not Kind.PYTEST:
         return hashlib.sha256(probe.path.read_bytes()).hexdigest()
     combined = hashlib.sha256()
