@@ -1106,7 +1106,8 @@ AS_MAIN = {
     "main_at_exit": "import atexit\nX = 42\natexit.register(lambda: print(__import__('__main__').X))\n",
     "held_module": "import sys\nclass D:\n    def __del__(self):\n        print('del')\n"
     "d = D()\nsys.held = sys.modules['__main__']\n",
-    "globals": "print(type(__builtins__).__name__, type(__loader__).__name__, __spec__, __package__)\n",
+    "globals": "print(type(__builtins__).__name__, type(__loader__).__name__, __spec__, __package__)\n"
+    "print(sorted(globals()), __annotations__)\n",
     "huge_exit": "import sys\nprint('leaving')\nsys.exit(2 ** 64)\n",
     "flush_fails": "import sys\nclass Out:\n    def write(self, text):\n        return len(text)\n"
     "    def flush(self):\n        raise OSError('no flush')\nsys.stdout = Out()\n",

@@ -241,6 +241,8 @@ def as_main(path):
     main.__file__, main.__cached__, main.__package__, main.__spec__ = path, None, None, None
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
     main.__builtins__ = builtins
+    if "__annotations__" in vars(sys.modules["__main__"]):  # as this python gave the worker's own __main__
+        main.__annotations__ = {}
     sys.modules["__main__"] = main
     return main
 
