@@ -50,6 +50,18 @@ def run_alone(python: str, probe: Probe, folder: Path, limit: float = 30.0) -> R
     return record
 
 
+def each_counts_by_its_content(python: str, folder: Path, names: tuple[str, ...], source: str) -> None:
+    """Run ``source`` alone in ``folder``, where each of ``names`` is a file ``name.txt`` holding its name, which
+    it prints: each is an input by its content, edited a change."""
+    for name in names:
+        (folder / f"{name}.txt").write_text(name)
+    record = run_alone(python, script(folder, "reads", source), folder)
+    assert printed(record) == [" ".join(names)], record.message
+    for name in names:
+        (folder / f"{name}.txt").write_text("edited")
+    assert changed_files(record.inputs[identity.READ]) == [f"{folder / name}.txt changed" for name in sorted(names)]
+
+
 def printed(record) -> list[str]:
     return record.metrics["output"]
 
@@ -977,8 +989,6 @@ def test_a_file_whose_times_mode_or_links_changed_before_the_pair_read_it_counts
     """Touched, made runnable or linked again (by the script or a program it ran), a file still holds what it held
     before the pair began: what the pair read there is an input, as by hand a test reading it reads what it holds."""
     names = ("touched", "chmodded", "linked", "helped")
-    for name in names:
-        (tmp_path / f"{name}.txt").write_text(name)
     source = f"""\
         import os, subprocess
         os.utime("touched.txt")
@@ -987,11 +997,7 @@ def test_a_file_whose_times_mode_or_links_changed_before_the_pair_read_it_counts
         subprocess.run(["chmod", "644", "helped.txt"], check=True)
         print(*(open(name + ".txt").read() for name in {names!r}))
         """
-    record = run_alone(stub_torch_python, script(tmp_path, "metadata", source), tmp_path)
-    assert printed(record) == [" ".join(names)], record.message
-    for name in names:
-        (tmp_path / f"{name}.txt").write_text("edited")
-    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / name}.txt changed" for name in sorted(names)]
+    each_counts_by_its_content(stub_torch_python, tmp_path, names, source)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc/self")
@@ -1001,8 +1007,6 @@ def test_a_file_changed_in_place_or_linked_by_the_pair_under_another_path_counts
     """Touched by another path (``tests/../data.txt``, a path relative to a ``dir_fd``), truncated to its own
     length, or linked into the pair's temporary folder and read there: what the pair read is what the file held."""
     names = ("dotted", "at", "truncated", "hardlinked")
-    for name in names:
-        (tmp_path / f"{name}.txt").write_text(name)
     (tmp_path / "tests").mkdir()
     source = f"""\
         import os, tempfile
@@ -1013,11 +1017,7 @@ def test_a_file_changed_in_place_or_linked_by_the_pair_under_another_path_counts
         os.link("hardlinked.txt", linked)
         print(*(open(linked if name == "hardlinked" else name + ".txt").read() for name in {names!r}))
         """
-    record = run_alone(stub_torch_python, script(tmp_path, "in_place", source), tmp_path)
-    assert printed(record) == [" ".join(names)], record.message
-    for name in names:
-        (tmp_path / f"{name}.txt").write_text("edited")
-    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / name}.txt changed" for name in sorted(names)]
+    each_counts_by_its_content(stub_torch_python, tmp_path, names, source)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc/self")
