@@ -173,6 +173,29 @@ def test_the_cpus_a_pair_may_use_are_an_input(workspace: Workspace, torch_here: 
     assert output(workspace, torch_here) == [str(len(os.sched_getaffinity(0)))]
 
 
+THREADS_SET = """\
+import os
+
+os.environ["OMP_NUM_THREADS"] = "1"  # before torch loads OpenMP, by hand; a conftest.py does it so too
+import torch
+
+print(torch.get_num_threads())
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run on")
+def test_a_thread_count_a_script_sets_before_it_imports_torch_counts_as_by_hand(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    """A pair finds torch imported already; OpenMP read its threads then, by hand as torch loads."""
+    probes = workspace.folder / "probes"
+    (probes / "threads_set.py").write_text(THREADS_SET)
+    workspace.matrix([torch_here], ["threads_set"])
+    ran = workspace.nox("-s", "probe")
+    assert ran.returncode == 0, ran.output
+    assert output(workspace, torch_here) == ["1"]
+
+
 STACK = """\
 import resource
 

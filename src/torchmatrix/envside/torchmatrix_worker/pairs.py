@@ -90,11 +90,38 @@ def perform(torch, job):
         hide_accelerators(torch)
     seed_generators(torch, job.get("seed", 0))
     FromSources(excluded_folders(job["scratch"])).install()
+    ThreadsAsImported(torch)
     if job["job"] == "script":
         return run_script(torch, job)
     if job["job"] == "pytest":
         return run_tests(job)
     return run_pair(torch, job["name"], job["path"], job["device"])
+
+
+class ThreadsAsImported(object):
+    """The pair's own ``import torch`` finds torch imported already (by the worker, which spares it the cost), so a
+    thread count its code set before it (``os.environ["OMP_NUM_THREADS"] = "1"`` atop a script, or in a
+    ``conftest.py``) reached no OpenMP as it loaded: at the first ``import torch`` of the pair's code (or of what it
+    imports), one it set since the pair began is given to torch (``torch.set_num_threads``), as OpenMP, loaded by
+    that import by hand, would have read it then."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.given = os.environ.get(THREADS_VARIABLE)
+        self.original = builtins.__import__
+        builtins.__import__ = self.importing
+
+    def importing(self, name, *arguments, **options):
+        if name == "torch" or name.startswith("torch."):
+            builtins.__import__ = self.original  # once: what the pair sets later, by hand, torch never reads
+            threads = os.environ.get(THREADS_VARIABLE)
+            if threads != self.given and threads is not None and threads.strip().isdigit() and int(threads) > 0:
+                self.torch.set_num_threads(int(threads))
+        return self.original(name, *arguments, **options)
+
+
+THREADS_VARIABLE = "OMP_NUM_THREADS"
+"""How many threads torch's CPU kernels use, as OpenMP reads it once, as it loads."""
 
 
 def keep_own_options(name):
