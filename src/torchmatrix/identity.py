@@ -403,12 +403,16 @@ def credentials() -> dict[str, object]:
 def capabilities() -> dict[str, str]:
     """This process's capability sets, as Linux's ``/proc/self/status`` says them (``CapEff``, what it may do now;
     ``CapInh``, ``CapPrm``, ``CapBnd``, ``CapAmb``, what a program it starts may hold); none elsewhere."""
+    return {name: value for name, value in kernel_status().items() if name.startswith("Cap")}
+
+
+def kernel_status() -> dict[str, str]:
+    """Each field of Linux's ``/proc/self/status``, its value's words single-spaced; none elsewhere."""
     try:
         status = Path("/proc/self/status").read_text()
     except OSError:
         return {}
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    return {name: value.strip() for name, value in fields.items() if name.startswith("Cap")}
+    return {key: " ".join(value.split()) for key, _, value in (line.partition(":") for line in status.splitlines())}
 
 
 def usable_cpus() -> str:
@@ -443,11 +447,7 @@ def inherited() -> dict[str, str]:
     for name in ("personality", "oom_score_adj", "timerslack_ns"):
         with contextlib.suppress(OSError):
             found[name] = Path("/proc/self", name).read_text().strip()
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if not _matches(key, OWN_STATUS):
-                found[key] = " ".join(value.split())
+    found.update((key, value) for key, value in kernel_status().items() if not _matches(key, OWN_STATUS))
     return found
 
 
