@@ -12,6 +12,7 @@ import os
 import platform
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from torchmatrix.worker import repeats
 
 from .. import standin
 from ..conftest import CAN_BUILD_LIBRARIES, build_library
-from .conftest import Torch, Workspace
+from .conftest import Run, Torch, Workspace
 
 pytestmark = pytest.mark.integration
 
@@ -45,6 +46,15 @@ def output(workspace: Workspace, torch: Torch) -> list[str]:
     [record] = stored(workspace).records
     assert record.outcome is Outcome.PASS, record.message
     return record.metrics["output"]
+
+
+def run_probe(workspace: Workspace, torch: Torch, name: str, source: str, prefix: Sequence[str] = ()) -> Run:
+    """Write ``source`` as the probe ``name``, make it the matrix's one probe, and run it (under ``prefix``)."""
+    (workspace.folder / "probes" / f"{name}.py").write_text(source)
+    workspace.matrix([torch], [name])
+    ran = workspace.nox("-s", "probe", prefix=prefix)
+    assert ran.returncode == 0, ran.output
+    return ran
 
 
 def test_a_file_the_probe_read_is_an_input_and_its_record_is_stale_until_it_runs_again(
@@ -158,11 +168,7 @@ def test_the_cpus_a_pair_may_use_are_an_input(workspace: Workspace, torch_here: 
     """torch's default number of threads follows the CPUs a process may run on, and a float sum's last bits
     follow it: a run under ``taskset -c 0`` is another run than one on every CPU, and than one on CPU 1 (on a
     machine of unlike cores, another speed)."""
-    probes = workspace.folder / "probes"
-    (probes / "threads.py").write_text(THREADS)
-    workspace.matrix([torch_here], ["threads"])
-    first = workspace.nox("-s", "probe", prefix=["taskset", "-c", "0"])
-    assert first.returncode == 0, first.output
+    run_probe(workspace, torch_here, "threads", THREADS, prefix=["taskset", "-c", "0"])
     assert output(workspace, torch_here) == ["1"]
     second = workspace.nox("-s", "probe", prefix=["taskset", "-c", "1"])
     assert "the CPUs the pairs may use changed: 0 → 1" in second.output, second.output
@@ -188,11 +194,7 @@ def test_a_thread_count_a_script_sets_before_it_imports_torch_counts_as_by_hand(
     workspace: Workspace, torch_here: Torch, warm: None
 ) -> None:
     """A pair finds torch imported already; OpenMP read its threads then, by hand as torch loads."""
-    probes = workspace.folder / "probes"
-    (probes / "threads_set.py").write_text(THREADS_SET)
-    workspace.matrix([torch_here], ["threads_set"])
-    ran = workspace.nox("-s", "probe")
-    assert ran.returncode == 0, ran.output
+    run_probe(workspace, torch_here, "threads_set", THREADS_SET)
     assert output(workspace, torch_here) == ["1"]
 
 
@@ -208,11 +210,7 @@ def test_the_resource_limits_a_pair_runs_under_are_an_input(
     workspace: Workspace, torch_here: Torch, warm: None
 ) -> None:
     """A stack's size decides where a deep recursion crashes: a run under ``ulimit -s`` is another run."""
-    probes = workspace.folder / "probes"
-    (probes / "stack.py").write_text(STACK)
-    workspace.matrix([torch_here], ["stack"])
-    small = workspace.nox("-s", "probe", prefix=["sh", "-c", 'ulimit -S -s 4096 && exec "$@"', "sh"])
-    assert small.returncode == 0, small.output
+    run_probe(workspace, torch_here, "stack", STACK, prefix=["sh", "-c", 'ulimit -S -s 4096 && exec "$@"', "sh"])
     assert output(workspace, torch_here) == [str(4096 * 1024)]
     usual = workspace.nox("-s", "probe")
     assert usual.returncode == 0, usual.output
@@ -233,11 +231,7 @@ with tempfile.TemporaryDirectory() as folder:
 @pytest.mark.skipif(sys.platform == "win32", reason="needs umask")
 def test_the_umask_a_pair_runs_under_is_an_input(workspace: Workspace, torch_here: Torch, warm: None) -> None:
     """The permissions of every file a pair makes follow its umask: a run under ``umask 077`` is another run."""
-    probes = workspace.folder / "probes"
-    (probes / "umask.py").write_text(UMASK)
-    workspace.matrix([torch_here], ["umask"])
-    private = workspace.nox("-s", "probe", prefix=["sh", "-c", 'umask 077 && exec "$@"', "sh"])
-    assert private.returncode == 0, private.output
+    run_probe(workspace, torch_here, "umask", UMASK, prefix=["sh", "-c", 'umask 077 && exec "$@"', "sh"])
     assert output(workspace, torch_here) == ["0o600"]
     usual = workspace.nox("-s", "probe", prefix=["sh", "-c", 'umask 022 && exec "$@"', "sh"])
     assert usual.returncode == 0, usual.output
@@ -274,15 +268,11 @@ def test_the_groups_capabilities_and_state_a_pair_inherits_are_inputs(
     """Another group, root without ``CAP_DAC_OVERRIDE`` (which may then read no file it does not own), a lower
     priority, another scheduler or personality: each is another run, as each changes what a test of it finds. What
     the kernel says of the process is asked, each field it has: a state no list named is one too."""
-    probes = workspace.folder / "probes"
-    (probes / "process.py").write_text(PROCESS)
     nobodys = workspace.folder / "nobodys.txt"  # beside matrix.yaml: the folder the pairs run from
     nobodys.write_text("")
     os.chown(nobodys, 65534, 65534)
     nobodys.chmod(0o600)
-    workspace.matrix([torch_here], ["process"])
-    usual = workspace.nox("-s", "probe")
-    assert usual.returncode == 0, usual.output
+    run_probe(workspace, torch_here, "process", PROCESS)
     before = output(workspace, torch_here)
     other = workspace.nox("-s", "probe", prefix=RESTRICTED)
     assert other.returncode == 0, other.output
