@@ -31,7 +31,7 @@ SCRIPTS = {
     "asserts_other": ASSERTS.format("0.9642858"),
     # An address differs in every process; a random number too: its line is per-process.
     "addresses": "import torch\nprint(torch.Generator(), object())\n",
-    "random": "import os, torch\nprint('seeded', torch.rand(1).item())\nprint(os.urandom(8).hex())\n",
+    "randomness": "import os, torch\nprint('seeded', torch.rand(1).item())\nprint(os.urandom(8).hex())\n",
     # The same in every pair a worker forks, and another in the next worker's: two runs share no worker.
     "parent": "import os\nprint('worker', os.getppid())\n",
     # Its first run prints one line, its second two: runs that cannot be one release.
@@ -86,7 +86,7 @@ def test_an_exception_s_message_is_compared(seen: Seen) -> None:
 def test_only_what_is_per_process_is_no_change_and_a_line_that_differs_between_runs_is_per_process(
     seen: Seen,
 ) -> None:
-    addresses, random, counts = seen("addresses"), seen("random"), seen("counts")
+    addresses, random, counts = seen("addresses"), seen("randomness"), seen("counts")
     assert addresses.testable and addresses.runs == 2, addresses.detail
     assert "object at 0x…>" in addresses.detail
     assert (random.testable, random.runs) == (True, 2), random.detail

@@ -68,7 +68,8 @@ def test_a_file_the_probe_read_is_an_input_and_its_record_is_stale_until_it_runs
     first = workspace.nox("-s", "probe")
     assert first.returncode == 0, first.output
     assert output(workspace, torch_here) == ["1 a"]
-    assert "up to date" in workspace.nox("-s", "probe").output
+    again = workspace.nox("-s", "probe")
+    assert "up to date" in again.output, again.output
 
     (probes / "helper_value.py").write_text("VALUE = 2\n")
     report = workspace.nox("-s", "report")
@@ -179,10 +180,12 @@ def test_the_cpus_a_pair_may_use_are_an_input(workspace: Workspace, torch_here: 
     assert output(workspace, torch_here) == [str(len(os.sched_getaffinity(0)))]
 
 
-THREADS_SET = """\
+LOADED_BY_ITS_OWN_IMPORT = """\
 import os
+import sys
 
-os.environ["OMP_NUM_THREADS"] = "1"  # before torch loads OpenMP, by hand; a conftest.py does it so too
+print("torch" in sys.modules)
+os.environ["MKL_NUM_THREADS"] = "1"  # read as torch loads
 import torch
 
 print(torch.get_num_threads())
@@ -190,12 +193,40 @@ print(torch.get_num_threads())
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run on")
-def test_a_thread_count_a_script_sets_before_it_imports_torch_counts_as_by_hand(
+def test_a_script_s_own_import_loads_torch_after_what_it_set_before_as_by_hand(
     workspace: Workspace, torch_here: Torch, warm: None
 ) -> None:
-    """A pair finds torch imported already; OpenMP read its threads then, by hand as torch loads."""
-    run_probe(workspace, torch_here, "threads_set", THREADS_SET)
-    assert output(workspace, torch_here) == ["1"]
+    """A script's process is a new Python: torch is not there before its ``import torch``, which reads the
+    variables the script set before it, as by hand; the worker's own torch was loaded before them."""
+    run_probe(workspace, torch_here, "loads_torch", LOADED_BY_ITS_OWN_IMPORT)
+    assert output(workspace, torch_here) == ["False", "1"]
+
+
+THREADS_SET_IN_CONFTEST = """\
+import os
+
+os.environ["OMP_NUM_THREADS"] = "1"  # before the tests import torch, which loads OpenMP, by hand
+"""
+
+THREADS_TESTED = """\
+import torch
+
+
+def test_one_thread():
+    assert torch.get_num_threads() == 1
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to run on")
+def test_a_thread_count_a_conftest_sets_before_the_tests_import_torch_counts_as_by_hand(
+    workspace: Workspace, torch_here: Torch, warm: None
+) -> None:
+    """The tests' process finds torch imported by the worker: OpenMP read its threads then, by hand as torch
+    loads, after the ``conftest.py``."""
+    (workspace.folder / "probes" / "conftest.py").write_text(THREADS_SET_IN_CONFTEST)
+    run_probe(workspace, torch_here, "test_threads", THREADS_TESTED)
+    [record] = stored(workspace).records
+    assert (record.probe, record.outcome) == ("probes/test_threads.py::test_one_thread", Outcome.PASS), record.message
 
 
 STACK = """\

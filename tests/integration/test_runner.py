@@ -667,13 +667,41 @@ def test_a_script_s_own_folders_and_any_repr_s_addresses_are_normalised(
     ]
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
-def test_a_forked_script_finds_torch_imported_already(
+def test_a_script_s_process_is_a_new_python_whose_torch_its_own_import_loads(
     stub_torch_python: str, scripts: dict[str, Probe], stub_log: Path
 ) -> None:
     cell, _ = run(stub_torch_python, scripts, ["prints", "prints"])
     assert outcomes(cell) == [("prints", Outcome.PASS)] * 2
-    assert len(logged(stub_log, "import")) == 1  # the worker's: `import torch` in a script costs nothing more
+    imports = logged(stub_log, "import")  # (pid, parent's pid) of each process that imported torch
+    worker = imports[0][0]
+    assert len(imports) == 3 and len(set(imports)) == 3, imports  # the worker's, then each script's own
+    assert all(parent == worker for _, parent in imports[1:]), imports
+
+
+IMPORTS_AS_BY_HAND = """\
+import sys
+
+before = [name for name in ("json", "random", "threading", "torch", "torchmatrix_worker") if name in sys.modules]
+import json
+import random
+
+print(before, json.WHERE, random.random() == random.Random(0).random())
+"""
+
+
+def test_a_script_imports_what_python_had_not_imported_as_it_started_and_a_module_beside_it_shadows_it(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """By hand a script's Python has imported neither torch nor the modules torchmatrix's worker uses (``json``),
+    so a ``json.py`` beside the script is its ``json``; ``random`` is seeded all the same."""
+    folder = tmp_path / "shadows"
+    folder.mkdir()
+    (folder / "json.py").write_text("WHERE = 'beside'\n")
+    (folder / "imports.py").write_text(IMPORTS_AS_BY_HAND)
+    probe = dataclasses.replace(loader.probe_at(folder / "imports.py", tmp_path, kind=Kind.SCRIPT), name="imports")
+    cell, _ = run(stub_torch_python, {"imports": probe}, ["imports"])
+    assert outcomes(cell) == [("imports", Outcome.PASS)], cell.records[0].message
+    assert cell.records[0].metrics["output"] == ["[] beside True"]
 
 
 # --- pytest tests: a record per test; a test that crashes or hangs loses none of the others ------------------------

@@ -81,6 +81,10 @@ ends; after each pair the worker kills the pair's process group, then every
 child it still has. Should the worker itself be killed, the pair's own
 process dies with it (PR_SET_PDEATHSIG).
 
+A script's forked child runs a new Python in its place (this file, ``--child``), which
+keeps its group, folder and log and imports torch only as the script does, as
+``python script.py`` would, after what the script set before it.
+
 Elsewhere a pair's process is a new Python running this file (``--child``),
 which imports torch again (a second or two per pair): macOS's system
 libraries, Metal's included, do not survive a fork without exec, and Windows
@@ -90,11 +94,17 @@ whose parent ended first, is not stopped. $TORCHMATRIX_WORKER_START=spawn
 chooses this way on Linux too (the tests use it to run it there).
 """
 
+import sys
+
+STARTED_WITH = frozenset(sys.modules)
+"""The modules this Python imported as it started, before this file's: all that a script's Python, started by
+hand, has imported before the script (``--child``: :func:`torchmatrix_worker.pairs.spawned_child`)."""
+
+# ruff: noqa: E402 - the imports after STARTED_WITH are no part of it
 import faulthandler
 import functools
 import json
 import os
-import sys
 import tempfile
 import time
 
@@ -167,6 +177,6 @@ def forks():
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         forget_own_folder()
-        spawned_child(json.loads(sys.argv[2]))
+        spawned_child(json.loads(sys.argv[2]), STARTED_WITH)
     else:
         main()

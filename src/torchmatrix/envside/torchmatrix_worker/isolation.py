@@ -246,7 +246,8 @@ def prctl(option, value):
 
 
 class Forking(Isolation):
-    """Each job in a child forked from this worker, which waits on it, its own stdin and SIGCHLD alone.
+    """Each job in a child forked from this worker, which waits on it, its own stdin and SIGCHLD alone; a script's
+    child runs a new Python (:func:`child_command`), which imports what the script imports, torch included.
 
     The worker starts no thread (a fork in a process with threads can deadlock
     its child): one select() watches the child's answer, the child's end (a
@@ -271,6 +272,10 @@ class Forking(Isolation):
         if pid == 0:
             try:
                 self.enter_child(folder, log.fileno(), [reader] + self.private)
+                if job["job"] == SCRIPT:  # as python runs it: in a new interpreter, which its own import torch loads
+                    os.set_inheritable(writer, True)
+                    command = child_command(dict(job, answer_fd=writer))
+                    os.execv(command[0], command)
                 child_main(job, writer)
             finally:  # never back into the worker's code: its cleanup is the worker's, not this child's
                 os._exit(70)
@@ -376,7 +381,8 @@ class Spawning(Isolation):
     """Each job in a new Python running this file, which imports torch again: no fork, nothing inherited.
 
     A job's time limit starts once its process has imported torch (which may take
-    up to ``startup`` seconds), as it would in a forked child. A thread waits for
+    up to ``startup`` seconds), as it would in a forked child; a script's, once its
+    Python started: its own ``import torch`` is its time, as in a forked child. A thread waits for
     the parent's end (stdin closes), then ends the running job's processes and the worker.
     """
 

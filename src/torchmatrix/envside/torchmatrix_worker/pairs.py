@@ -9,18 +9,27 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import random
 import signal
 import sys
 import tempfile
-import threading
 import traceback
 import types
 import weakref
 
 from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
 from .fingerprint import device_available, fingerprint
-from .protocol import DEVICE_VARIABLE, ERROR, FAIL, MAX_MESSAGE, OPTIONS_VARIABLE, PLUGIN_FILE, UNAVAILABLE, write_all
+from .protocol import (
+    DEVICE_VARIABLE,
+    ERROR,
+    FAIL,
+    MAX_MESSAGE,
+    OPTIONS_VARIABLE,
+    PLUGIN_FILE,
+    PYTEST,
+    SCRIPT,
+    UNAVAILABLE,
+    write_all,
+)
 from .reads import FilesRead, FromSources, SourceOnly, excluded_folders
 from .records import said_digest
 
@@ -31,11 +40,11 @@ def child_main(job, answer_fd):
     try:
         ordinary_signals()
         job = dict(job, folder=os.path.dirname(os.path.realpath(job.get("path") or os.curdir)))  # before it is heard
-        import torch
-
-        reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"], job.get("read"))
-        answer = perform(torch, job)
-        if reads is not None:
+        if job["job"] == "fingerprint":
+            answer = fingerprint_answer(job["devices"])
+        else:
+            reads = FilesRead(job["scratch"], job.get("read"))
+            answer = perform(job)
             answer["read"] = reads.paths()
             answer["read_as_found"] = reads.as_found(answer["read"] or [])
         if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
@@ -76,34 +85,53 @@ def ordinary_signals():
             pass
 
 
-def perform(torch, job):
-    if job["job"] == "fingerprint":
-        checked = {device: device_available(torch, device) for device in job["devices"]}
-        return {"environment": fingerprint(torch), "devices": checked}
+def fingerprint_answer(devices):
+    import torch
+
+    checked = {device: device_available(torch, device) for device in devices}
+    return {"environment": fingerprint(torch), "devices": checked}
+
+
+def perform(job):
+    """Run the pair's probe, script or tests, each as it runs by hand but from one seed, on its device alone.
+
+    A script's process is a new interpreter (:func:`spawned_child`) whose torch the script's own ``import torch``
+    loads, after whatever the script set before it (``os.environ``, ``sys.setdlopenflags``), as by hand; its
+    device is one the worker found. A probe's and tests' process finds torch imported by the worker, and asks it
+    whether the device is there.
+    """
+    if job["job"] == SCRIPT:
+        start_as_a_pair(job)
+        return run_script(job)
+    import torch
+
     available, reason = device_available(torch, job["device"])
     if not available:
         return unavailable(reason)
-    os.environ[DEVICE_VARIABLE] = job["device"]
-    keep_own_options(job.get("name"))
-    keep_bytecode_out_of_the_folder()
-    if job["device"] == "cpu":
-        hide_accelerators(torch)
-    seed_generators(torch, job.get("seed", 0))
-    FromSources(excluded_folders(job["scratch"])).install()
+    start_as_a_pair(job)
     ThreadsAsImported(torch)
-    if job["job"] == "script":
-        return run_script(torch, job)
-    if job["job"] == "pytest":
+    if job["job"] == PYTEST:
         return run_tests(job)
     return run_pair(torch, job["name"], job["path"], job["device"])
 
 
+def start_as_a_pair(job):
+    """What every pair starts with: its device, its own options, its seed, bytecode of sources alone."""
+    os.environ[DEVICE_VARIABLE] = job["device"]
+    keep_own_options(job.get("name"))
+    keep_bytecode_out_of_the_folder()
+    if job["device"] == "cpu":
+        hide_accelerators()
+    seed_generators(job.get("seed", 0))
+    FromSources(excluded_folders(job["scratch"])).install()
+
+
 class ThreadsAsImported(object):
-    """The pair's own ``import torch`` finds torch imported already (by the worker, which spares it the cost), so a
-    thread count its code set before it (``os.environ["OMP_NUM_THREADS"] = "1"`` atop a script, or in a
-    ``conftest.py``) reached no OpenMP as it loaded: at the first ``import torch`` of the pair's code (or of what it
-    imports), one it set since the pair began is given to torch (``torch.set_num_threads``), as OpenMP, loaded by
-    that import by hand, would have read it then."""
+    """The tests' own ``import torch`` finds torch imported already (by the worker, which spares it the cost), so a
+    thread count their code set before it (``os.environ["OMP_NUM_THREADS"] = "1"`` in a ``conftest.py``) reached
+    no OpenMP as it loaded: at the first ``import torch`` of the pair's code (or of what it imports), one it set
+    since the pair began is given to torch (``torch.set_num_threads``), as OpenMP, loaded by that import by hand,
+    would have read it then. (A script's own import loads torch: :func:`perform`.)"""
 
     def __init__(self, torch):
         self.torch = torch
@@ -144,52 +172,70 @@ def keep_bytecode_out_of_the_folder():
         os.environ.setdefault("PYTHONPYCACHEPREFIX", prefix)
 
 
-def hide_accelerators(torch):
+def hide_accelerators():
     """Make this process see no CUDA (nor ROCm) device and no MPS: what runs on the cpu pair runs on the cpu.
 
     CUDA reads the variables when it starts, which it has not in this process (the worker never starts it).
     """
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
     os.environ["HIP_VISIBLE_DEVICES"] = ""
+    after_import("torch", hide_mps)
+
+
+def hide_mps(torch):
     mps = getattr(torch.backends, "mps", None)
     if mps is not None:
         mps.is_available = lambda: False
 
 
-def seed_generators(torch, seed):
-    """Seed Python's ``random``, torch's generators and NumPy's global one, now or when the pair imports NumPy."""
-    random.seed(seed)
-    torch.manual_seed(seed)
-    if "numpy" in sys.modules:
-        seed_numpy(sys.modules["numpy"], seed)
-    else:
-        sys.meta_path.insert(0, SeedingNumpy(seed))
+def seed_generators(seed):
+    """Seed Python's ``random``, torch's generators and NumPy's global one, now or as the pair imports them."""
+    after_import("random", lambda random: random.seed(seed))
+    after_import("torch", lambda torch: torch.manual_seed(seed))
+    after_import("numpy.random", lambda numpy_random: seed_numpy(numpy_random, seed))
 
 
-def seed_numpy(numpy, seed):
+def seed_numpy(numpy_random, seed):
     with contextlib.suppress(Exception):  # a NumPy without a global generator is nothing to seed
-        numpy.random.seed(seed)
+        numpy_random.seed(seed)
 
 
-class SeedingNumpy(object):
-    """A finder that lets NumPy import as it would, then seeds its global generator."""
+def after_import(name, action):
+    """Call ``action`` with the module ``name``: now, where it is imported, or as soon as the pair imports it."""
+    if name in sys.modules:
+        action(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, AfterImport(name, action))
 
-    def __init__(self, seed):
-        self.seed = seed
+
+class AfterImport(object):
+    """A finder that lets the module ``name`` import as it would, then calls ``action`` with it, once.
+
+    It stays until the module is imported: a look (``importlib.util.find_spec``) is no import.
+    """
+
+    def __init__(self, name, action):
+        self.name = name
+        self.action = action
+        self.finding = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "numpy.random":
+        if name != self.name or self.finding:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        self.finding = True
+        try:
+            spec = importlib.util.find_spec(name)  # as the finders after this one find it
+        finally:
+            self.finding = False
         if spec is None or spec.loader is None:
             return spec
-        execute, seed = spec.loader.exec_module, self.seed
+        execute = spec.loader.exec_module
 
         def exec_module(module):
             execute(module)
-            with contextlib.suppress(Exception):
-                module.seed(seed)
+            with contextlib.suppress(ValueError):
+                sys.meta_path.remove(self)
+            self.action(module)
 
         spec.loader.exec_module = exec_module
         return spec
@@ -223,7 +269,7 @@ def load_module(name, path):
     return module
 
 
-def run_script(torch, job):
+def run_script(job):
     """Run the script as its own ``__main__``, its stdout going to ``job["output"]``; how it ended.
 
     As ``python script.py`` would: as the module ``__main__`` (:func:`as_main`),
@@ -245,8 +291,8 @@ def run_script(torch, job):
         with open(path, "rb") as source:
             code = compile(source.read(), path, "exec", dont_inherit=True)
         exec(code, main.__dict__)
-        if job["device"] == "cuda":
-            torch.cuda.synchronize()
+        if job["device"] == "cuda" and "torch" in sys.modules:
+            sys.modules["torch"].cuda.synchronize()
         answer = exit_answer(0)
     except SystemExit as exit:
         answer = exit_answer(exit_status(exit))
@@ -282,7 +328,7 @@ def end_as_python_does(script_module):
     handler) has its globals cleared then (:func:`clear_as_python_does`). What they print is the script's output;
     one that ends the process (``os._exit(1)``) ends the script so; what one raises is printed and passed over, as
     by python. Whether its output could be flushed (python exits with :data:`FLUSH_FAILED` where not)."""
-    shutdown = getattr(threading, "_shutdown", None)
+    shutdown = getattr(sys.modules.get("threading"), "_shutdown", None)  # the script's own threading
     if shutdown is not None:
         shutdown()
     atexit._run_exitfuncs()
@@ -398,14 +444,37 @@ def skipping_conftest(skipped, root):
     return os.path.relpath(found[-1], root) if found else "a conftest.py"
 
 
-def spawned_child(job):
-    """A job's process started by Spawning: its folder, stdin and log are set; its answer goes to a file.
+def spawned_child(job, started_with):
+    """A job's process started anew: by Spawning, its answer to a file; by Forking, for a script, its answer to the
+    pipe the worker's fork left it (``answer_fd``). Its folder, stdin and log are set. ``started_with``: the
+    modules this Python imported as it started.
 
-    A newline written first tells the parent that torch is imported (JSON ignores it).
+    A newline written first tells the parent that torch is imported (JSON ignores it): a script's process leaves
+    that import to the script (:func:`leave_to_the_script`).
     """
     faulthandler.enable(all_threads=False)
-    answer_fd = os.open(job["answer"], os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0))
-    import torch  # noqa: F401 - the import child_main then finds done
+    answer_fd = job.get("answer_fd")
+    if answer_fd is None:
+        answer_fd = os.open(job["answer"], os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0))
+    if job["job"] == SCRIPT:
+        leave_to_the_script(started_with)
+    else:
+        import torch  # noqa: F401 - the import child_main then finds done
 
     write_all(answer_fd, b"\n")
     child_main(job, answer_fd)
+
+
+def leave_to_the_script(started_with):
+    """Let the script import the modules this process imported since it started (``started_with``): the worker's,
+    and the standard library's it imports (``json``, ``threading``, …), as by hand, where a ``json.py`` beside the
+    script shadows the standard library's. This process's code keeps the modules it holds; an extension module
+    (``_json``), which Python loads once a process, stays."""
+    for name, module in list(sys.modules.items()):
+        if name not in started_with and not is_extension(module):
+            del sys.modules[name]
+
+
+def is_extension(module):
+    origin = getattr(getattr(module, "__spec__", None), "origin", None) or ""
+    return origin == "built-in" or origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
