@@ -75,16 +75,15 @@ def test_the_workers_own_failure_in_a_pairs_process_is_an_error_that_says_so(tmp
     script = tmp_path / "script.py"
     script.write_text("print('never runs')\n")
     output = str(tmp_path / "no-folder" / "output")
+    answer = tmp_path / "answer"
+    answer.touch()
     job = {"job": "script", "device": "cpu", "path": str(script), "output": output, "scratch": str(tmp_path)}
-    reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the pair's process: it ends in child_main, whatever happens
         sys.path.insert(0, str(DATA / "stub_torch"))
-        pairs.child_main(job, writer)
-    os.close(writer)
-    with os.fdopen(reader, "rb") as answer:
-        sent = json.loads(answer.read())
+        pairs.child_main(dict(job, answer=str(answer)))
     _, status = os.waitpid(pid, 0)
+    sent = json.loads(answer.read_bytes())
     assert os.waitstatus_to_exitcode(status) == 0
     assert sent["outcome"] == "error"
     assert sent["message"].startswith("torchmatrix's worker failed in this pair's process: FileNotFoundError")

@@ -98,24 +98,13 @@ PROBES = {
                 pids.write('{} {} {}\\n'.format(os.getppid(), os.getpid(), child.pid))
             time.sleep(3600)
         """,
-    "floods_its_pipes": """
-        import os, stat, time
-        def run(device):  # every pipe it has, its result's included, gets endless bytes from a child
-            pipes = []
-            for name in os.listdir('/proc/self/fd'):
-                try:
-                    if int(name) > 2 and stat.S_ISFIFO(os.fstat(int(name)).st_mode):
-                        pipes.append(int(name))
-                except OSError:
-                    pass
-            if os.fork() == 0:
-                try:
-                    while True:
-                        for fd in pipes:
-                            os.write(fd, b'x' * 65536)
-                finally:
-                    os._exit(0)
-            time.sleep(3600)  # no answer: the worker ends the pair once the flood passes its limit
+    "floods_its_answer": """
+        import glob, os, tempfile
+        def run(device):  # its answer file, beside its temporary folder, gets more than any record before it
+            for path in glob.glob(os.path.join(os.path.dirname(tempfile.gettempdir()), 'answer-*')):
+                with open(path, 'ab') as answer:
+                    answer.write(b'{' * (2 << 20))
+            return {'outcome': 'pass'}
         """,
     "reads_options": "import json, os\ndef run(device):\n"
     "    return {'outcome': 'pass', 'metrics': json.loads(os.environ['TORCHMATRIX_PROBE_OPTIONS'])}\n",
@@ -260,15 +249,12 @@ def test_nothing_a_pair_started_outlives_it_even_in_a_session_of_its_own(
     assert cell.records[1].metrics == {"alive": []}  # dead before the next pair started
 
 
-@pytest.mark.serial  # wall-clock bounds: ended in seconds, against a limit of 20
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker forks on Linux only")
-def test_a_process_flooding_its_pipes_neither_blocks_the_worker_nor_reaches_the_parent(
-    stub_torch_python: str, probes: dict[str, Probe]
+def test_a_process_flooding_its_answer_file_is_no_record_and_the_next_pair_runs(
+    stub_torch_python: str, probes: dict[str, Probe], start: str
 ) -> None:
-    cell, _ = run(stub_torch_python, probes, ["floods_its_pipes", "good"], timeout=20.0)
-    assert outcomes(cell) == [("floods_its_pipes", Outcome.ERROR), ("good", Outcome.PASS)]
+    cell, _ = run(stub_torch_python, probes, ["floods_its_answer", "good"])
+    assert outcomes(cell) == [("floods_its_answer", Outcome.ERROR), ("good", Outcome.PASS)]
     assert cell.records[0].message == "malformed result: the probe's process sent more than 1310720 bytes"
-    assert cell.records[0].duration < 4.0  # ended as soon as it sent too much
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -702,6 +688,86 @@ def test_a_script_imports_what_python_had_not_imported_as_it_started_and_a_modul
     cell, _ = run(stub_torch_python, {"imports": probe}, ["imports"])
     assert outcomes(cell) == [("imports", Outcome.PASS)], cell.records[0].message
     assert cell.records[0].metrics["output"] == ["[] beside True"]
+
+
+def by_hand(python: str, script: Path) -> tuple[int, list[str]]:
+    """How ``python script.py`` ends from the script's folder, and the lines it prints."""
+    done = subprocess.run([python, script.name], cwd=script.parent, capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout.splitlines()
+
+
+def run_script_as_a_pair(python: str, script: Path, tmp_path: Path):
+    """The record of ``script`` run as the cpu pair of a matrix in ``tmp_path``."""
+    probe = dataclasses.replace(loader.probe_at(script, tmp_path, kind=Kind.SCRIPT), name=script.stem)
+    cell, _ = run(python, {script.stem: probe}, [script.stem])
+    return cell.records[0]
+
+
+def test_a_random_or_torch_module_beside_a_script_is_the_script_s_own_which_torchmatrix_neither_seeds_nor_changes(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """By hand, ``random.py`` and ``torch.py`` beside a script are what its imports find: a pair seeds and hides
+    devices in the environment's modules alone, and calls nothing of the script's own."""
+    folder = tmp_path / "own"
+    folder.mkdir()
+    (folder / "random.py").write_text("def seed(*arguments, **options):\n    print('random.seed was called')\n")
+    (folder / "torch.py").write_text("def manual_seed(seed):\n    print('torch.manual_seed was called')\n")
+    script = folder / "imports.py"
+    script.write_text("import random, torch\nprint(random.__name__, torch.__name__)\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (record.metrics["exit_code"], record.metrics["output"]) == by_hand(stub_torch_python, script) == (
+        0, ["random torch"],
+    ), record.message  # fmt: skip
+
+
+CLOSES_WHAT_IT_DID_NOT_OPEN = """\
+import os, sys
+os.closerange(3, 1024)
+mine = [os.open(os.path.join(sys.argv[0] + "-{}".format(n)), os.O_WRONLY | os.O_CREAT) for n in range(OPENS)]
+print('ran')
+"""
+
+
+@pytest.mark.parametrize("opens", [0, 16])
+def test_a_script_that_closes_every_descriptor_it_did_not_open_ends_as_by_hand(
+    stub_torch_python: str, tmp_path: Path, start: str, opens: int
+) -> None:
+    """The pair's answer goes to a file its process opens to write it, after the script: in no descriptor the
+    script could close (which would fail the pair), nor in one it reopens as its own file (which would take it)."""
+    script = tmp_path / "closes.py"
+    script.write_text(CLOSES_WHAT_IT_DID_NOT_OPEN.replace("OPENS", str(opens)))
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (record.outcome, record.metrics["exit_code"], record.metrics["output"]) == (Outcome.PASS, 0, ["ran"])
+    assert [path.read_bytes() for path in tmp_path.glob("closes.py-*")] == [b""] * opens
+    assert by_hand(stub_torch_python, script) == (0, ["ran"])
+
+
+BROKEN_STREAM = """\
+import sys
+
+class Broken:
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        raise OSError("cannot flush")
+
+"""
+
+
+@pytest.mark.parametrize(
+    "ending",
+    ["sys.stdout = None", "sys.stdout.close()", "sys.stderr = Broken()", "sys.stdout = Broken()"],
+)
+def test_a_script_s_streams_are_flushed_as_python_exits_and_its_status_is_python_s(
+    stub_torch_python: str, tmp_path: Path, ending: str
+) -> None:
+    """Python flushes stdout and stderr as it exits, each that is neither None nor closed, and exits 120 where
+    either fails."""
+    script = tmp_path / "streams.py"
+    script.write_text(BROKEN_STREAM + ending + "\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert record.metrics["exit_code"] == by_hand(stub_torch_python, script)[0], record.message
 
 
 # --- pytest tests: a record per test; a test that crashes or hangs loses none of the others ------------------------

@@ -64,30 +64,32 @@ class Isolation(object):
         """
         folder = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.scratch)
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the whole job
-        sides = self.side_files(job)
+        answer = self.side_file("answer")
+        sides = dict((name, self.side_file(name)) for name in SIDE_FILES.get(job["job"], ()))
         places = cell_places(folder, self.scratch)
-        job = dict(job, scratch=self.scratch, places=places, **sides)
+        job = dict(job, scratch=self.scratch, places=places, answer=answer, **sides)
         try:
             deadline = Deadline(limit, sides.get("progress"), progressed)
-            code, answer, timed_out = self.start_and_wait(job, folder, log, deadline)
+            code, timed_out = self.start_and_wait(job, folder, log, deadline)
             log_tail = keep_log(log, job)
             written = dict((name, self.read_side(name, path, places)) for name, path in sides.items())
-            return Ending(code, answer, timed_out, log_tail, written, places)
+            return Ending(code, read_answer(answer), timed_out, log_tail, written, places)
         finally:
             log.close()
             shutil.rmtree(folder, ignore_errors=True)
-            for path in sides.values():
+            for path in [answer] + list(sides.values()):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
 
-    def side_files(self, job):
-        """The files a job of its kind writes besides its answer, by name: beside its folder, which it may empty."""
-        names = SIDE_FILES.get(job["job"], ())
-        made = {}
-        for name in names:
-            fd, made[name] = tempfile.mkstemp(prefix=name + "-", dir=self.scratch)
-            os.close(fd)
-        return made
+    def side_file(self, name):
+        """A new, empty file a job writes to (:data:`SIDE_FILES`, its answer): beside its folder, which it may empty.
+
+        The job's process opens it to write, and closes it, each time: one that closes every descriptor it did not
+        open (``os.closerange(3, 256)``) or opens its own files in their place runs as by hand, and loses nothing.
+        """
+        fd, path = tempfile.mkstemp(prefix=name + "-", dir=self.scratch)
+        os.close(fd)
+        return path
 
     def read_side(self, name, path, places):
         """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the files its
@@ -250,8 +252,9 @@ class Forking(Isolation):
     child runs a new Python (:func:`child_command`), which imports what the script imports, torch included.
 
     The worker starts no thread (a fork in a process with threads can deadlock
-    its child): one select() watches the child's answer, the child's end (a
-    SIGCHLD handler wakes it) and the parent's end (stdin closes).
+    its child): one select() watches the child's end (a SIGCHLD handler wakes
+    it), not its answer file's, which its own forked children may hold, and the
+    parent's end (stdin closes).
     """
 
     def __init__(self, scratch, workdir, parent_fd, channel_fd):
@@ -267,28 +270,23 @@ class Forking(Isolation):
 
     def start_and_wait(self, job, folder, log, deadline):
         deadline.start()
-        reader, writer = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
-                self.enter_child(folder, log.fileno(), [reader] + self.private)
+                self.enter_child(folder, log.fileno(), self.private)
                 if job["job"] == SCRIPT:  # as python runs it: in a new interpreter, which its own import torch loads
-                    os.set_inheritable(writer, True)
-                    command = child_command(dict(job, answer_fd=writer))
+                    command = child_command(job)
                     os.execv(command[0], command)
-                child_main(job, writer)
+                child_main(job)
             finally:  # never back into the worker's code: its cleanup is the worker's, not this child's
                 os._exit(70)
-        os.close(writer)
-        os.set_blocking(reader, False)
         try:
             with contextlib.suppress(OSError):
                 os.setpgid(pid, pid)  # as the child does itself: whichever runs first, it leads its own group
-            answer, timed_out = self.wait(pid, reader, deadline)
+            timed_out = self.timed_out(pid, deadline)
         finally:
             code = self.end(pid)
-            os.close(reader)
-        return code, answer, timed_out
+        return code, timed_out
 
     def enter_child(self, folder, log_fd, inherited):
         """Make this forked child a pair's process: own group, own temporary folder, own log, nothing of the
@@ -311,30 +309,18 @@ class Forking(Isolation):
         tempfile.tempdir = None  # the worker's own, cached: asked again, as a new process would, from TMPDIR
         os.chdir(self.workdir)
 
-    def wait(self, pid, reader, deadline):
-        """What the child sends on ``reader`` until it ends or ``deadline`` passes; (answer, timed out).
-
-        A probe's own forked children inherit the pipe, so its end of file does not
-        mean the child ended: the child's exit (SIGCHLD) does.
-        """
-        answer = bytearray()
-        watched = [self.parent_fd, self.wakeup, reader]
+    def timed_out(self, pid, deadline):
+        """Wait for the child ``pid`` to end (SIGCHLD wakes the wait) until ``deadline``; whether it passed first."""
         while not ended(pid):
             left = deadline.remaining()
             if left <= 0:
-                return bytes(answer), True
-            readable = select.select(watched, [], [], deadline.pause(left))[0]
+                return True
+            readable = select.select([self.parent_fd, self.wakeup], [], [], deadline.pause(left))[0]
             if self.parent_fd in readable and not os.read(self.parent_fd, 4096):
                 raise ParentGone()
             if self.wakeup in readable:
                 drain(self.wakeup)
-            if reader in readable:
-                if not read_into(answer, reader):
-                    watched.remove(reader)  # from here on, the child's end is seen by SIGCHLD alone
-                elif len(answer) > MAX_ANSWER_BYTES:
-                    return bytes(answer), False  # more than any record: the pair is over
-        read_into(answer, reader)  # what it wrote just before it ended
-        return bytes(answer), False
+        return False
 
     def end(self, pid):
         """Kill what is left of a job's processes, reap its own; its exit code (None if it could not be stopped)."""
@@ -354,19 +340,6 @@ class Forking(Isolation):
 def ended(pid):
     """Whether the child ``pid`` ended, leaving it unreaped: its pid, and so its group's id, stay taken."""
     return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-
-
-def read_into(buffer, fd):
-    """Read what ``fd`` holds now into ``buffer``, up to just past the limit; False at its end of file."""
-    while len(buffer) <= MAX_ANSWER_BYTES:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return True
-        if not chunk:
-            return False
-        buffer += chunk
-    return True
 
 
 def drain(fd):
@@ -407,23 +380,19 @@ class Spawning(Isolation):
         os._exit(70)
 
     def start_and_wait(self, job, folder, log, deadline):
-        answer_fd, answer_path = tempfile.mkstemp(prefix="answer-", dir=self.scratch)  # beside the pair's folder
-        os.close(answer_fd)
         try:
             self.process = subprocess.Popen(
-                child_command(dict(job, answer=answer_path)),
+                child_command(job),
                 cwd=self.workdir, env=dict(os.environ, **temporary_folder(folder)),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, **own_process_group()
             )  # fmt: skip
-            timed_out = not self.imported(self.process, answer_path) or not ended_within(self.process, deadline)
+            timed_out = not self.imported(self.process, job["answer"]) or not ended_within(self.process, deadline)
             self.end(self.process)
-            return self.process.returncode, read_answer(answer_path), timed_out
+            return self.process.returncode, timed_out
         finally:
             if self.process is not None and self.process.returncode is None:  # the parent left while it waited
                 self.end(self.process)
             self.process = None
-            with contextlib.suppress(OSError):
-                os.unlink(answer_path)
 
     def imported(self, process, answer_path):
         """Whether ``process`` imported torch within the startup allowance (or ended before)."""

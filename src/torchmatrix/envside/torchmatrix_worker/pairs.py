@@ -34,8 +34,9 @@ from .reads import FilesRead, FromSources, SourceOnly, excluded_folders
 from .records import said_digest
 
 
-def child_main(job, answer_fd):
-    """Do ``job`` in this new process, write its answer to ``answer_fd`` and end the process; never returns."""
+def child_main(job):
+    """Do ``job`` in this new process, write its answer to its file (``job["answer"]``) and end the process; never
+    returns."""
     status, own_pid = 70, os.getpid()
     try:
         ordinary_signals()
@@ -48,7 +49,7 @@ def child_main(job, answer_fd):
             answer["read"] = reads.paths()
             answer["read_as_found"] = reads.as_found(answer["read"] or [])
         if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
-            write_all(answer_fd, json.dumps(answer, allow_nan=False).encode("utf-8"))
+            write_answer(job["answer"], json.dumps(answer, allow_nan=False).encode("utf-8"))
         status = 0
     except SystemExit as exit:  # sys.exit() in a probe ends its process, as os._exit() does
         status = exit_status(exit)
@@ -56,7 +57,8 @@ def child_main(job, answer_fd):
         traceback.print_exc()
         if os.getpid() == own_pid:
             message = "torchmatrix's worker failed in this pair's process: " + describe(error)
-            write_all(answer_fd, json.dumps({"outcome": ERROR, "metrics": {}, "message": message}).encode("utf-8"))
+            failed = {"outcome": ERROR, "metrics": {}, "message": message}
+            write_answer(job["answer"], json.dumps(failed).encode("utf-8"))
             status = 0
     except BaseException:
         traceback.print_exc()
@@ -65,6 +67,17 @@ def child_main(job, answer_fd):
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(status)  # no atexit handlers (a script's ran at its end), no torch shutdown: the parent decides
+
+
+def write_answer(path, data):
+    """Append ``data`` to the job's answer file at ``path``, opened for it alone: the pair's code may have closed
+    any descriptor it did not open itself, or opened its own files in their place, as it may by hand (or removed the
+    file: it is made again)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        write_all(fd, data)
+    finally:
+        os.close(fd)
 
 
 def ordinary_signals():
@@ -201,21 +214,36 @@ def seed_numpy(numpy_random, seed):
 
 
 def after_import(name, action):
-    """Call ``action`` with the module ``name``: now, where it is imported, or as soon as the pair imports it."""
+    """Call ``action`` with the environment's module ``name``: now, where it is imported, or as soon as the pair
+    imports it.
+
+    The environment's is the one Python finds now, before the pair's code puts its own folder first on sys.path: a
+    module of that name the pair brings itself (a ``random.py`` or ``torch.py`` beside a script, which its import
+    finds by hand too) is the pair's own, and no action touches it.
+    """
     if name in sys.modules:
         action(sys.modules[name])
     else:
-        sys.meta_path.insert(0, AfterImport(name, action))
+        package = name.partition(".")[0]
+        sys.meta_path.insert(0, AfterImport(name, package, origin(importlib.util.find_spec(package)), action))
+
+
+def origin(spec):
+    """Where the module of ``spec`` comes from (its file); None for no module."""
+    return getattr(spec, "origin", None)
 
 
 class AfterImport(object):
-    """A finder that lets the module ``name`` import as it would, then calls ``action`` with it, once.
+    """A finder that lets the module ``name`` import as it would, then, where its top-level package came from
+    ``package_origin``, calls ``action`` with it; once, at its first import.
 
     It stays until the module is imported: a look (``importlib.util.find_spec``) is no import.
     """
 
-    def __init__(self, name, action):
+    def __init__(self, name, package, package_origin, action):
         self.name = name
+        self.package = package
+        self.package_origin = package_origin
         self.action = action
         self.finding = False
 
@@ -235,7 +263,9 @@ class AfterImport(object):
             execute(module)
             with contextlib.suppress(ValueError):
                 sys.meta_path.remove(self)
-            self.action(module)
+            package = sys.modules.get(self.package)
+            if self.package_origin is not None and origin(getattr(package, "__spec__", None)) == self.package_origin:
+                self.action(module)
 
         spec.loader.exec_module = exec_module
         return spec
@@ -332,12 +362,7 @@ def end_as_python_does(script_module):
     if shutdown is not None:
         shutdown()
     atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        flushed = True
-    except Exception:  # the script's own stdout, which python tells of as it exits
-        traceback.print_exc()
-        flushed = False
+    flushed = flush_as_python_does()
     if sys.modules.get("__main__") is script_module():
         del sys.modules["__main__"]
     gc.collect()
@@ -347,6 +372,30 @@ def end_as_python_does(script_module):
         held = None
         gc.collect()
     return flushed
+
+
+def flush_as_python_does():
+    """Flush ``sys.stdout`` and ``sys.stderr``, whatever the script made them, as python does as it exits: each
+    that is neither None nor closed; a failure to flush stdout is printed. Whether both could be flushed."""
+    flushed = True
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None or is_closed(stream):
+            continue
+        try:
+            stream.flush()
+        except Exception:
+            if stream is sys.stdout:
+                traceback.print_exc()
+            flushed = False
+    return flushed
+
+
+def is_closed(stream):
+    """Whether ``stream`` says it is closed, as python asks it (a stream that cannot say is open)."""
+    try:
+        return bool(stream.closed)
+    except Exception:
+        return False
 
 
 def clear_as_python_does(namespace):
@@ -361,7 +410,7 @@ def clear_as_python_does(namespace):
 
 
 FLUSH_FAILED = 120
-"""The exit status of a python whose stdout could not be flushed as it exited (``Py_RunMain``'s)."""
+"""The exit status of a python whose stdout or stderr could not be flushed as it exited (``Py_RunMain``'s)."""
 
 
 def redirect_stdout(path):
@@ -445,24 +494,21 @@ def skipping_conftest(skipped, root):
 
 
 def spawned_child(job, started_with):
-    """A job's process started anew: by Spawning, its answer to a file; by Forking, for a script, its answer to the
-    pipe the worker's fork left it (``answer_fd``). Its folder, stdin and log are set. ``started_with``: the
-    modules this Python imported as it started.
+    """A job's process started anew (a new Python running the worker, ``--child``): by Spawning, any job; by
+    Forking, a script. Its folder, stdin and log are set. ``started_with``: the modules this Python imported as it
+    started.
 
-    A newline written first tells the parent that torch is imported (JSON ignores it): a script's process leaves
-    that import to the script (:func:`leave_to_the_script`).
+    A newline written to its answer file first tells the parent that torch is imported (JSON ignores it): a
+    script's process leaves that import to the script (:func:`leave_to_the_script`).
     """
     faulthandler.enable(all_threads=False)
-    answer_fd = job.get("answer_fd")
-    if answer_fd is None:
-        answer_fd = os.open(job["answer"], os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0))
     if job["job"] == SCRIPT:
         leave_to_the_script(started_with)
     else:
         import torch  # noqa: F401 - the import child_main then finds done
 
-    write_all(answer_fd, b"\n")
-    child_main(job, answer_fd)
+    write_answer(job["answer"], b"\n")
+    child_main(job)
 
 
 def leave_to_the_script(started_with):

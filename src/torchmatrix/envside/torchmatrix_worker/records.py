@@ -125,7 +125,7 @@ class Ending(object):
 def pair_record(ending, name, device, limit):
     if ending.timed_out:
         return {"outcome": TIMEOUT, "metrics": {"limit": limit}, "message": "stopped after {:g} s".format(limit)}
-    if len(ending.answer) > MAX_ANSWER_BYTES:  # then the worker ended it: its exit code says nothing
+    if len(ending.answer) > MAX_ANSWER_BYTES:  # more than any record: whatever its exit code
         return malformed("the probe's process sent more than {} bytes".format(MAX_ANSWER_BYTES))
     if ending.code != 0 or not ending.answer.strip():
         how = exit_description(ending.code) + (" before it answered" if ending.code == 0 else "")
