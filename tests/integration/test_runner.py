@@ -770,6 +770,67 @@ def test_a_script_s_streams_are_flushed_as_python_exits_and_its_status_is_python
     assert record.metrics["exit_code"] == by_hand(stub_torch_python, script)[0], record.message
 
 
+def test_what_a_script_s_finalisers_print_as_python_ends_is_its_output(stub_torch_python: str, tmp_path: Path) -> None:
+    """Python puts its own ``sys.stdout`` back before it lets go of the script's module, and flushes it again."""
+    script = tmp_path / "late.py"
+    script.write_text(
+        "import sys\nclass Late:\n    def __del__(self):\n        sys.stdout.write('late\\n')\n"
+        "sys.stdout = open('/dev/full', 'w')\nlate = Late()\n"
+    )
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    ended = (record.metrics["exit_code"], record.metrics["output"])
+    assert ended == by_hand(stub_torch_python, script) == (0, ["late"])
+
+
+FORKS = """\
+import os, sys
+pid = os.fork()
+if pid == 0:
+    CHILD
+_, status = os.waitpid(pid, 0)
+print(os.WIFSIGNALED(status) and os.WTERMSIG(status), os.WIFEXITED(status) and os.WEXITSTATUS(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+@pytest.mark.parametrize("child", ["sys.exit(5)", "raise ValueError('child')", "raise KeyboardInterrupt", "pass"])
+def test_a_child_a_script_forks_ends_with_its_own_status_as_by_hand(
+    stub_torch_python: str, tmp_path: Path, child: str
+) -> None:
+    script = tmp_path / "forks.py"
+    script.write_text(FORKS.replace("CHILD", child))
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (record.metrics["exit_code"], record.metrics["output"]) == by_hand(stub_torch_python, script)
+
+
+def test_a_script_that_raises_keyboard_interrupt_dies_of_sigint_as_python_does(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "interrupted.py"
+    script.write_text("print('before')\nraise KeyboardInterrupt\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert by_hand(stub_torch_python, script) == (-signal.SIGINT, ["before"])
+    assert (record.outcome, record.metrics["exit_code"], record.metrics["output"]) == (
+        Outcome.CRASH, -signal.SIGINT, ["before"],
+    ), record.message  # fmt: skip
+
+
+def test_a_module_of_the_standard_library_beside_a_script_shadows_it_as_by_hand(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``math`` and ``zlib`` are extension modules the worker's own code loaded: the script's import looks again."""
+    folder = tmp_path / "own"
+    folder.mkdir()
+    for name in ("math", "zlib"):
+        (folder / f"{name}.py").write_text("WHERE = 'beside'\n")
+    script = folder / "imports.py"
+    script.write_text("import math, zlib\nprint(math.WHERE, zlib.WHERE)\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (record.metrics["exit_code"], record.metrics["output"]) == by_hand(stub_torch_python, script) == (
+        0, ["beside beside"],
+    ), record.message  # fmt: skip
+
+
 # --- pytest tests: a record per test; a test that crashes or hangs loses none of the others ------------------------
 
 TESTS = """

@@ -40,7 +40,7 @@ def child_main(job):
     status, own_pid = 70, os.getpid()
     try:
         ordinary_signals()
-        job = dict(job, folder=os.path.dirname(os.path.realpath(job.get("path") or os.curdir)))  # before it is heard
+        job = dict(job, folder=os.path.dirname(os.path.realpath(job.get("path") or os.curdir)), pid=own_pid)
         if job["job"] == "fingerprint":
             answer = fingerprint_answer(job["devices"])
         else:
@@ -317,6 +317,7 @@ def run_script(job):
     sys.orig_argv = [sys.executable, path]
     sys.path.insert(0, job["folder"])
     main = as_main(path)
+    status = 0  # python's: its exit status, or minus the signal it dies of
     try:
         with open(path, "rb") as source:
             code = compile(source.read(), path, "exec", dont_inherit=True)
@@ -325,16 +326,30 @@ def run_script(job):
             sys.modules["torch"].cuda.synchronize()
         answer = exit_answer(0)
     except SystemExit as exit:
-        answer = exit_answer(exit_status(exit))
+        status = exit_status(exit)
+        answer = exit_answer(status)
         if exit.code is not None and not isinstance(exit.code, int):  # sys.exit("why"): python prints why
             answer["message"] = tail(str(exit.code))
             answer["metrics"].update(whole_of(str(exit.code), job["places"]))
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
         answer = exception_answer(error, path, job["places"])
+        status = -signal.SIGINT if isinstance(error, KeyboardInterrupt) else 1
     script_module, main = weakref.ref(main), None  # python's own hold on it alone
-    if not end_as_python_does(script_module):
-        answer = exit_answer(FLUSH_FAILED)
+    if not end_as_python_does(script_module) and status >= 0:
+        answer, status = exit_answer(FLUSH_FAILED), FLUSH_FAILED
+    if status < 0 or os.getpid() != job["pid"]:
+        end_process_as_python(status)
     return answer
+
+
+def end_process_as_python(status):
+    """End this process as python ends with ``status``: where it is negative, by the signal it names (an uncaught
+    ``KeyboardInterrupt``: python dies of SIGINT, after its end). So ends a script interrupted, and a child the
+    script forked that came back here, with its own status, as its parent waits for it."""
+    if status < 0:
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    os._exit(status if status >= 0 else 128 - status)
 
 
 def as_main(path):
@@ -353,16 +368,18 @@ def as_main(path):
 def end_as_python_does(script_module):
     """What ``python script.py`` does after the script, as it exits: wait for the threads it started that are no
     daemons (``threading``'s shutdown), run the exit handlers (``atexit``: the script's, torch's), flush its output,
-    then let go of the script's module (``script_module``, a weak reference to ``__main__``): what it alone held is
-    collected, finalisers (``__del__``) first, while its globals stand; a module something still holds (a signal
-    handler) has its globals cleared then (:func:`clear_as_python_does`). What they print is the script's output;
-    one that ends the process (``os._exit(1)``) ends the script so; what one raises is printed and passed over, as
-    by python. Whether its output could be flushed (python exits with :data:`FLUSH_FAILED` where not)."""
+    put back python's own ``sys.stdout`` and the rest, then let go of the script's module (``script_module``, a weak
+    reference to ``__main__``): what it alone held is collected, finalisers (``__del__``) first, while its globals
+    stand; a module something still holds (a signal handler) has its globals cleared then
+    (:func:`clear_as_python_does`); then flush again. What they print is the script's output; one that ends the
+    process (``os._exit(1)``) ends the script so; what one raises is printed and passed over, as by python. Whether
+    its output could be flushed (python exits with :data:`FLUSH_FAILED` where not)."""
     shutdown = getattr(sys.modules.get("threading"), "_shutdown", None)  # the script's own threading
     if shutdown is not None:
         shutdown()
     atexit._run_exitfuncs()
     flushed = flush_as_python_does()
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__  # python's own, as it ends
     if sys.modules.get("__main__") is script_module():
         del sys.modules["__main__"]
     gc.collect()
@@ -371,7 +388,7 @@ def end_as_python_does(script_module):
         clear_as_python_does(held.__dict__)
         held = None
         gc.collect()
-    return flushed
+    return flush_as_python_does() and flushed  # again: what the finalisers printed
 
 
 def flush_as_python_does():
@@ -513,14 +530,13 @@ def spawned_child(job, started_with):
 
 def leave_to_the_script(started_with):
     """Let the script import the modules this process imported since it started (``started_with``): the worker's,
-    and the standard library's it imports (``json``, ``threading``, …), as by hand, where a ``json.py`` beside the
-    script shadows the standard library's. This process's code keeps the modules it holds; an extension module
-    (``_json``), which Python loads once a process, stays."""
+    and the standard library's it imports (``json``, ``math``, ``threading``, …), as by hand, where a ``json.py`` or
+    ``math.py`` beside the script shadows the standard library's. This process's code keeps the modules it holds. A
+    module built into the interpreter (``itertools``), which no file shadows, stays."""
     for name, module in list(sys.modules.items()):
-        if name not in started_with and not is_extension(module):
+        if name not in started_with and not is_built_in(module):
             del sys.modules[name]
 
 
-def is_extension(module):
-    origin = getattr(getattr(module, "__spec__", None), "origin", None) or ""
-    return origin == "built-in" or origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+def is_built_in(module):
+    return getattr(getattr(module, "__spec__", None), "origin", None) == "built-in"
