@@ -815,6 +815,28 @@ def test_a_script_that_raises_keyboard_interrupt_dies_of_sigint_as_python_does(
     ), record.message  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "telling",
+    [
+        "class Interrupt(KeyboardInterrupt):\n    pass\nraise Interrupt",
+        "sys.stderr = None\nraise ValueError('v')",
+        "def hook(*arguments):\n    raise RuntimeError('hook')\nsys.excepthook = hook\nraise ValueError('v')",
+        "sys.excepthook = None\nraise ValueError('v')",
+        "def hook(*arguments):\n    raise KeyboardInterrupt\nsys.excepthook = hook\nraise ValueError('v')",
+    ],
+)
+def test_a_script_s_uncaught_exception_is_told_of_and_ends_it_as_python_does(
+    stub_torch_python: str, tmp_path: Path, telling: str
+) -> None:
+    """Whatever its ``sys.stderr`` and ``sys.excepthook``, the script's exit handlers run and it exits with 1."""
+    script = tmp_path / "raises.py"
+    script.write_text("import atexit, sys\natexit.register(lambda: print('atexit ran'))\n" + telling + "\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert by_hand(stub_torch_python, script) == (1, ["atexit ran"])
+    assert record.metrics["output"] == ["atexit ran"] and record.outcome is Outcome.ERROR, record.message
+    assert not record.message.startswith("torchmatrix's worker failed"), record.message
+
+
 def test_a_module_of_the_standard_library_beside_a_script_shadows_it_as_by_hand(
     stub_torch_python: str, tmp_path: Path
 ) -> None:

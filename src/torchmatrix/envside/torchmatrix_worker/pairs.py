@@ -333,7 +333,7 @@ def run_script(job):
             answer["metrics"].update(whole_of(str(exit.code), job["places"]))
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
         answer = exception_answer(error, path, job["places"])
-        status = -signal.SIGINT if isinstance(error, KeyboardInterrupt) else 1
+        status = -signal.SIGINT if type(error) is KeyboardInterrupt else 1  # python's test: no subclass
     script_module, main = weakref.ref(main), None  # python's own hold on it alone
     if not end_as_python_does(script_module) and status >= 0:
         answer, status = exit_answer(FLUSH_FAILED), FLUSH_FAILED
@@ -444,16 +444,30 @@ def exception_answer(error, path, places):
     ``places``: the cell's folders, by which a message too long to keep is normalised before its digest is taken.
     """
     text = script_traceback(path)
-    if sys.excepthook is sys.__excepthook__:
-        sys.stderr.write(text)  # as python would
-    else:  # the script's own, which python calls instead
-        sys.excepthook(type(error), error, error.__traceback__)
+    print_as_python_does(error, text)
     if is_skip(error):
         return {"outcome": UNAVAILABLE, "metrics": {}, "message": tail(str(error))}
     outcome = FAIL if isinstance(error, AssertionError) else ERROR
     said = "{}: {}".format(type(error).__name__, error)
     metrics = dict(traceback=tail(text), **whole_of(said, places))
     return {"outcome": outcome, "metrics": metrics, "message": describe(error)}
+
+
+def print_as_python_does(error, text):
+    """Tell of the script's uncaught ``error`` (``text``: its traceback) as python does: on ``sys.stderr`` (nowhere
+    where the script made it None), or by the script's own ``sys.excepthook``; a hook that fails, or is None, is
+    told of on python's own stderr, and the script ends all the same."""
+    hook = sys.excepthook
+    try:
+        if hook is sys.__excepthook__:
+            if sys.stderr is not None:
+                sys.stderr.write(text)
+        else:
+            hook(type(error), error, error.__traceback__)
+    except BaseException:  # what the script's hook or stream raised ends nothing, as in python
+        told = "Error in sys.excepthook:\n{}\nOriginal exception was:\n{}".format(traceback.format_exc(), text)
+        with contextlib.suppress(BaseException):
+            sys.__stderr__.write(told)
 
 
 def whole_of(said, places):
