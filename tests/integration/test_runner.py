@@ -837,6 +837,30 @@ def test_a_script_s_uncaught_exception_is_told_of_and_ends_it_as_python_does(
     assert not record.message.startswith("torchmatrix's worker failed"), record.message
 
 
+@pytest.mark.parametrize(
+    "script_text, printed",
+    [
+        ("import sys\ndel sys.modules['__main__']\nprint('ok')\n", (0, ["ok"])),
+        (
+            "import atexit, sys\natexit.register(lambda: print('last', getattr(sys, 'last_value', None)))\n"
+            "raise ValueError('v')\n",
+            (1, ["last v"]),
+        ),
+    ],
+)
+def test_what_a_script_leaves_in_sys_is_as_python_leaves_it_for_its_end(
+    stub_torch_python: str, tmp_path: Path, script_text: str, printed: tuple[int, list[str]]
+) -> None:
+    """A script that took itself out of ``sys.modules`` ends as python ends it; an uncaught exception is in
+    ``sys.last_value`` for the exit handlers."""
+    script = tmp_path / "leaves.py"
+    script.write_text(script_text)
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert by_hand(stub_torch_python, script) == printed
+    assert record.metrics["output"] == printed[1], record.message
+    assert not record.message.startswith("torchmatrix's worker failed"), record.message
+
+
 def test_a_module_of_the_standard_library_beside_a_script_shadows_it_as_by_hand(
     stub_torch_python: str, tmp_path: Path
 ) -> None:

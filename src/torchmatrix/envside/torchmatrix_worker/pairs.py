@@ -380,7 +380,7 @@ def end_as_python_does(script_module):
     atexit._run_exitfuncs()
     flushed = flush_as_python_does()
     sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__  # python's own, as it ends
-    if sys.modules.get("__main__") is script_module():
+    if script_module() is not None and sys.modules.get("__main__") is script_module():
         del sys.modules["__main__"]
     gc.collect()
     held = script_module()
@@ -454,9 +454,13 @@ def exception_answer(error, path, places):
 
 
 def print_as_python_does(error, text):
-    """Tell of the script's uncaught ``error`` (``text``: its traceback) as python does: on ``sys.stderr`` (nowhere
+    """Tell of the script's uncaught ``error`` (``text``: its traceback) as python does, kept in ``sys.last_value``
+    and the rest for its exit handlers: on ``sys.stderr`` (nowhere
     where the script made it None), or by the script's own ``sys.excepthook``; a hook that fails, or is None, is
     told of on python's own stderr, and the script ends all the same."""
+    sys.last_type, sys.last_value, sys.last_traceback = type(error), error, error.__traceback__
+    if sys.version_info >= (3, 12):
+        sys.last_exc = error
     hook = sys.excepthook
     try:
         if hook is sys.__excepthook__:
