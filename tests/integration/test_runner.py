@@ -703,23 +703,6 @@ def run_script_as_a_pair(python: str, script: Path, tmp_path: Path):
     return cell.records[0]
 
 
-def test_a_random_or_torch_module_beside_a_script_is_the_script_s_own_which_torchmatrix_neither_seeds_nor_changes(
-    stub_torch_python: str, tmp_path: Path
-) -> None:
-    """By hand, ``random.py`` and ``torch.py`` beside a script are what its imports find: a pair seeds and hides
-    devices in the environment's modules alone, and calls nothing of the script's own."""
-    folder = tmp_path / "own"
-    folder.mkdir()
-    (folder / "random.py").write_text("def seed(*arguments, **options):\n    print('random.seed was called')\n")
-    (folder / "torch.py").write_text("def manual_seed(seed):\n    print('torch.manual_seed was called')\n")
-    script = folder / "imports.py"
-    script.write_text("import random, torch\nprint(random.__name__, torch.__name__)\n")
-    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
-    assert (record.metrics["exit_code"], record.metrics["output"]) == by_hand(stub_torch_python, script) == (
-        0, ["random torch"],
-    ), record.message  # fmt: skip
-
-
 CLOSES_WHAT_IT_DID_NOT_OPEN = """\
 import os, sys
 os.closerange(3, 1024)
@@ -861,20 +844,39 @@ def test_what_a_script_leaves_in_sys_is_as_python_leaves_it_for_its_end(
     assert not record.message.startswith("torchmatrix's worker failed"), record.message
 
 
-def test_a_module_of_the_standard_library_beside_a_script_shadows_it_as_by_hand(
-    stub_torch_python: str, tmp_path: Path
+@pytest.mark.parametrize(
+    "beside, imports, printed",
+    [
+        (
+            {
+                "random.py": "def seed(*arguments, **options):\n    print('random.seed was called')\n",
+                "torch.py": "def manual_seed(seed):\n    print('torch.manual_seed was called')\n",
+            },
+            "import random, torch\nprint(random.__name__, torch.__name__)\n",
+            "random torch",
+        ),
+        (
+            {"math.py": "WHERE = 'beside'\n", "zlib.py": "WHERE = 'beside'\n"},
+            "import math, zlib\nprint(math.WHERE, zlib.WHERE)\n",
+            "beside beside",
+        ),
+    ],
+)
+def test_a_module_beside_a_script_is_the_one_its_import_finds_as_by_hand(
+    stub_torch_python: str, tmp_path: Path, beside: dict[str, str], imports: str, printed: str
 ) -> None:
-    """``math`` and ``zlib`` are extension modules the worker's own code loaded: the script's import looks again."""
+    """``random.py`` and ``torch.py`` beside a script are its own: a pair seeds and hides devices in the
+    environment's modules alone, and calls nothing of the script's. ``math`` and ``zlib``, extension modules the
+    worker's own code loaded, are looked up again by the script's import."""
     folder = tmp_path / "own"
     folder.mkdir()
-    for name in ("math", "zlib"):
-        (folder / f"{name}.py").write_text("WHERE = 'beside'\n")
+    for name, source in beside.items():
+        (folder / name).write_text(source)
     script = folder / "imports.py"
-    script.write_text("import math, zlib\nprint(math.WHERE, zlib.WHERE)\n")
+    script.write_text(imports)
     record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
-    assert (record.metrics["exit_code"], record.metrics["output"]) == by_hand(stub_torch_python, script) == (
-        0, ["beside beside"],
-    ), record.message  # fmt: skip
+    ended = (record.metrics["exit_code"], record.metrics["output"])
+    assert ended == by_hand(stub_torch_python, script) == (0, [printed]), record.message
 
 
 # --- pytest tests: a record per test; a test that crashes or hangs loses none of the others ------------------------
