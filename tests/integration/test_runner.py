@@ -735,12 +735,22 @@ class Broken:
     def flush(self):
         raise OSError("cannot flush")
 
+class Unwritable(Broken):
+    def write(self, text):
+        raise OSError("cannot write")
+
 """
 
 
 @pytest.mark.parametrize(
     "ending",
-    ["sys.stdout = None", "sys.stdout.close()", "sys.stderr = Broken()", "sys.stdout = Broken()"],
+    [
+        "sys.stdout = None",
+        "sys.stdout.close()",
+        "sys.stderr = Broken()",
+        "sys.stdout = Broken()",
+        "sys.stdout, sys.stderr = Unwritable(), None",
+    ],
 )
 def test_a_script_s_streams_are_flushed_as_python_exits_and_its_status_is_python_s(
     stub_torch_python: str, tmp_path: Path, ending: str

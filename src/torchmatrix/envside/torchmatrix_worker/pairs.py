@@ -402,7 +402,8 @@ def flush_as_python_does():
             stream.flush()
         except Exception:
             if stream is sys.stdout:
-                traceback.print_exc()
+                with contextlib.suppress(Exception):  # told of where it can be, as python's unraisable hook does
+                    traceback.print_exc()
             flushed = False
     return flushed
 
@@ -454,10 +455,10 @@ def exception_answer(error, path, places):
 
 
 def print_as_python_does(error, text):
-    """Tell of the script's uncaught ``error`` (``text``: its traceback) as python does, kept in ``sys.last_value``
-    and the rest for its exit handlers: on ``sys.stderr`` (nowhere
-    where the script made it None), or by the script's own ``sys.excepthook``; a hook that fails, or is None, is
-    told of on python's own stderr, and the script ends all the same."""
+    """Tell of the script's uncaught ``error`` (``text``: its traceback) as python does: kept in ``sys.last_value``
+    and the rest for its exit handlers, then written on ``sys.stderr`` (nowhere where the script made it None), or
+    given to the script's own ``sys.excepthook``; a hook that fails, or is None, is told of on python's own stderr,
+    and the script ends all the same."""
     sys.last_type, sys.last_value, sys.last_traceback = type(error), error, error.__traceback__
     if sys.version_info >= (3, 12):
         sys.last_exc = error
@@ -557,4 +558,4 @@ def leave_to_the_script(started_with):
 
 
 def is_built_in(module):
-    return getattr(getattr(module, "__spec__", None), "origin", None) == "built-in"
+    return origin(getattr(module, "__spec__", None)) == "built-in"
