@@ -5,7 +5,7 @@ sample is a new process that does what a pair does to files: it imports
 ``--modules`` modules of its own folder, asks ``os.stat`` about ``--asks`` data files (``os.path.getsize``, as a
 test deciding by a file's size does) and reads ``--files`` of them, once
 with the worker's ``FilesRead`` (``torchmatrix_worker/reads.py``) watching (and its list made at the end, as
-the worker makes it) and once without. A pair's cost is the difference, the
+the process tells it and the worker makes of it with its journal) and once without. A pair's cost is the difference, the
 median of ``--repeat`` interleaved samples of each (this machine is shared).
 The default sizes are a script's; ``--modules 400 --files 400 --asks 400`` is a test suite's.
 """
@@ -28,7 +28,7 @@ SAMPLE = textwrap.dedent(
     folder, modules, files, asks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     watched = sys.argv[5] == "1"
     sys.path.insert(0, {envside!r})
-    from torchmatrix_worker.reads import FilesRead
+    from torchmatrix_worker.reads import FilesRead, excluded_prefixes, files_read, journaled
     sys.path[0] = folder
     began = time.perf_counter()
     reads = FilesRead(folder + "/scratch") if watched else None
@@ -39,7 +39,10 @@ SAMPLE = textwrap.dedent(
     for index in range(files):
         with open("%s/data_%d.txt" % (folder, index)) as data:
             data.read()
-    found = reads.paths() if reads else []
+    if reads:
+        found, _ = files_read(reads.entries() + journaled(reads.journal), excluded_prefixes(folder + "/scratch"))
+    else:
+        found = []
     print(time.perf_counter() - began, len(found))
     """
 ).format(envside=str(ENVSIDE))

@@ -12,6 +12,7 @@ import pytest
 
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.envside.torchmatrix_worker import isolation, pairs
+from torchmatrix.envside.torchmatrix_worker.reply import read_reply
 from torchmatrix.interpreters import discover
 from torchmatrix.worker.runner import WORKER_FILES, run_cell
 
@@ -83,7 +84,7 @@ def test_the_workers_own_failure_in_a_pairs_process_is_an_error_that_says_so(tmp
         sys.path.insert(0, str(DATA / "stub_torch"))
         pairs.child_main(dict(job, answer=str(answer)))
     _, status = os.waitpid(pid, 0)
-    sent = json.loads(answer.read_bytes())
+    sent = json.loads(read_reply(str(answer))[0])
     assert os.waitstatus_to_exitcode(status) == 0
     assert sent["outcome"] == "error"
     assert sent["message"].startswith("torchmatrix's worker failed in this pair's process: FileNotFoundError")

@@ -100,11 +100,12 @@ PROBES = {
         """,
     "floods_its_answer": """
         import glob, os, tempfile
-        def run(device):  # its answer file, beside its temporary folder, gets more than any record before it
+        def run(device):  # its answer file, beside its temporary folder, gets more than any record, over and after
             for path in glob.glob(os.path.join(os.path.dirname(tempfile.gettempdir()), 'answer-*')):
-                with open(path, 'ab') as answer:
-                    answer.write(b'{' * (2 << 20))
-            return {'outcome': 'pass'}
+                for mode in ('r+b', 'ab'):
+                    with open(path, mode) as answer:
+                        answer.write(b'{' * (20 << 20))
+            return {'outcome': 'fail', 'message': 'its own answer'}
         """,
     "reads_options": "import json, os\ndef run(device):\n"
     "    return {'outcome': 'pass', 'metrics': json.loads(os.environ['TORCHMATRIX_PROBE_OPTIONS'])}\n",
@@ -249,12 +250,13 @@ def test_nothing_a_pair_started_outlives_it_even_in_a_session_of_its_own(
     assert cell.records[1].metrics == {"alive": []}  # dead before the next pair started
 
 
-def test_a_process_flooding_its_answer_file_is_no_record_and_the_next_pair_runs(
+def test_what_a_process_writes_to_its_answer_file_is_not_its_answer_and_the_next_pair_runs(
     stub_torch_python: str, probes: dict[str, Probe], start: str
 ) -> None:
+    """Its answer is what it stores as it ends, over whatever the file held."""
     cell, _ = run(stub_torch_python, probes, ["floods_its_answer", "good"])
-    assert outcomes(cell) == [("floods_its_answer", Outcome.ERROR), ("good", Outcome.PASS)]
-    assert cell.records[0].message == "malformed result: the probe's process sent more than 1310720 bytes"
+    assert outcomes(cell) == [("floods_its_answer", Outcome.FAIL), ("good", Outcome.PASS)]
+    assert cell.records[0].message == "its own answer"
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -696,6 +698,11 @@ def by_hand(python: str, script: Path) -> tuple[int, list[str]]:
     return done.returncode, done.stdout.splitlines()
 
 
+def exit_status(record: results.Record) -> int:
+    """The exit status of a script's record: as it says, or python's for an uncaught exception, which is 1."""
+    return record.metrics.get("exit_code", 1)
+
+
 def run_script_as_a_pair(python: str, script: Path, tmp_path: Path):
     """The record of ``script`` run as the cpu pair of a matrix in ``tmp_path``."""
     probe = dataclasses.replace(loader.probe_at(script, tmp_path, kind=Kind.SCRIPT), name=script.stem)
@@ -715,8 +722,8 @@ print('ran')
 def test_a_script_that_closes_every_descriptor_it_did_not_open_ends_as_by_hand(
     stub_torch_python: str, tmp_path: Path, start: str, opens: int
 ) -> None:
-    """The pair's answer goes to a file its process opens to write it, after the script: in no descriptor the
-    script could close (which would fail the pair), nor in one it reopens as its own file (which would take it)."""
+    """The pair's answer goes to a file its process mapped before the script: in no descriptor the script could close
+    (which would fail the pair), nor in one it reopens as its own file (which would take it)."""
     script = tmp_path / "closes.py"
     script.write_text(CLOSES_WHAT_IT_DID_NOT_OPEN.replace("OPENS", str(opens)))
     record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
@@ -852,6 +859,71 @@ def test_what_a_script_leaves_in_sys_is_as_python_leaves_it_for_its_end(
     assert by_hand(stub_torch_python, script) == printed
     assert record.metrics["output"] == printed[1], record.message
     assert not record.message.startswith("torchmatrix's worker failed"), record.message
+
+
+WATCHES = """\
+import atexit, os, sys
+def watch(frame, event, argument):
+    if event == "call":
+        os.write(1, "{} {}\\n".format(event, frame.f_code.co_name).encode())
+def at_exit():
+    pass
+atexit.register(at_exit)
+sys.SETWATCH(watch)
+print("watching")
+ENDING
+"""
+
+
+@pytest.mark.parametrize("setwatch", ["settrace", "setprofile"])
+@pytest.mark.parametrize("ending", ["", "raise SystemExit(3)"])
+def test_a_script_s_trace_and_profile_functions_see_python_s_end_not_the_worker_s(
+    stub_torch_python: str, tmp_path: Path, setwatch: str, ending: str
+) -> None:
+    """What a trace or profile function prints of the calls after the script is what python calls as it ends (the
+    exit handlers), never the worker's code. (How python prints a traceback, in C or in Python, is its version's.)"""
+    script = tmp_path / "watches.py"
+    script.write_text(WATCHES.replace("SETWATCH", setwatch).replace("ENDING", ending))
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    ended, printed = by_hand(stub_torch_python, script)
+    assert "call at_exit" in printed
+    assert (exit_status(record), record.metrics["output"]) == (ended, printed), record.message
+
+
+LEAVES_SET = {
+    "an audit hook that refuses every open": (
+        "import sys\ndef refuse(event, arguments):\n    if event == 'open':\n"
+        "        raise PermissionError('no opens')\nsys.addaudithook(refuse)\n"
+    ),
+    "builtins.open and os.open replaced": (
+        "import builtins, os, sys\nreal_open, real_os_open = builtins.open, os.open\n"
+        "def spy(path, *arguments, **options):\n    os.write(1, 'opened {}\\n'.format(path).encode())\n"
+        "    return real_open(path, *arguments, **options)\n"
+        "def spy_os(path, *arguments, **options):\n    os.write(1, 'os.open {}\\n'.format(path).encode())\n"
+        "    return real_os_open(path, *arguments, **options)\nbuiltins.open, os.open = spy, spy_os\n"
+    ),
+    "a file size limit of nothing": (
+        "import resource\nhard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("left", sorted(LEAVES_SET))
+@pytest.mark.parametrize("ending", ["raise SystemExit(4)", "raise ValueError('after')", "import json"])
+def test_what_a_script_leaves_set_in_its_process_changes_nothing_of_its_record(
+    stub_torch_python: str, tmp_path: Path, start: str, left: str, ending: str
+) -> None:
+    """Its answer is stored in memory mapped before it ran, what it read is worked out by the worker, and the
+    worker's code after it opens nothing: it ends as by hand, with what it read (the module it imported last)."""
+    script = tmp_path / "leaves_set.py"
+    script.write_text(LEAVES_SET[left] + ending + "\n")
+    (tmp_path / "json.py").write_text("")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    ended, printed = by_hand(stub_torch_python, script)
+    assert (exit_status(record), record.metrics["output"]) == (ended, printed), record.message
+    assert not record.message.startswith("torchmatrix's worker failed"), record.message
+    assert (str(tmp_path / "json.py") in record.inputs[identity.READ]) is (ending == "import json")
 
 
 @pytest.mark.parametrize(

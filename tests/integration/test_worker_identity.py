@@ -669,7 +669,7 @@ def test_a_journal_that_cannot_be_written_loses_no_read_of_a_pair_that_ends_by_i
         from torchmatrix_worker.reads import FilesRead
         reads = FilesRead({str(tmp_path / "scratch")!r}, {str(tmp_path / "no-folder" / "journal")!r})
         open({str(data)!r}).read()
-        print({str(data)!r} in reads.paths())
+        print({str(data)!r} in [path for _, path, _ in reads.entries()])
         """
     )
     completed = subprocess.run([sys.executable, "-c", watcher], capture_output=True, text=True, check=True)

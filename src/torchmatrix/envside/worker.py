@@ -3,7 +3,7 @@
 This file runs under the cell's Python (3.6 and newer), with the standard
 library and torch only; it never imports torchmatrix. Its parts are the
 package beside it, ``torchmatrix_worker``: the protocol (``protocol``), what
-a pair's process does (``pairs``, ``answers``, ``reads``), what the worker
+a pair's process does (``pairs``, ``answers``, ``reads``), the file it answers in (``reply``), what the worker
 makes of it (``records``), how each pair gets a process of its own
 (``isolation``) and the fingerprint (``fingerprint``). This file is the main
 loop.
@@ -48,8 +48,9 @@ with each record ``{"probe": name, "outcome": ..., "metrics": {...},
 named as its probe, except for pytest tests, which get one per test, named by
 its node id. ``read`` lists the files the pair's process imported, opened
 for reading or loaded with ``ctypes`` outside its environment, the standard
-library and ``scratch`` (seen by an audit hook, Python 3.8+), or, of a process that died or was
-stopped, what its journal says it had read; null on an older Python. ``read_as_found``
+library and ``scratch`` (seen by an audit hook, Python 3.8+), as the process told it at its end and
+its journal says (its forked children's reads, and all a process that died or was stopped had read),
+worked out by this worker once the process ended; null on an older Python. ``read_as_found``
 holds those of them that no longer hold what the pair read, with the sha256 of
 what it found (null: not there; ``reads.CHANGED_AFTER_IT_WAS_READ``: unknown). Each test may
 run ``timeout`` seconds, so a pair of tests may take longer: "alive" says,

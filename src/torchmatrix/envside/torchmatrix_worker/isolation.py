@@ -15,9 +15,10 @@ import threading
 import time
 
 from .pairs import child_main
-from .protocol import MAX_ANSWER_BYTES, MODULE, PYTEST, SCRIPT, WORKER_FILE, ParentGone
-from .reads import excluded_prefixes, read_until_it_ended
+from .protocol import MODULE, PYTEST, SCRIPT, WORKER_FILE, ParentGone
+from .reads import entries_in, excluded_prefixes, files_read, journaled
 from .records import Ending, cell_places, exit_code, read_output
+from .reply import is_ready, read_reply
 
 try:
     import ctypes
@@ -72,8 +73,11 @@ class Isolation(object):
             deadline = Deadline(limit, sides.get("progress"), progressed)
             code, timed_out = self.start_and_wait(job, folder, log, deadline)
             log_tail = keep_log(log, job)
-            written = dict((name, self.read_side(name, path, places)) for name, path in sides.items())
-            return Ending(code, read_answer(answer), timed_out, log_tail, written, places)
+            answered, told = read_reply(answer)
+            journal = sides.pop("read", None)
+            read = self.files_read(told, journal) if journal else (None, {})
+            written = dict((name, read_side(name, path, places)) for name, path in sides.items())
+            return Ending(code, answered, timed_out, log_tail, written, places, read)
         finally:
             log.close()
             shutil.rmtree(folder, ignore_errors=True)
@@ -84,20 +88,20 @@ class Isolation(object):
     def side_file(self, name):
         """A new, empty file a job writes to (:data:`SIDE_FILES`, its answer): beside its folder, which it may empty.
 
-        The job's process opens it to write, and closes it, each time: one that closes every descriptor it did not
-        open (``os.closerange(3, 256)``) or opens its own files in their place runs as by hand, and loses nothing.
+        The job's process opens it to write, and closes it, each time, or maps it before the pair's code runs (its
+        answer: reply.py): one that closes every descriptor it did not open (``os.closerange(3, 256)``) or opens its
+        own files in their place runs as by hand, and loses nothing.
         """
         fd, path = tempfile.mkstemp(prefix=name + "-", dir=self.scratch)
         os.close(fd)
         return path
 
-    def read_side(self, name, path, places):
-        """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the files its
-        process read and what they held (:func:`read_until_it_ended`); the tests' progress."""
-        if name == "read":
-            return read_until_it_ended(path, excluded_prefixes(self.scratch))
-        with open(path, "rb") as side:
-            return read_output(side, places) if name == "output" else side.read()
+    def files_read(self, told, journal):
+        """What a job's process read and what those files held (:func:`files_read`): as it ``told`` at its end (what
+        it holds: reply.py), and as its ``journal`` says, which holds what the children it forked read, and all it
+        read where it died or was stopped first. The worker works it out, outside the process, where nothing the
+        pair's code left set reaches."""
+        return files_read(entries_in([told]) + journaled(journal), excluded_prefixes(self.scratch))
 
     def kill_children(self, deadline):
         """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""
@@ -138,7 +142,13 @@ class Isolation(object):
 
 SIDE_FILES = {SCRIPT: ("output", "read"), PYTEST: ("progress", "read"), MODULE: ("read",)}
 """The side files of each kind of job: a script's stdout, the tests' progress (pytest_plugin.py), the journal of
-what its process read (reads.py), which the worker reads where the process could not say."""
+what its process and the children it forked read (reads.py)."""
+
+
+def read_side(name, path, places):
+    """What a job wrote to its side file: a script's output as :func:`read_output` reads it; the tests' progress."""
+    with open(path, "rb") as side:
+        return read_output(side, places) if name == "output" else side.read()
 
 
 def keep_log(log, job):
@@ -397,7 +407,7 @@ class Spawning(Isolation):
     def imported(self, process, answer_path):
         """Whether ``process`` imported torch within the startup allowance (or ended before)."""
         deadline = time.monotonic() + self.startup
-        while not size_of(answer_path):  # it writes a newline once torch is imported
+        while not is_ready(answer_path):  # it makes its answer file ready once torch is imported
             if process.poll() is not None:
                 return True
             if time.monotonic() > deadline:
@@ -434,15 +444,6 @@ def size_of(path):
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def read_answer(path):
-    """What a job's process wrote to its answer file; nothing if a probe deleted the file."""
-    try:
-        with open(path, "rb") as answer:
-            return answer.read(MAX_ANSWER_BYTES + 1)
-    except OSError:
-        return b""
 
 
 def ended_within(process, deadline):

@@ -28,37 +28,33 @@ from .protocol import (
     PYTEST,
     SCRIPT,
     UNAVAILABLE,
-    write_all,
 )
 from .reads import FilesRead, FromSources, SourceOnly, excluded_folders
 from .records import said_digest
+from .reply import Reply
 
 
 def child_main(job):
-    """Do ``job`` in this new process, write its answer to its file (``job["answer"]``) and end the process; never
-    returns."""
-    status, own_pid = 70, os.getpid()
+    """Do ``job`` in this new process, store its answer in its file (``job["answer"]``: :class:`Reply`, made ready
+    before the job begins) and end the process; never returns."""
+    status, own_pid, reply = 70, os.getpid(), None
     try:
+        reply = Reply(job["answer"])
         ordinary_signals()
         job = dict(job, folder=os.path.dirname(os.path.realpath(job.get("path") or os.curdir)), pid=own_pid)
-        if job["job"] == "fingerprint":
-            answer = fingerprint_answer(job["devices"])
-        else:
-            reads = FilesRead(job["scratch"], job.get("read"))
-            answer = perform(job)
-            answer["read"] = reads.paths()
-            answer["read_as_found"] = reads.as_found(answer["read"] or [])
+        reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"], job.get("read"))
+        answer = fingerprint_answer(job["devices"]) if reads is None else perform(job)
+        told = None if reads is None else reads.entries()
         if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
-            write_answer(job["answer"], json.dumps(answer, allow_nan=False).encode("utf-8"))
+            reply.store(json.dumps(answer, allow_nan=False).encode("utf-8"), json.dumps(told).encode("ascii"))
         status = 0
     except SystemExit as exit:  # sys.exit() in a probe ends its process, as os._exit() does
         status = exit_status(exit)
     except Exception as error:  # the worker's own code failed here (a probe's exception is its outcome)
         traceback.print_exc()
-        if os.getpid() == own_pid:
+        if reply is not None and os.getpid() == own_pid:
             message = "torchmatrix's worker failed in this pair's process: " + describe(error)
-            failed = {"outcome": ERROR, "metrics": {}, "message": message}
-            write_answer(job["answer"], json.dumps(failed).encode("utf-8"))
+            reply.store(json.dumps({"outcome": ERROR, "metrics": {}, "message": message}).encode("utf-8"), b"")
             status = 0
     except BaseException:
         traceback.print_exc()
@@ -67,17 +63,6 @@ def child_main(job):
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(status)  # no atexit handlers (a script's ran at its end), no torch shutdown: the parent decides
-
-
-def write_answer(path, data):
-    """Append ``data`` to the job's answer file at ``path``, opened for it alone: the pair's code may have closed
-    any descriptor it did not open itself, or opened its own files in their place, as it may by hand (or removed the
-    file: it is made again)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
-    try:
-        write_all(fd, data)
-    finally:
-        os.close(fd)
 
 
 def ordinary_signals():
@@ -317,38 +302,55 @@ def run_script(job):
     sys.orig_argv = [sys.executable, path]
     sys.path.insert(0, job["folder"])
     main = as_main(path)
-    status = 0  # python's: its exit status, or minus the signal it dies of
+    ended = None  # what the script raised, SystemExit included
     try:
         with open(path, "rb") as source:
             code = compile(source.read(), path, "exec", dont_inherit=True)
         exec(code, main.__dict__)
         if job["device"] == "cuda" and "torch" in sys.modules:
             sys.modules["torch"].cuda.synchronize()
-        answer = exit_answer(0)
-    except SystemExit as exit:
-        status = exit_status(exit)
-        answer = exit_answer(status)
-        if exit.code is not None and not isinstance(exit.code, int):  # sys.exit("why"): python prints why
-            answer["message"] = tail(str(exit.code))
-            answer["metrics"].update(whole_of(str(exit.code), job["places"]))
     except BaseException as error:  # the script's end, not its process's: anything it raised is its outcome
-        answer = exception_answer(error, path, job["places"])
-        status = -signal.SIGINT if type(error) is KeyboardInterrupt else 1  # python's test: no subclass
-    script_module, main = weakref.ref(main), None  # python's own hold on it alone
-    if not end_as_python_does(script_module) and status >= 0:
+        ended = error
+    # The script's trace and profile functions see python's work as it exits, not the worker's (end_as_python_does):
+    # taken off here, where a call of the worker's would be the first thing they saw.
+    watchers = sys.gettrace(), sys.getprofile()
+    try:
+        sys.settrace(None)
+        sys.setprofile(None)
+    except Exception:  # noqa: S110 - the script's audit hook refused it: they see the worker's code
+        pass
+    answer, status = script_answer(ended, path, job["places"])  # status: python's, or minus the signal it dies of
+    script_module, main, ended = weakref.ref(main), None, None  # python's own hold on it alone
+    if not end_as_python_does(script_module, watchers) and status >= 0:
         answer, status = exit_answer(FLUSH_FAILED), FLUSH_FAILED
     if status < 0 or os.getpid() != job["pid"]:
         end_process_as_python(status)
     return answer
 
 
+def script_answer(ended, path, places):
+    """How a script that raised ``ended`` (None: nothing) ended: its answer, and python's exit status for it (minus
+    the signal it dies of: an uncaught KeyboardInterrupt's SIGINT). An exception is told of as python tells it."""
+    if ended is None:
+        return exit_answer(0), 0
+    if isinstance(ended, SystemExit):
+        status = exit_status(ended)
+        answer = exit_answer(status)
+        if ended.code is not None and not isinstance(ended.code, int):  # sys.exit("why"): python prints why
+            answer["message"] = tail(str(ended.code))
+            answer["metrics"].update(whole_of(str(ended.code), places))
+        return answer, status
+    status = -signal.SIGINT if type(ended) is KeyboardInterrupt else 1  # python's test: no subclass
+    return exception_answer(ended, path, places), status
+
+
 def end_process_as_python(status):
     """End this process as python ends with ``status``: where it is negative, by the signal it names (an uncaught
     ``KeyboardInterrupt``: python dies of SIGINT, after its end). So ends a script interrupted, and a child the
     script forked that came back here, with its own status, as its parent waits for it."""
-    if status < 0:
+    if status < 0:  # by raise_signal, which no audit hook of the script's hears (os.kill, on Pythons without it)
         signal.signal(-status, signal.SIG_DFL)
-        os.kill(os.getpid(), -status)
+        getattr(signal, "raise_signal", lambda number: os.kill(os.getpid(), number))(-status)
     os._exit(status if status >= 0 else 128 - status)
 
 
@@ -365,9 +367,10 @@ def as_main(path):
     return main
 
 
-def end_as_python_does(script_module):
+def end_as_python_does(script_module, watchers):
     """What ``python script.py`` does after the script, as it exits: wait for the threads it started that are no
-    daemons (``threading``'s shutdown), run the exit handlers (``atexit``: the script's, torch's), flush its output,
+    daemons (``threading``'s shutdown), run the exit handlers (``atexit``: the script's, torch's), these two with the
+    trace and profile functions the script left set (``watchers``) on, as python runs them; flush its output,
     put back python's own ``sys.stdout`` and the rest, then let go of the script's module (``script_module``, a weak
     reference to ``__main__``): what it alone held is collected, finalisers (``__del__``) first, while its globals
     stand; a module something still holds (a signal handler) has its globals cleared then
@@ -375,9 +378,20 @@ def end_as_python_does(script_module):
     process (``os._exit(1)``) ends the script so; what one raises is printed and passed over, as by python. Whether
     its output could be flushed (python exits with :data:`FLUSH_FAILED` where not)."""
     shutdown = getattr(sys.modules.get("threading"), "_shutdown", None)  # the script's own threading
+    trace, profile = watchers
+    try:  # here, not in a function of the worker's, whose call they would see
+        sys.setprofile(profile)
+        sys.settrace(trace)
+    except Exception:  # noqa: S110 - the script's audit hook refused it: they see none of python's end
+        pass
     if shutdown is not None:
         shutdown()
     atexit._run_exitfuncs()
+    try:
+        sys.settrace(None)
+        sys.setprofile(None)
+    except Exception:  # noqa: S110 - the script's audit hook refused it: they see the worker's code
+        pass
     flushed = flush_as_python_does()
     sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__  # python's own, as it ends
     if script_module() is not None and sys.modules.get("__main__") is script_module():
@@ -444,7 +458,7 @@ def exception_answer(error, path, places):
 
     ``places``: the cell's folders, by which a message too long to keep is normalised before its digest is taken.
     """
-    text = script_traceback(path)
+    text = script_traceback(error, path)
     print_as_python_does(error, text)
     if is_skip(error):
         return {"outcome": UNAVAILABLE, "metrics": {}, "message": tail(str(error))}
@@ -490,12 +504,20 @@ def is_skip(error):
     )
 
 
-def script_traceback(path):
-    """The traceback of the exception being handled from the script's first frame on, as python prints it."""
-    kind, error, frames = sys.exc_info()
+def script_traceback(error, path):
+    """The traceback of ``error`` from the script's first frame on, as python prints it: with each frame's line of
+    source where it can be read (an audit hook of the script's may refuse to open the file: python then leaves it
+    out, and so does this)."""
+    frames = error.__traceback__
     while frames is not None and frames.tb_frame.f_code.co_filename != path:
         frames = frames.tb_next  # this worker's frames are no part of the script's story
-    return "".join(traceback.format_exception(kind, error, frames))
+    try:
+        return "".join(traceback.format_exception(type(error), error, frames))
+    except Exception:
+        where = ['  File "{}", line {}, in {}\n'.format(frame.f_code.co_filename, line, frame.f_code.co_name)
+                 for frame, line in traceback.walk_tb(frames)]  # fmt: skip
+        said = traceback.format_exception_only(type(error), error)
+        return "".join(["Traceback (most recent call last):\n"] + where + said)
 
 
 def run_tests(job):
@@ -534,8 +556,8 @@ def spawned_child(job, started_with):
     Forking, a script. Its folder, stdin and log are set. ``started_with``: the modules this Python imported as it
     started.
 
-    A newline written to its answer file first tells the parent that torch is imported (JSON ignores it): a
-    script's process leaves that import to the script (:func:`leave_to_the_script`).
+    Its answer file, made ready (:class:`Reply`), tells the parent that torch is imported: a script's process leaves
+    that import to the script (:func:`leave_to_the_script`).
     """
     faulthandler.enable(all_threads=False)
     if job["job"] == SCRIPT:
@@ -543,7 +565,6 @@ def spawned_child(job, started_with):
     else:
         import torch  # noqa: F401 - the import child_main then finds done
 
-    write_answer(job["answer"], b"\n")
     child_main(job)
 
 

@@ -3,6 +3,7 @@
 import _imp
 import importlib.machinery
 import importlib.util
+import io
 import json
 import os
 import pathlib
@@ -27,7 +28,7 @@ from .protocol import (
 )
 
 CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
-"""What :meth:`FilesRead.as_found` says a file held when something else than the pair's process changed it
+"""What :func:`files_read` says a file held when something else than the pair's process changed it
 after the process read it: what it read is known no more, and no file's digest is this."""
 
 
@@ -44,7 +45,7 @@ class FilesRead(object):
     is no file of content (a device, a pipe, an entry of the kernel's ``/proc`` or ``/sys``) is not. A file the
     process made or emptied before it read it (opened to write; to append, where it was not there), or only wrote,
     is its own; one it changed and read (opened to update, appended to then read, read then rewritten) had content
-    before, which it read: its digest as the process first found it is kept (:meth:`as_found`), and so is one whose
+    before, which it read: its digest as the process first found it is kept (:func:`files_read`), and so is one whose
     times it set (``os.utime``) before it read it. A file is asked how it is when it is first read (its inode, the
     kernel's time of its last change, which no program sets, and of its content's): one whose content was written
     since this process began and before it read it (both times since then) was made by a program the pair ran
@@ -53,8 +54,10 @@ class FilesRead(object):
     the path of a link of the pair's own (in its temporary folder: ``tmp_path``) or of the kernel's
     (``/proc/self/cwd/…``, ``/proc/self/fd/3/…``) leads to is read by that file's path (:meth:`counted`). Each
     file first read is appended to the ``journal`` (a file in ``scratch``), by the process and by a
-    child it forks (a DataLoader's workers keep the hook): the pair's process reads its children's reads there at
-    its end, and the worker what a process that died or was stopped had read until then (:func:`journaled`).
+    child it forks (a DataLoader's workers keep the hook): the worker reads its children's reads there, and what a
+    process that died or was stopped had read until then (:func:`journaled`); what the process itself read it
+    says at its end, from what it holds (:meth:`entries`), as its journal may have lost some (a full disk, a file
+    size limit, an audit hook of the pair's that refuses opens).
 
     A module the pair imports is looked for folder by folder, through listings the import system caches, and no
     ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
@@ -87,6 +90,7 @@ class FilesRead(object):
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
             sys.meta_path.insert(0, ModuleLookups(self.lookups))
+            self.write_down(BEGAN, None, self.began)
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
                 self.read(path)
 
@@ -202,7 +206,7 @@ class FilesRead(object):
         ran: a file it wrote, then asked the size of), which is its own, as a file made before it was read is."""
         if entry in self.asked_about:
             return
-        if self.written_since_it_began(state_of(asked_path(entry)[0])):
+        if written_since(state_of(asked_path(entry)[0]), self.began):
             self.asked_about[entry] = OWN
             return
         self.asked_about[entry] = asked_digest(entry)
@@ -360,40 +364,28 @@ class FilesRead(object):
             return  # this very append's own open
         self.thread.telling = True
         try:
-            fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, json.dumps(entry).encode("ascii") + b"\n")
-            finally:
-                os.close(fd)
+            append_line(self.journal, json.dumps(entry).encode("ascii") + b"\n")
         except OSError:  # noqa: S110 - a full disk: this process's own list is whole; what a crash leaves is less
             pass
         finally:
             self.thread.telling = False
 
-    def paths(self):
-        """Every file read (or looked for and not there), sorted; None where this Python has no audit hooks."""
+    def entries(self):
+        """What this process read, as it knows it itself, in the journal's entries (:data:`READ` and the rest; None
+        where this Python has no audit hooks): the worker makes of them and of its children's journal what was read
+        (:func:`files_read`), outside this process, which nothing the pair's code left set there reaches. Each of
+        its modules is read (:data:`MODULE`), and each folder each was looked for in, up to the one it was found in
+        (:data:`LOOKED_FOR`: a form that comes first there, a package before a module, would be found instead); a
+        built-in or frozen module is found before any folder is searched."""
         if not self.known:
             return None
-        self.busy = True  # what follows looks at files: none of it is the pair's
-        told = journaled(self.journal)  # its children's reads too
-        self.shared_files.update(path for kind, path, _ in told if kind == SHARED)
-        found = {*self.reading, *(path for kind, path, _ in told if kind == READ), *module_files()}
-        found.update(self.modules_looked_for())
-        found.update(self.shared_files)  # there or not: one looked for and not there counts by its absence
-        kept = [path for path in inputs_of(found, self.excluded) if not self.made_before_read(path)]
-        asked = set(self.asked_as_found(told))
-        return sorted(kept + asked_inputs(asked, found, self.excluded) + site_startup_files())
-
-    def asked_as_found(self, told):
-        """What this process and its children (``told``: the journal's entries) asked about, each as first found."""
-        found = dict((entry, digest) for kind, entry, digest in told if kind == ASKED)
-        found.update((entry, digest) for entry, digest in self.asked_about.items() if digest is not OWN)
-        return found
-
-    def modules_looked_for(self):
-        """``folder/name.*`` for each folder each module the pair imported was looked for in, up to and with the one
-        it was found in (a form that comes first there, a package before a module, would be found instead); every
-        folder where it was not found at all. A built-in or frozen module is found before any folder is searched."""
+        self.busy = True  # nothing of what follows is the pair's
+        entries = [[BEGAN, None, self.began]]
+        entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading - self.own)]
+        entries += [[FOUND, path, digest] for path, digest in self.found.items()]
+        entries += [[SHARED, path, None] for path in sorted(self.shared_files)]
+        entries += [[ASKED, entry, digest] for entry, digest in self.asked_about.items() if digest is not OWN]
+        entries += [[MODULE, path, None] for path in sorted(set(module_files()))]
         for name, folders in self.lookups:
             spec = getattr(sys.modules.get(name), "__spec__", None)
             if getattr(spec, "origin", None) in ("built-in", "frozen"):
@@ -401,32 +393,20 @@ class FilesRead(object):
             found_in = folder_of(spec)
             for folder in folders:
                 folder = os.path.abspath(folder or os.curdir)
-                if not os.path.isfile(folder):  # a folder, or none yet (one made there later is searched then)
-                    yield os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
+                entries.append([LOOKED_FOR, os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR), folder])
                 if folder == found_in:
                     break
+        return [entry for entry in entries if entry[1] is None or not entry[1].startswith(self.excluded)]
 
-    def made_before_read(self, path):
-        """Whether the file at ``path`` was written (made, rewritten) since this process began and before it first
-        read it, not by this process: by a program the pair ran."""
-        return path not in self.found and self.written_since_it_began(self.first_seen.get(path))
 
-    def written_since_it_began(self, state):
-        """Whether a file found in ``state`` (:func:`state_of`) was written since this process began: the kernel's
-        time of its last change says it changed since (a time a program gave it does not count), and the time of
-        its content's that it was its content (not only its mode, links or attributes)."""
-        return state is not None and min(state[1], state[2]) >= self.began
-
-    def as_found(self, paths):
-        """Of ``paths`` (:meth:`paths`'), each that no longer holds what this process read, with the sha256 of what
-        it first found: one it changed itself (None: it was not there); one that something else made after the
-        process looked for it, None; one something else changed after it was read, :data:`CHANGED_AFTER_IT_WAS_READ`.
-        """
-        found = as_first_found(paths, self.found, self.first_seen)
-        found.update((path, self.digest_of(path)) for path in paths if path in self.shared_files)
-        asked = self.asked_as_found(journaled(self.journal))
-        found.update((entry, asked[entry]) for entry in paths if entry in asked)
-        return found
+def append_line(path, line, open_file=os.open, write=os.write, close=os.close):
+    """Append ``line`` to the file at ``path`` (made where it is not there) in one write, by the functions ``os`` had
+    as this module was imported: a pair's code that replaces ``os.open`` or ``os.write`` never sees the journal."""
+    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        write(fd, line)
+    finally:
+        close(fd)
 
 
 def watch_lookups(asked, opening_in):
@@ -506,8 +486,7 @@ HOOK_FILE = Watched.__call__.__code__.co_filename
 
 def as_first_found(paths, found, first_seen):
     """Of ``paths``, each not as a process first found it: changed by it (``found``: what it held before), else
-    changed since it was read (``first_seen``: its :func:`state_of` then), by what :meth:`FilesRead.as_found`
-    says."""
+    changed since it was read (``first_seen``: its :func:`state_of` then), by what :func:`files_read` says."""
     changed = {}
     for path in paths:
         if path in found:
@@ -518,11 +497,14 @@ def as_first_found(paths, found, first_seen):
 
 
 READ, FOUND, SHARED, ASKED = "read", "found", "shared", "asked"
-"""The entries of a journal: ``[READ, path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND,
-path, digest]`` (what a file the process went on to change held first: :meth:`FilesRead.as_found`), ``[SHARED,
-path, None]`` (one of the shared inputs it touched, an input as it is left: :meth:`FilesRead.is_shared`) and
-``[ASKED, path + ending, digest]`` (a file asked about or a folder listed, as first found: :meth:`FilesRead.tell`).
-"""
+BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
+"""The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
+path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, digest]`` (what a file the process
+went on to change held first), ``[SHARED, path, None]`` (one of the shared inputs it touched, an input as it is
+left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a folder listed, as
+first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch), ``[MODULE, path,
+None]`` (the file of a module it holds) and ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder,
+which counts where the folder is one, not a zip file)."""
 
 OWN = object()
 """What :meth:`FilesRead.tell` keeps for a file or folder the process asked about that it made or changed itself."""
@@ -532,37 +514,68 @@ def journaled(journal):
     """The entries the ``journal`` of a :class:`FilesRead` holds, from its process and its forked children."""
     try:
         with open(journal, "rb") as told:
-            lines = told.read().splitlines()
+            return entries_in(told.read().splitlines())
     except OSError:
         return []
+
+
+def entries_in(lines):
+    """The entries that ``lines`` (bytes, JSON: a journal's, one each; a process's own, all in one) hold; a line cut
+    short by the end of its process, or anything else, holds none."""
     entries = []
     for line in lines:
         try:
-            entry = json.loads(line.decode("ascii"))
-        except ValueError:  # a line cut short by the end of its process
+            told = json.loads(line.decode("ascii"))
+        except ValueError:
             continue
-        if isinstance(entry, list) and len(entry) == 3 and entry[0] in (READ, FOUND, SHARED, ASKED):
-            entries.append(entry)
+        for entry in told if isinstance(told, list) and told and isinstance(told[0], list) else [told]:
+            if isinstance(entry, list) and len(entry) == 3 and entry[0] in KINDS and isinstance(entry[1], (str, NONE)):
+                entries.append(entry)
     return entries
 
 
-def read_until_it_ended(journal, excluded):
-    """What the process of ``journal`` read until it died or was stopped, as :meth:`FilesRead.paths` and
-    :meth:`FilesRead.as_found` would have said (the folders its modules were looked for in aside); ``(None, {})``
-    where it wrote nothing down (a Python without audit hooks)."""
-    entries = journaled(journal)
-    found = dict((path, digest) for kind, path, digest in entries if kind == FOUND)
-    first = dict((path, tuple(state) if state else None) for kind, path, state in entries if kind == READ)
-    shared = set(path for kind, path, _ in entries if kind == SHARED)
-    paths = inputs_of([*first, *shared], excluded)
-    as_asked = dict((entry, digest) for kind, entry, digest in entries if kind == ASKED)
-    asked = asked_inputs(as_asked, paths, excluded)
-    if not paths and not asked:
+KINDS = (READ, FOUND, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
+NONE = type(None)
+
+
+def files_read(entries, excluded):
+    """What a pair's processes read, from the ``entries`` they told (their journal's, the process's own at its end),
+    outside the folders ``excluded`` (:func:`excluded_prefixes`): the files, sorted (None where none told any: a
+    Python without audit hooks), and of them each that no longer holds what was read, with the sha256 of what was
+    first found (:func:`as_first_found`; one of the shared inputs by what it holds now). A file written since the
+    process began and before it first read it, not by the process itself (by a program the pair ran: ``python -m
+    helper``), is the pair's own."""
+    if not entries:
         return None, {}
-    changed = as_first_found(paths, found, first)
-    changed.update((path, file_digest(path)) for path in paths if path in shared)
-    changed.update((entry, as_asked[entry]) for entry in asked)
-    return sorted(paths + asked + site_startup_files()), changed
+    began = min([value for kind, _, value in entries if kind == BEGAN and isinstance(value, (int, float))] or [None])
+    found, first, asked, read, shared = {}, {}, {}, set(), set()
+    for kind, path, value in entries:
+        if kind == READ:
+            first.setdefault(path, tuple(value) if value else None)
+        elif kind == FOUND:
+            found.setdefault(path, value)
+        elif kind == ASKED:
+            asked.setdefault(path, value)
+        elif kind == SHARED:
+            shared.add(path)
+        elif kind == LOOKED_FOR and os.path.isfile(value):
+            continue  # a zip file on sys.path: what is in it is the file's content
+        if kind in (READ, SHARED, MODULE, LOOKED_FOR):
+            read.add(path)
+    made = set(path for path in first if path not in found and written_since(first[path], began))
+    kept = [path for path in inputs_of(read, excluded) if path not in made]
+    counted = asked_inputs(asked, read, excluded)
+    changed = as_first_found(kept, found, first)
+    changed.update((path, file_digest(path)) for path in kept if path in shared)
+    changed.update((entry, asked[entry]) for entry in counted)
+    return sorted(kept + counted + site_startup_files()), changed
+
+
+def written_since(state, began):
+    """Whether a file found in ``state`` (:func:`state_of`) was written since ``began``: the kernel's time of its last
+    change says it changed since (a time a program gave it does not count), and the time of its content's that it was
+    its content (not only its mode, links or attributes)."""
+    return state is not None and began is not None and min(state[1], state[2]) >= began
 
 
 def inputs_of(paths, excluded):
@@ -841,14 +854,14 @@ def is_bytecode(path):
     return cached and not runs_unchecked(path)
 
 
-def runs_unchecked(bytecode):
+def runs_unchecked(bytecode, open_file=io.FileIO):
     """Whether Python runs the bytecode at ``bytecode`` without asking its source: a hash-based ``.pyc`` whose flags
     say unchecked (PEP 552: ``compileall --invalidation-mode unchecked-hash``), unless ``--check-hash-based-pycs
-    always``."""
+    always``. Read as Python's import reads it, not by an ``open`` the pair's code may have replaced."""
     if sys.version_info < (3, 7) or getattr(_imp, "check_hash_based_pycs", "default") == "always":
         return False
     try:
-        with open(bytecode, "rb") as cached:
+        with open_file(bytecode) as cached:
             header = cached.read(8)
     except OSError:
         return False

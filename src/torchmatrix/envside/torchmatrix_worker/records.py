@@ -69,7 +69,7 @@ def run_as(kind, isolation, pair, limit, alive):
     else:
         record = pair_record(ending, pair["name"], pair["device"], limit)
     record = dict(record, probe=pair["name"], duration=time.perf_counter() - began)
-    return with_files_read([record], [files_read(ending)])
+    return with_files_read([record], [ending.read])
 
 
 def asked_records(isolation, pair, limit, alive):
@@ -85,36 +85,22 @@ def asked_records(isolation, pair, limit, alive):
     if records is not None:
         return (PYTEST, said), with_files_read(records, read)
     ending = isolation.run(dict(pair, job=SCRIPT), limit)
-    read.append(files_read(ending))
+    read.append(ending.read)
     record = dict(script_record(ending, pair, limit), probe=pair["name"], duration=time.perf_counter() - began)
     return (SCRIPT, said), with_files_read([record], read)
-
-
-def files_read(ending):
-    """The files a pair's process said it read, or, where it died or was stopped before it could say, what its
-    journal holds it had read until then (None: its Python has no audit hooks), and of them those it changed, each
-    with the digest of what it first found there (``read_as_found``)."""
-    answer = answer_of(ending)
-    if answer is None:
-        return ending.sides.get("read", (None, {}))
-    read = answer.get("read")
-    if not isinstance(read, list) or not all(isinstance(path, str) for path in read):
-        return None, {}
-    found = answer.get("read_as_found")
-    if not isinstance(found, dict) or not all(isinstance(digest, (str, type(None))) for digest in found.values()):
-        return read, {}
-    return read, found
 
 
 class Ending(object):
     """How a pair's process ended: its exit code (negative: the signal), what it sent, its log's tail.
 
     ``sides``: what it wrote to its side files (a script's output, the tests' progress), by name; ``places``: the
-    cell's folders it saw (:func:`cell_places`), which its output is normalised by.
+    cell's folders it saw (:func:`cell_places`), which its output is normalised by; ``read``: the files it and its
+    children read, and of them those not as first found, with what they held (``reads.files_read``).
     """
 
-    def __init__(self, code, answer, timed_out, log_tail, sides=None, places=()):
+    def __init__(self, code, answer, timed_out, log_tail, sides=None, places=(), read=(None, {})):
         self.code = code
+        self.read = read
         self.answer = answer
         self.timed_out = timed_out
         self.log_tail = log_tail
@@ -360,7 +346,7 @@ def records_of_tests(isolation, pair, limit, alive):
 
 
 def with_files_read(records, read):
-    """``records``, each with what all of their pair's processes read (``read``: each one's :func:`files_read`, in
+    """``records``, each with what all of their pair's processes read (``read``: each one's ``Ending.read``, in
     the order they ran): every file (None: one of them could not say), and those changed as the first found them."""
     known = all(files is not None for files, _ in read)
     paths = sorted(set(path for files, _ in read for path in files)) if known else None
@@ -383,7 +369,7 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
     while True:
         alive()
         ending = isolation.run(dict(pair, job=PYTEST, targets=targets), limit, alive)
-        read.append(files_read(ending))
+        read.append(ending.read)
         events = ProgressOfTests(ending.sides.get("progress", b""), ending.places)
         if not said:
             said = events.collection(ending)

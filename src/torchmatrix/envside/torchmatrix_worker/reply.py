@@ -1,0 +1,81 @@
+"""The file a pair's process answers in: made, sized and mapped into the process's memory before the pair's code
+runs, so that its answer is then stored with no system call, which nothing the pair's code leaves set can refuse."""
+
+import errno
+import mmap
+import os
+
+from .protocol import MAX_ANSWER_BYTES
+
+MAX_READ_BYTES = 16 << 20
+"""The most room for what a pair's process read (:meth:`reads.FilesRead.entries`) beside its answer; what does not
+fit is left to the journal it keeps as it reads."""
+
+ROOM = MAX_ANSWER_BYTES + 1 + MAX_READ_BYTES
+"""The size of an answer file: a line for the answer (one byte more than it may send, to tell too much), a line for
+what the process read."""
+
+CHUNK = 1 << 16
+
+
+class Reply(object):
+    """The answer file at ``path``, its room allocated (where the system can: a full disk then fails here, before the
+    pair's code, not as the answer is stored) and mapped, its descriptor closed.
+
+    What the pair's code may leave set reaches none of it: descriptors closed (``os.closerange``) or opened in
+    their place, an audit hook (``sys.addaudithook``) that refuses opens, a replaced ``open``, a file size limit
+    (``RLIMIT_FSIZE``). A child the pair's code forks shares the map, and stores nothing in it.
+    """
+
+    def __init__(self, path):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+        try:
+            allocate(fd, ROOM)
+            self.memory = mmap.mmap(fd, ROOM)
+        finally:
+            os.close(fd)
+
+    def store(self, answer, read):
+        """Store ``answer`` and ``read`` (bytes, JSON, neither with a NUL byte), a line each, then a NUL byte, which
+        ends them whatever the file held after them; what does not fit is cut off."""
+        data = (answer + b"\n" + read + b"\0")[:ROOM]
+        self.memory[: len(data)] = data
+
+
+def allocate(fd, size):
+    """Make the file open as ``fd`` ``size`` bytes long, its blocks allocated where the system can."""
+    allocating = getattr(os, "posix_fallocate", None)
+    try:
+        if allocating is not None:
+            allocating(fd, 0, size)
+            return
+    except OSError as error:  # a file system that cannot allocate ahead: sized, as where there is no fallocate
+        if error.errno == errno.ENOSPC:
+            raise
+    os.ftruncate(fd, size)
+
+
+def read_reply(path):
+    """What a job's process stored in its answer file at ``path``: its answer and what it read, each b"" where it
+    stored none (the process ended first, or removed the file)."""
+    data = b""
+    try:
+        with open(path, "rb") as reply:
+            while len(data) < ROOM:
+                chunk = reply.read(CHUNK)
+                end = chunk.find(b"\0")
+                data += chunk if end < 0 else chunk[:end]
+                if end >= 0 or not chunk:
+                    break
+    except OSError:
+        return b"", b""
+    answer, _, read = data.partition(b"\n")
+    return answer, read
+
+
+def is_ready(path):
+    """Whether the job's process made its answer file ready: it has begun its job (a spawned one, torch imported)."""
+    try:
+        return os.path.getsize(path) == ROOM
+    except OSError:
+        return False
