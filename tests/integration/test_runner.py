@@ -861,6 +861,123 @@ def test_what_a_script_leaves_in_sys_is_as_python_leaves_it_for_its_end(
     assert not record.message.startswith("torchmatrix's worker failed"), record.message
 
 
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "class Unsaid(Exception):\n    def __str__(self):\n        return 'bad %s' % self.value\nraise Unsaid()",
+        "class Why:\n    def __str__(self):\n        raise ValueError('no str')\nsys.exit(Why())",
+        "sys.stderr = None\nsys.exit('bye')",
+        "sys.stderr.close()\nsys.exit('bye')",
+    ],
+)
+def test_a_script_whose_end_cannot_be_told_ends_as_python_ends_it(
+    stub_torch_python: str, tmp_path: Path, ending: str
+) -> None:
+    """An exception or exit code whose ``str()`` raises, an exit code with no ``sys.stderr`` to be printed on: python
+    passes over what it cannot print, on its own stderr where the script's is None, runs the exit handlers and exits
+    with 1."""
+    script = tmp_path / "untold.py"
+    script.write_text("import atexit, sys\natexit.register(lambda: print('atexit ran'))\n" + ending + "\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert by_hand(stub_torch_python, script) == (1, ["atexit ran"])
+    assert (exit_status(record), record.metrics["output"]) == (1, ["atexit ran"]), record.message
+    assert not record.message.startswith("torchmatrix's worker failed"), record.message
+
+
+REFUSES_WRITES = """\
+import os, signal, sys
+def refuse(event, arguments):
+    if event == "open" and isinstance(arguments[0], str) and (arguments[1] or "r") != "r":
+        raise PermissionError("read-only")
+    if event == "open" and isinstance(arguments[0], str) and arguments[1] is None and arguments[2] & 3:
+        raise PermissionError("read-only")
+sys.addaudithook(refuse)
+"""
+
+READS = {
+    "a module whose lookups raise": (
+        "import sys, types\nclass Lazy(types.ModuleType):\n    def __getattr__(self, name):\n"
+        "        raise ImportError('lazy ' + name)\nsys.modules['lazy'] = Lazy('lazy')\n"
+        "print(open('data.txt').read())\n"
+    ),
+    "a working folder removed": (
+        "import os, tempfile\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+        "with tempfile.TemporaryDirectory() as folder:\n    os.chdir(folder)\n"
+        "print(open(os.path.join(here, 'data.txt')).read())\n"
+    ),
+    "a forked child's read, journal writes refused": REFUSES_WRITES
+    + "pid = os.fork()\nif pid == 0:\n    print(open('data.txt').read())\n    os._exit(0)\nos.waitpid(pid, 0)\n",
+    "read, then os._exit, journal writes refused": REFUSES_WRITES + "print(open('data.txt').read())\nos._exit(0)\n",
+    "read, then killed, journal writes refused": REFUSES_WRITES
+    + "print(open('data.txt').read())\nsys.stdout.flush()\nos.kill(os.getpid(), signal.SIGKILL)\n",
+}
+
+
+@pytest.mark.parametrize("reading", sorted(READS))
+def test_a_file_a_script_read_is_an_input_whatever_it_did_after(
+    stub_torch_python: str, tmp_path: Path, start: str, reading: str
+) -> None:
+    """Modules whose lookups raise, a working folder gone, a journal its own audit hook refuses to have written (by
+    a process that ends without telling what it read, or a child it forked): the file it read is an input."""
+    script = tmp_path / "reads.py"
+    script.write_text(READS[reading])
+    (tmp_path / "data.txt").write_text("DATA\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics["output"]) == by_hand(stub_torch_python, script), record.message
+    assert str(tmp_path / "data.txt") in record.inputs[identity.READ], record.message
+
+
+def test_what_a_script_read_beyond_the_room_it_has_to_tell_it_loses_that_alone(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """More files read than the room a process has to tell them at its end (16 MiB), its journal cut short by the
+    file size limit it set: what fits is told, entry by entry."""
+    folder = tmp_path.joinpath(*["d" * 240] * 3)
+    folder.mkdir(parents=True)
+    for index in range(22000):
+        (folder / f"{index:05d}{'f' * 200}").touch()
+    script = tmp_path / "reads_many.py"
+    script.write_text(
+        "import os, resource\nresource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, resource.RLIM_INFINITY))\n"
+        f"for name in sorted(os.listdir({str(folder)!r})):\n"
+        f"    open(os.path.join({str(folder)!r}, name)).close()\nprint('read')\n"
+    )
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics["output"]) == (0, ["read"]), record.message
+    told = [path for path in record.inputs[identity.READ] if Path(path).parent == folder]
+    assert 12000 < len(told) < 22000
+
+
+def test_where_a_module_was_looked_for_is_where_it_was_then(stub_torch_python: str, tmp_path: Path) -> None:
+    """A relative folder on ``sys.path`` is looked in from the working folder of the import: a later ``chdir`` moves
+    nothing of it."""
+    script = tmp_path / "looks.py"
+    script.write_text("import os, sys\nsys.path.insert(0, 'lib')\nimport helper\nos.chdir('sub')\nprint(helper.X)\n")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helper.py").write_text("X = 2\n")
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    (tmp_path / "sub").mkdir()
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics["output"]) == by_hand(stub_torch_python, script) == (0, ["2"])
+    read = record.inputs[identity.READ]
+    assert str(tmp_path / "lib" / "helper.*") in read and str(tmp_path / "lib" / "helper.py") in read
+    assert not [path for path in read if "sub" in Path(path).parts or path == str(tmp_path / "helper.*")]
+
+
+def test_a_module_a_script_imports_lazily_is_not_loaded_by_the_worker(stub_torch_python: str, tmp_path: Path) -> None:
+    """``importlib.util.LazyLoader`` loads a module at its first attribute looked up: the worker looks up none."""
+    script = tmp_path / "lazy.py"
+    script.write_text(
+        "import importlib.util, sys\nspec = importlib.util.find_spec('heavy')\n"
+        "spec.loader = importlib.util.LazyLoader(spec.loader)\nmodule = importlib.util.module_from_spec(spec)\n"
+        "sys.modules['heavy'] = module\nspec.loader.exec_module(module)\nprint('done')\n"
+    )
+    (tmp_path / "heavy.py").write_text("print('heavy loaded')\nimport colorsys\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics["output"]) == by_hand(stub_torch_python, script) == (0, ["done"])
+    assert not [path for path in record.inputs[identity.READ] if "colorsys" in path]
+
+
 WATCHES = """\
 import atexit, os, sys
 def watch(frame, event, argument):

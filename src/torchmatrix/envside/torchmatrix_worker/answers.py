@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import struct
 import sys
 
@@ -72,7 +73,16 @@ def wide_int_text(value):
 
 
 def describe(error):
-    return tail("{}: {}".format(type(error).__name__, error))
+    return tail("{}: {}".format(type(error).__name__, said_of(error)))
+
+
+def said_of(value):
+    """``str(value)``, or, where that fails (an exception's ``__str__`` that raises), what python's traceback prints
+    in its place."""
+    try:
+        return str(value)
+    except Exception:
+        return "<exception str() failed>"
 
 
 def tail(text):
@@ -99,14 +109,30 @@ EXIT_SKIP = 125
 
 
 def exit_status(exit):
-    """The exit status ``python`` gives ``sys.exit(code)``: None 0, a number itself, anything else printed and 1."""
+    """The exit status ``python`` gives ``sys.exit(code)``: None 0, a number itself, anything else 1 (python prints
+    it: :func:`print_exit_code`)."""
     if exit.code is None:
         return 0
     if isinstance(exit.code, int):
         code = int(exit.code)  # not the script's own int's arithmetic
         return code & 0xFF if -C_LONG <= code < C_LONG else 0xFF  # python reads it as a C long: one too large is -1
-    print(exit.code, file=sys.stderr)
     return 1
+
+
+def print_exit_code(exit):
+    """Print the code of ``sys.exit(code)`` that is neither None nor a number, as python does: on ``sys.stderr``, or
+    on the process's own stderr where that is None; one that cannot be printed (a closed stream, a ``__str__`` that
+    raises) is passed over."""
+    if exit.code is None or isinstance(exit.code, int):
+        return
+    try:
+        text = str(exit.code) + "\n"
+        if sys.stderr is None:
+            os.write(2, text.encode("utf-8", "backslashreplace"))
+        else:
+            sys.stderr.write(text)
+    except Exception:  # noqa: S110 - python clears the error, and exits with 1 all the same
+        pass
 
 
 C_LONG = 2 ** (8 * struct.calcsize("l") - 1)

@@ -101,7 +101,7 @@ class Isolation(object):
         it holds: reply.py), and as its ``journal`` says, which holds what the children it forked read, and all it
         read where it died or was stopped first. The worker works it out, outside the process, where nothing the
         pair's code left set reaches."""
-        return files_read(entries_in([told]) + journaled(journal), excluded_prefixes(self.scratch))
+        return files_read(entries_in(told.splitlines()) + journaled(journal), excluded_prefixes(self.scratch))
 
     def kill_children(self, deadline):
         """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""

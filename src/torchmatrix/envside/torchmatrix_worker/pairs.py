@@ -16,7 +16,7 @@ import traceback
 import types
 import weakref
 
-from .answers import checked, describe, exit_answer, exit_status, tail, unavailable
+from .answers import checked, describe, exit_answer, exit_status, print_exit_code, said_of, tail, unavailable
 from .fingerprint import device_available, fingerprint
 from .protocol import (
     DEVICE_VARIABLE,
@@ -44,11 +44,13 @@ def child_main(job):
         job = dict(job, folder=os.path.dirname(os.path.realpath(job.get("path") or os.curdir)), pid=own_pid)
         reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"], job.get("read"))
         answer = fingerprint_answer(job["devices"]) if reads is None else perform(job)
-        told = None if reads is None else reads.entries()
+        told = [] if reads is None else reads.entries() or []
         if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
-            reply.store(json.dumps(answer, allow_nan=False).encode("utf-8"), json.dumps(told).encode("ascii"))
+            lines = b"\n".join(json.dumps(entry).encode("ascii") for entry in told)  # one each: room cuts off the last
+            reply.store(json.dumps(answer, allow_nan=False).encode("utf-8"), lines)
         status = 0
     except SystemExit as exit:  # sys.exit() in a probe ends its process, as os._exit() does
+        print_exit_code(exit)
         status = exit_status(exit)
     except Exception as error:  # the worker's own code failed here (a probe's exception is its outcome)
         traceback.print_exc()
@@ -334,11 +336,12 @@ def script_answer(ended, path, places):
     if ended is None:
         return exit_answer(0), 0
     if isinstance(ended, SystemExit):
+        print_exit_code(ended)
         status = exit_status(ended)
         answer = exit_answer(status)
         if ended.code is not None and not isinstance(ended.code, int):  # sys.exit("why"): python prints why
-            answer["message"] = tail(str(ended.code))
-            answer["metrics"].update(whole_of(str(ended.code), places))
+            answer["message"] = tail(said_of(ended.code))
+            answer["metrics"].update(whole_of(said_of(ended.code), places))
         return answer, status
     status = -signal.SIGINT if type(ended) is KeyboardInterrupt else 1  # python's test: no subclass
     return exception_answer(ended, path, places), status
@@ -461,9 +464,9 @@ def exception_answer(error, path, places):
     text = script_traceback(error, path)
     print_as_python_does(error, text)
     if is_skip(error):
-        return {"outcome": UNAVAILABLE, "metrics": {}, "message": tail(str(error))}
+        return {"outcome": UNAVAILABLE, "metrics": {}, "message": tail(said_of(error))}
     outcome = FAIL if isinstance(error, AssertionError) else ERROR
-    said = "{}: {}".format(type(error).__name__, error)
+    said = "{}: {}".format(type(error).__name__, said_of(error))
     metrics = dict(traceback=tail(text), **whole_of(said, places))
     return {"outcome": outcome, "metrics": metrics, "message": describe(error)}
 

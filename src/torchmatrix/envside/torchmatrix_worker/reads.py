@@ -1,6 +1,7 @@
 """What a pair's process read outside its environment: the files its records depend on."""
 
 import _imp
+import contextlib
 import importlib.machinery
 import importlib.util
 import io
@@ -71,6 +72,7 @@ class FilesRead(object):
 
     def __init__(self, scratch, journal=None):
         self.journal = journal or os.path.join(scratch, "read-by-{}".format(os.getpid()))
+        self.appending = Appending(self.journal)
         self.reading, self.own = set(), set()
         self.found, self.hashing, self.first_seen = {}, set(), {}
         self.began = time.time()
@@ -364,7 +366,7 @@ class FilesRead(object):
             return  # this very append's own open
         self.thread.telling = True
         try:
-            append_line(self.journal, json.dumps(entry).encode("ascii") + b"\n")
+            self.appending.append(json.dumps(entry).encode("ascii") + b"\n")
         except OSError:  # noqa: S110 - a full disk: this process's own list is whole; what a crash leaves is less
             pass
         finally:
@@ -382,31 +384,51 @@ class FilesRead(object):
         self.busy = True  # nothing of what follows is the pair's
         entries = [[BEGAN, None, self.began]]
         entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading - self.own)]
-        entries += [[FOUND, path, digest] for path, digest in self.found.items()]
+        entries += [[FOUND, path, digest] for path, digest in list(self.found.items())]
         entries += [[SHARED, path, None] for path in sorted(self.shared_files)]
-        entries += [[ASKED, entry, digest] for entry, digest in self.asked_about.items() if digest is not OWN]
+        entries += [[ASKED, entry, digest] for entry, digest in list(self.asked_about.items()) if digest is not OWN]
         entries += [[MODULE, path, None] for path in sorted(set(module_files()))]
-        for name, folders in self.lookups:
-            spec = getattr(sys.modules.get(name), "__spec__", None)
+        for name, folders in list(self.lookups):
+            spec = module_attribute(sys.modules.get(name), "__spec__")
             if getattr(spec, "origin", None) in ("built-in", "frozen"):
                 continue
             found_in = folder_of(spec)
             for folder in folders:
-                folder = os.path.abspath(folder or os.curdir)
                 entries.append([LOOKED_FOR, os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR), folder])
                 if folder == found_in:
                     break
         return [entry for entry in entries if entry[1] is None or not entry[1].startswith(self.excluded)]
 
 
-def append_line(path, line, open_file=os.open, write=os.write, close=os.close):
-    """Append ``line`` to the file at ``path`` (made where it is not there) in one write, by the functions ``os`` had
-    as this module was imported: a pair's code that replaces ``os.open`` or ``os.write`` never sees the journal."""
-    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        write(fd, line)
-    finally:
-        close(fd)
+class Appending(object):
+    """Appends lines to the file at ``path`` (made where it is not there), one write each, by a descriptor opened at
+    the first, which the children a process forks share; opened again where the pair's code closed it, or opened a
+    file of its own in its place. An audit hook of the pair's code that refuses opens (a write is no audit event) or
+    an ``os.open`` or ``os.write`` it replaced (the functions are ``os``'s as this module was imported) stops none
+    of it."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd, self.identity = None, None
+
+    def append(self, line, open_file=os.open, write=os.write):
+        if not self.is_open():
+            self.fd = open_file(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self.identity = self.file_of(self.fd)
+        write(self.fd, line)
+
+    def is_open(self):
+        """Whether the descriptor is still the one it opened, of the same file."""
+        return self.fd is not None and self.file_of(self.fd) == self.identity
+
+    @staticmethod
+    def file_of(fd, stat_of=os.fstat):
+        """The device and inode of the file open as ``fd``; None where none is."""
+        try:
+            found = stat_of(fd)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
 
 
 def watch_lookups(asked, opening_in):
@@ -520,17 +542,16 @@ def journaled(journal):
 
 
 def entries_in(lines):
-    """The entries that ``lines`` (bytes, JSON: a journal's, one each; a process's own, all in one) hold; a line cut
-    short by the end of its process, or anything else, holds none."""
+    """The entries that ``lines`` (bytes, JSON, one entry each: a journal's, what a process told at its end) hold;
+    a line cut short (by the end of its process, or of the room it had), or anything else, holds none."""
     entries = []
     for line in lines:
         try:
-            told = json.loads(line.decode("ascii"))
+            entry = json.loads(line.decode("ascii"))
         except ValueError:
             continue
-        for entry in told if isinstance(told, list) and told and isinstance(told[0], list) else [told]:
-            if isinstance(entry, list) and len(entry) == 3 and entry[0] in KINDS and isinstance(entry[1], (str, NONE)):
-                entries.append(entry)
+        if isinstance(entry, list) and len(entry) == 3 and entry[0] in KINDS and isinstance(entry[1], (str, NONE)):
+            entries.append(entry)
     return entries
 
 
@@ -634,9 +655,19 @@ class ModuleLookups(object):
         self.lookups = lookups
 
     def find_spec(self, name, path=None, target=None):
-        folders = sys.path if path is None else path
-        self.lookups.append((name, [folder for folder in folders if isinstance(folder, str)]))
+        self.lookups.append((name, absolute_folders(sys.path if path is None else path)))
         return None
+
+
+def absolute_folders(folders):
+    """Each of ``folders`` that is text, as an absolute path, from the working folder of now, where a relative one is
+    looked in (``""``: the working folder itself); one relative to a working folder that is gone names none."""
+    found = []
+    for folder in list(folders):
+        if isinstance(folder, str):
+            with contextlib.suppress(OSError):
+                found.append(os.path.abspath(folder or os.curdir))
+    return found
 
 
 def folder_of(spec):
@@ -726,7 +757,7 @@ def as_path(name):
         name = os.fsdecode(name)
     if not isinstance(name, str):
         return None
-    path = os.path.join(os.getcwd(), name)
+    path = name if os.path.isabs(name) else os.path.join(os.getcwd(), name)
     if os.pardir not in path.split(os.sep):
         return os.path.normpath(path)
     drive, rest = os.path.splitdrive(path)
@@ -758,12 +789,22 @@ def state_of(path):
     return found.st_ino, found.st_ctime, found.st_mtime
 
 
+def module_attribute(module, name):
+    """The attribute ``name`` of ``module`` (any object in ``sys.modules``) as its namespace holds it; None where it
+    holds none. Asked of its ``__dict__`` alone, so that nothing its class does on a lookup runs: a lazy module's
+    ``__getattr__`` that imports or raises, ``importlib.util.LazyLoader``'s module, which a lookup loads."""
+    try:
+        return object.__getattribute__(module, "__dict__").get(name)
+    except Exception:
+        return None
+
+
 def module_files():
     """The file each module in ``sys.modules`` was loaded from: its ``__file__``, where that is an absolute path.
     A module object made by hand may name none, or a relative one that is no file it was loaded from (torch's
     ``torch.ops`` and ``torch.classes`` say ``_ops.py`` and ``_classes.py``)."""
     for module in list(sys.modules.values()):
-        where = getattr(module, "__file__", None)
+        where = module_attribute(module, "__file__")
         if isinstance(where, str) and os.path.isabs(where):
             yield os.path.abspath(where)
 

@@ -36,8 +36,8 @@ class Reply(object):
             os.close(fd)
 
     def store(self, answer, read):
-        """Store ``answer`` and ``read`` (bytes, JSON, neither with a NUL byte), a line each, then a NUL byte, which
-        ends them whatever the file held after them; what does not fit is cut off."""
+        """Store ``answer`` (bytes, JSON, a line) and ``read`` (lines), then a NUL byte, which ends them whatever the
+        file held after them; what does not fit is cut off. Neither holds a NUL byte."""
         data = (answer + b"\n" + read + b"\0")[:ROOM]
         self.memory[: len(data)] = data
 
