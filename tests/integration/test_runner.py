@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -946,6 +947,73 @@ def test_what_a_script_read_beyond_the_room_it_has_to_tell_it_loses_that_alone(
     assert (exit_status(record), record.metrics["output"]) == (0, ["read"]), record.message
     told = [path for path in record.inputs[identity.READ] if Path(path).parent == folder]
     assert 12000 < len(told) < 22000
+
+
+@pytest.mark.parametrize(
+    "opening, read, unread",
+    [
+        (
+            "fd = os.open('sub', os.O_RDONLY)\nwith open('data.txt', opener=lambda name, flags: "
+            "os.open(name, flags, dir_fd=fd)) as data:\n    print(data.read())\n",
+            ["sub/data.txt"],
+            ["data.txt"],
+        ),
+        (
+            "print(open('data.txt').read())\nfd = os.open('sub', os.O_RDONLY)\n"
+            "os.close(os.open('data.txt', os.O_RDONLY, dir_fd=fd))\n",
+            ["data.txt", "sub/data.txt"],
+            [],
+        ),
+    ],
+)
+def test_a_file_opened_by_an_opener_is_the_one_it_opened(
+    stub_torch_python: str, tmp_path: Path, opening: str, read: list[str], unread: list[str]
+) -> None:
+    """``open(name, opener=…)`` tells its name before the opener opens it, here relative to a ``dir_fd``: the file
+    read is the opener's, not the name's in the working folder; an ``os.open`` with a ``dir_fd`` after an ``open()``
+    of the same name undoes nothing."""
+    script = tmp_path / "opener.py"
+    script.write_text("import os\n" + opening)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "data.txt").write_text("inner\n")
+    (tmp_path / "data.txt").write_text("outer\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics["output"]) == by_hand(stub_torch_python, script), record.message
+    listed = record.inputs[identity.READ]
+    assert [name for name in read + unread if str(tmp_path / name) in listed] == read
+
+
+def test_a_script_run_with_a_safe_path_finds_no_module_beside_it(stub_torch_python: str, tmp_path: Path) -> None:
+    """``PYTHONSAFEPATH`` (``python -P``) in the matrix's ``env:`` puts no folder first on ``sys.path``, the script's
+    nor the worker's."""
+    script = tmp_path / "safe.py"
+    script.write_text("try:\n    import helper\n    print('helper')\nexcept ImportError:\n    print('no helper')\n")
+    (tmp_path / "helper.py").write_text("")
+    probe = dataclasses.replace(loader.probe_at(script, tmp_path, kind=Kind.SCRIPT), name="safe")
+    seen = identity.pair_environment(stub_torch_python, {"PYTHONSAFEPATH": "1"}, ["TORCHMATRIX_*"], os.environ)
+    cell = runner.run_cell(stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path)
+    safe = dict(os.environ, PYTHONSAFEPATH="1")
+    done = subprocess.run([stub_torch_python, script.name], cwd=tmp_path, env=safe, capture_output=True, text=True)
+    assert done.stdout.splitlines() == ["no helper"]
+    assert [record.metrics.get("output") for record in cell.records] == [["no helper"]], cell
+
+
+def test_a_script_s_globals_are_python_s_in_python_s_order(stub_torch_python: str, tmp_path: Path) -> None:
+    script = tmp_path / "globals.py"
+    script.write_text("print([name for name in globals() if name != '__file__'])\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics["output"]) == by_hand(stub_torch_python, script)
+
+
+def test_a_module_imported_from_a_zip_file_is_read_as_the_zip_file(stub_torch_python: str, tmp_path: Path) -> None:
+    script = tmp_path / "zipped.py"
+    script.write_text("import os, sys\nsys.path.insert(0, os.path.abspath('lib.zip'))\nimport zmod\nprint(zmod.X)\n")
+    with zipfile.ZipFile(tmp_path / "lib.zip", "w") as archive:
+        archive.writestr("zmod.py", "X = 3\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics["output"]) == by_hand(stub_torch_python, script) == (0, ["3"])
+    listed = record.inputs[identity.READ]
+    assert str(tmp_path / "lib.zip") in listed and not [path for path in listed if "lib.zip/" in path]
 
 
 def test_where_a_module_was_looked_for_is_where_it_was_then(stub_torch_python: str, tmp_path: Path) -> None:

@@ -109,6 +109,9 @@ import os
 import tempfile
 import time
 
+if sys.path[:1] != [os.path.dirname(os.path.abspath(__file__))]:  # python -P (PYTHONSAFEPATH) puts it there no more
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 from torchmatrix_worker.isolation import Forking, Spawning
 from torchmatrix_worker.pairs import spawned_child
 from torchmatrix_worker.protocol import PROTOCOL_VERSION, WORKER_FILE, ParentGone, protocol_channel, read_line
@@ -166,7 +169,8 @@ def main():
 
 
 def forget_own_folder():
-    """Leave this file's folder off sys.path, where running it put it: a probe's ``import x`` never finds ours."""
+    """Leave this file's folder off sys.path, where running it (or this file) put it: a probe's ``import x`` never
+    finds ours."""
     if sys.path and sys.path[0] == os.path.dirname(WORKER_FILE):
         del sys.path[0]
 

@@ -302,7 +302,8 @@ def run_script(job):
     redirect_stdout(job["output"])
     sys.argv = [path]
     sys.orig_argv = [sys.executable, path]
-    sys.path.insert(0, job["folder"])
+    if not getattr(sys.flags, "safe_path", False):  # python -P, PYTHONSAFEPATH: python puts no folder there
+        sys.path.insert(0, job["folder"])
     main = as_main(path)
     ended = None  # what the script raised, SystemExit included
     try:
@@ -359,13 +360,14 @@ def end_process_as_python(status):
 
 def as_main(path):
     """The module ``__main__`` that ``python script.py`` runs the script at ``path`` as, in ``sys.modules`` (where
-    pickle and an exit handler look it up), with the globals python gives it."""
+    pickle and an exit handler look it up), with the globals python gives it, in its order."""
     main = types.ModuleType("__main__")
-    main.__file__, main.__cached__, main.__package__, main.__spec__ = path, None, None, None
+    main.__package__, main.__spec__ = None, None
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
-    main.__builtins__ = builtins
     if "__annotations__" in vars(sys.modules["__main__"]):  # as this python gave the worker's own __main__
         main.__annotations__ = {}
+    main.__builtins__ = builtins
+    main.__file__, main.__cached__ = path, None
     sys.modules["__main__"] = main
     return main
 

@@ -103,6 +103,7 @@ class FilesRead(object):
         if self.busy:
             return  # this hook's own look at a file
         self.busy = True
+        self.thread.by_name = None  # what an open() that came before did, no opener undid (opening_in)
         try:
             if event == "open":
                 self.opened(*arguments[:3])
@@ -214,13 +215,24 @@ class FilesRead(object):
         self.asked_about[entry] = asked_digest(entry)
         self.write_down(ASKED, entry, self.asked_about[entry])
 
-    def opening_in(self, dir_fd):
-        """``os.open`` is about to open a path relative to the folder open as ``dir_fd`` (None: to the current one),
-        which its ``open`` event does not say."""
+    def opening_in(self, dir_fd, name=None):
+        """``os.open`` is about to open ``name`` relative to the folder open as ``dir_fd`` (None: to the current one),
+        which its ``open`` event does not say. Called so by the opener of an ``open()`` (``open(name, opener=…)``,
+        whose opener opens ``name`` relative to a ``dir_fd``, as Python's documentation shows), it undoes what that
+        ``open()``'s own event, told the name alone, took for a read from the current folder."""
         self.thread.dir_fd = dir_fd
+        by_name, self.thread.by_name = getattr(self.thread, "by_name", None), None
+        if dir_fd is not None and by_name is not None and by_name[0] == name and within(by_name[2:], sys._getframe(2)):
+            self.reading.discard(by_name[1])
+            self.first_seen.pop(by_name[1], None)
+            self.write_down(NOT_READ, by_name[1], None)
 
     def opened(self, path, mode, flags):
+        name = path
         path = None if isinstance(path, int) else self.counted(located(path, getattr(self.thread, "dir_fd", None)))
+        if isinstance(mode, str) and reads(mode, flags) and not writes(mode, flags) and path not in self.reading:
+            caller = sys._getframe(2)  # the code calling open(), below this and the hook
+            self.thread.by_name = (name, path, caller, caller.f_lasti)  # an opener may open it elsewhere: opening_in
         if path is None or path in self.hashing:
             return  # a file descriptor (opened before, by path), or this process's own look at what a file held
         if self.is_shared(path):
@@ -495,7 +507,7 @@ class OpensAt(Watched):
     audit event names the path alone), and None after."""
 
     def __call__(self, path, *arguments, **options):
-        self.asked(options.get("dir_fd"))
+        self.asked(options.get("dir_fd"), path)
         try:
             return self.original(path, *arguments, **options)
         finally:
@@ -519,14 +531,15 @@ def as_first_found(paths, found, first_seen):
 
 
 READ, FOUND, SHARED, ASKED = "read", "found", "shared", "asked"
-BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
+BEGAN, MODULE, LOOKED_FOR, NOT_READ = "began", "module", "looked for", "not read"
 """The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
 path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, digest]`` (what a file the process
 went on to change held first), ``[SHARED, path, None]`` (one of the shared inputs it touched, an input as it is
 left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a folder listed, as
 first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch), ``[MODULE, path,
-None]`` (the file of a module it holds) and ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder,
-which counts where the folder is one, not a zip file)."""
+None]`` (the file of a module it holds), ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder,
+which counts where the folder is one, not a zip file) and ``[NOT_READ, path, None]`` (a read told before, undone:
+:meth:`FilesRead.opening_in`)."""
 
 OWN = object()
 """What :meth:`FilesRead.tell` keeps for a file or folder the process asked about that it made or changed itself."""
@@ -555,7 +568,7 @@ def entries_in(lines):
     return entries
 
 
-KINDS = (READ, FOUND, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
+KINDS = (READ, FOUND, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR, NOT_READ)
 NONE = type(None)
 
 
@@ -579,17 +592,43 @@ def files_read(entries, excluded):
             asked.setdefault(path, value)
         elif kind == SHARED:
             shared.add(path)
+        elif kind == NOT_READ:
+            first.pop(path, None)
+            read.discard(path)
         elif kind == LOOKED_FOR and os.path.isfile(value):
             continue  # a zip file on sys.path: what is in it is the file's content
         if kind in (READ, SHARED, MODULE, LOOKED_FOR):
             read.add(path)
     made = set(path for path in first if path not in found and written_since(first[path], began))
-    kept = [path for path in inputs_of(read, excluded) if path not in made]
+    kept = [path for path in inputs_of(read, excluded) if path not in made and not in_a_file(path)]
     counted = asked_inputs(asked, read, excluded)
     changed = as_first_found(kept, found, first)
     changed.update((path, file_digest(path)) for path in kept if path in shared)
     changed.update((entry, asked[entry]) for entry in counted)
     return sorted(kept + counted + site_startup_files()), changed
+
+
+def within(call, frame):
+    """Whether ``frame`` runs within ``call`` (a frame and the instruction it was at as it made the call): that frame
+    is below it, at that instruction still."""
+    caller, instruction = call
+    if caller.f_lasti != instruction:
+        return False
+    frame = frame.f_back
+    while frame is not None and frame is not caller:
+        frame = frame.f_back
+    return frame is caller
+
+
+def in_a_file(path):
+    """Whether ``path`` goes into a file (``lib.zip/module.py``, a module imported from a zip file, whose content is
+    the zip file's): it is not there, and the nearest of its folders that is there is a file."""
+    if os.path.lexists(path):
+        return False
+    folder = os.path.dirname(path)
+    while folder != os.path.dirname(folder) and not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    return os.path.isfile(folder)
 
 
 def written_since(state, began):

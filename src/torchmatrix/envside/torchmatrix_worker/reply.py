@@ -12,8 +12,8 @@ MAX_READ_BYTES = 16 << 20
 fit is left to the journal it keeps as it reads."""
 
 ROOM = MAX_ANSWER_BYTES + 1 + MAX_READ_BYTES
-"""The size of an answer file: a line for the answer (one byte more than it may send, to tell too much), a line for
-what the process read."""
+"""The size of an answer file: a line for the answer (one byte more than it may send, to tell too much), then a line
+for each entry of what the process read."""
 
 CHUNK = 1 << 16
 
