@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import FOREGROUND
 from .conftest import PROBES, Torch
 
 pytestmark = pytest.mark.integration
@@ -101,8 +102,9 @@ def test_a_run_interrupted_after_a_sessions_mistake_keeps_the_interrupts_status(
     (repository / "noxfile.py").write_text("import nox\n" + NOXFILE + own)
     (repository / "matrix.yaml").write_text("torch: [1.9.0]\nprobes: [mine]\ndevices: [cpu]\n")
     command = [sys.executable, "-m", "nox", "-s", "bisect", "mine"]  # bisect without --from, --to: a mistake
-    run = subprocess.run(
-        command, cwd=repository, env=repository_environ(suite_cache), capture_output=True, text=True, timeout=300
+    environ = repository_environ(suite_cache)
+    run = subprocess.run(  # with Ctrl-C's own disposition, however the suite was started (`&` ignores SIGINT)
+        command, cwd=repository, env=environ, capture_output=True, text=True, timeout=300, preexec_fn=FOREGROUND
     )
     assert "required: --from, --to" in run.stderr and "Session mine interrupted." in run.stderr, run.stderr
     assert run.returncode == 130, run.stderr
