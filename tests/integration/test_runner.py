@@ -949,38 +949,63 @@ def test_what_a_script_read_beyond_the_room_it_has_to_tell_it_loses_that_alone(
     assert 12000 < len(told) < 22000
 
 
-@pytest.mark.parametrize(
-    "opening, read, unread",
-    [
-        (
-            "fd = os.open('sub', os.O_RDONLY)\nwith open('data.txt', opener=lambda name, flags: "
-            "os.open(name, flags, dir_fd=fd)) as data:\n    print(data.read())\n",
-            ["sub/data.txt"],
-            ["data.txt"],
-        ),
-        (
-            "print(open('data.txt').read())\nfd = os.open('sub', os.O_RDONLY)\n"
-            "os.close(os.open('data.txt', os.O_RDONLY, dir_fd=fd))\n",
-            ["data.txt", "sub/data.txt"],
-            [],
-        ),
-    ],
-)
-def test_a_file_opened_by_an_opener_is_the_one_it_opened(
-    stub_torch_python: str, tmp_path: Path, opening: str, read: list[str], unread: list[str]
-) -> None:
-    """``open(name, opener=…)`` tells its name before the opener opens it, here relative to a ``dir_fd``: the file
-    read is the opener's, not the name's in the working folder; an ``os.open`` with a ``dir_fd`` after an ``open()``
-    of the same name undoes nothing."""
-    script = tmp_path / "opener.py"
-    script.write_text("import os\n" + opening)
+OPENINGS = {
+    "open() with an opener relative to a dir_fd": (
+        "fd = os.open('sub', os.O_RDONLY)\n"
+        "print(open('data.txt', opener=lambda name, flags: os.open(name, flags, dir_fd=fd)).read())\n",
+        ["sub/data.txt", "data.txt"],  # open() tells its name before the opener opens: counted from here too
+    ),
+    "open() with os.open partly applied as its opener": (
+        "import functools\nfd = os.open('sub', os.O_RDONLY)\n"
+        "print(open('data.txt', opener=functools.partial(os.open, dir_fd=fd)).read())\n",
+        ["sub/data.txt", "data.txt"],
+    ),
+    "open(), then os.open relative to a dir_fd": (
+        "print(open('data.txt').read())\nfd = os.open('sub', os.O_RDONLY)\n"
+        "os.close(os.open('data.txt', os.O_RDONLY, dir_fd=fd))\n",
+        ["data.txt", "sub/data.txt"],
+    ),
+    "os.open and os.stat relative to AT_FDCWD": (
+        "os.close(os.open('data.txt', os.O_RDONLY, dir_fd=-100))\nprint(os.stat('name.txt', dir_fd=-100).st_size)\n",
+        ["data.txt", "name.txt (what os.stat says of it)"],
+    ),
+    "a path whose __fspath__ reads a file, opened relative to a dir_fd": (
+        "class Named:\n    def __fspath__(self):\n        return open('name.txt').read().strip()\n"
+        "fd = os.open('sub', os.O_RDONLY)\nprint(os.read(os.open(Named(), os.O_RDONLY, dir_fd=fd), 99))\n",
+        ["name.txt", "sub/data.txt"],
+    ),
+    "a file looked for in what is a file": (
+        "try:\n    open('cfg/settings.ini')\nexcept OSError as error:\n    print(type(error).__name__)\n",
+        ["cfg/settings.ini"],
+    ),
+    "os.fstat by its keyword, and os's functions called wrong": (
+        "print(os.fstat(fd=os.open('data.txt', os.O_RDONLY)).st_size)\n"
+        "for function in (os.open, os.stat, os.lstat, os.access, os.readlink, os.fstat):\n"
+        "    try:\n        function()\n    except TypeError as error:\n        print(error)\n",
+        ["data.txt", "data.txt (what os.stat says of it)"],
+    ),
+}
+
+
+@pytest.mark.parametrize("opening", sorted(OPENINGS))
+def test_a_file_opened_is_read_where_python_opened_it(stub_torch_python: str, tmp_path: Path, opening: str) -> None:
+    """Relative to a ``dir_fd`` (``AT_FDCWD`` too), through an ``os.PathLike``, under a file: the script ends as by
+    hand, and what it opened counts where it was opened; an ``open()`` with an opener counts its name from the
+    working folder too, which Python tells before the opener opens."""
+    script = tmp_path / "opens.py"
+    text, read = OPENINGS[opening]
+    script.write_text("import os\n" + text)
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "data.txt").write_text("inner\n")
     (tmp_path / "data.txt").write_text("outer\n")
+    (tmp_path / "name.txt").write_text("data.txt\n")
+    (tmp_path / "cfg").write_text("")
     record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
     assert (exit_status(record), record.metrics["output"]) == by_hand(stub_torch_python, script), record.message
-    listed = record.inputs[identity.READ]
-    assert [name for name in read + unread if str(tmp_path / name) in listed] == read
+    here = [
+        str(Path(path).relative_to(tmp_path)) for path in record.inputs[identity.READ] if path.startswith(str(tmp_path))
+    ]
+    assert sorted(name for name in here if name != "opens.py" and not name.endswith(".*")) == sorted(read)
 
 
 def test_a_script_run_with_a_safe_path_finds_no_module_beside_it(stub_torch_python: str, tmp_path: Path) -> None:

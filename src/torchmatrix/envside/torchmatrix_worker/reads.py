@@ -103,7 +103,6 @@ class FilesRead(object):
         if self.busy:
             return  # this hook's own look at a file
         self.busy = True
-        self.thread.by_name = None  # what an open() that came before did, no opener undid (opening_in)
         try:
             if event == "open":
                 self.opened(*arguments[:3])
@@ -215,24 +214,18 @@ class FilesRead(object):
         self.asked_about[entry] = asked_digest(entry)
         self.write_down(ASKED, entry, self.asked_about[entry])
 
-    def opening_in(self, dir_fd, name=None):
-        """``os.open`` is about to open ``name`` relative to the folder open as ``dir_fd`` (None: to the current one),
-        which its ``open`` event does not say. Called so by the opener of an ``open()`` (``open(name, opener=…)``,
-        whose opener opens ``name`` relative to a ``dir_fd``, as Python's documentation shows), it undoes what that
-        ``open()``'s own event, told the name alone, took for a read from the current folder."""
-        self.thread.dir_fd = dir_fd
-        by_name, self.thread.by_name = getattr(self.thread, "by_name", None), None
-        if dir_fd is not None and by_name is not None and by_name[0] == name and within(by_name[2:], sys._getframe(2)):
-            self.reading.discard(by_name[1])
-            self.first_seen.pop(by_name[1], None)
-            self.write_down(NOT_READ, by_name[1], None)
+    def opening_in(self, dir_fd):
+        """``os.open`` is about to open a path relative to the folder open as ``dir_fd`` (None: to the current one),
+        which its ``open`` event does not say; what it was told before, which it tells again once it opened it."""
+        before, self.thread.dir_fd = getattr(self.thread, "dir_fd", None), dir_fd
+        return before
 
     def opened(self, path, mode, flags):
-        name = path
-        path = None if isinstance(path, int) else self.counted(located(path, getattr(self.thread, "dir_fd", None)))
-        if isinstance(mode, str) and reads(mode, flags) and not writes(mode, flags) and path not in self.reading:
-            caller = sys._getframe(2)  # the code calling open(), below this and the hook
-            self.thread.by_name = (name, path, caller, caller.f_lasti)  # an opener may open it elsewhere: opening_in
+        """An ``open`` event: ``os.open``'s (``mode`` None), relative to the ``dir_fd`` it was told of, or
+        ``open()``'s, which tells the name it was given, before an opener (``open(name, opener=…)``) opens whatever
+        it opens, by its own ``os.open``, itself an ``open`` event: the name counts, from the working folder."""
+        dir_fd = getattr(self.thread, "dir_fd", None) if mode is None else None
+        path = None if isinstance(path, int) else self.counted(located(path, dir_fd))
         if path is None or path in self.hashing:
             return  # a file descriptor (opened before, by path), or this process's own look at what a file held
         if self.is_shared(path):
@@ -351,7 +344,7 @@ class FilesRead(object):
     def executed(self, code):
         """Code run from a file is that file read: its ``co_filename`` where it names one (not ``<string>``)."""
         where = getattr(code, "co_filename", None)
-        if isinstance(where, str) and os.path.isabs(where):
+        if isinstance(where, str) and os.path.isabs(where) and not in_a_file(where):  # a zip file's module: the zip's
             self.read(where)
 
     def read(self, path):
@@ -473,16 +466,19 @@ class Watched(object):
 
     def __init__(self, original, asked):
         self.original, self.asked = original, asked
+        self.parameter = "fd" if original.__name__ == "fstat" else "path"  # the name of its first parameter
         self.__name__ = self.__qualname__ = original.__name__
         self.__module__, self.__doc__ = "os", original.__doc__
         self.__self__ = getattr(original, "__self__", None)
         self.__text_signature__ = getattr(original, "__text_signature__", None)
 
-    def __call__(self, path, *arguments, **options):
+    def __call__(self, *arguments, **options):
+        arguments, options, path = path_given(arguments, options, self.parameter)
         try:
-            return self.original(path, *arguments, **options)
+            return self.original(*arguments, **options)
         finally:
-            self.asked(path, options.get("dir_fd"))
+            if path is not None:
+                self.asked(path, options.get("dir_fd"))
 
     @property
     def __signature__(self):
@@ -504,14 +500,36 @@ IMPORT_SYSTEM = ("importlib._bootstrap", "importlib._bootstrap_external", "_froz
 
 class OpensAt(Watched):
     """``os.open``, telling ``asked`` the ``dir_fd`` a path it opens is relative to before it opens it (the ``open``
-    audit event names the path alone), and None after."""
+    audit event names the path alone), and what it was told before, after."""
 
-    def __call__(self, path, *arguments, **options):
-        self.asked(options.get("dir_fd"), path)
+    def __call__(self, *arguments, **options):
+        arguments, options, _ = path_given(arguments, options, self.parameter)
+        before = self.asked(options.get("dir_fd"))
         try:
-            return self.original(path, *arguments, **options)
+            return self.original(*arguments, **options)
         finally:
-            self.asked(None)
+            self.asked(before)
+
+
+def path_given(arguments, options, parameter):
+    """The ``arguments`` and ``options`` of a call to an ``os`` function whose first parameter is ``parameter``, with
+    the path they give made text or bytes, once (an ``os.PathLike``'s ``__fspath__`` runs once, as in the call
+    alone), and that path; None where they give none (a wrong call, which the function tells of as it would)."""
+    if arguments:
+        path = as_given(arguments[0])
+        return (path,) + tuple(arguments[1:]), options, path
+    if parameter in options:
+        path = as_given(options[parameter])
+        return arguments, dict(options, **{parameter: path}), path
+    return arguments, options, None
+
+
+def as_given(name):
+    """``name`` as ``os.fspath`` makes it; as it is where it is no path (a descriptor, or what the function refuses)."""
+    try:
+        return os.fspath(name)
+    except TypeError:
+        return name
 
 
 HOOK_FILE = Watched.__call__.__code__.co_filename
@@ -531,15 +549,14 @@ def as_first_found(paths, found, first_seen):
 
 
 READ, FOUND, SHARED, ASKED = "read", "found", "shared", "asked"
-BEGAN, MODULE, LOOKED_FOR, NOT_READ = "began", "module", "looked for", "not read"
+BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
 """The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
 path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, digest]`` (what a file the process
 went on to change held first), ``[SHARED, path, None]`` (one of the shared inputs it touched, an input as it is
 left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a folder listed, as
 first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch), ``[MODULE, path,
-None]`` (the file of a module it holds), ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder,
-which counts where the folder is one, not a zip file) and ``[NOT_READ, path, None]`` (a read told before, undone:
-:meth:`FilesRead.opening_in`)."""
+None]`` (the file of a module it holds) and ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder,
+which counts where the folder is one, not a zip file)."""
 
 OWN = object()
 """What :meth:`FilesRead.tell` keeps for a file or folder the process asked about that it made or changed itself."""
@@ -568,7 +585,7 @@ def entries_in(lines):
     return entries
 
 
-KINDS = (READ, FOUND, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR, NOT_READ)
+KINDS = (READ, FOUND, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
 NONE = type(None)
 
 
@@ -592,15 +609,12 @@ def files_read(entries, excluded):
             asked.setdefault(path, value)
         elif kind == SHARED:
             shared.add(path)
-        elif kind == NOT_READ:
-            first.pop(path, None)
-            read.discard(path)
-        elif kind == LOOKED_FOR and os.path.isfile(value):
-            continue  # a zip file on sys.path: what is in it is the file's content
+        elif (kind == LOOKED_FOR and os.path.isfile(value)) or (kind == MODULE and in_a_file(path)):
+            continue  # a zip file on sys.path, a module imported from one: what is in it is the file's content
         if kind in (READ, SHARED, MODULE, LOOKED_FOR):
             read.add(path)
     made = set(path for path in first if path not in found and written_since(first[path], began))
-    kept = [path for path in inputs_of(read, excluded) if path not in made and not in_a_file(path)]
+    kept = [path for path in inputs_of(read, excluded) if path not in made]
     counted = asked_inputs(asked, read, excluded)
     changed = as_first_found(kept, found, first)
     changed.update((path, file_digest(path)) for path in kept if path in shared)
@@ -608,21 +622,10 @@ def files_read(entries, excluded):
     return sorted(kept + counted + site_startup_files()), changed
 
 
-def within(call, frame):
-    """Whether ``frame`` runs within ``call`` (a frame and the instruction it was at as it made the call): that frame
-    is below it, at that instruction still."""
-    caller, instruction = call
-    if caller.f_lasti != instruction:
-        return False
-    frame = frame.f_back
-    while frame is not None and frame is not caller:
-        frame = frame.f_back
-    return frame is caller
-
-
 def in_a_file(path):
     """Whether ``path`` goes into a file (``lib.zip/module.py``, a module imported from a zip file, whose content is
-    the zip file's): it is not there, and the nearest of its folders that is there is a file."""
+    the zip file's, which the import opened): it is not there, and the nearest of its folders that is there is a
+    file."""
     if os.path.lexists(path):
         return False
     folder = os.path.dirname(path)
@@ -767,11 +770,12 @@ def descriptor_path(fd):
 
 def located(name, dir_fd=None):
     """The absolute path (:func:`as_path`) of ``name``: a path (text, bytes, a ``Path``), relative to the folder open
-    as ``dir_fd`` where one is given (not -1, as audit events say none), or a descriptor; None where it names none."""
+    as ``dir_fd`` where one is given (a negative one, as audit events say none and ``AT_FDCWD`` is, is the working
+    folder), or a descriptor; None where it names none."""
     if isinstance(name, int):
         return descriptor_path(name)
     name = os.fsdecode(os.fspath(name))
-    if dir_fd not in (None, -1) and not os.path.isabs(name):
+    if isinstance(dir_fd, int) and dir_fd >= 0 and not os.path.isabs(name):
         folder = descriptor_path(dir_fd)
         if folder is None:
             return None
