@@ -978,6 +978,20 @@ OPENINGS = {
         "try:\n    open('cfg/settings.ini')\nexcept OSError as error:\n    print(type(error).__name__)\n",
         ["cfg/settings.ini"],
     ),
+    "os.open with O_EXCL and no O_CREAT, which makes nothing": (
+        "print(os.read(os.open('data.txt', os.O_RDWR | os.O_EXCL), 99))\n",
+        ["data.txt"],
+    ),
+    "a file of its own, replaced by another, read": (
+        "open('out.txt', 'w').close()\nos.replace('data.txt', 'out.txt')\nprint(open('out.txt').read())\n"
+        "os.replace('out.txt', 'data.txt')\n",
+        ["out.txt"],
+    ),
+    "a file of its own, removed, made a link to another, read": (
+        "open('latest', 'w').close()\nos.remove('latest')\nos.symlink('data.txt', 'latest')\n"
+        "print(open('latest').read())\nos.remove('latest')\n",
+        ["latest"],
+    ),
     "os.fstat by its keyword, and os's functions called wrong": (
         "print(os.fstat(fd=os.open('data.txt', os.O_RDONLY)).st_size)\n"
         "for function in (os.open, os.stat, os.lstat, os.access, os.readlink, os.fstat):\n"

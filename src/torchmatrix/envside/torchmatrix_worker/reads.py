@@ -74,7 +74,7 @@ class FilesRead(object):
         self.journal = journal or os.path.join(scratch, "read-by-{}".format(os.getpid()))
         self.appending = Appending(self.journal)
         self.reading, self.own = set(), set()
-        self.found, self.hashing, self.first_seen = {}, set(), {}
+        self.found, self.first_seen = {}, {}
         self.began = time.time()
         self.excluded = excluded_prefixes(scratch)
         self.leading_elsewhere = prefixes([scratch]) + KERNEL_PATHS
@@ -110,8 +110,10 @@ class FilesRead(object):
                 self.loaded(arguments[0])
             elif event == "exec":
                 self.executed(arguments[0])
-            elif event == "os.rename":
-                self.renamed(arguments[1])
+            elif event == "os.rename":  # os.rename and os.replace
+                self.renamed(*(self.counted(located(*names)) for names in (arguments[0::2], arguments[1::2])))
+            elif event in ("os.remove", "os.symlink"):  # (path, dir_fd); (source, link, dir_fd)
+                self.unmade(self.counted(located(arguments[-2], arguments[-1])))
             elif event == "os.utime":  # new times, as touch sets them
                 self.changed_in_place(located(arguments[0], arguments[3]), False)
             elif event == "os.truncate":  # os.truncate and os.ftruncate
@@ -167,7 +169,7 @@ class FilesRead(object):
         path = self.counted(path)
         if path is not None and self.is_shared(path):
             self.sharing(path)
-        elif path is not None and path not in self.hashing:
+        elif path is not None:
             if not os.path.lexists(path):
                 self.read(path)
             else:
@@ -226,8 +228,8 @@ class FilesRead(object):
         it opens, by its own ``os.open``, itself an ``open`` event: the name counts, from the working folder."""
         dir_fd = getattr(self.thread, "dir_fd", None) if mode is None else None
         path = None if isinstance(path, int) else self.counted(located(path, dir_fd))
-        if path is None or path in self.hashing:
-            return  # a file descriptor (opened before, by path), or this process's own look at what a file held
+        if path is None:
+            return  # a file descriptor, opened before by a path
         if self.is_shared(path):
             self.sharing(path)
             return
@@ -249,7 +251,7 @@ class FilesRead(object):
         if empties and path not in self.reading:
             self.own.add(path)
             return
-        digest = self.digest_of(path)
+        digest = file_digest(path)  # its open is heard by this thread's hook, busy: none of the pair's
         if digest is None and creating and path not in self.reading:
             self.own.add(path)
         else:
@@ -274,6 +276,7 @@ class FilesRead(object):
         links, by that file's path (:meth:`counted`)."""
         if source is not None and link is not None:
             self.links[link] = self.counted(source)
+            self.unmade(link)
 
     def counted(self, path):
         """``path``, or the file it leads to where the path is the pair's own or the kernel's and that file is
@@ -289,19 +292,24 @@ class FilesRead(object):
             return path
         return resolved
 
-    def digest_of(self, path):
-        """The :func:`file_digest` of the file at ``path``, by an ``open`` this hook does not count as the pair's."""
-        self.hashing.add(path)
-        try:
-            return file_digest(path)
-        finally:
-            self.hashing.discard(path)
+    def renamed(self, source, target):
+        """A file moved into place (``os.replace``, as a file is written whole): the process's own where it was (the
+        file it made is where it went; a file it did not make, moved onto one it did, is not its own); one of the
+        shared inputs, kept."""
+        if source is None or target is None:
+            return
+        if source in self.own:
+            self.own.add(target)
+        else:
+            self.own.discard(target)
+        self.own.discard(source)
+        if self.is_shared(target):
+            self.sharing(target)
 
-    def renamed(self, target):
-        """A file moved into place (``os.replace``, as a file is written whole): one of the shared inputs, kept."""
-        path = as_path(target)
-        if path is not None and self.is_shared(path):
-            self.sharing(path)
+    def unmade(self, path):
+        """The file of its own at ``path`` removed, or made a link: what is there next is not what the process
+        made."""
+        self.own.discard(path)
 
     def sharing(self, path):
         """One of the shared inputs touched: kept, and written down, so that a process that dies still names it."""
@@ -889,7 +897,8 @@ def makes_its_own(mode, flags):
     what it held before is then none of the reader's business."""
     if isinstance(mode, str):
         return "w" in mode or "x" in mode
-    return bool(flags & os.O_TRUNC) or bool(flags & getattr(os, "O_EXCL", 0))
+    excludes = getattr(os, "O_EXCL", 0)  # which makes the file with O_CREAT alone: the kernel ignores it without
+    return bool(flags & os.O_TRUNC) or (bool(flags & excludes) and bool(flags & os.O_CREAT))
 
 
 def holds_content(path, kernels, folders=False):
