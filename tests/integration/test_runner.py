@@ -992,6 +992,24 @@ OPENINGS = {
         "print(open('latest').read())\nos.remove('latest')\n",
         ["latest"],
     ),
+    "a write, a truncation and a move that fail, then a read": (
+        "for fails in (lambda: open('data.txt/', 'w'), lambda: os.truncate('data.txt/', 0),\n"
+        "              lambda: os.rename(open('out.txt', 'w').name, 'data.txt/')):\n"
+        "    try:\n        fails()\n    except OSError as error:\n        print(type(error).__name__)\n"
+        "os.remove('out.txt')\nprint(open('data.txt').read())\n",
+        ["data.txt"],
+    ),
+    "a folder of its own moved away, another moved in its place, read": (
+        "os.mkdir('d')\nopen('d/data.txt', 'w').write('mine')\nos.rename('d', 'mine')\nos.rename('sub', 'd')\n"
+        "print(open('d/data.txt').read())\nos.rename('d', 'sub')\nos.remove('mine/data.txt')\nos.rmdir('mine')\n",
+        ["d/data.txt"],
+    ),
+    "a hard link that fails, then the link there read": (
+        "import tempfile\nt = tempfile.mkdtemp()\nopen(t + '/a', 'w').write('own')\n"
+        "os.symlink(os.path.abspath('data.txt'), t + '/b')\ntry:\n    os.link(t + '/a', t + '/b')\n"
+        "except OSError as error:\n    print(type(error).__name__)\nprint(open(t + '/b').read())\n",
+        ["data.txt"],
+    ),
     "os.fstat by its keyword, and os's functions called wrong": (
         "print(os.fstat(fd=os.open('data.txt', os.O_RDONLY)).st_size)\n"
         "for function in (os.open, os.stat, os.lstat, os.access, os.readlink, os.fstat):\n"
