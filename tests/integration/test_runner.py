@@ -1010,6 +1010,18 @@ OPENINGS = {
         "except OSError as error:\n    print(type(error).__name__)\nprint(open(t + '/b').read())\n",
         ["data.txt"],
     ),
+    "a write that fails for want of its folder, then the folder moved in by a program": (
+        "import subprocess\ntry:\n    open('missing/data.txt', 'w')\nexcept OSError as error:\n"
+        "    print(type(error).__name__)\nsubprocess.run(['mv', 'sub', 'missing'], check=True)\n"
+        "print(open('missing/data.txt').read())\nos.rename('missing', 'sub')\n",
+        ["missing/data.txt"],
+    ),
+    "a file of its own by a link's path, replaced by an input's link": (
+        "os.symlink('sub', 'lnk')\nopen('lnk/out.txt', 'w').write('mine')\nos.remove('sub/out.txt')\n"
+        "os.link('data.txt', 'sub/out.txt')\nprint(open('lnk/out.txt').read())\nos.remove('sub/out.txt')\n"
+        "os.remove('lnk')\n",
+        ["lnk/out.txt"],
+    ),
     "os.fstat by its keyword, and os's functions called wrong": (
         "print(os.fstat(fd=os.open('data.txt', os.O_RDONLY)).st_size)\n"
         "for function in (os.open, os.stat, os.lstat, os.access, os.readlink, os.fstat):\n"

@@ -355,12 +355,19 @@ class FilesRead(object):
 
     def read(self, path):
         path = self.counted(path)
-        if path not in self.own:
+        if not self.is_own(path):
             if path not in self.reading and not path.startswith(self.excluded):
                 self.found_before(path)
                 self.first_seen[path] = state_of(path)
                 self.write_down(READ, path, self.first_seen[path])
             self.reading.add(path)
+
+    def is_own(self, path):
+        """Whether the file at ``path`` is what this process made: it took the path for its own (:meth:`changing`),
+        and the file there was written since the process began. An open to write that then failed (its folder
+        missing, the file a running program's), or a path that leads elsewhere by now (a link, a folder moved in),
+        leaves a file that was not: it is read as any other."""
+        return path in self.own and written_since(state_of(path), self.began)
 
     def found_before(self, path):
         """A file first read by ``path`` that the process changed in place before, by another path
@@ -394,7 +401,7 @@ class FilesRead(object):
             return None
         self.busy = True  # nothing of what follows is the pair's
         entries = [[BEGAN, None, self.began]]
-        entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading - self.own)]
+        entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading)]
         entries += [[FOUND, path, digest] for path, digest in list(self.found.items())]
         entries += [[SHARED, path, None] for path in sorted(self.shared_files)]
         entries += [[ASKED, entry, digest] for entry, digest in list(self.asked_about.items()) if digest is not OWN]
