@@ -366,8 +366,11 @@ class FilesRead(object):
         """Whether the file at ``path`` is what this process made: it took the path for its own (:meth:`changing`),
         and the file there was written since the process began. An open to write that then failed (its folder
         missing, the file a running program's), or a path that leads elsewhere by now (a link, a folder moved in),
-        leaves a file that was not: it is read as any other."""
-        return path in self.own and written_since(state_of(path), self.began)
+        leaves a file that was not: it is read as any other. One not there (yet: ``a+`` is making it) is its own."""
+        if path not in self.own:
+            return False
+        state = state_of(path)
+        return state is None or written_since(state, self.began)
 
     def found_before(self, path):
         """A file first read by ``path`` that the process changed in place before, by another path
