@@ -110,14 +110,12 @@ class FilesRead(object):
                 self.loaded(arguments[0])
             elif event == "exec":
                 self.executed(arguments[0])
-            elif event == "os.rename":  # os.rename and os.replace
-                self.renamed(*(self.counted(located(*names)) for names in (arguments[0::2], arguments[1::2])))
-            elif event in ("os.remove", "os.symlink"):  # (path, dir_fd); (source, link, dir_fd)
-                self.unmade(self.counted(located(arguments[-2], arguments[-1])))
+            elif event == "os.rename":  # os.rename and os.replace: (source, target, their dir_fds)
+                self.renamed(located(arguments[1], arguments[3]))
             elif event == "os.utime":  # new times, as touch sets them
                 self.changed_in_place(located(arguments[0], arguments[3]), False)
-            elif event == "os.truncate" and not names_no_folder(arguments[0], located(arguments[0])):
-                self.changed_in_place(located(arguments[0]), arguments[1] == 0)  # os.truncate and os.ftruncate
+            elif event == "os.truncate":  # os.truncate and os.ftruncate
+                self.changed_in_place(located(arguments[0]), arguments[1] == 0)
             elif event == "os.link":
                 self.linked(located(arguments[0], arguments[2]), located(arguments[1], arguments[3]))
             elif event in ("os.getxattr", "os.listxattr"):
@@ -227,13 +225,13 @@ class FilesRead(object):
         ``open()``'s, which tells the name it was given, before an opener (``open(name, opener=…)``) opens whatever
         it opens, by its own ``os.open``, itself an ``open`` event: the name counts, from the working folder."""
         dir_fd = getattr(self.thread, "dir_fd", None) if mode is None else None
-        name, path = path, None if isinstance(path, int) else self.counted(located(path, dir_fd))
+        path = None if isinstance(path, int) else self.counted(located(path, dir_fd))
         if path is None:
             return  # a file descriptor, opened before by a path
         if self.is_shared(path):
             self.sharing(path)
             return
-        if fails_to_write(path, mode, flags) or names_no_folder(name, path):
+        if fails_to_write(path, mode, flags):
             return  # the open raises (FileExistsError, PermissionError): it neither makes nor reads the file
         if writes(mode, flags) and path not in self.own and not path.startswith(self.excluded):
             self.changing(path, makes_its_own(mode, flags), creates(mode, flags))
@@ -276,7 +274,6 @@ class FilesRead(object):
         links, by that file's path, while it is that file's (:meth:`counted`)."""
         if source is not None and link is not None:
             self.links[link] = self.counted(source)
-            self.unmade(link)
 
     def counted(self, path):
         """``path``, or the file it leads to where the path is the pair's own or the kernel's and that file is
@@ -285,29 +282,19 @@ class FilesRead(object):
         anyone's."""
         if path is None or not path.startswith(self.leading_elsewhere):
             return path
-        if path in self.links and inode_of(path) is not None and inode_of(path) == inode_of(self.links[path]):
-            return self.links[path]  # a hard link it made, still that file's (a link that failed, or was replaced: not)
+        linked = self.links.get(path)
+        if linked is not None and inode_of(path) in (None, inode_of(linked)):
+            return linked  # a hard link it made, while it is that file's (not one that failed, or was replaced)
         resolved = os.path.realpath(path)
         if resolved.startswith(self.leading_elsewhere) or resolved.endswith(" (deleted)"):
             return path
         return resolved
 
-    def renamed(self, source, target):
-        """A file or folder moved (``os.replace``, as a file is written whole), or about to be (the move may fail):
-        what the process made where it was, and where it goes, is its own no more (a file it made, read where it
-        went, was written since it began: :func:`files_read` leaves it out all the same); one of the shared inputs,
-        kept."""
-        for path in (source, target):
-            self.unmade(path)
-        if target is not None and self.is_shared(target):
-            self.sharing(target)
-
-    def unmade(self, path):
-        """The file or folder at ``path`` removed, made a link or moved: what the process made there, or in it, is
-        its own no more."""
-        if path is not None:
-            inside = os.path.join(path, "")
-            self.own = set(mine for mine in self.own if mine != path and not mine.startswith(inside))
+    def renamed(self, target):
+        """A file moved into place (``os.replace``, as a file is written whole): one of the shared inputs, kept."""
+        path = self.counted(target)
+        if path is not None and self.is_shared(path):
+            self.sharing(path)
 
     def sharing(self, path):
         """One of the shared inputs touched: kept, and written down, so that a process that dies still names it."""
@@ -891,25 +878,15 @@ def creates(mode, flags):
 
 def fails_to_write(path, mode, flags):
     """Whether an ``open`` of ``path`` with ``mode`` or ``flags`` to write will raise before it touches the file: one
-    that makes it only where it is not there (``x``, ``O_EXCL``) of a file that is; one of a folder; one this process
-    may not write."""
+    that makes it only where it is not there (``x``, ``O_EXCL``) of a file that is; one this process may not write.
+    (One that fails otherwise, a folder's, or a file's in a folder that is none, leaves the file as it was: it is
+    no file of the process's own, :meth:`FilesRead.is_own`.)"""
     if not writes(mode, flags):
         return False
     exclusive = "x" in mode if isinstance(mode, str) else bool(flags & getattr(os, "O_EXCL", 0) and flags & os.O_CREAT)
     if os.path.lexists(path):
-        return exclusive or os.path.isdir(path) or not os.access(path, os.W_OK)
+        return exclusive or not os.access(path, os.W_OK)
     return False
-
-
-def names_no_folder(name, path):
-    """Whether ``name``, which ends in a separator (``data.txt/``), names a folder that is none: the call then fails,
-    and touches ``path``, the file by that name, not at all."""
-    if isinstance(name, int):
-        return False
-    return os.fsdecode(as_given(name)).endswith(SEPARATORS) and path is not None and not os.path.isdir(path)
-
-
-SEPARATORS = tuple(separator for separator in (os.sep, os.altsep) if separator)
 
 
 def makes_its_own(mode, flags):
