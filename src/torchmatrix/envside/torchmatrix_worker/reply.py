@@ -58,18 +58,17 @@ def allocate(fd, size):
 def read_reply(path):
     """What a job's process stored in its answer file at ``path``: its answer and what it read, each b"" where it
     stored none (the process ended first, or removed the file)."""
-    data = b""
+    chunks = []
     try:
         with open(path, "rb") as reply:
-            while len(data) < ROOM:
-                chunk = reply.read(CHUNK)
+            for chunk in iter(lambda: reply.read(CHUNK), b""):  # the room: what follows it is no part of it
                 end = chunk.find(b"\0")
-                data += chunk if end < 0 else chunk[:end]
-                if end >= 0 or not chunk:
+                chunks.append(chunk if end < 0 else chunk[:end])
+                if end >= 0 or len(chunks) * CHUNK >= ROOM:
                     break
     except OSError:
         return b"", b""
-    answer, _, read = data.partition(b"\n")
+    answer, _, read = b"".join(chunks)[:ROOM].partition(b"\n")
     return answer, read
 
 
