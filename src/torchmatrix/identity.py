@@ -499,10 +499,10 @@ def files_read(
 
 def _changed_since(path: str, began_at: float | None) -> tuple[float, bool] | None:
     """When the file at ``path`` was last changed, if at ``began_at`` or later, by the time the kernel stamps on every
-    change of a file (``st_ctime``), which no program sets, and whether its content was written since too; else
-    None. The time of its content's (``st_mtime``), which a program may set (``touch -d``, a copy from a machine
-    whose clock is ahead), says whether that change was of its content; alone it says nothing of when it was
-    written.
+    change of a file (``st_ctime``), which no program sets, and whether its content was written since too (the
+    worker's ``content_written_since``); else None. The time of its content's (``st_mtime``), which a program may set
+    (``touch -d``, a copy from a machine whose clock is ahead), says whether that change was of its content; alone
+    it says nothing of when it was written.
 
     The kernel stamps a file with a clock that may lag the one ``time.time()`` reads by a tick: a file written
     just after ``began_at`` may look older, and is then counted as read, as it would have been without this rule.
@@ -513,7 +513,8 @@ def _changed_since(path: str, began_at: float | None) -> tuple[float, bool] | No
         found = os.stat(path)
     except OSError:
         return None
-    return (found.st_ctime, began_at <= found.st_mtime) if began_at <= found.st_ctime else None
+    written = _protocol.content_written_since(found.st_ctime, found.st_mtime, began_at)
+    return (found.st_ctime, written) if began_at <= found.st_ctime else None
 
 
 def folder_files(folder: Path, limit: int = 5000) -> list[str]:

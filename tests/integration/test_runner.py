@@ -949,6 +949,24 @@ def test_what_a_script_read_beyond_the_room_it_has_to_tell_it_loses_that_alone(
     assert 12000 < len(told) < 22000
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_pipe_or_a_device_a_script_opens_to_read_and_write_is_no_file_and_nothing_waits_on_it(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``O_RDWR`` on a named pipe (an open that waits for no other end), ``/dev/zero`` mapped as memory: what the pair
+    opens to change is hashed first where it is a file of content alone, which a pipe or a device never ends."""
+    os.mkfifo(tmp_path / "pipe")
+    script = tmp_path / "pipes.py"
+    script.write_text(
+        "import mmap, os\nfd = os.open('pipe', os.O_RDWR)\nos.write(fd, b'hi')\nprint(os.read(fd, 2).decode())\n"
+        "with open('/dev/zero', 'r+b') as zero:\n    print(mmap.mmap(zero.fileno(), 8)[:2])\n"
+    )
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert by_hand(stub_torch_python, script) == (0, ["hi", "b'\\x00\\x00'"])
+    assert (exit_status(record), record.metrics.get("output")) == (0, ["hi", "b'\\x00\\x00'"]), record.message
+    assert str(tmp_path / "pipe") not in record.inputs[identity.READ]
+
+
 OPENINGS = {
     "open() with an opener relative to a dir_fd": (
         "fd = os.open('sub', os.O_RDONLY)\n"

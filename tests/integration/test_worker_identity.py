@@ -1020,6 +1020,63 @@ def test_a_file_changed_in_place_or_linked_by_the_pair_under_another_path_counts
     each_counts_by_its_content(stub_torch_python, tmp_path, names, source)
 
 
+def test_a_file_changed_through_a_path_of_the_pair_s_own_or_read_by_another_counts_as_the_pair_found_it(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Touched or appended to through a path the pair had made its own, then linked to the file (hard or symbolic,
+    the path used so again and again), or appended to by its own path and read by another (a link, ``sub/..``):
+    what the pair read is what the file held."""
+    (tmp_path / "sub").mkdir()
+    for name in ("hard", "soft", "appended", "linked", "dotted"):
+        (tmp_path / f"{name}.txt").write_text(name)
+    (tmp_path / "link.txt").symlink_to("linked.txt")
+    read_by = ("hard.txt", "soft.txt", "appended.txt", "link.txt", "sub/../dotted.txt")
+    before = {str(tmp_path / path): identity.file_digest(tmp_path / path) for path in read_by}
+    source = f"""\
+        import os
+        def through_its_own(link, target, change):
+            open("alias.txt", "w").close()
+            os.remove("alias.txt")
+            link(target, "alias.txt")
+            change("alias.txt")
+            os.remove("alias.txt")
+        through_its_own(os.link, "hard.txt", os.utime)
+        through_its_own(os.symlink, "soft.txt", os.utime)
+        through_its_own(os.symlink, "appended.txt", lambda path: open(path, "a").write("+"))
+        for name in ("linked.txt", "dotted.txt"):
+            open(name, "a").write("+")
+        print(*(open(path).read() for path in {read_by!r}))
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "aliases", source), tmp_path)
+    assert printed(record) == ["hard soft appended+ linked+ dotted+"], record.message
+    assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
+
+
+def test_a_file_dated_ahead_then_made_runnable_or_linked_by_the_pair_counts_by_its_content(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A file given a time to come (unpacked from a machine whose clock is ahead) and then changed but in content
+    (``chmod``, ``os.link``) while the pair ran holds what it held: its content's time, ahead of the kernel's time
+    of its last change, was given, not written."""
+    names = ("chmodded", "linked")
+    for name in names:
+        (tmp_path / f"{name}.txt").write_text(name)
+        ahead = time.time() + 3600
+        os.utime(tmp_path / f"{name}.txt", (ahead, ahead))
+    source = f"""\
+        import os
+        os.chmod("chmodded.txt", 0o644)
+        os.link("linked.txt", "linked-again.txt")
+        os.remove("linked-again.txt")
+        print(*(open(name + ".txt").read() for name in {names!r}))
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "ahead", source), tmp_path)
+    assert printed(record) == [" ".join(names)], record.message
+    for name in names:
+        (tmp_path / f"{name}.txt").write_text("edited")
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / name}.txt changed" for name in names]
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc/self")
 def test_a_file_opened_or_asked_about_relative_to_a_dir_fd_counts_by_its_own_path(
     stub_torch_python: str, tmp_path: Path

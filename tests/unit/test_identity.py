@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -157,6 +158,31 @@ def test_a_file_written_while_its_pair_ran_is_what_the_pair_made_not_what_it_rea
         str(data): identity.file_digest(data), str(gone): None,
     }  # fmt: skip
     assert set(identity.files_read([str(data), str(made)])) == {str(data), str(made)}  # no time: every file counts
+
+
+def test_a_file_dated_ahead_and_made_runnable_while_its_pair_ran_holds_what_it_held(tmp_path: Path) -> None:
+    """Its content's time, given (a copy from a machine whose clock is ahead), is past the kernel's time of its last
+    change, which the ``chmod`` stamped as the pair ran: no content was written then."""
+    data = tmp_path / "data.txt"
+    data.write_text("42\n")
+    ahead = time.time() + 3600
+    os.utime(data, (ahead, ahead))
+    began_at = os.stat(data).st_ctime
+    data.chmod(0o755)
+    assert identity.files_read([str(data)], (began_at, None)) == {str(data): identity.file_digest(data)}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_pipe_where_a_file_was_is_no_file_and_nothing_waits_for_a_writer(tmp_path: Path) -> None:
+    pipe = tmp_path / "data.txt"
+    os.mkfifo(pipe)
+    digests: list[str | None] = []
+    asking = threading.Thread(target=lambda: digests.append(identity.file_digest(pipe)), daemon=True)
+    asking.start()
+    asking.join(60)
+    if asking.is_alive():
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))  # its reader waits for a writer: one comes, and goes
+    assert digests == [None]
 
 
 def test_a_file_changed_after_its_pair_ended_holds_no_longer_what_it_read(tmp_path: Path) -> None:

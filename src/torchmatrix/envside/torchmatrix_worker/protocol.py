@@ -138,17 +138,34 @@ EXECUTABLE = " executable"
 (``chmod +x``) changes what runs, and where a name is found along ``PATH``, as a change of its content does."""
 
 
-def file_digest(path, open_file=io.FileIO, access=os.access):
+def content_written_since(changed, modified, began):
+    """Whether a file's content was written at ``began`` or later, by its times: ``changed``, the kernel's time of its
+    last change (``st_ctime``, stamped on every write, rename or change of its times, mode, links or attributes,
+    which no program sets), and ``modified``, its content's (``st_mtime``, stamped with the same time on a write).
+    Both are since then, and the content's is no later than the change: one ahead of it was given (``touch -d``, a
+    copy from a machine whose clock is ahead), not written, and a change since then was of the rest."""
+    return began is not None and began <= modified <= changed
+
+
+def file_digest(path, open_file=os.open, access=os.access, stat_of=os.fstat):
     """The sha256 of the file at ``path`` as it is now (hexadecimal), ending :data:`EXECUTABLE` where it may be run;
-    None where it is no readable file. The worker and the host digest a file by this one rule, by the functions
-    ``io`` and ``os`` had as this module was imported: a pair's code that replaced ``open`` never sees it."""
+    None where it is no readable file of content: not there, not readable, or a pipe, a device or a socket, whose
+    reading may never end (opened without waiting for a pipe's other end). The worker and the host digest a file by
+    this one rule, by the functions ``os`` had as this module was imported: a pair's code that replaced ``open``
+    never sees it."""
     try:
-        digest = hashlib.sha256()
-        with open_file(path) as file:
-            for chunk in iter(lambda: file.read(1 << 20), b""):
-                digest.update(chunk)
+        fd = open_file(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    digest = hashlib.sha256()
+    with io.FileIO(fd) as file:
+        try:
+            if not stat.S_ISREG(stat_of(fd).st_mode):
+                return None
+            for chunk in iter(lambda: file.read(1 << 20), b""):
+                digest.update(chunk)
+        except OSError:
+            return None
     return digest.hexdigest() + (EXECUTABLE if access(path, os.X_OK) else "")
 
 

@@ -25,6 +25,7 @@ from .protocol import (
     WORKER_FILE,
     asked_digest,
     asked_path,
+    content_written_since,
     file_digest,
 )
 
@@ -49,7 +50,7 @@ class FilesRead(object):
     before, which it read: its digest as the process first found it is kept (:func:`files_read`), and so is one whose
     times it set (``os.utime``) before it read it. A file is asked how it is when it is first read (its inode, the
     kernel's time of its last change, which no program sets, and of its content's): one whose content was written
-    since this process began and before it read it (both times since then) was made by a program the pair ran
+    since this process began and before it read it (:func:`written_since`) was made by a program the pair ran
     (``python -m helper``), so is the pair's own; one only made runnable, linked or given attributes meanwhile (its
     content older) is not; one changed after it was read, not by this process, no longer holds what it read. What
     the path of a link of the pair's own (in its temporary folder: ``tmp_path``) or of the kernel's
@@ -233,41 +234,49 @@ class FilesRead(object):
             return
         if fails_to_write(path, mode, flags):
             return  # the open raises (FileExistsError, PermissionError): it neither makes nor reads the file
-        if writes(mode, flags) and path not in self.own and not path.startswith(self.excluded):
+        if writes(mode, flags) and not self.is_own(path) and not path.startswith(self.excluded):
             self.changing(path, makes_its_own(mode, flags), creates(mode, flags))
         if reads(mode, flags):
             self.read(path)
 
     def changing(self, path, empties, creating):
-        """An ``open`` about to change the file at ``path``, one that ``empties`` it or may be ``creating`` it.
+        """The file at ``path``, no file of the process's own, about to change: opened to write, one that
+        ``empties`` it or may be ``creating`` it; or changed in place (:meth:`changed_in_place`).
 
-        One it empties before the process read it is the process's own, and so is one it creates (it was not
-        there, nor looked for). Otherwise what the file holds now is what a later read depends on: it is hashed,
-        once (what the process first found; None: it was not there)."""
-        if path in self.found:
-            return
+        One it empties before the process read it by that path is the process's own, and so is one it creates (it
+        was not there, nor looked for). Otherwise what the file holds now is what a later read depends on, by
+        whichever path that read names it (``data.txt``, ``link.txt``, ``tests/../data.txt``): it is hashed once
+        per file (by its inode: a path may lead to one file, then to another) and kept for the path, where that
+        was read already, and for each path that reads the file later (:meth:`found_before`). One not there is
+        found so (None) by its path. A pipe or a device holds no content, and waits for no one here."""
         if empties and path not in self.reading:
             self.own.add(path)
             return
-        digest = file_digest(path)  # its open is heard by this thread's hook, busy: none of the pair's
-        if digest is None and creating and path not in self.reading:
-            self.own.add(path)
-        else:
+        inode = inode_of(path)
+        if inode is None:
+            if creating and path not in self.reading:
+                self.own.add(path)
+            else:
+                self.keep_found(path, None)
+            return
+        if inode not in self.found_by_inode:
+            self.found_by_inode[inode] = file_digest(path)  # its open is this thread's hook's, busy: not the pair's
+        if path in self.reading:
+            self.keep_found(path, self.found_by_inode[inode])
+
+    def keep_found(self, path, digest):
+        """``path`` read what ``digest`` says, though the process changed the file after: kept, and written down."""
+        if path not in self.found:
             self.found[path] = digest
             self.write_down(FOUND, path, digest)
 
     def changed_in_place(self, path, empties):
         """A file changed where it is, not opened to write: given new times (``os.utime``, as ``touch`` gives them),
         or a new length (``os.truncate``; one that ``empties`` it). What it held before is what a later read depends
-        on (:meth:`changing`), by whichever path that read names it (``data.txt``, ``tests/../data.txt``): it is
-        kept by the file's inode too."""
+        on (:meth:`changing`)."""
         path = self.counted(path)
-        if path is None or path in self.own or path.startswith(self.excluded):
-            return
-        self.changing(path, empties, False)
-        inode = inode_of(path)
-        if path in self.found and inode is not None:
-            self.found_by_inode[inode] = self.found[path]
+        if path is not None and not self.is_own(path) and not path.startswith(self.excluded):
+            self.changing(path, empties, False)
 
     def linked(self, source, link):
         """A hard link made (``os.link``): one the pair makes in its own folder (``tmp_path``) reads the file it
@@ -360,13 +369,12 @@ class FilesRead(object):
         return state is None or written_since(state, self.began)
 
     def found_before(self, path):
-        """A file first read by ``path`` that the process changed in place before, by another path
-        (:meth:`changed_in_place`), holds what it held then."""
-        if self.found_by_inode and path not in self.found:
+        """A file first read by ``path`` that the process changed before, by this path or another
+        (:meth:`changing`), holds what it held then."""
+        if self.found_by_inode:
             inode = inode_of(path)
             if inode in self.found_by_inode:
-                self.found[path] = self.found_by_inode[inode]
-                self.write_down(FOUND, path, self.found[path])
+                self.keep_found(path, self.found_by_inode[inode])
 
     def write_down(self, *entry):
         """Append ``entry`` to the journal (one write, one line of JSON), which outlives this process."""
@@ -638,10 +646,9 @@ def in_a_file(path):
 
 
 def written_since(state, began):
-    """Whether a file found in ``state`` (:func:`state_of`) was written since ``began``: the kernel's time of its last
-    change says it changed since (a time a program gave it does not count), and the time of its content's that it was
-    its content (not only its mode, links or attributes)."""
-    return state is not None and began is not None and min(state[1], state[2]) >= began
+    """Whether a file found in ``state`` (:func:`state_of`) had its content written since ``began``, as its times say
+    (:func:`content_written_since`)."""
+    return state is not None and content_written_since(state[1], state[2], began)
 
 
 def inputs_of(paths, excluded):
