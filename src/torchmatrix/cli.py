@@ -23,7 +23,6 @@ parser: no matrix is written, no nox started.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from .bisection import request
 from .errors import HelpShown, TorchmatrixError, UsageError, did_you_mean, say
 from .matrix import loader, schema
 from .sessions import childnox, clean, installed, plan, probe, verify
+from .util import tethered
 from .util.arguments import Parser
 from .views import options
 
@@ -320,6 +320,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = f"results in {run.output}" if run.output else "results in the folder its output: names"
     print(f"torchmatrix: matrix {run.matrix}; {where}", file=sys.stderr, flush=True)
     try:
-        return subprocess.run(run.argv, env={**os.environ, **run.environ}, check=False).returncode
+        return tethered.run(run.argv, env={**os.environ, **run.environ})
     except KeyboardInterrupt:
         return 130

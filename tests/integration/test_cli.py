@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +25,10 @@ from torchmatrix import cli, interpreters, results, variables
 from torchmatrix.core import Outcome, Record
 
 from .. import standin
-from ..conftest import ROOT
-from ..faults.conftest import local_torch
+from ..conftest import FOREGROUND, ROOT
+from ..faults.conftest import local_torch, wait_until_dead
 from ..unit.report_data import cell
+from .test_tethered import started
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -316,3 +318,28 @@ def test_a_sessions_help_is_printed_once_and_nothing_is_written_nor_run(tmp_path
     assert shown.stdout.startswith(f"usage: torchmatrix {name} ")
     assert shown.stdout.count("usage:") == 1 and "nox >" not in shown.stdout + shown.stderr
     assert list(tmp_path.iterdir()) == [], "no matrix written, no environment made"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+def test_the_command_ended_alone_by_a_signal_leaves_no_nox_running_and_nothing_stored(
+    stub_torch_python: str, tmp_path: Path, signum: signal.Signals
+) -> None:
+    """``kill PID`` (a supervisor, a harness's ``terminate()``) reaches the torchmatrix command, not the nox it runs:
+    that nox ends too, its pair with it, and stores nothing, as nox itself so ended would."""
+    pid_file = tmp_path / "pair.pid"
+    (tmp_path / "hangs.py").write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+    )
+    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [hangs.py]\ndevices: [cpu]\noutput: out\n")
+    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box")
+    command = [sys.executable, "-m", "torchmatrix", "probe-installed", stub_torch_python]
+    with subprocess.Popen(  # noqa: PLW1509
+        command, cwd=tmp_path, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=FOREGROUND
+    ) as running:
+        pair = started(pid_file)
+        (nox,) = (int(pid) for pid in Path(f"/proc/{running.pid}/task/{running.pid}/children").read_text().split())
+        running.send_signal(signum)
+        assert running.wait(timeout=60) == -signum
+    assert wait_until_dead([nox, pair], seconds=60) == []
+    assert not (tmp_path / "out" / "results").exists() or not list((tmp_path / "out" / "results").rglob("*.json"))

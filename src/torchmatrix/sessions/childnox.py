@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import variables
+from ..util import tethered
 from .handback import HandBack, Stored, received
 
 if TYPE_CHECKING:
@@ -150,11 +151,9 @@ def run(
     environ = dict(os.environ, **variables)
     argv = command(noxfile, envdir, sessions, arguments)
     if log is None:
-        return subprocess.run(argv, env=environ, stdin=subprocess.DEVNULL, check=False).returncode
+        return tethered.run(argv, env=environ, stdin=subprocess.DEVNULL)
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w", encoding="utf-8") as handle:
         handle.write(f"$ {shlex.join(argv)}\n")
         handle.flush()
-        return subprocess.run(
-            argv, env=environ, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT, check=False
-        ).returncode
+        return tethered.run(argv, env=environ, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT)
