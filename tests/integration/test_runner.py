@@ -967,6 +967,21 @@ def test_a_pipe_or_a_device_a_script_opens_to_read_and_write_is_no_file_and_noth
     assert str(tmp_path / "pipe") not in record.inputs[identity.READ]
 
 
+def test_a_large_file_a_script_changes_in_place_is_not_hashed_as_it_waits(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A disk image or a data set opened to update (here 200 GiB, sparse): the pair runs as by hand, and a file it
+    read, changed by it, counts as such, never current."""
+    big = tmp_path / "big.img"
+    with big.open("wb") as image:
+        image.truncate(200 << 30)
+    script = tmp_path / "updates.py"
+    script.write_text("with open('big.img', 'r+b') as f:\n    f.write(b'x')\n    f.seek(0)\n    print(f.read(1))\n")
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics.get("output")) == by_hand(stub_torch_python, script), record.message
+    assert record.inputs[identity.READ][str(big)] == "changed by the pair, too large to hash first"
+
+
 OPENINGS = {
     "open() with an opener relative to a dir_fd": (
         "fd = os.open('sub', os.O_RDONLY)\n"

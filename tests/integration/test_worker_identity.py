@@ -1052,6 +1052,102 @@ def test_a_file_changed_through_a_path_of_the_pair_s_own_or_read_by_another_coun
     assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_file_a_forked_child_changed_before_its_parent_read_it_counts_as_the_child_found_it(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A child the pair forks (a ``multiprocessing`` pool's worker) appends to a file or touches it, by its path or
+    another; then the pair reads it: what it read is what the file held."""
+    for name in ("log", "touched", "linked"):
+        (tmp_path / f"{name}.txt").write_text(name)
+    (tmp_path / "link.txt").symlink_to("linked.txt")
+    read_by = ("log.txt", "touched.txt", "link.txt")
+    before = {str(tmp_path / path): identity.file_digest(tmp_path / path) for path in read_by}
+    source = f"""\
+        import os
+        pid = os.fork()
+        if pid == 0:
+            open("log.txt", "a").write("+")
+            os.utime("touched.txt")
+            open("linked.txt", "a").write("+")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print(*(open(path).read() for path in {read_by!r}))
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "forks", source), tmp_path)
+    assert printed(record) == ["log+ touched linked+"], record.message
+    assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
+
+
+def test_an_input_moved_into_the_pair_s_temporary_folder_counts_by_its_own_path(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Moved into the pair's temporary folder and read there, or changed there and moved back, then read: the file
+    counts by its path, as it was."""
+    for name in ("claimed", "changed"):
+        (tmp_path / f"{name}.txt").write_text(name)
+    before = {
+        str(tmp_path / f"{name}.txt"): identity.file_digest(tmp_path / f"{name}.txt") for name in ("claimed", "changed")
+    }
+    source = """\
+        import os, tempfile
+        work = os.path.join(tempfile.gettempdir(), "work.txt")
+        os.replace("claimed.txt", work)
+        claimed = open(work).read()
+        os.replace(work, "claimed.txt")
+        os.replace("changed.txt", work)
+        open(work, "a").write("+")
+        os.replace(work, "changed.txt")
+        print(claimed, open("changed.txt").read())
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "moves", source), tmp_path)
+    assert printed(record) == ["claimed changed+"], record.message
+    assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
+
+
+def test_a_link_pointed_elsewhere_and_back_counts_each_file_it_led_to(stub_torch_python: str, tmp_path: Path) -> None:
+    for name in ("first", "second"):
+        (tmp_path / f"{name}.txt").write_text(name)
+    (tmp_path / "link.txt").symlink_to("first.txt")
+    source = """\
+        import os
+        def point(target):
+            os.remove("link.txt")
+            os.symlink(target, "link.txt")
+        first = open("link.txt").read()
+        point("second.txt")
+        second = open("link.txt").read()
+        point("first.txt")
+        print(first, second)
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "flips", source), tmp_path)
+    assert printed(record) == ["first second"], record.message
+    (tmp_path / "second.txt").write_text("edited")
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'second.txt'} changed"]
+
+
+def test_a_file_dated_a_moment_ahead_made_runnable_by_the_pair_once_that_moment_passed_counts_by_its_content(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Its content's time lies between the pair's start and its ``chmod``: the pair's own ``chmod`` is heard, and the
+    file is hashed as it was."""
+    data = tmp_path / "data.txt"
+    data.write_text("data")
+    ahead = time.time() + 2
+    os.utime(data, (ahead, ahead))
+    source = f"""\
+        import os, time
+        while time.time() <= {ahead}:
+            time.sleep(0.05)
+        os.chmod("data.txt", 0o644)
+        print(open("data.txt").read())
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "waits_then_chmods", source), tmp_path)
+    assert printed(record) == ["data"], record.message
+    data.write_text("edited")
+    assert changed_files(record.inputs[identity.READ]) == [f"{data} changed"]
+
+
 def test_a_file_dated_ahead_then_made_runnable_or_linked_by_the_pair_counts_by_its_content(
     stub_torch_python: str, tmp_path: Path
 ) -> None:

@@ -33,6 +33,14 @@ CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
 """What :func:`files_read` says a file held when something else than the pair's process changed it
 after the process read it: what it read is known no more, and no file's digest is this."""
 
+CHANGED_BY_THE_PAIR = "changed by the pair, too large to hash first"
+"""What a file larger than :data:`MAX_HASHED` held before the pair's process changed it (:meth:`FilesRead.changing`):
+known no more, and no file's digest is this."""
+
+MAX_HASHED = 256 << 20
+"""The largest file the pair's process hashes before it changes it (a second or so): a larger one (a disk image,
+a data set mapped to update, a long log appended to) would hold the pair up as no run by hand is."""
+
 
 class FilesRead(object):
     """The files this process opens for reading or imports from outside the environment, the standard library,
@@ -87,6 +95,7 @@ class FilesRead(object):
         self.lookups = []
         self.asked_about = {}
         self.found_by_inode, self.links = {}, {}
+        self.found_files = []
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         if self.known:
@@ -112,13 +121,17 @@ class FilesRead(object):
             elif event == "exec":
                 self.executed(arguments[0])
             elif event == "os.rename":  # os.rename and os.replace: (source, target, their dir_fds)
-                self.renamed(located(arguments[1], arguments[3]))
+                self.renamed(located(arguments[0], arguments[2]), located(arguments[1], arguments[3]))
             elif event == "os.utime":  # new times, as touch sets them
                 self.changed_in_place(located(arguments[0], arguments[3]), False)
             elif event == "os.truncate":  # os.truncate and os.ftruncate
                 self.changed_in_place(located(arguments[0]), arguments[1] == 0)
             elif event == "os.link":
                 self.linked(located(arguments[0], arguments[2]), located(arguments[1], arguments[3]))
+            elif event in ("os.chmod", "os.chown"):  # (path, …, dir_fd): a new mode or owner
+                self.changed_in_place(located(arguments[0], arguments[-1]), False)
+            elif event in ("os.chflags", "os.setxattr", "os.removexattr"):
+                self.changed_in_place(located(arguments[0]), False)
             elif event in ("os.getxattr", "os.listxattr"):
                 self.looked_at(located(os.curdir if arguments[0] is None else arguments[0]))
             elif event == "subprocess.Popen":
@@ -226,7 +239,8 @@ class FilesRead(object):
         ``open()``'s, which tells the name it was given, before an opener (``open(name, opener=…)``) opens whatever
         it opens, by its own ``os.open``, itself an ``open`` event: the name counts, from the working folder."""
         dir_fd = getattr(self.thread, "dir_fd", None) if mode is None else None
-        path = None if isinstance(path, int) else self.counted(located(path, dir_fd))
+        where = None if isinstance(path, int) else located(path, dir_fd)
+        path = self.counted(where)
         if path is None:
             return  # a file descriptor, opened before by a path
         if self.is_shared(path):
@@ -235,34 +249,41 @@ class FilesRead(object):
         if fails_to_write(path, mode, flags):
             return  # the open raises (FileExistsError, PermissionError): it neither makes nor reads the file
         if writes(mode, flags) and not self.is_own(path) and not path.startswith(self.excluded):
-            self.changing(path, makes_its_own(mode, flags), creates(mode, flags))
+            self.changing(path, makes_its_own(mode, flags), creates(mode, flags), where)
         if reads(mode, flags):
             self.read(path)
 
-    def changing(self, path, empties, creating):
-        """The file at ``path``, no file of the process's own, about to change: opened to write, one that
+    def changing(self, path, empties, creating, where=None):
+        """The file counted by ``path`` (:meth:`counted`), no file of the process's own, about to change where it is
+        (``where``, where that is another path: a link in the pair's own folder), opened to write, one that
         ``empties`` it or may be ``creating`` it; or changed in place (:meth:`changed_in_place`).
 
         One it empties before the process read it by that path is the process's own, and so is one it creates (it
-        was not there, nor looked for). Otherwise what the file holds now is what a later read depends on, by
-        whichever path that read names it (``data.txt``, ``link.txt``, ``tests/../data.txt``): it is hashed once
-        per file (by its inode: a path may lead to one file, then to another) and kept for the path, where that
-        was read already, and for each path that reads the file later (:meth:`found_before`). One not there is
-        found so (None) by its path. A pipe or a device holds no content, and waits for no one here."""
+        was not there, nor looked for). Otherwise what the file holds now is what a read depends on, by whichever
+        path it names it (``data.txt``, ``link.txt``, ``tests/../data.txt``), in this process or another it forked:
+        it is hashed once per file, kept for the path, and told by its inode (:data:`FOUND_FILE`), which
+        :func:`files_read` finds each path read by (a path may lead to one file, then to another). One not there is
+        found so (None) by its path. A pipe or a device holds no content, and waits for no one here; a file larger
+        than :data:`MAX_HASHED` is not hashed as the pair waits: it was changed by the pair, so its record is never
+        current."""
         if empties and path not in self.reading:
             self.own.add(path)
             return
-        inode = inode_of(path)
-        if inode is None:
+        found = stat_or_none(where or path)
+        if found is None:
             if creating and path not in self.reading:
                 self.own.add(path)
             else:
                 self.keep_found(path, None)
             return
+        inode = found.st_dev, found.st_ino
         if inode not in self.found_by_inode:
-            self.found_by_inode[inode] = file_digest(path)  # its open is this thread's hook's, busy: not the pair's
-        if path in self.reading:
-            self.keep_found(path, self.found_by_inode[inode])
+            # its open is this thread's hook's, busy: not the pair's
+            digest = CHANGED_BY_THE_PAIR if found.st_size > MAX_HASHED else file_digest(path)
+            self.found_by_inode[inode] = digest
+            self.found_files.append([FOUND_FILE, path, [found.st_dev, found.st_ino, digest]])
+            self.write_down(*self.found_files[-1])
+        self.keep_found(path, self.found_by_inode[inode])
 
     def keep_found(self, path, digest):
         """``path`` read what ``digest`` says, though the process changed the file after: kept, and written down."""
@@ -274,15 +295,17 @@ class FilesRead(object):
         """A file changed where it is, not opened to write: given new times (``os.utime``, as ``touch`` gives them),
         or a new length (``os.truncate``; one that ``empties`` it). What it held before is what a later read depends
         on (:meth:`changing`)."""
-        path = self.counted(path)
+        where, path = path, self.counted(path)
         if path is not None and not self.is_own(path) and not path.startswith(self.excluded):
-            self.changing(path, empties, False)
+            self.changing(path, empties, False, where)
 
     def linked(self, source, link):
-        """A hard link made (``os.link``): one the pair makes in its own folder (``tmp_path``) reads the file it
-        links, by that file's path, while it is that file's (:meth:`counted`)."""
-        if source is not None and link is not None:
-            self.links[link] = self.counted(source)
+        """A hard link made (``os.link``), which changes the file's time of its last change (:meth:`changed_in_place`):
+        one the pair makes in its own folder (``tmp_path``) reads the file it links, by that file's path, while it is
+        that file's (:meth:`counted`)."""
+        self.changed_in_place(source, False)
+        if source is not None and link is not None and link.startswith(self.leading_elsewhere):
+            self.links[link] = (self.counted(source), inode_of(source))
 
     def counted(self, path):
         """``path``, or the file it leads to where the path is the pair's own or the kernel's and that file is
@@ -291,16 +314,19 @@ class FilesRead(object):
         anyone's."""
         if path is None or not path.startswith(self.leading_elsewhere):
             return path
-        linked = self.links.get(path)
-        if linked is not None and inode_of(path) in (None, inode_of(linked)):
-            return linked  # a hard link it made, while it is that file's (not one that failed, or was replaced)
+        source, inode = self.links.get(path, (None, None))
+        if source is not None and inode_of(path) in (None, inode):
+            return source  # a hard link it made, a file it moved there, while it is that file (not one that failed)
         resolved = os.path.realpath(path)
         if resolved.startswith(self.leading_elsewhere) or resolved.endswith(" (deleted)"):
             return path
         return resolved
 
-    def renamed(self, target):
-        """A file moved into place (``os.replace``, as a file is written whole): one of the shared inputs, kept."""
+    def renamed(self, source, target):
+        """A file moved (``os.rename``, ``os.replace``), which changes its time of its last change
+        (:meth:`changed_in_place`): one moved into the pair's own folder (``tmp_path``) is read there by its path
+        before (:meth:`linked`); one moved into place among the shared inputs (as a file is written whole) is one."""
+        self.linked(source, target)
         path = self.counted(target)
         if path is not None and self.is_shared(path):
             self.sharing(path)
@@ -351,12 +377,23 @@ class FilesRead(object):
 
     def read(self, path):
         path = self.counted(path)
-        if not self.is_own(path):
-            if path not in self.reading and not path.startswith(self.excluded):
-                self.found_before(path)
-                self.first_seen[path] = state_of(path)
-                self.write_down(READ, path, self.first_seen[path])
-            self.reading.add(path)
+        if path is None or self.is_own(path) or path.startswith(self.excluded):
+            return
+        if path in self.reading:
+            self.read_again(path)
+            return
+        self.first_seen[path] = state_of(path)
+        self.write_down(READ, path, self.first_seen[path])
+        self.reading.add(path)
+
+    def read_again(self, path):
+        """A path read before that leads to another file now (a link pointed elsewhere, maybe to be pointed back):
+        that file is read too, by its own path."""
+        first, now = self.first_seen.get(path), state_of(path)
+        if first is not None and now is not None and first[0] != now[0]:
+            target = os.path.realpath(path)
+            if target != path:
+                self.read(target)
 
     def is_own(self, path):
         """Whether the file at ``path`` is what this process made: it took the path for its own (:meth:`changing`),
@@ -367,14 +404,6 @@ class FilesRead(object):
             return False
         state = state_of(path)
         return state is None or written_since(state, self.began)
-
-    def found_before(self, path):
-        """A file first read by ``path`` that the process changed before, by this path or another
-        (:meth:`changing`), holds what it held then."""
-        if self.found_by_inode:
-            inode = inode_of(path)
-            if inode in self.found_by_inode:
-                self.keep_found(path, self.found_by_inode[inode])
 
     def write_down(self, *entry):
         """Append ``entry`` to the journal (one write, one line of JSON), which outlives this process."""
@@ -401,6 +430,7 @@ class FilesRead(object):
         entries = [[BEGAN, None, self.began]]
         entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading)]
         entries += [[FOUND, path, digest] for path, digest in list(self.found.items())]
+        entries += list(self.found_files)
         entries += [[SHARED, path, None] for path in sorted(self.shared_files)]
         entries += [[ASKED, entry, digest] for entry, digest in list(self.asked_about.items()) if digest is not OWN]
         entries += [[MODULE, path, None] for path in sorted(set(module_files()))]
@@ -559,11 +589,12 @@ def as_first_found(paths, found, first_seen):
     return changed
 
 
-READ, FOUND, SHARED, ASKED = "read", "found", "shared", "asked"
+READ, FOUND, FOUND_FILE, SHARED, ASKED = "read", "found", "found file", "shared", "asked"
 BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
 """The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
 path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, digest]`` (what a file the process
-went on to change held first), ``[SHARED, path, None]`` (one of the shared inputs it touched, an input as it is
+went on to change held first), ``[FOUND_FILE, path, [device, inode, digest]]`` (the same, told of the file, whatever
+path reads it), ``[SHARED, path, None]`` (one of the shared inputs it touched, an input as it is
 left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a folder listed, as
 first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch), ``[MODULE, path,
 None]`` (the file of a module it holds) and ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder,
@@ -596,7 +627,7 @@ def entries_in(lines):
     return entries
 
 
-KINDS = (READ, FOUND, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
+KINDS = (READ, FOUND, FOUND_FILE, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
 NONE = type(None)
 
 
@@ -610,12 +641,14 @@ def files_read(entries, excluded):
     if not entries:
         return None, {}
     began = min([value for kind, _, value in entries if kind == BEGAN and isinstance(value, (int, float))] or [None])
-    found, first, asked, read, shared = {}, {}, {}, set(), set()
+    found, first, asked, read, shared, files = {}, {}, {}, set(), set(), {}
     for kind, path, value in entries:
         if kind == READ:
             first.setdefault(path, tuple(value) if value else None)
         elif kind == FOUND:
             found.setdefault(path, value)
+        elif kind == FOUND_FILE and isinstance(value, list) and len(value) == 3:
+            files.setdefault((value[0], value[1]), value[2])
         elif kind == ASKED:
             asked.setdefault(path, value)
         elif kind == SHARED:
@@ -624,6 +657,9 @@ def files_read(entries, excluded):
             continue  # a zip file on sys.path, a module imported from one: what is in it is the file's content
         if kind in (READ, SHARED, MODULE, LOOKED_FOR):
             read.add(path)
+    for path, state in first.items():  # a file changed by another path, or by a process forked, before or after
+        if path not in found and state and (state[-1], state[0]) in files:
+            found[path] = files[(state[-1], state[0])]
     made = set(path for path in first if path not in found and written_since(first[path], began))
     kept = [path for path in inputs_of(read, excluded) if path not in made]
     counted = asked_inputs(asked, read, excluded)
@@ -793,13 +829,18 @@ def located(name, dir_fd=None):
     return as_path(name)
 
 
-def inode_of(path):
-    """The device and inode of the file at ``path``, links followed; None where there is none."""
+def stat_or_none(path):
+    """What ``os.stat`` says of the file at ``path``, links followed; None where there is none."""
     try:
-        found = os.stat(path)
+        return os.stat(path)
     except OSError:
         return None
-    return found.st_dev, found.st_ino
+
+
+def inode_of(path):
+    """The device and inode of the file at ``path``, links followed; None where there is none."""
+    found = stat_or_none(path)
+    return None if found is None else (found.st_dev, found.st_ino)
 
 
 def as_path(name):
@@ -834,12 +875,10 @@ def has_folder(name):
 
 def state_of(path):
     """How the file at ``path`` is: its inode, the kernel's time of its last change (``st_ctime``: a write, a
-    rename, new times or permissions) and the time of its content's (``st_mtime``); None where there is none."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return found.st_ino, found.st_ctime, found.st_mtime
+    rename, new times or permissions), the time of its content's (``st_mtime``) and its device; None where there is
+    none."""
+    found = stat_or_none(path)
+    return None if found is None else (found.st_ino, found.st_ctime, found.st_mtime, found.st_dev)
 
 
 def module_attribute(module, name):
