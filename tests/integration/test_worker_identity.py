@@ -1105,25 +1105,81 @@ def test_an_input_moved_into_the_pair_s_temporary_folder_counts_by_its_own_path(
     assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
 
 
-def test_a_link_pointed_elsewhere_and_back_counts_each_file_it_led_to(stub_torch_python: str, tmp_path: Path) -> None:
+READ_AGAIN = {
+    "a link pointed elsewhere, and back": (
+        "os.symlink('first.txt', 'link.txt')\nfirst = open('link.txt').read()\nos.remove('link.txt')\n"
+        "os.symlink('second.txt', 'link.txt')\nprint(first, open('link.txt').read())\nos.remove('link.txt')\n"
+        "os.symlink('first.txt', 'link.txt')\n",
+        "link.txt",
+    ),
+    "a link made where nothing was, then removed": (
+        "made = not os.path.exists('local.txt')\nos.symlink('first.txt', 'local.txt')\n"
+        "print(made, open('local.txt').read())\nos.remove('local.txt')\n",
+        "local.txt",
+    ),
+    "a hard link made where a read found nothing, then removed": (
+        "try:\n    open('local.txt')\nexcept FileNotFoundError:\n    os.link('first.txt', 'local.txt')\n"
+        "print(open('local.txt').read())\nos.remove('local.txt')\n",
+        "local.txt",
+    ),
+    "folders swapped by their names, and back": (
+        "first = open('cfg/x.txt').read()\nos.rename('cfg', 'saved')\nos.rename('alt', 'cfg')\n"
+        "print(first, open('cfg/x.txt').read())\nos.rename('cfg', 'alt')\nos.rename('saved', 'cfg')\n",
+        "cfg/x.txt",
+    ),
+    "files swapped by hard links, and back": (
+        "first = open('first.txt').read()\nos.link('first.txt', 'save')\nos.link('second.txt', 'swap')\n"
+        "os.replace('swap', 'first.txt')\nprint(first, open('first.txt').read())\nos.replace('save', 'first.txt')\n",
+        "first.txt",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(READ_AGAIN))
+def test_a_path_that_led_to_another_file_as_it_was_read_again_is_never_current(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """A path read (or looked for, and not there) that leads to another file as it is read again, whatever it leads
+    to by the pair's end: what was read there is more than one file, so the record says it is not as it was."""
+    source, path = READ_AGAIN[case]
+    for folder in ("cfg", "alt"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.txt").write_text(folder)
     for name in ("first", "second"):
         (tmp_path / f"{name}.txt").write_text(name)
-    (tmp_path / "link.txt").symlink_to("first.txt")
+    record = run_alone(stub_torch_python, script(tmp_path, "again", "import os\n" + source), tmp_path)
+    assert record.outcome is Outcome.PASS, record.message
+    read = record.inputs[identity.READ]
+    assert read[str(tmp_path / path)] == "led to another file as the pair read it again"
+    assert [change.split(" ")[0] for change in changed_files(read)] == [str(tmp_path / path)]
+
+
+def test_a_folder_moved_into_the_pair_s_temporary_folder_counts_each_file_by_its_own_path(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A folder of inputs moved into the pair's temporary folder (``shutil.move``), its files read or updated there,
+    and moved back: each file counts by its path, as it was."""
+    (tmp_path / "data").mkdir()
+    for name in ("read", "updated"):
+        (tmp_path / "data" / f"{name}.txt").write_text(name)
+    before = {
+        str(tmp_path / "data" / name): identity.file_digest(tmp_path / "data" / name)
+        for name in ("read.txt", "updated.txt")
+    }
     source = """\
-        import os
-        def point(target):
-            os.remove("link.txt")
-            os.symlink(target, "link.txt")
-        first = open("link.txt").read()
-        point("second.txt")
-        second = open("link.txt").read()
-        point("first.txt")
-        print(first, second)
+        import os, shutil, tempfile
+        work = os.path.join(tempfile.gettempdir(), "moved")
+        shutil.move("data", work)
+        read = open(os.path.join(work, "read.txt")).read()
+        with open(os.path.join(work, "updated.txt"), "r+") as updated:
+            read += " " + updated.read()
+            updated.write("+")
+        shutil.move(work, "data")
+        print(read)
         """
-    record = run_alone(stub_torch_python, script(tmp_path, "flips", source), tmp_path)
-    assert printed(record) == ["first second"], record.message
-    (tmp_path / "second.txt").write_text("edited")
-    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'second.txt'} changed"]
+    record = run_alone(stub_torch_python, script(tmp_path, "moves_a_folder", source), tmp_path)
+    assert printed(record) == ["read updated"], record.message
+    assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
 
 
 def test_a_file_dated_a_moment_ahead_made_runnable_by_the_pair_once_that_moment_passed_counts_by_its_content(

@@ -33,6 +33,11 @@ CHANGED_AFTER_IT_WAS_READ = "changed after the pair read it"
 """What :func:`files_read` says a file held when something else than the pair's process changed it
 after the process read it: what it read is known no more, and no file's digest is this."""
 
+READ_ANOTHER_FILE = "led to another file as the pair read it again"
+"""What :func:`files_read` says a path held that led the pair to one file, or none, and then to another (a link
+pointed elsewhere, a folder renamed in its place, then maybe put back): what it read there is more than one digest
+says, and no file's digest is this."""
+
 CHANGED_BY_THE_PAIR = "changed by the pair, too large to hash first"
 """What a file larger than :data:`MAX_HASHED` held before the pair's process changed it (:meth:`FilesRead.changing`):
 known no more, and no file's digest is this."""
@@ -95,7 +100,7 @@ class FilesRead(object):
         self.lookups = []
         self.asked_about = {}
         self.found_by_inode, self.links = {}, {}
-        self.found_files = []
+        self.found_files, self.read_elsewhere = [], set()
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         if self.known:
@@ -178,12 +183,12 @@ class FilesRead(object):
     def looked_at(self, path):
         """The file or folder at ``path`` asked about, not opened (:meth:`asked`), or its extended attributes read
         (``os.getxattr``, ``os.listxattr``), which :data:`FILE_STATED` holds too."""
-        path = self.counted(path)
+        where, path = path, self.counted(path)
         if path is not None and self.is_shared(path):
             self.sharing(path)
         elif path is not None:
-            if not os.path.lexists(path):
-                self.read(path)
+            if not os.path.lexists(where):
+                self.read(where)
             else:
                 self.tell(path + (FILE_STATED if self.asked_by_the_pair() else FILE_THERE))
 
@@ -251,7 +256,7 @@ class FilesRead(object):
         if writes(mode, flags) and not self.is_own(path) and not path.startswith(self.excluded):
             self.changing(path, makes_its_own(mode, flags), creates(mode, flags), where)
         if reads(mode, flags):
-            self.read(path)
+            self.read(where)
 
     def changing(self, path, empties, creating, where=None):
         """The file counted by ``path`` (:meth:`counted`), no file of the process's own, about to change where it is
@@ -276,10 +281,12 @@ class FilesRead(object):
             else:
                 self.keep_found(path, None)
             return
+        if not stat.S_ISREG(found.st_mode):
+            return  # a folder, a pipe, a device: no content to be found
         inode = found.st_dev, found.st_ino
         if inode not in self.found_by_inode:
             # its open is this thread's hook's, busy: not the pair's
-            digest = CHANGED_BY_THE_PAIR if found.st_size > MAX_HASHED else file_digest(path)
+            digest = CHANGED_BY_THE_PAIR if found.st_size > MAX_HASHED else file_digest(where or path)
             self.found_by_inode[inode] = digest
             self.found_files.append([FOUND_FILE, path, [found.st_dev, found.st_ino, digest]])
             self.write_down(*self.found_files[-1])
@@ -314,13 +321,26 @@ class FilesRead(object):
         anyone's."""
         if path is None or not path.startswith(self.leading_elsewhere):
             return path
-        source, inode = self.links.get(path, (None, None))
-        if source is not None and inode_of(path) in (None, inode):
-            return source  # a hard link it made, a file it moved there, while it is that file (not one that failed)
+        moved = self.brought_from(path)
+        if moved is not None:
+            return moved
         resolved = os.path.realpath(path)
         if resolved.startswith(self.leading_elsewhere) or resolved.endswith(" (deleted)"):
             return path
         return resolved
+
+    def brought_from(self, path):
+        """Where the file at ``path`` in the pair's own folder was before the pair linked or moved it there, or the
+        folder it is in (a hard link, a file or folder moved: :meth:`linked`), while it is that file or folder; None
+        where it was not brought there so."""
+        folder, below = path, ""
+        while folder.startswith(self.leading_elsewhere):
+            source, inode = self.links.get(folder, (None, None))
+            if source is not None and inode_of(folder) in (None, inode):
+                return source + below  # not a link that failed, nor one replaced since
+            folder, name = os.path.split(folder)
+            below = os.sep + name + below
+        return None
 
     def renamed(self, source, target):
         """A file moved (``os.rename``, ``os.replace``), which changes its time of its last change
@@ -375,25 +395,29 @@ class FilesRead(object):
         if isinstance(where, str) and os.path.isabs(where) and not in_a_file(where):  # a zip file's module: the zip's
             self.read(where)
 
-    def read(self, path):
-        path = self.counted(path)
+    def read(self, where):
+        """The file at ``where`` read (or looked for, and not there), by the path it counts by (:meth:`counted`), as
+        it is where it is now."""
+        path = self.counted(where)
         if path is None or self.is_own(path) or path.startswith(self.excluded):
             return
         if path in self.reading:
-            self.read_again(path)
+            self.read_again(path, state_of(where))
             return
-        self.first_seen[path] = state_of(path)
+        self.first_seen[path] = state_of(where)
         self.write_down(READ, path, self.first_seen[path])
         self.reading.add(path)
 
-    def read_again(self, path):
-        """A path read before that leads to another file now (a link pointed elsewhere, maybe to be pointed back):
-        that file is read too, by its own path."""
-        first, now = self.first_seen.get(path), state_of(path)
-        if first is not None and now is not None and first[0] != now[0]:
-            target = os.path.realpath(path)
-            if target != path:
-                self.read(target)
+    def read_again(self, path, now):
+        """A path read before (or looked for, and not there) that leads to another file ``now``: a link made or
+        pointed elsewhere, a file or folder moved in its place, maybe to be put back. What was read there is more
+        than one file: told (:data:`AGAIN`), so that its record is never current."""
+        first = self.first_seen.get(path)
+        if path in self.read_elsewhere or now is None:
+            return
+        if first is None or (first[0], first[-1]) != (now[0], now[-1]):
+            self.read_elsewhere.add(path)
+            self.write_down(AGAIN, path, None)
 
     def is_own(self, path):
         """Whether the file at ``path`` is what this process made: it took the path for its own (:meth:`changing`),
@@ -431,6 +455,7 @@ class FilesRead(object):
         entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading)]
         entries += [[FOUND, path, digest] for path, digest in list(self.found.items())]
         entries += list(self.found_files)
+        entries += [[AGAIN, path, None] for path in sorted(self.read_elsewhere)]
         entries += [[SHARED, path, None] for path in sorted(self.shared_files)]
         entries += [[ASKED, entry, digest] for entry, digest in list(self.asked_about.items()) if digest is not OWN]
         entries += [[MODULE, path, None] for path in sorted(set(module_files()))]
@@ -589,16 +614,17 @@ def as_first_found(paths, found, first_seen):
     return changed
 
 
-READ, FOUND, FOUND_FILE, SHARED, ASKED = "read", "found", "found file", "shared", "asked"
+READ, FOUND, FOUND_FILE, AGAIN, SHARED, ASKED = "read", "found", "found file", "read again", "shared", "asked"
 BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
 """The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
 path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, digest]`` (what a file the process
 went on to change held first), ``[FOUND_FILE, path, [device, inode, digest]]`` (the same, told of the file, whatever
-path reads it), ``[SHARED, path, None]`` (one of the shared inputs it touched, an input as it is
-left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a folder listed, as
-first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch), ``[MODULE, path,
-None]`` (the file of a module it holds) and ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder,
-which counts where the folder is one, not a zip file)."""
+path reads it), ``[AGAIN, path, None]`` (a path that led to another file as it was read again), ``[SHARED, path,
+None]`` (one of the shared inputs it touched, an input as it is left: :meth:`FilesRead.is_shared`), ``[ASKED, path
++ ending, digest]`` (a file asked about or a folder listed, as first found: :meth:`FilesRead.tell`), ``[BEGAN, None,
+time]`` (when the process began to watch), ``[MODULE, path, None]`` (the file of a module it holds) and
+``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder, which counts where the folder is one, not a
+zip file)."""
 
 OWN = object()
 """What :meth:`FilesRead.tell` keeps for a file or folder the process asked about that it made or changed itself."""
@@ -627,7 +653,7 @@ def entries_in(lines):
     return entries
 
 
-KINDS = (READ, FOUND, FOUND_FILE, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
+KINDS = (READ, FOUND, FOUND_FILE, AGAIN, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
 NONE = type(None)
 
 
@@ -641,7 +667,7 @@ def files_read(entries, excluded):
     if not entries:
         return None, {}
     began = min([value for kind, _, value in entries if kind == BEGAN and isinstance(value, (int, float))] or [None])
-    found, first, asked, read, shared, files = {}, {}, {}, set(), set(), {}
+    found, first, asked, read, shared, files, again = {}, {}, {}, set(), set(), {}, set()
     for kind, path, value in entries:
         if kind == READ:
             first.setdefault(path, tuple(value) if value else None)
@@ -649,6 +675,8 @@ def files_read(entries, excluded):
             found.setdefault(path, value)
         elif kind == FOUND_FILE and isinstance(value, list) and len(value) == 3:
             files.setdefault((value[0], value[1]), value[2])
+        elif kind == AGAIN:
+            again.add(path)
         elif kind == ASKED:
             asked.setdefault(path, value)
         elif kind == SHARED:
@@ -660,11 +688,12 @@ def files_read(entries, excluded):
     for path, state in first.items():  # a file changed by another path, or by a process forked, before or after
         if path not in found and state and (state[-1], state[0]) in files:
             found[path] = files[(state[-1], state[0])]
-    made = set(path for path in first if path not in found and written_since(first[path], began))
+    made = set(path for path in first if path not in found and written_since(first[path], began)) - again
     kept = [path for path in inputs_of(read, excluded) if path not in made]
     counted = asked_inputs(asked, read, excluded)
     changed = as_first_found(kept, found, first)
     changed.update((path, file_digest(path)) for path in kept if path in shared)
+    changed.update((path, READ_ANOTHER_FILE) for path in kept if path in again)
     changed.update((entry, asked[entry]) for entry in counted)
     return sorted(kept + counted + site_startup_files()), changed
 
