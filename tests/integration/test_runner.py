@@ -1018,7 +1018,7 @@ OPENINGS = {
     "a file of its own, replaced by another, read": (
         "open('out.txt', 'w').close()\nos.replace('data.txt', 'out.txt')\nprint(open('out.txt').read())\n"
         "os.replace('out.txt', 'data.txt')\n",
-        ["out.txt"],
+        ["data.txt"],
     ),
     "a file of its own, removed, made a link to another, read": (
         "open('latest', 'w').close()\nos.remove('latest')\nos.symlink('data.txt', 'latest')\n"
@@ -1035,7 +1035,7 @@ OPENINGS = {
     "a folder of its own moved away, another moved in its place, read": (
         "os.mkdir('d')\nopen('d/data.txt', 'w').write('mine')\nos.rename('d', 'mine')\nos.rename('sub', 'd')\n"
         "print(open('d/data.txt').read())\nos.rename('d', 'sub')\nos.remove('mine/data.txt')\nos.rmdir('mine')\n",
-        ["d/data.txt"],
+        ["sub/data.txt"],
     ),
     "a hard link that fails, then the link there read": (
         "import tempfile\nt = tempfile.mkdtemp()\nopen(t + '/a', 'w').write('own')\n"

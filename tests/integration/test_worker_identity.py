@@ -1105,6 +1105,50 @@ def test_an_input_moved_into_the_pair_s_temporary_folder_counts_by_its_own_path(
     assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_what_a_forked_child_read_or_found_before_its_parent_changed_the_file_is_what_counts(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A child reads a file its parent then replaces and reads; a child updates a file its parent then touches: what
+    the pair read first is what counts, and the parent changed it, so the record is never current."""
+    (tmp_path / "data.txt").write_text("old")
+    (tmp_path / "count.txt").write_text("3")
+    source = """\
+        import os
+        pid = os.fork()
+        if pid == 0:
+            print("child", open("data.txt").read(), flush=True)
+            with open("count.txt", "r+") as count:
+                number = int(count.read())
+                count.seek(0)
+                count.write(str(number + 1))
+            print("count was", number, flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        open("data.txt.new", "w").write("new")
+        os.replace("data.txt.new", "data.txt")
+        print("parent", open("data.txt").read())
+        os.utime("count.txt")
+        """
+    record = run_alone(stub_torch_python, script(tmp_path, "forks_then_changes", source), tmp_path)
+    assert printed(record) == ["child old", "count was 3", "parent new"], record.message
+    assert changed_files(record.inputs[identity.READ]) == [
+        f"{tmp_path / 'count.txt'} changed", f"{tmp_path / 'data.txt'} changed"
+    ]  # fmt: skip
+
+
+def test_an_input_the_pair_moved_counts_by_the_path_it_took_it_from(stub_torch_python: str, tmp_path: Path) -> None:
+    """``os.rename("data.txt", "done.txt")``, then ``done.txt`` read: the pair read ``data.txt``, gone after it; put
+    back edited, it is a change."""
+    (tmp_path / "data.txt").write_text("old")
+    source = 'import os\nos.rename("data.txt", "done.txt")\nprint(open("done.txt").read())\n'
+    record = run_alone(stub_torch_python, script(tmp_path, "moves", source), tmp_path)
+    assert printed(record) == ["old"], record.message
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'data.txt'} is gone"]
+    (tmp_path / "data.txt").write_text("edited")
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'data.txt'} changed"]
+
+
 READ_AGAIN = {
     "a link pointed elsewhere, and back": (
         "os.symlink('first.txt', 'link.txt')\nfirst = open('link.txt').read()\nos.remove('link.txt')\n"
@@ -1117,22 +1161,36 @@ READ_AGAIN = {
         "print(made, open('local.txt').read())\nos.remove('local.txt')\n",
         "local.txt",
     ),
+}
+TAKEN = {
     "a hard link made where a read found nothing, then removed": (
         "try:\n    open('local.txt')\nexcept FileNotFoundError:\n    os.link('first.txt', 'local.txt')\n"
         "print(open('local.txt').read())\nos.remove('local.txt')\n",
-        "local.txt",
+        "first.txt",
     ),
     "folders swapped by their names, and back": (
         "first = open('cfg/x.txt').read()\nos.rename('cfg', 'saved')\nos.rename('alt', 'cfg')\n"
         "print(first, open('cfg/x.txt').read())\nos.rename('cfg', 'alt')\nos.rename('saved', 'cfg')\n",
-        "cfg/x.txt",
+        "alt/x.txt",
     ),
     "files swapped by hard links, and back": (
         "first = open('first.txt').read()\nos.link('first.txt', 'save')\nos.link('second.txt', 'swap')\n"
         "os.replace('swap', 'first.txt')\nprint(first, open('first.txt').read())\nos.replace('save', 'first.txt')\n",
-        "first.txt",
+        "second.txt",
     ),
 }
+
+
+def run_in_a_folder_of_files(python: str, folder: Path, source: str) -> Record:
+    """Run ``source`` in ``folder``, beside ``first.txt``, ``second.txt``, ``cfg/x.txt`` and ``alt/x.txt``."""
+    for name in ("cfg", "alt"):
+        (folder / name).mkdir()
+        (folder / name / "x.txt").write_text(name)
+    for name in ("first", "second"):
+        (folder / f"{name}.txt").write_text(name)
+    record = run_alone(python, script(folder, "again", "import os\n" + source), folder)
+    assert record.outcome is Outcome.PASS, record.message
+    return record
 
 
 @pytest.mark.parametrize("case", sorted(READ_AGAIN))
@@ -1142,16 +1200,22 @@ def test_a_path_that_led_to_another_file_as_it_was_read_again_is_never_current(
     """A path read (or looked for, and not there) that leads to another file as it is read again, whatever it leads
     to by the pair's end: what was read there is more than one file, so the record says it is not as it was."""
     source, path = READ_AGAIN[case]
-    for folder in ("cfg", "alt"):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "x.txt").write_text(folder)
-    for name in ("first", "second"):
-        (tmp_path / f"{name}.txt").write_text(name)
-    record = run_alone(stub_torch_python, script(tmp_path, "again", "import os\n" + source), tmp_path)
-    assert record.outcome is Outcome.PASS, record.message
-    read = record.inputs[identity.READ]
+    read = run_in_a_folder_of_files(stub_torch_python, tmp_path, source).inputs[identity.READ]
     assert read[str(tmp_path / path)] == "led to another file as the pair read it again"
     assert [change.split(" ")[0] for change in changed_files(read)] == [str(tmp_path / path)]
+
+
+@pytest.mark.parametrize("case", sorted(TAKEN))
+def test_a_file_or_folder_the_pair_linked_or_moved_counts_by_the_path_it_took_it_from(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """Read where the pair linked or moved it (folders swapped by their names, files by hard links; a link made
+    where nothing was), a file counts by its own path: as it was, and a change once edited."""
+    source, path = TAKEN[case]
+    read = run_in_a_folder_of_files(stub_torch_python, tmp_path, source).inputs[identity.READ]
+    assert changed_files(read) == []
+    (tmp_path / path).write_text("edited")
+    assert changed_files(read) == [f"{tmp_path / path} changed"]
 
 
 def test_a_folder_moved_into_the_pair_s_temporary_folder_counts_each_file_by_its_own_path(
@@ -1166,6 +1230,8 @@ def test_a_folder_moved_into_the_pair_s_temporary_folder_counts_each_file_by_its
         str(tmp_path / "data" / name): identity.file_digest(tmp_path / "data" / name)
         for name in ("read.txt", "updated.txt")
     }
+    (tmp_path / "outside.txt").write_text("outside")
+    before[str(tmp_path / "outside.txt")] = identity.file_digest(tmp_path / "outside.txt")
     source = """\
         import os, shutil, tempfile
         work = os.path.join(tempfile.gettempdir(), "moved")
@@ -1174,11 +1240,12 @@ def test_a_folder_moved_into_the_pair_s_temporary_folder_counts_each_file_by_its
         with open(os.path.join(work, "updated.txt"), "r+") as updated:
             read += " " + updated.read()
             updated.write("+")
+        read += " " + open(os.path.join(work, os.path.relpath(os.path.abspath("outside.txt"), work))).read()
         shutil.move(work, "data")
         print(read)
         """
     record = run_alone(stub_torch_python, script(tmp_path, "moves_a_folder", source), tmp_path)
-    assert printed(record) == ["read updated"], record.message
+    assert printed(record) == ["read updated outside"], record.message
     assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
 
 

@@ -99,9 +99,10 @@ class Isolation(object):
     def files_read(self, told, journal):
         """What a job's process read and what those files held (:func:`files_read`): as it ``told`` at its end (what
         it holds: reply.py), and as its ``journal`` says, which holds what the children it forked read, and all it
-        read where it died or was stopped first. The worker works it out, outside the process, where nothing the
-        pair's code left set reaches."""
-        return files_read(entries_in(told.splitlines()) + journaled(journal), excluded_prefixes(self.scratch))
+        read where it died or was stopped first, in the order they read it: the journal comes first, so that what
+        a child found before its parent changed a file is what counts. The worker works it out, outside the
+        process, where nothing the pair's code left set reaches."""
+        return files_read(journaled(journal) + entries_in(told.splitlines()), excluded_prefixes(self.scratch))
 
     def kill_children(self, deadline):
         """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""

@@ -308,48 +308,50 @@ class FilesRead(object):
 
     def linked(self, source, link):
         """A hard link made (``os.link``), which changes the file's time of its last change (:meth:`changed_in_place`):
-        one the pair makes in its own folder (``tmp_path``) reads the file it links, by that file's path, while it is
-        that file's (:meth:`counted`)."""
+        what is read at ``link`` counts by the path it was taken from, while it is that file (:meth:`counted`)."""
         self.changed_in_place(source, False)
-        if source is not None and link is not None and link.startswith(self.leading_elsewhere):
+        if source is not None and link is not None:
             self.links[link] = (self.counted(source), inode_of(source))
 
     def counted(self, path):
-        """``path``, or the file it leads to where the path is the pair's own or the kernel's and that file is
+        """The path the file at ``path`` counts by: the one the pair took it from, where it linked or moved it there
+        (:meth:`taken_from`); where ``path`` is the pair's own or the kernel's, the file it leads to, where that is
         neither: a link the pair made in its temporary folder (``tmp_path / "data"``), ``/proc/self/cwd/data``,
         ``/proc/self/fd/3/data``. Such a path means something in this process alone; the file it reaches is
-        anyone's."""
-        if path is None or not path.startswith(self.leading_elsewhere):
+        anyone's. Else ``path`` itself."""
+        if path is None:
+            return None
+        taken = self.taken_from(path) if self.links else None
+        if taken is not None:
+            return taken
+        if not path.startswith(self.leading_elsewhere):
             return path
-        moved = self.brought_from(path)
-        if moved is not None:
-            return moved
         resolved = os.path.realpath(path)
         if resolved.startswith(self.leading_elsewhere) or resolved.endswith(" (deleted)"):
             return path
         return resolved
 
-    def brought_from(self, path):
-        """Where the file at ``path`` in the pair's own folder was before the pair linked or moved it there, or the
-        folder it is in (a hard link, a file or folder moved: :meth:`linked`), while it is that file or folder; None
-        where it was not brought there so."""
+    def taken_from(self, path):
+        """Where the file at ``path``, or the folder it is in, was before the pair linked or moved it there
+        (:meth:`linked`, :meth:`renamed`: ``os.rename("data", tmp)``, then ``tmp/x.txt`` read), while it is that file
+        or folder; None where the pair did not take it so, or the path goes up out of that folder (``moved/../x``)."""
         folder, below = path, ""
-        while folder.startswith(self.leading_elsewhere):
+        while os.pardir not in below.split(os.sep):
             source, inode = self.links.get(folder, (None, None))
-            if source is not None and inode_of(folder) in (None, inode):
-                return source + below  # not a link that failed, nor one replaced since
-            folder, name = os.path.split(folder)
-            below = os.sep + name + below
+            if source is not None and inode is not None and inode_of(folder) == inode:
+                return source + below  # not a link that failed, nor one removed or replaced since
+            parent, name = os.path.split(folder)
+            if parent == folder:
+                return None
+            folder, below = parent, os.sep + name + below
         return None
 
     def renamed(self, source, target):
-        """A file moved (``os.rename``, ``os.replace``), which changes its time of its last change
-        (:meth:`changed_in_place`): one moved into the pair's own folder (``tmp_path``) is read there by its path
-        before (:meth:`linked`); one moved into place among the shared inputs (as a file is written whole) is one."""
+        """A file or folder moved (``os.rename``, ``os.replace``), as one linked, then removed (:meth:`linked`); one
+        moved into place among the shared inputs (as a file is written whole) is one."""
+        if target is not None and self.is_shared(target):
+            self.sharing(target)
         self.linked(source, target)
-        path = self.counted(target)
-        if path is not None and self.is_shared(path):
-            self.sharing(path)
 
     def sharing(self, path):
         """One of the shared inputs touched: kept, and written down, so that a process that dies still names it."""
