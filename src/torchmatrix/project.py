@@ -131,7 +131,8 @@ class Project:
     def with_only(self, entry: str) -> Project:
         """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
         base = self.matrix.file.parent
-        probes = loader.given_probes([entry], base, self.matrix.probes_dir or base / "probes", self.matrix.devices)
+        probes_dir = self.matrix.probes_dir or base / "probes"
+        probes = loader.given_probes([entry], base, probes_dir, self.matrix.devices, self.matrix.probes)
         matrix = dataclasses.replace(self.matrix, probes=probes, expect=())
         return dataclasses.replace(self, matrix=matrix, given_probes=(entry,))
 

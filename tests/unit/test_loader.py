@@ -411,6 +411,18 @@ def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_
         load_matrix(matrix_file, probes_dir, probes=["/etc/hostname"])
 
 
+def test_a_probe_given_for_one_run_that_the_matrix_lists_is_the_matrix_s_with_its_kind(
+    tmp_path: Path, probes_dir: Path
+) -> None:
+    """``$TORCHMATRIX_PROBES`` (bisect's cells, ``torchmatrix probe FILE``) naming a file the matrix lists with a
+    ``kind:``, by any path: it runs as the matrix says, never asked again."""
+    (tmp_path / "both.py").write_text("def test_dot():\n    pass\n\nif __name__ == '__main__':\n    test_dot()\n")
+    matrix_file = write(tmp_path, "torch: [1.12.1]\nprobes: [{probe: both.py, kind: script}]\n")
+    for given in ("both.py", str(tmp_path / "both.py")):
+        (probe,) = load_matrix(matrix_file, probes_dir, probes=[given]).probes
+        assert (probe.name, probe.kind, probe.kind_reason) == ("both.py", Kind.SCRIPT, "the matrix says kind: script")
+
+
 def test_a_probe_that_is_not_there_is_said_where_it_is_written_with_what_is_there(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "repro.py").write_text("print(1)\n")

@@ -192,7 +192,7 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
         entry = str(path.resolve()) + separator + test
         try:
             probes_dir = matrix.probes_dir or matrix.file.parent / "probes"
-            (alone,) = loader.given_probes([entry], matrix.file.parent, probes_dir, matrix.devices)
+            (alone,) = loader.given_probes([entry], matrix.file.parent, probes_dir, matrix.devices, matrix.probes)
         except UsageError as error:
             parser.error(str(error))
         listed = next((probe for probe in matrix.probes if _runs(probe, alone)), None)

@@ -117,8 +117,11 @@ def _resolve_probe(
     return probe_at(resolved, base, select, probes_dir, entry.kind)
 
 
-def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: Sequence[str]) -> tuple[Probe, ...]:
-    """The probes ``$TORCHMATRIX_PROBES`` names: names in ``probes_dir``, or paths (absolute, or from ``base``).
+def given_probes(
+    entries: Sequence[str], base: Path, probes_dir: Path, devices: Sequence[str], listed: Sequence[Probe] = ()
+) -> tuple[Probe, ...]:
+    """The probes ``$TORCHMATRIX_PROBES`` names: names in ``probes_dir``, or paths (absolute, or from ``base``); one
+    the matrix lists (``listed``: the same file, the same tests) as the matrix has it, with its ``kind:`` and options.
 
     Unlike a matrix file's, they may lie anywhere: they are this user's own words for this run
     (bisect names a script this way). A mistake is a :class:`UsageError`.
@@ -134,6 +137,7 @@ def given_probes(entries: Sequence[str], base: Path, probes_dir: Path, devices: 
         if not path.is_dir() and path.suffix != ".py":
             raise UsageError(f"${variables.PROBES.name}: {entry!r} is not a .py file; name a probe, a script, or tests")
         probe = probe_at(path.resolve(), base, select, probes_dir)
+        probe = next((known for known in listed if (known.path, known.select) == (probe.path, probe.select)), probe)
         if not any(probe.runs_on(device) for device in devices):
             raise UsageError(f"${variables.PROBES.name}: {_runs_only_on(probe)}\n  hint: {_reads_device_hint(probe)}")
         if any(known.name == probe.name for known in probes):
@@ -206,14 +210,14 @@ def load_matrix(
         raise fail(doc, ("probes",), "lists no probe", hint)
     devices = fields.get("devices", DEVICES)
     expect = tuple(fields.get("expect", ()))
+    entries = fields.get("probes") or [ProbeEntry(name) for name in _default_probes(probes_dir)]
+    listed = _with_options(doc, _resolve_probes(doc, entries, base, probes_dir), fields.get("probe_options", {}))
     if probes is None:
-        entries = fields.get("probes") or [ProbeEntry(name) for name in _default_probes(probes_dir)]
-        chosen = _resolve_probes(doc, entries, base, probes_dir)
-        chosen = _with_options(doc, chosen, fields.get("probe_options", {}))
+        chosen = listed
         _check_devices(doc, chosen, devices, listed="probes" in fields)
         _check_expectations(doc, expect, chosen, devices)
     else:
-        chosen = given_probes(probes, base, probes_dir, devices)
+        chosen = given_probes(probes, base, probes_dir, devices, listed)
         expect = tuple(e for e in expect if any(probe.covers(e.probe) for probe in chosen))
     return Matrix(
         file=file,
