@@ -982,6 +982,29 @@ def test_a_large_file_a_script_changes_in_place_is_not_hashed_as_it_waits(
     assert record.inputs[identity.READ][str(big)] == "changed by the pair, too large to hash first"
 
 
+def test_a_script_that_moves_or_touches_many_large_files_runs_as_by_hand(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A data set moved file by file (2000 files of 250 MiB, sparse), then touched: what the pair hashes before it
+    changes a file is bounded, in all, and a file only moved or touched is no file it wrote."""
+    data = tmp_path / "set"
+    data.mkdir()
+    for index in range(2000):
+        with (data / f"{index:04d}.bin").open("wb") as part:
+            part.truncate(250 << 20)
+    script = tmp_path / "moves.py"
+    script.write_text(
+        "import os\nos.mkdir('sorted')\nfor name in sorted(os.listdir('set')):\n"
+        "    os.rename(os.path.join('set', name), os.path.join('sorted', name))\n"
+        "    os.utime(os.path.join('sorted', name))\nprint(len(os.listdir('sorted')))\n"
+        "for name in sorted(os.listdir('sorted')):\n"
+        "    os.rename(os.path.join('sorted', name), os.path.join('set', name))\nos.rmdir('sorted')\n"
+    )
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics.get("output")) == (0, ["2000"]), record.message
+    assert by_hand(stub_torch_python, script) == (0, ["2000"])
+
+
 OPENINGS = {
     "open() with an opener relative to a dir_fd": (
         "fd = os.open('sub', os.O_RDONLY)\n"

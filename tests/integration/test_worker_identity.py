@@ -1163,6 +1163,11 @@ READ_AGAIN = {
     ),
 }
 TAKEN = {
+    "a file moved aside, one of the pair's own written in its place, the first read and put back": (
+        "os.rename('first.txt', 'saved')\nopen('first.txt', 'w').write('mine')\nprint(open('saved').read())\n"
+        "os.replace('saved', 'first.txt')\n",
+        "first.txt",
+    ),
     "a hard link made where a read found nothing, then removed": (
         "try:\n    open('local.txt')\nexcept FileNotFoundError:\n    os.link('first.txt', 'local.txt')\n"
         "print(open('local.txt').read())\nos.remove('local.txt')\n",
@@ -1191,6 +1196,30 @@ def run_in_a_folder_of_files(python: str, folder: Path, source: str) -> Record:
     record = run_alone(python, script(folder, "again", "import os\n" + source), folder)
     assert record.outcome is Outcome.PASS, record.message
     return record
+
+
+SWAPPED = {
+    "by a forked child, read by its parent, put back": (
+        "pid = os.fork()\nif pid == 0:\n    os.rename('first.txt', 'saved')\n    os.rename('second.txt', 'first.txt')\n"
+        "    os._exit(0)\nos.waitpid(pid, 0)\nprint(open('first.txt').read())\nos.rename('first.txt', 'second.txt')\n"
+        "os.rename('saved', 'first.txt')\n"
+    ),
+    "by a link where the file was, put back": (
+        "os.rename('first.txt', 'saved')\nos.symlink('second.txt', 'first.txt')\nprint(open('first.txt').read())\n"
+        "os.remove('first.txt')\nos.rename('saved', 'first.txt')\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SWAPPED))
+def test_a_file_read_where_another_was_swapped_in_and_put_back_is_never_current(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """What the pair read at ``first.txt`` was ``second.txt``'s, which it put back where it was: the file there by
+    the pair's end is not what it read, and the record says so."""
+    record = run_in_a_folder_of_files(stub_torch_python, tmp_path, SWAPPED[case])
+    assert printed(record) == ["second"], record.message
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'first.txt'} changed"]
 
 
 @pytest.mark.parametrize("case", sorted(READ_AGAIN))

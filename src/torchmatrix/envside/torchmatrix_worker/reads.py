@@ -43,8 +43,9 @@ CHANGED_BY_THE_PAIR = "changed by the pair, too large to hash first"
 known no more, and no file's digest is this."""
 
 MAX_HASHED = 256 << 20
-"""The largest file the pair's process hashes before it changes it (a second or so): a larger one (a disk image,
-a data set mapped to update, a long log appended to) would hold the pair up as no run by hand is."""
+"""The most the pair's process hashes, in all, of files it changes, before it changes them (a second or so): more (a
+disk image, a data set mapped to update or moved file by file, a long log appended to) would hold the pair up as no
+run by hand is."""
 
 
 class FilesRead(object):
@@ -88,7 +89,7 @@ class FilesRead(object):
         self.journal = journal or os.path.join(scratch, "read-by-{}".format(os.getpid()))
         self.appending = Appending(self.journal)
         self.reading, self.own = set(), set()
-        self.found, self.first_seen = {}, {}
+        self.first_seen = {}
         self.began = time.time()
         self.excluded = excluded_prefixes(scratch)
         self.leading_elsewhere = prefixes([scratch]) + KERNEL_PATHS
@@ -100,7 +101,7 @@ class FilesRead(object):
         self.lookups = []
         self.asked_about = {}
         self.found_by_inode, self.links = {}, {}
-        self.found_files, self.read_elsewhere = [], set()
+        self.found_files, self.read_elsewhere, self.hashed = [], set(), 0
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         if self.known:
@@ -128,15 +129,15 @@ class FilesRead(object):
             elif event == "os.rename":  # os.rename and os.replace: (source, target, their dir_fds)
                 self.renamed(located(arguments[0], arguments[2]), located(arguments[1], arguments[3]))
             elif event == "os.utime":  # new times, as touch sets them
-                self.changed_in_place(located(arguments[0], arguments[3]), False)
+                self.changed_in_place(located(arguments[0], arguments[3]))
             elif event == "os.truncate":  # os.truncate and os.ftruncate
-                self.changed_in_place(located(arguments[0]), arguments[1] == 0)
+                self.changed_in_place(located(arguments[0]), arguments[1] == 0, content=True)
             elif event == "os.link":
                 self.linked(located(arguments[0], arguments[2]), located(arguments[1], arguments[3]))
             elif event in ("os.chmod", "os.chown"):  # (path, …, dir_fd): a new mode or owner
-                self.changed_in_place(located(arguments[0], arguments[-1]), False)
+                self.changed_in_place(located(arguments[0], arguments[-1]))
             elif event in ("os.chflags", "os.setxattr", "os.removexattr"):
-                self.changed_in_place(located(arguments[0]), False)
+                self.changed_in_place(located(arguments[0]))
             elif event in ("os.getxattr", "os.listxattr"):
                 self.looked_at(located(os.curdir if arguments[0] is None else arguments[0]))
             elif event == "subprocess.Popen":
@@ -253,24 +254,24 @@ class FilesRead(object):
             return
         if fails_to_write(path, mode, flags):
             return  # the open raises (FileExistsError, PermissionError): it neither makes nor reads the file
-        if writes(mode, flags) and not self.is_own(path) and not path.startswith(self.excluded):
+        if writes(mode, flags) and not self.is_own(path, where) and not path.startswith(self.excluded):
             self.changing(path, makes_its_own(mode, flags), creates(mode, flags), where)
         if reads(mode, flags):
             self.read(where)
 
-    def changing(self, path, empties, creating, where=None):
-        """The file counted by ``path`` (:meth:`counted`), no file of the process's own, about to change where it is
-        (``where``, where that is another path: a link in the pair's own folder), opened to write, one that
-        ``empties`` it or may be ``creating`` it; or changed in place (:meth:`changed_in_place`).
+    def changing(self, path, empties, creating, where=None, content=True):
+        """The file counted by ``path`` (:meth:`counted`), at ``where`` (where that is another path: a file the pair
+        moved or linked), no file of the process's own, about to change: opened to write, one that ``empties`` it or
+        may be ``creating`` it; or changed where it is (:meth:`changed_in_place`), in its ``content`` or not.
 
         One it empties before the process read it by that path is the process's own, and so is one it creates (it
         was not there, nor looked for). Otherwise what the file holds now is what a read depends on, by whichever
-        path it names it (``data.txt``, ``link.txt``, ``tests/../data.txt``), in this process or another it forked:
-        it is hashed once per file, kept for the path, and told by its inode (:data:`FOUND_FILE`), which
-        :func:`files_read` finds each path read by (a path may lead to one file, then to another). One not there is
-        found so (None) by its path. A pipe or a device holds no content, and waits for no one here; a file larger
-        than :data:`MAX_HASHED` is not hashed as the pair waits: it was changed by the pair, so its record is never
-        current."""
+        path, in this process or another it forked: it is hashed, once, and told by its inode (:data:`FOUND`), which
+        :func:`files_read` finds each path read by (a path may lead to one file, then to another). A pipe or a
+        device holds no content, and waits for no one here. Once the process has hashed :data:`MAX_HASHED` so, a
+        file is hashed no more as the pair waits: one whose content it changes counts as :data:`CHANGED_BY_THE_PAIR`,
+        never current; one whose name, mode, links or times alone it changes is told (:data:`KEPT`), as no file
+        written since the pair began."""
         if empties and path not in self.reading:
             self.own.add(path)
             return
@@ -278,38 +279,36 @@ class FilesRead(object):
         if found is None:
             if creating and path not in self.reading:
                 self.own.add(path)
-            else:
-                self.keep_found(path, None)
             return
-        if not stat.S_ISREG(found.st_mode):
-            return  # a folder, a pipe, a device: no content to be found
         inode = found.st_dev, found.st_ino
-        if inode not in self.found_by_inode:
-            # its open is this thread's hook's, busy: not the pair's
-            digest = CHANGED_BY_THE_PAIR if found.st_size > MAX_HASHED else file_digest(where or path)
-            self.found_by_inode[inode] = digest
-            self.found_files.append([FOUND_FILE, path, [found.st_dev, found.st_ino, digest]])
-            self.write_down(*self.found_files[-1])
-        self.keep_found(path, self.found_by_inode[inode])
+        if not stat.S_ISREG(found.st_mode) or inode in self.found_by_inode:
+            return
+        if self.hashed + found.st_size <= MAX_HASHED:
+            self.hashed += found.st_size
+            self.tell_found(FOUND, path, inode, file_digest(where or path))  # its open is this hook's, busy
+        else:
+            self.tell_found(FOUND if content else KEPT, path, inode, CHANGED_BY_THE_PAIR if content else None)
 
-    def keep_found(self, path, digest):
-        """``path`` read what ``digest`` says, though the process changed the file after: kept, and written down."""
-        if path not in self.found:
-            self.found[path] = digest
-            self.write_down(FOUND, path, digest)
+    def tell_found(self, kind, path, inode, digest):
+        """The file of ``inode`` (its device and inode), at ``path``, found holding what ``digest`` says (or
+        :data:`KEPT`): kept, and written down."""
+        self.found_by_inode[inode] = digest
+        self.found_files.append([kind, path, [inode[0], inode[1], digest]])
+        self.write_down(*self.found_files[-1])
 
-    def changed_in_place(self, path, empties):
+    def changed_in_place(self, path, empties=False, content=False):
         """A file changed where it is, not opened to write: given new times (``os.utime``, as ``touch`` gives them),
-        or a new length (``os.truncate``; one that ``empties`` it). What it held before is what a later read depends
-        on (:meth:`changing`)."""
+        a new mode, owner, name or link (``os.chmod``, ``os.rename``, ``os.link``), or a new length (``os.truncate``,
+        its ``content``; one that ``empties`` it). What it held before is what a later read depends on
+        (:meth:`changing`)."""
         where, path = path, self.counted(path)
-        if path is not None and not self.is_own(path) and not path.startswith(self.excluded):
-            self.changing(path, empties, False, where)
+        if path is not None and not self.is_own(path, where) and not path.startswith(self.excluded):
+            self.changing(path, empties, False, where, content)
 
     def linked(self, source, link):
         """A hard link made (``os.link``), which changes the file's time of its last change (:meth:`changed_in_place`):
         what is read at ``link`` counts by the path it was taken from, while it is that file (:meth:`counted`)."""
-        self.changed_in_place(source, False)
+        self.changed_in_place(source)
         if source is not None and link is not None:
             self.links[link] = (self.counted(source), inode_of(source))
 
@@ -401,7 +400,7 @@ class FilesRead(object):
         """The file at ``where`` read (or looked for, and not there), by the path it counts by (:meth:`counted`), as
         it is where it is now."""
         path = self.counted(where)
-        if path is None or self.is_own(path) or path.startswith(self.excluded):
+        if path is None or self.is_own(path, where) or path.startswith(self.excluded):
             return
         if path in self.reading:
             self.read_again(path, state_of(where))
@@ -421,14 +420,16 @@ class FilesRead(object):
             self.read_elsewhere.add(path)
             self.write_down(AGAIN, path, None)
 
-    def is_own(self, path):
-        """Whether the file at ``path`` is what this process made: it took the path for its own (:meth:`changing`),
-        and the file there was written since the process began. An open to write that then failed (its folder
-        missing, the file a running program's), or a path that leads elsewhere by now (a link, a folder moved in),
-        leaves a file that was not: it is read as any other. One not there (yet: ``a+`` is making it) is its own."""
+    def is_own(self, path, where=None):
+        """Whether the file at ``path`` (at ``where``, where the pair moved or linked it) is what this process made:
+        it took the path for its own (:meth:`changing`), and the file there was written since the process began. An
+        open to write that then failed (its folder missing, the file a running program's), or a path that leads
+        elsewhere by now (a link, a folder moved in), leaves a file that was not: it is read as any other, and so is
+        a file the pair moved away from a path it then made its own. One not there (yet: ``a+`` is making it) is its
+        own."""
         if path not in self.own:
             return False
-        state = state_of(path)
+        state = state_of(where or path)
         return state is None or written_since(state, self.began)
 
     def write_down(self, *entry):
@@ -455,7 +456,6 @@ class FilesRead(object):
         self.busy = True  # nothing of what follows is the pair's
         entries = [[BEGAN, None, self.began]]
         entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading)]
-        entries += [[FOUND, path, digest] for path, digest in list(self.found.items())]
         entries += list(self.found_files)
         entries += [[AGAIN, path, None] for path in sorted(self.read_elsewhere)]
         entries += [[SHARED, path, None] for path in sorted(self.shared_files)]
@@ -616,17 +616,17 @@ def as_first_found(paths, found, first_seen):
     return changed
 
 
-READ, FOUND, FOUND_FILE, AGAIN, SHARED, ASKED = "read", "found", "found file", "read again", "shared", "asked"
+READ, FOUND, KEPT, AGAIN, SHARED, ASKED = "read", "found", "kept", "read again", "shared", "asked"
 BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
 """The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
-path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, digest]`` (what a file the process
-went on to change held first), ``[FOUND_FILE, path, [device, inode, digest]]`` (the same, told of the file, whatever
-path reads it), ``[AGAIN, path, None]`` (a path that led to another file as it was read again), ``[SHARED, path,
-None]`` (one of the shared inputs it touched, an input as it is left: :meth:`FilesRead.is_shared`), ``[ASKED, path
-+ ending, digest]`` (a file asked about or a folder listed, as first found: :meth:`FilesRead.tell`), ``[BEGAN, None,
-time]`` (when the process began to watch), ``[MODULE, path, None]`` (the file of a module it holds) and
-``[LOOKED_FOR, folder/name.*, folder]`` (a module looked for in a folder, which counts where the folder is one, not a
-zip file)."""
+path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, [device, inode, digest]]`` (what
+the file of that inode held before the process changed it, whatever path reads it), ``[KEPT, path, [device, inode,
+None]]`` (a file whose name, mode or times alone the process changed, not hashed), ``[AGAIN, path, None]`` (a
+path that led to another file as it was read again), ``[SHARED, path, None]`` (one of the shared inputs it touched,
+an input as it is left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a
+folder listed, as first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch),
+``[MODULE, path, None]`` (the file of a module it holds) and ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked
+for in a folder, which counts where the folder is one, not a zip file)."""
 
 OWN = object()
 """What :meth:`FilesRead.tell` keeps for a file or folder the process asked about that it made or changed itself."""
@@ -655,7 +655,7 @@ def entries_in(lines):
     return entries
 
 
-KINDS = (READ, FOUND, FOUND_FILE, AGAIN, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
+KINDS = (READ, FOUND, KEPT, AGAIN, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
 NONE = type(None)
 
 
@@ -669,14 +669,16 @@ def files_read(entries, excluded):
     if not entries:
         return None, {}
     began = min([value for kind, _, value in entries if kind == BEGAN and isinstance(value, (int, float))] or [None])
-    found, first, asked, read, shared, files, again = {}, {}, {}, set(), set(), {}, set()
+    first, asked, read, shared, files, kept_files, again = {}, {}, set(), set(), {}, set(), set()
     for kind, path, value in entries:
         if kind == READ:
             first.setdefault(path, tuple(value) if value else None)
-        elif kind == FOUND:
-            found.setdefault(path, value)
-        elif kind == FOUND_FILE and isinstance(value, list) and len(value) == 3:
-            files.setdefault((value[0], value[1]), value[2])
+        elif kind in (FOUND, KEPT) and isinstance(value, list) and len(value) == 3:
+            inode = tuple(value[:2])
+            if kind == KEPT:
+                kept_files.add(inode)
+            else:
+                files.setdefault(inode, value[2])
         elif kind == AGAIN:
             again.add(path)
         elif kind == ASKED:
@@ -687,10 +689,10 @@ def files_read(entries, excluded):
             continue  # a zip file on sys.path, a module imported from one: what is in it is the file's content
         if kind in (READ, SHARED, MODULE, LOOKED_FOR):
             read.add(path)
-    for path, state in first.items():  # a file changed by another path, or by a process forked, before or after
-        if path not in found and state and (state[-1], state[0]) in files:
-            found[path] = files[(state[-1], state[0])]
-    made = set(path for path in first if path not in found and written_since(first[path], began)) - again
+    inodes = dict((path, (state[-1], state[0])) for path, state in first.items() if state)
+    found = dict((path, files[inode]) for path, inode in inodes.items() if inode in files)  # by any path, any process
+    made = set(path for path in first if path not in found and inodes.get(path) not in kept_files
+               and written_since(first[path], began)) - again  # fmt: skip
     kept = [path for path in inputs_of(read, excluded) if path not in made]
     counted = asked_inputs(asked, read, excluded)
     changed = as_first_found(kept, found, first)
