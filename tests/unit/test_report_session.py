@@ -28,14 +28,17 @@ ENDS = ("1.11.0", "1.12.0")
 """The releases the answer autograd_dot on cpu rests on (test_summaries.FOUND)."""
 
 
-def stored_ends(here: Project, repeat: int, index_url: str) -> list[CellResult]:
-    """The two ends' results as the bisection stored them: made from what it asked, on this project's machine."""
+def stored_ends(
+    here: Project, repeat: int, index_url: str, outcomes: tuple[Outcome, ...] = (Outcome.FAIL, Outcome.PASS)
+) -> list[CellResult]:
+    """The two ends' results as the bisection stored them (OLD failed, NEW passed: test_summaries.FOUND): made from
+    what it asked, on this project's machine."""
     asked = here.with_repeat(repeat).with_sources(index_url, ())
     made = []
-    for torch in ENDS:
+    for torch, outcome in zip(ENDS, outcomes, strict=True):
         cell = asked.plan_release(Version(torch))
         read = {identity.READ: {}}  # as the runner says of every record it makes
-        record = asked.identified(asked.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1, read))
+        record = asked.identified(asked.inputs(cell), Record("autograd_dot", "cpu", outcome, {}, "", 0.1, read))
         made.append(result(torch, machine=here.machine, records=(record,)))
     return made
 
@@ -68,6 +71,16 @@ def test_an_answer_is_stale_once_what_its_records_were_made_from_changes(tmp_pat
     probe = dataclasses.replace(here.matrix.probes[0], requires=("scipy==1.11.4",))
     pinned = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, probes=(probe, *here.matrix.probes[1:])))
     assert staleness(pinned, summary, stored) == [True]
+
+
+def test_an_answer_is_stale_once_a_record_it_rests_on_is_replaced_by_one_that_shows_otherwise(tmp_path: Path) -> None:
+    """The release it says failed, run again since (its helper file edited back, another bisection of it), current,
+    and passing: the change it says that release shows is not what is stored."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    summary = answer(5, "https://pypi.org/simple")
+    assert staleness(here, summary, stored_ends(here, 5, "https://pypi.org/simple")) == [False]
+    rerun = stored_ends(here, 5, "https://pypi.org/simple", (Outcome.PASS, Outcome.PASS))
+    assert staleness(here, summary, rerun) == [True]
 
 
 def test_the_table_after_a_run_of_chosen_releases_is_of_those_and_a_bisects_child_keeps_the_matrixs(

@@ -34,6 +34,7 @@ from .. import results
 from ..index.releases import dated
 from ..util import storedjson
 from ..util.storedjson import checked, checked_time, checked_version
+from . import criteria
 from .criteria import Criterion
 from .search import Observation, Verdict
 
@@ -180,6 +181,24 @@ def marked_stale(found: Iterable[Summary], stale: Collection[tuple[str, str, str
         )
         marked.append(dataclasses.replace(summary, changes=changes))
     return marked
+
+
+def contradicted(summary: Summary, stored: Iterable[results.CellResult]) -> set[tuple[str, str, str, str]]:
+    """The ends of ``summary``'s changes whose result stored now shows, by its comparison, other than the answer
+    says that end showed: the record it rested on was replaced since (run again from other files, another
+    bisection's run of that release), as (machine, torch, probe, device), which :func:`marked_stale` takes."""
+    ends = {(change.probe, change.device, end): side.category for change in summary.changes
+            for end, side in ((change.last_old, change.old), (change.first_new, change.new))}  # fmt: skip
+    found = set()
+    for result in stored:
+        if result.machine != summary.machine:
+            continue
+        for (probe, device, end), category in ends.items():
+            if result.torch == end:
+                seen = criteria.observe(result, probe, device, summary.compare).category
+                if seen is not None and seen != category:
+                    found.add((summary.machine, end, probe, device))
+    return found
 
 
 def dated_text(version: str) -> str:

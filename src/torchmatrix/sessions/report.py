@@ -124,7 +124,7 @@ def answers_marked_stale(
 ) -> list[summaries.Summary]:
     """``bisections``, each answer marked stale that rests on a record stale for its question: freshness's one rule
     (:func:`freshness.marked_stale`), asked with the question's runs per pair and source, which may be other than
-    the matrix's."""
+    the matrix's; or on a record replaced since by one that shows otherwise (:func:`summaries.contradicted`)."""
     stale_by_question: dict[tuple[object, ...], set[tuple[str, str, str, str]]] = {}
     marked = []
     for summary in bisections:
@@ -138,7 +138,8 @@ def answers_marked_stale(
                 for record in result.records
                 if record.outcome is Outcome.STALE
             }
-        marked += summaries.marked_stale([summary], stale_by_question[question])
+        stale = stale_by_question[question] | summaries.contradicted(summary, stored)
+        marked += summaries.marked_stale([summary], stale)
     return marked
 
 
