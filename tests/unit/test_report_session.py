@@ -44,7 +44,9 @@ def stored_ends(
 
 
 def answer(repeat: int, index_url: str) -> Summary:
-    found = Summary.from_json(summary_json(machine="ci-box", repeat=repeat, index_url=index_url, find_links=[]))
+    steps = [{"version": torch, "cell": f"torch-{torch}-py3.10"} for torch in ENDS]  # as test_results.result files it
+    data = summary_json(machine="ci-box", repeat=repeat, index_url=index_url, find_links=[], steps=steps)
+    found = Summary.from_json(data)
     assert found is not None
     return found
 
@@ -81,6 +83,22 @@ def test_an_answer_is_stale_once_a_record_it_rests_on_is_replaced_by_one_that_sh
     assert staleness(here, summary, stored_ends(here, 5, "https://pypi.org/simple")) == [False]
     rerun = stored_ends(here, 5, "https://pypi.org/simple", (Outcome.PASS, Outcome.PASS))
     assert staleness(here, summary, rerun) == [True]
+    untestable = stored_ends(here, 5, "https://pypi.org/simple", (Outcome.FAIL, Outcome.UNAVAILABLE))
+    assert staleness(here, summary, untestable) == [True]
+    assert staleness(here, summary, stored_ends(here, 5, "https://pypi.org/simple")[1:]) == [True]  # one end gone
+
+
+def test_an_answer_rests_on_the_cells_its_bisection_ran_and_no_other_python_s(tmp_path: Path) -> None:
+    """Another matrix sharing the output ran a release it names on another Python, where it fails otherwise: that
+    is another cell, and another question."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    stored = stored_ends(here, 5, "https://pypi.org/simple")
+    other = [dataclasses.replace(each, cell_id=each.cell_id.replace("3.10", "3.12"), python="3.12") for each in stored]
+    flipped = [
+        dataclasses.replace(each, records=tuple(dataclasses.replace(r, outcome=Outcome.ERROR) for r in each.records))
+        for each in other
+    ]
+    assert staleness(here, answer(5, "https://pypi.org/simple"), stored + flipped) == [False]
 
 
 def test_the_table_after_a_run_of_chosen_releases_is_of_those_and_a_bisects_child_keeps_the_matrixs(

@@ -183,21 +183,27 @@ def marked_stale(found: Iterable[Summary], stale: Collection[tuple[str, str, str
     return marked
 
 
+def its_own(summary: Summary, result: results.CellResult) -> bool:
+    """Whether ``result`` is of a cell ``summary`` rests on: its machine's, of a release it looked at, in the cell
+    it ran that release in (not another Python's cell of that release), where its steps say which."""
+    cells = dict(summary.cells)
+    return result.machine == summary.machine and cells.get(result.torch, result.cell_id) == result.cell_id
+
+
 def contradicted(summary: Summary, stored: Iterable[results.CellResult]) -> set[tuple[str, str, str, str]]:
-    """The ends of ``summary``'s changes whose result stored now shows, by its comparison, other than the answer
-    says that end showed: the record it rested on was replaced since (run again from other files, another
-    bisection's run of that release), as (machine, torch, probe, device), which :func:`marked_stale` takes."""
+    """The ends of ``summary``'s changes whose records are no longer what the answer rests on: none stored any
+    more, or one stored that now shows, by its comparison, other than the answer says that end showed (run again
+    since, from other files or by another bisection; untestable now), as (machine, torch, probe, device), which
+    :func:`marked_stale` takes."""
     ends = {(change.probe, change.device, end): side.category for change in summary.changes
             for end, side in ((change.last_old, change.old), (change.first_new, change.new))}  # fmt: skip
+    mine = [result for result in stored if its_own(summary, result)]
     found = set()
-    for result in stored:
-        if result.machine != summary.machine:
-            continue
-        for (probe, device, end), category in ends.items():
-            if result.torch == end:
-                seen = criteria.observe(result, probe, device, summary.compare).category
-                if seen is not None and seen != category:
-                    found.add((summary.machine, end, probe, device))
+    for (probe, device, end), category in ends.items():
+        seen = [criteria.observe(result, probe, device, summary.compare).category
+                for result in mine if result.torch == end]  # fmt: skip
+        if not seen or any(each != category for each in seen):
+            found.add((summary.machine, end, probe, device))
     return found
 
 
@@ -251,6 +257,8 @@ class Summary:
     """The index its releases were installed from; None in a summary that did not say (the matrix's, then)."""
     find_links: tuple[str, ...] | None = None
     """The find-links folders its releases were installed from; None in a summary that did not say."""
+    cells: tuple[tuple[str, str], ...] = ()
+    """The cell each release it looked at ran in (``torch-1.12.1-py3.10``), by release, as its steps say."""
 
     @property
     def question(self) -> tuple[str, tuple[str, ...], tuple[str, ...], Criterion, str, str, str]:
@@ -296,6 +304,7 @@ class Summary:
                 repeat=_said(data, "repeat", int),
                 index_url=_said(data, "index_url", str),
                 find_links=_find_links(data),
+                cells=_cells(data),
             )
         except ValueError as exc:
             raise ValueError(f"does not fit bisect summary schema {SCHEMA}: {exc}") from None
@@ -314,6 +323,15 @@ def _find_links(data: dict[str, Any]) -> tuple[str, ...] | None:
     if given is not None and not all(isinstance(item, str) for item in given):
         raise ValueError("'find_links' is not a list of locations")
     return None if given is None else tuple(given)
+
+
+def _cells(data: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Each release a summary's steps looked at, with the cell it ran in; none where its steps do not say."""
+    steps = data.get("steps")
+    return tuple(
+        (step["version"], step["cell"]) for step in (steps if isinstance(steps, list) else [])
+        if isinstance(step, dict) and isinstance(step.get("version"), str) and isinstance(step.get("cell"), str)
+    )  # fmt: skip
 
 
 def _texts(data: dict[str, Any], key: str) -> tuple[str, ...]:

@@ -125,21 +125,21 @@ def answers_marked_stale(
     """``bisections``, each answer marked stale that rests on a record stale for its question: freshness's one rule
     (:func:`freshness.marked_stale`), asked with the question's runs per pair and source, which may be other than
     the matrix's; or on a record replaced since by one that shows otherwise (:func:`summaries.contradicted`)."""
-    stale_by_question: dict[tuple[object, ...], set[tuple[str, str, str, str]]] = {}
+    stale_by_question: dict[tuple[object, ...], list[results.CellResult]] = {}
     marked = []
     for summary in bisections:
         question = (summary.machine, summary.repeat, summary.index_url, summary.find_links)
         if question not in stale_by_question:
-            asked = _as_asked(project, summary)
             machines = [result for result in stored if result.machine == summary.machine]
-            stale_by_question[question] = {
-                (result.machine, result.torch, record.probe, record.device)
-                for result in freshness.marked_stale(machines, asked)
-                for record in result.records
-                if record.outcome is Outcome.STALE
-            }
-        stale = stale_by_question[question] | summaries.contradicted(summary, stored)
-        marked += summaries.marked_stale([summary], stale)
+            stale_by_question[question] = freshness.marked_stale(machines, _as_asked(project, summary))
+        stale = {
+            (result.machine, result.torch, record.probe, record.device)
+            for result in stale_by_question[question]
+            if summaries.its_own(summary, result)
+            for record in result.records
+            if record.outcome is Outcome.STALE
+        }
+        marked += summaries.marked_stale([summary], stale | summaries.contradicted(summary, stored))
     return marked
 
 
