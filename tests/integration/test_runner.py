@@ -999,10 +999,31 @@ def test_a_script_that_moves_or_touches_many_large_files_runs_as_by_hand(
         "    os.utime(os.path.join('sorted', name))\nprint(len(os.listdir('sorted')))\n"
         "for name in sorted(os.listdir('sorted')):\n"
         "    os.rename(os.path.join('sorted', name), os.path.join('set', name))\nos.rmdir('sorted')\n"
+        "print(open(os.path.join('set', '1999.bin'), 'rb').read(4))\n"
     )
+    last = data / "1999.bin"
+    with last.open("r+b") as part:
+        part.write(b"last")
     record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
-    assert (exit_status(record), record.metrics.get("output")) == (0, ["2000"]), record.message
-    assert by_hand(stub_torch_python, script) == (0, ["2000"])
+    assert (exit_status(record), record.metrics.get("output")) == (0, ["2000", "b'last'"]), record.message
+    assert by_hand(stub_torch_python, script) == (0, ["2000", "b'last'"])
+    assert record.inputs[identity.READ][str(last)] == identity.file_digest(last)  # hashed as the pair ended
+
+
+def test_a_large_file_the_script_touched_then_changed_and_read_is_never_current(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Made runnable (not hashed: past what the pair hashes as it waits), then appended to and read: it was the
+    pair's input, which the pair changed."""
+    big = tmp_path / "big.bin"
+    with big.open("wb") as image:
+        image.truncate(300 << 20)
+    script = tmp_path / "appends.py"
+    script.write_text("import os\nos.chmod('big.bin', 0o644)\nopen('big.bin', 'ab').write(b'x')\n"
+                      "print(os.path.getsize('big.bin'), open('big.bin', 'rb').read()[-1:])\n")  # fmt: skip
+    record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    assert (exit_status(record), record.metrics.get("output")) == (0, [f"{(300 << 20) + 1} b'x'"]), record.message
+    assert record.inputs[identity.READ][str(big)] == "changed by the pair, too large to hash first"
 
 
 OPENINGS = {

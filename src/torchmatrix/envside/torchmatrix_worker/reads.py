@@ -281,18 +281,21 @@ class FilesRead(object):
                 self.own.add(path)
             return
         inode = found.st_dev, found.st_ino
-        if not stat.S_ISREG(found.st_mode) or inode in self.found_by_inode:
-            return
+        known = self.found_by_inode.get(inode, MISSING)
+        if not stat.S_ISREG(found.st_mode) or (known is not MISSING and not (content and known is KEPT_FILE)):
+            return  # no content, or found already (a file only moved or touched is found again as it is changed)
         if self.hashed + found.st_size <= MAX_HASHED:
             self.hashed += found.st_size
             self.tell_found(FOUND, path, inode, file_digest(where or path))  # its open is this hook's, busy
+        elif content:
+            self.tell_found(FOUND, path, inode, CHANGED_BY_THE_PAIR)
         else:
-            self.tell_found(FOUND if content else KEPT, path, inode, CHANGED_BY_THE_PAIR if content else None)
+            self.tell_found(KEPT, path, inode, None)
 
     def tell_found(self, kind, path, inode, digest):
         """The file of ``inode`` (its device and inode), at ``path``, found holding what ``digest`` says (or
         :data:`KEPT`): kept, and written down."""
-        self.found_by_inode[inode] = digest
+        self.found_by_inode[inode] = KEPT_FILE if kind == KEPT else digest
         self.found_files.append([kind, path, [inode[0], inode[1], digest]])
         self.write_down(*self.found_files[-1])
 
@@ -310,7 +313,8 @@ class FilesRead(object):
         what is read at ``link`` counts by the path it was taken from, while it is that file (:meth:`counted`)."""
         self.changed_in_place(source)
         if source is not None and link is not None:
-            self.links[link] = (self.counted(source), inode_of(source))
+            taken = self.counted(source)
+            self.links[link] = (taken, inode_of(source), taken is not None and self.is_own(taken, source))
 
     def counted(self, path):
         """The path the file at ``path`` counts by: the one the pair took it from, where it linked or moved it there
@@ -336,7 +340,7 @@ class FilesRead(object):
         or folder; None where the pair did not take it so, or the path goes up out of that folder (``moved/../x``)."""
         folder, below = path, ""
         while os.pardir not in below.split(os.sep):
-            source, inode = self.links.get(folder, (None, None))
+            source, inode, _ = self.links.get(folder, (None, None, None))
             if source is not None and inode is not None and inode_of(folder) == inode:
                 return source + below  # not a link that failed, nor one removed or replaced since
             parent, name = os.path.split(folder)
@@ -427,6 +431,9 @@ class FilesRead(object):
         elsewhere by now (a link, a folder moved in), leaves a file that was not: it is read as any other, and so is
         a file the pair moved away from a path it then made its own. One not there (yet: ``a+`` is making it) is its
         own."""
+        source, inode, own = self.links.get(where, (None, None, None))
+        if source is not None and inode is not None and inode_of(where) == inode:
+            return own  # the very file the pair moved or linked there: its own as it was where it took it from
         if path not in self.own:
             return False
         state = state_of(where or path)
@@ -628,6 +635,9 @@ folder listed, as first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` 
 ``[MODULE, path, None]`` (the file of a module it holds) and ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked
 for in a folder, which counts where the folder is one, not a zip file)."""
 
+MISSING, KEPT_FILE = object(), object()
+"""What :meth:`FilesRead.changing` finds of a file it has not seen, and of one it has kept (:data:`KEPT`)."""
+
 OWN = object()
 """What :meth:`FilesRead.tell` keeps for a file or folder the process asked about that it made or changed itself."""
 
@@ -698,6 +708,9 @@ def files_read(entries, excluded):
     changed = as_first_found(kept, found, first)
     changed.update((path, file_digest(path)) for path in kept if path in shared)
     changed.update((path, READ_ANOTHER_FILE) for path in kept if path in again)
+    for path in kept:  # only moved or touched past what was hashed as the pair waited: as it is, unless changed since
+        if path not in changed and inodes.get(path) in kept_files:
+            changed[path] = file_digest(path)
     changed.update((entry, asked[entry]) for entry in counted)
     return sorted(kept + counted + site_startup_files()), changed
 
