@@ -421,6 +421,12 @@ def test_a_probe_given_for_one_run_that_the_matrix_lists_is_the_matrix_s_with_it
     for given in ("both.py", str(tmp_path / "both.py")):
         (probe,) = load_matrix(matrix_file, probes_dir, probes=[given]).probes
         assert (probe.name, probe.kind, probe.kind_reason) == ("both.py", Kind.SCRIPT, "the matrix says kind: script")
+    with_options = "torch: [1.12.1]\nprobes: [{probe: both.py, kind: tests}]\nprobe_options: {both.py: {size: 9}}\n"
+    matrix_file = write(tmp_path, with_options)
+    (probe,) = load_matrix(matrix_file, probes_dir, probes=["./both.py"]).probes
+    assert (probe.kind, probe.options) == (Kind.PYTEST, {"size": 9})
+    with pytest.raises(UsageError, match="'both.py::test_dot' is a test of both.py, which the matrix gives"):
+        load_matrix(matrix_file, probes_dir, probes=["both.py::test_dot"])
 
 
 def test_a_probe_that_is_not_there_is_said_where_it_is_written_with_what_is_there(tmp_path: Path) -> None:

@@ -146,6 +146,19 @@ def given_probes(
     return tuple(probes)
 
 
+def _refuse_tests_without_their_options(chosen: Sequence[Probe], listed: Sequence[Probe]) -> None:
+    """A test given alone (a node id) of a file the matrix gives ``probe_options`` would run without them, as no run
+    of the matrix runs it: a :class:`UsageError`."""
+    for probe in chosen:
+        holder = next((known for known in listed if probe.select and known.options
+                       and (known.path, known.select) == (probe.path, "")), None)  # fmt: skip
+        if holder is not None:
+            raise UsageError(
+                f"${variables.PROBES.name}: {probe.name!r} is a test of {holder.name}, which the matrix gives "
+                f"probe_options: alone it would run without them\n  hint: run {holder.name}, all its tests"
+            )
+
+
 def probe_at(
     path: Path, base: Path, select: str = "", probes_dir: Path | None = None, kind: Kind | None = None
 ) -> Probe:
@@ -218,6 +231,7 @@ def load_matrix(
         _check_expectations(doc, expect, chosen, devices)
     else:
         chosen = given_probes(probes, base, probes_dir, devices, listed)
+        _refuse_tests_without_their_options(chosen, listed)
         expect = tuple(e for e in expect if any(probe.covers(e.probe) for probe in chosen))
     return Matrix(
         file=file,
