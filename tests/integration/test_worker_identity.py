@@ -1149,6 +1149,33 @@ def test_an_input_the_pair_moved_counts_by_the_path_it_took_it_from(stub_torch_p
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'data.txt'} changed"]
 
 
+TOUCHED_THEN = {
+    "a write that fails": (
+        "try:\n    open('first.txt/', 'w')\nexcept OSError:\n    pass\nprint(open('first.txt').read())\n"
+    ),
+    "a write its opener makes elsewhere": (
+        "with open('first.txt', 'w', opener=lambda name, flags: os.open('elsewhere.txt', flags)) as out:\n"
+        "    out.write('x')\nprint(open('first.txt').read())\nos.remove('elsewhere.txt')\n"
+    ),
+    "its size asked": "print(os.path.getsize('first.txt'))\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(TOUCHED_THEN))
+def test_a_file_the_pair_touched_counts_as_it_found_it_whatever_it_then_did(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """``os.utime`` (a cache check), then a write that never happened, or its size asked: the file's times are new,
+    its content the one the pair found, and it counts so."""
+    record = run_in_a_folder_of_files(stub_torch_python, tmp_path, "os.utime('first.txt')\n" + TOUCHED_THEN[case])
+    assert printed(record) in (["first"], ["5"]), record.message
+    assert changed_files(record.inputs[identity.READ]) == []
+    (tmp_path / "first.txt").write_text("edited")
+    assert [change.split(" ")[0] for change in changed_files(record.inputs[identity.READ])] == [
+        str(tmp_path / "first.txt")
+    ]  # fmt: skip
+
+
 READ_AGAIN = {
     "a link pointed elsewhere, and back": (
         "os.symlink('first.txt', 'link.txt')\nfirst = open('link.txt').read()\nos.remove('link.txt')\n"

@@ -225,10 +225,12 @@ class FilesRead(object):
     def tell(self, entry):
         """Count ``entry`` (a path with one of the endings of ``asked_digest``) as the process first found it, once,
         written down for the worker too; but not one made or changed since the process began (by it or a program it
-        ran: a file it wrote, then asked the size of), which is its own, as a file made before it was read is."""
+        ran: a file it wrote, then asked the size of), which is its own, as a file made before it was read is; one it
+        found before it changed it (touched it: :meth:`found_it`) counts as it is."""
         if entry in self.asked_about:
             return
-        if written_since(state_of(asked_path(entry)[0]), self.began):
+        state = state_of(asked_path(entry)[0])
+        if written_since(state, self.began) and not self.found_it(state):
             self.asked_about[entry] = OWN
             return
         self.asked_about[entry] = asked_digest(entry)
@@ -429,15 +431,21 @@ class FilesRead(object):
         it took the path for its own (:meth:`changing`), and the file there was written since the process began. An
         open to write that then failed (its folder missing, the file a running program's), or a path that leads
         elsewhere by now (a link, a folder moved in), leaves a file that was not: it is read as any other, and so is
-        a file the pair moved away from a path it then made its own. One not there (yet: ``a+`` is making it) is its
-        own."""
+        a file the pair moved away from a path it then made its own, or one it found before it changed it
+        (:meth:`found_it`: touched, then opened to write by an open that failed). One not there (yet: ``a+`` is making
+        it) is its own."""
         source, inode, own = self.links.get(where, (None, None, None))
         if source is not None and inode is not None and inode_of(where) == inode:
             return own  # the very file the pair moved or linked there: its own as it was where it took it from
         if path not in self.own:
             return False
         state = state_of(where or path)
-        return state is None or written_since(state, self.began)
+        return state is None or (written_since(state, self.began) and not self.found_it(state))
+
+    def found_it(self, state):
+        """Whether the file in ``state`` (:func:`state_of`) is one the process found before it changed it
+        (:meth:`changing`): its times may be new (the process touched it), its content is not the process's."""
+        return (state[-1], state[0]) in self.found_by_inode
 
     def write_down(self, *entry):
         """Append ``entry`` to the journal (one write, one line of JSON), which outlives this process."""
