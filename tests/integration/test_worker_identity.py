@@ -38,6 +38,11 @@ def files_in(record: Record, folder: Path) -> dict[str, str | None]:
             and not path.endswith(identity.MODULE_LOOKED_FOR)}  # fmt: skip
 
 
+def digests_of(record: Record, files: dict[str, str | None]) -> dict[str, str | None]:
+    """Of ``files``, those ``record``'s pair read, each with the digest it read."""
+    return {path: digest for path, digest in record.inputs[identity.READ].items() if path in files}
+
+
 def script(folder: Path, name: str, source: str) -> Probe:
     path = folder / f"{name}.py"
     path.write_text(textwrap.dedent(source))
@@ -1049,7 +1054,7 @@ def test_a_file_changed_through_a_path_of_the_pair_s_own_or_read_by_another_coun
         """
     record = run_alone(stub_torch_python, script(tmp_path, "aliases", source), tmp_path)
     assert printed(record) == ["hard soft appended+ linked+ dotted+"], record.message
-    assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
+    assert digests_of(record, before) == before
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -1076,7 +1081,7 @@ def test_a_file_a_forked_child_changed_before_its_parent_read_it_counts_as_the_c
         """
     record = run_alone(stub_torch_python, script(tmp_path, "forks", source), tmp_path)
     assert printed(record) == ["log+ touched linked+"], record.message
-    assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
+    assert digests_of(record, before) == before
 
 
 def test_an_input_moved_into_the_pair_s_temporary_folder_counts_by_its_own_path(
@@ -1102,7 +1107,7 @@ def test_an_input_moved_into_the_pair_s_temporary_folder_counts_by_its_own_path(
         """
     record = run_alone(stub_torch_python, script(tmp_path, "moves", source), tmp_path)
     assert printed(record) == ["claimed changed+"], record.message
-    assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
+    assert digests_of(record, before) == before
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -1311,7 +1316,7 @@ def test_a_folder_moved_into_the_pair_s_temporary_folder_counts_each_file_by_its
         """
     record = run_alone(stub_torch_python, script(tmp_path, "moves_a_folder", source), tmp_path)
     assert printed(record) == ["read updated outside"], record.message
-    assert {path: digest for path, digest in files_in(record, tmp_path).items() if path in before} == before
+    assert digests_of(record, before) == before
 
 
 def test_a_file_dated_a_moment_ahead_made_runnable_by_the_pair_once_that_moment_passed_counts_by_its_content(
