@@ -735,6 +735,7 @@ def test_what_a_pair_reads_by_ways_that_once_hid_it_is_an_input(stub_torch_pytho
     (shared / "o.txt").write_text("3.0")
     assert changed_files(read) == [
         f"{tmp_path / 'cache.txt'} changed",
+        f"{tmp_path / 'cache.txt'} (what os.stat says of it) changed",  # the exclusive open failed for it
         f"{shared / 'o.txt'} appeared",
         f"{tmp_path / 'link' / '..' / 'data.txt'} changed",
     ]
@@ -1181,6 +1182,30 @@ def test_a_file_the_pair_touched_counts_as_it_found_it_whatever_it_then_did(
     ]  # fmt: skip
 
 
+FAILED_OPENS = {
+    "made only where it is not there, and there": (
+        "try:\n    open('first.txt', 'x')\nexcept FileExistsError:\n    print('there')\n",
+        lambda folder: (folder / "first.txt").unlink(),
+    ),
+    "opened to update through a link to nothing": (
+        "try:\n    open('dangling', 'r+')\nexcept FileNotFoundError:\n    print('none')\n",
+        lambda folder: (folder / "nothing.txt").write_text("now"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILED_OPENS))
+def test_what_decided_that_an_open_to_write_failed_counts(stub_torch_python: str, tmp_path: Path, case: str) -> None:
+    """A lock file made with ``x`` that is there already, a file opened ``r+`` through a link to nothing: the open
+    raised, for what was there, and that counts: a change of it is a change."""
+    source, change = FAILED_OPENS[case]
+    (tmp_path / "dangling").symlink_to("nothing.txt")
+    read = run_in_a_folder_of_files(stub_torch_python, tmp_path, source).inputs[identity.READ]
+    assert changed_files(read) == []
+    change(tmp_path)
+    assert changed_files(read) != []
+
+
 READ_AGAIN = {
     "a link pointed elsewhere, and back": (
         "os.symlink('first.txt', 'link.txt')\nfirst = open('link.txt').read()\nos.remove('link.txt')\n"
@@ -1195,6 +1220,17 @@ READ_AGAIN = {
     ),
 }
 TAKEN = {
+    "a file moved into a folder of the pair's temporary folder, the folder renamed, read there, moved back": (
+        "import tempfile\nstage, ready = (os.path.join(tempfile.gettempdir(), name) for name in ('stage', 'ready'))\n"
+        "os.mkdir(stage)\nos.rename('first.txt', os.path.join(stage, 'x'))\nos.rename(stage, ready)\n"
+        "print(open(os.path.join(ready, 'x')).read())\nos.rename(os.path.join(ready, 'x'), 'first.txt')\n",
+        "first.txt",
+    ),
+    "a file read through the environment's folder, going up out of it": (
+        "import sys\nup = os.path.relpath(os.path.abspath('first.txt'), sys.prefix)\n"
+        "print(open(os.path.join(sys.prefix, up)).read())\n",
+        "first.txt",
+    ),
     "a file moved aside, one of the pair's own written in its place, the first touched, read and put back": (
         "os.rename('first.txt', 'saved')\nopen('first.txt', 'w').write('mine')\nos.utime('saved')\n"
         "print(open('saved').read())\nos.replace('saved', 'first.txt')\n",
@@ -1285,7 +1321,9 @@ def test_a_file_or_folder_the_pair_linked_or_moved_counts_by_the_path_it_took_it
     read = run_in_a_folder_of_files(stub_torch_python, tmp_path, source).inputs[identity.READ]
     assert changed_files(read) == []
     (tmp_path / path).write_text("edited")
-    assert changed_files(read) == [f"{tmp_path / path} changed"]
+    assert [os.path.realpath(change.removesuffix(" changed")) for change in changed_files(read)] == [
+        str(tmp_path / path)
+    ]  # fmt: skip
 
 
 def test_a_folder_moved_into_the_pair_s_temporary_folder_counts_each_file_by_its_own_path(

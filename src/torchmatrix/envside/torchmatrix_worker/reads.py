@@ -255,8 +255,9 @@ class FilesRead(object):
             self.sharing(path)
             return
         if fails_to_write(path, mode, flags):
-            return  # the open raises (FileExistsError, PermissionError): it neither makes nor reads the file
-        if writes(mode, flags) and not self.is_own(path, where) and not path.startswith(self.excluded):
+            self.looked_at(where)  # the open raises (FileExistsError, PermissionError): what is there decided it
+            return
+        if writes(mode, flags) and not self.is_own(path, where) and not self.leaves_out(path):
             self.changing(path, makes_its_own(mode, flags), creates(mode, flags), where)
         if reads(mode, flags):
             self.read(where)
@@ -307,7 +308,7 @@ class FilesRead(object):
         its ``content``; one that ``empties`` it). What it held before is what a later read depends on
         (:meth:`changing`)."""
         where, path = path, self.counted(path)
-        if path is not None and not self.is_own(path, where) and not path.startswith(self.excluded):
+        if path is not None and not self.is_own(path, where) and not self.leaves_out(path):
             self.changing(path, empties, False, where, content)
 
     def linked(self, source, link):
@@ -315,6 +316,9 @@ class FilesRead(object):
         what is read at ``link`` counts by the path it was taken from, while it is that file (:meth:`counted`)."""
         self.changed_in_place(source)
         if source is not None and link is not None:
+            inside = os.path.join(source, "")
+            for moved in [path for path in self.links if path.startswith(inside)]:  # a folder moved: what is in it
+                self.links[os.path.join(link, moved[len(inside) :])] = self.links[moved]
             taken = self.counted(source)
             self.links[link] = (taken, inode_of(source), taken is not None and self.is_own(taken, source))
 
@@ -406,7 +410,7 @@ class FilesRead(object):
         """The file at ``where`` read (or looked for, and not there), by the path it counts by (:meth:`counted`), as
         it is where it is now."""
         path = self.counted(where)
-        if path is None or self.is_own(path, where) or path.startswith(self.excluded):
+        if path is None or self.is_own(path, where) or self.leaves_out(path):
             return
         if path in self.reading:
             self.read_again(path, state_of(where))
@@ -425,6 +429,11 @@ class FilesRead(object):
         if first is None or (first[0], first[-1]) != (now[0], now[-1]):
             self.read_elsewhere.add(path)
             self.write_down(AGAIN, path, None)
+
+    def leaves_out(self, path):
+        """Whether ``path`` is in a folder whose files identify nothing (:func:`excluded_prefixes`), as it is written;
+        one that goes up (``..``) is asked where it leads, by the worker (:func:`is_input`)."""
+        return path.startswith(self.excluded) and not goes_up(path)
 
     def is_own(self, path, where=None):
         """Whether the file at ``path`` (at ``where``, where the pair moved or linked it) is what this process made:
@@ -485,7 +494,7 @@ class FilesRead(object):
                 entries.append([LOOKED_FOR, os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR), folder])
                 if folder == found_in:
                     break
-        return [entry for entry in entries if entry[1] is None or not entry[1].startswith(self.excluded)]
+        return [entry for entry in entries if entry[1] is None or not self.leaves_out(entry[1])]
 
 
 class Appending(object):
@@ -762,14 +771,20 @@ def asked_inputs(entries, read, excluded):
     return sorted(kept)
 
 
-def is_input(path, excluded, kernels, folders=False):
-    """Whether ``path`` is outside the folders ``excluded`` (and none of them), its folders' links resolved or not (a
-    link of one's own that points into them counts by its own path), and names a file of content (or a folder, where
-    ``folders``), or none."""
+def is_input(path, excluded_folders, kernels, folders=False):
+    """Whether ``path`` is outside the folders ``excluded_folders`` (and none of them), its folders' links resolved or
+    not (a link of one's own that points into them counts by its own path), and names a file of content (or a folder,
+    where ``folders``), or none."""
     folder, name = os.path.split(path)
     resolved = os.path.join(os.path.realpath(folder), name)
-    outside = not any(os.path.join(each, "").startswith(excluded) for each in (path, resolved))
+    said = (resolved,) if goes_up(path) else (path, resolved)  # ``..``: where it leads, not what it is written as
+    outside = not any(os.path.join(each, "").startswith(excluded_folders) for each in said)
     return not is_bytecode(path) and outside and holds_content(path, kernels, folders)
+
+
+def goes_up(path):
+    """Whether ``path`` holds a ``..`` (kept where a link may come before it: :func:`as_path`)."""
+    return os.pardir in path.split(os.sep)
 
 
 def site_startup_files():
