@@ -1206,6 +1206,39 @@ def test_what_decided_that_an_open_to_write_failed_counts(stub_torch_python: str
     assert changed_files(read) != []
 
 
+WRITES_THEN_READS = {
+    "lists a folder it wrote a file in": (
+        "open('cfg/.done', 'w').close()\nprint(sorted(os.listdir('cfg')))\n",
+        lambda folder: (folder / "cfg" / "y.txt").write_text("y"),
+    ),
+    "logs beside what it lists": (
+        "import glob, logging\nlogging.basicConfig(filename='run.log')\nlogging.warning('start')\n"
+        "print(sorted(glob.glob('*.txt')))\n",
+        lambda folder: (folder / "third.txt").write_text("third"),
+    ),
+    "imports, in a child it forked, a module looked for beside it": (
+        "import sys\nsys.path.append(os.path.abspath('lib'))\npid = os.fork()\nif pid == 0:\n    import helper\n"
+        "    print(helper.VALUE, flush=True)\n    os._exit(0)\nos.waitpid(pid, 0)\n",
+        lambda folder: (folder / "helper.py").write_text("VALUE = 'shadow'\n"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRITES_THEN_READS))
+def test_what_a_pair_decided_by_counts_whatever_it_wrote_or_wherever_it_read_it(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """A folder it listed after it wrote in it (a log, a marker), a module a forked child looked for: a change of
+    what decided its output (a file put there, a module put where it is looked for first) is a change."""
+    source, change = WRITES_THEN_READS[case]
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helper.py").write_text("VALUE = 'lib'\n")
+    read = run_in_a_folder_of_files(stub_torch_python, tmp_path, source).inputs[identity.READ]
+    assert changed_files(read) == []
+    change(tmp_path)
+    assert changed_files(read) != []
+
+
 READ_AGAIN = {
     "a link pointed elsewhere, and back": (
         "os.symlink('first.txt', 'link.txt')\nfirst = open('link.txt').read()\nos.remove('link.txt')\n"

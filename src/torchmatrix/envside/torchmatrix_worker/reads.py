@@ -90,7 +90,7 @@ class FilesRead(object):
         self.appending = Appending(self.journal)
         self.reading, self.own = set(), set()
         self.first_seen = {}
-        self.began = time.time()
+        self.began, self.pid = time.time(), os.getpid()
         self.excluded = excluded_prefixes(scratch)
         self.leading_elsewhere = prefixes([scratch]) + KERNEL_PATHS
         shared = os.environ.get(INPUTS_VARIABLE)
@@ -101,13 +101,13 @@ class FilesRead(object):
         self.lookups = []
         self.asked_about = {}
         self.found_by_inode, self.links = {}, {}
-        self.found_files, self.read_elsewhere, self.hashed = [], set(), 0
+        self.found_files, self.read_elsewhere, self.hashed, self.told_looked_for = [], set(), 0, set()
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         if self.known:
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
-            sys.meta_path.insert(0, ModuleLookups(self.lookups))
+            sys.meta_path.insert(0, ModuleLookups(self.lookups, self.looked_for))
             self.write_down(BEGAN, None, self.began)
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
                 self.read(path)
@@ -224,13 +224,16 @@ class FilesRead(object):
 
     def tell(self, entry):
         """Count ``entry`` (a path with one of the endings of ``asked_digest``) as the process first found it, once,
-        written down for the worker too; but not one made or changed since the process began (by it or a program it
+        written down for the worker too; but not a file made or changed since the process began (by it or a program it
         ran: a file it wrote, then asked the size of), which is its own, as a file made before it was read is; one it
-        found before it changed it (touched it: :meth:`found_it`) counts as it is."""
+        found before it changed it (touched it: :meth:`found_it`) counts as it is, and so does a folder, whatever the
+        process wrote in it (a log, a lock file) before it listed it."""
         if entry in self.asked_about:
             return
-        state = state_of(asked_path(entry)[0])
-        if written_since(state, self.began) and not self.found_it(state):
+        path, ending = asked_path(entry)
+        state = state_of(path)
+        made = ending != FOLDER_LISTED and not os.path.isdir(path)  # a folder counts whatever the pair put in it
+        if made and written_since(state, self.began) and not self.found_it(state):
             self.asked_about[entry] = OWN
             return
         self.asked_about[entry] = asked_digest(entry)
@@ -450,6 +453,18 @@ class FilesRead(object):
             return False
         state = state_of(where or path)
         return state is None or (written_since(state, self.began) and not self.found_it(state))
+
+    def looked_for(self, name, folders):
+        """A module ``name`` looked for in ``folders`` by a child this process forked, which tells nothing at its end
+        (a ``DataLoader``'s worker, ended by ``os._exit``): each folder counts (:data:`LOOKED_FOR`), up to the last,
+        as where it was found is not told."""
+        if os.getpid() == self.pid:
+            return  # this process tells its own lookups at its end, up to where each was found (:meth:`entries`)
+        for folder in folders:
+            looked = os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
+            if looked not in self.told_looked_for and not self.leaves_out(looked):
+                self.told_looked_for.add(looked)
+                self.write_down(LOOKED_FOR, looked, folder)
 
     def found_it(self, state):
         """Whether the file in ``state`` (:func:`state_of`) is one the process found before it changed it
@@ -806,13 +821,16 @@ def site_startup_files():
 
 class ModuleLookups(object):
     """A finder that finds nothing: first on ``sys.meta_path``, it hears every module looked for, with the folders
-    it is looked for in (``sys.path`` then, or its package's ``__path__``), and leaves the finding to the others."""
+    it is looked for in (``sys.path`` then, or its package's ``__path__``), tells ``looked_for`` of it, and leaves the
+    finding to the others."""
 
-    def __init__(self, lookups):
-        self.lookups = lookups
+    def __init__(self, lookups, looked_for):
+        self.lookups, self.looked_for = lookups, looked_for
 
     def find_spec(self, name, path=None, target=None):
-        self.lookups.append((name, absolute_folders(sys.path if path is None else path)))
+        folders = absolute_folders(sys.path if path is None else path)
+        self.lookups.append((name, folders))
+        self.looked_for(name, folders)
         return None
 
 
