@@ -316,14 +316,19 @@ class FilesRead(object):
 
     def linked(self, source, link):
         """A hard link made (``os.link``), which changes the file's time of its last change (:meth:`changed_in_place`):
-        what is read at ``link`` counts by the path it was taken from, while it is that file (:meth:`counted`)."""
+        what is read at ``link`` counts by the path it was taken from, while it is that file (:meth:`counted`). A file
+        taken into the pair's own folder (``tmp_path``), where what is read counts for nothing, is read where it was
+        taken from, as it was, whoever reads it there later (a child the pair forked took it, the pair reads it)."""
         self.changed_in_place(source)
-        if source is not None and link is not None:
-            inside = os.path.join(source, "")
-            for moved in [path for path in self.links if path.startswith(inside)]:  # a folder moved: what is in it
-                self.links[os.path.join(link, moved[len(inside) :])] = self.links[moved]
-            taken = self.counted(source)
-            self.links[link] = (taken, inode_of(source), taken is not None and self.is_own(taken, source))
+        if source is None or link is None:
+            return
+        if link.startswith(self.leading_elsewhere) and not os.path.isdir(source):
+            self.read(source)
+        inside = os.path.join(source, "")
+        for moved in [path for path in self.links if path.startswith(inside)]:  # a folder moved: what is in it
+            self.links[os.path.join(link, moved[len(inside) :])] = self.links[moved]
+        taken = self.counted(source)
+        self.links[link] = (taken, inode_of(source), taken is not None and self.is_own(taken, source))
 
     def counted(self, path):
         """The path the file at ``path`` counts by: the one the pair took it from, where it linked or moved it there
@@ -740,8 +745,10 @@ def files_read(entries, excluded):
     changed = as_first_found(kept, found, first)
     changed.update((path, file_digest(path)) for path in kept if path in shared)
     changed.update((path, READ_ANOTHER_FILE) for path in kept if path in again)
-    for path in kept:  # only moved or touched past what was hashed as the pair waited: as it is, unless changed since
-        if path not in changed and inodes.get(path) in kept_files:
+    for path in kept:  # only moved or touched past what was hashed as the pair waited: as it is, still that file
+        state = state_of(path)
+        taken_as_kept = path not in found and path not in again and inodes.get(path) in kept_files
+        if taken_as_kept and state is not None and (state[-1], state[0]) == inodes[path]:
             changed[path] = file_digest(path)
     changed.update((entry, asked[entry]) for entry in counted)
     return sorted(kept + counted + site_startup_files()), changed
