@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import zipfile
@@ -694,8 +695,13 @@ def test_a_script_imports_what_python_had_not_imported_as_it_started_and_a_modul
 
 
 def by_hand(python: str, script: Path) -> tuple[int, list[str]]:
-    """How ``python script.py`` ends from the script's folder, and the lines it prints."""
-    done = subprocess.run([python, script.name], cwd=script.parent, capture_output=True, text=True, timeout=60)
+    """How ``python script.py`` ends from the script's folder, and the lines it prints; what it makes in the temporary
+    folder (``tempfile.mkdtemp()``) is made in one of its own, removed after."""
+    with tempfile.TemporaryDirectory() as temporary:
+        environ = dict(os.environ, TMPDIR=temporary)
+        done = subprocess.run(
+            [python, script.name], cwd=script.parent, env=environ, capture_output=True, text=True, timeout=60
+        )
     return done.returncode, done.stdout.splitlines()
 
 
