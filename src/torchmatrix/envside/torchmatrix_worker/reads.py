@@ -434,7 +434,7 @@ class FilesRead(object):
         first = self.first_seen.get(path)
         if path in self.read_elsewhere or now is None:
             return
-        if first is None or (first[0], first[-1]) != (now[0], now[-1]):
+        if first is None or file_in(first) != file_in(now):
             self.read_elsewhere.add(path)
             self.write_down(AGAIN, path, None)
 
@@ -474,7 +474,7 @@ class FilesRead(object):
     def found_it(self, state):
         """Whether the file in ``state`` (:func:`state_of`) is one the process found before it changed it
         (:meth:`changing`): its times may be new (the process touched it), its content is not the process's."""
-        return (state[-1], state[0]) in self.found_by_inode
+        return file_in(state) in self.found_by_inode
 
     def write_down(self, *entry):
         """Append ``entry`` to the journal (one write, one line of JSON), which outlives this process."""
@@ -736,7 +736,7 @@ def files_read(entries, excluded):
             continue  # a zip file on sys.path, a module imported from one: what is in it is the file's content
         if kind in (READ, SHARED, MODULE, LOOKED_FOR):
             read.add(path)
-    inodes = dict((path, (state[-1], state[0])) for path, state in first.items() if state)
+    inodes = dict((path, file_in(state)) for path, state in first.items() if state)
     found = dict((path, files[inode]) for path, inode in inodes.items() if inode in files)  # by any path, any process
     made = set(path for path in first if path not in found and inodes.get(path) not in kept_files
                and written_since(first[path], began)) - again  # fmt: skip
@@ -748,7 +748,7 @@ def files_read(entries, excluded):
     for path in kept:  # only moved or touched past what was hashed as the pair waited: as it is, still that file
         state = state_of(path)
         taken_as_kept = path not in found and path not in again and inodes.get(path) in kept_files
-        if taken_as_kept and state is not None and (state[-1], state[0]) == inodes[path]:
+        if taken_as_kept and state is not None and file_in(state) == inodes[path]:
             changed[path] = file_digest(path)
     changed.update((entry, asked[entry]) for entry in counted)
     return sorted(kept + counted + site_startup_files()), changed
@@ -973,6 +973,12 @@ def state_of(path):
     none."""
     found = stat_or_none(path)
     return None if found is None else (found.st_ino, found.st_ctime, found.st_mtime, found.st_dev)
+
+
+def file_in(state):
+    """The device and inode of the file a :func:`state_of` says (as :func:`inode_of` and the :data:`FOUND` entries
+    name a file)."""
+    return state[-1], state[0]
 
 
 def module_attribute(module, name):
