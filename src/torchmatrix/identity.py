@@ -583,6 +583,8 @@ FOLDER_LISTED: str = _protocol.FOLDER_LISTED
 SITE_PTH_FILES: str = _protocol.SITE_PTH_FILES
 """How a pair's ``read`` names the ``.pth`` files of a site folder, which ``site`` ran as it started
 (``folder/*.pth``)."""
+READ_UNTOLD: str = _protocol.READ_UNTOLD
+"""What a worker sends as a pair's files read where one of its processes could not write down all it read."""
 EXECUTABLE: str = _protocol.EXECUTABLE
 """How a file's digest ends where the file may be run."""
 MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")

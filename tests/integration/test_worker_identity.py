@@ -681,6 +681,39 @@ def test_a_journal_that_cannot_be_written_loses_no_read_of_a_pair_that_ends_by_i
     assert completed.stdout.split() == ["True"]
 
 
+UNWRITTEN = {
+    "by a forked child": (
+        "reading, writing = os.pipe()\nif os.fork() == 0:\n    limit()\n"
+        "    os.write(writing, open('data.txt', 'rb').read())\n    os._exit(0)\n"
+        "os.wait()\nassert os.read(reading, 100) == b'data'\n",
+        Outcome.PASS,
+    ),
+    "by the pair's process, which then died": (
+        "limit()\nassert open('data.txt').read() == 'data'\nos.kill(os.getpid(), signal.SIGKILL)\n",
+        Outcome.CRASH,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNWRITTEN))
+def test_a_record_whose_pair_could_not_write_down_what_it_read_is_never_current(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """A process of the pair under a file size limit of nothing (as under a full disk) reads a file, and ends by
+    ``os._exit`` or dies, its journal unwritten: the record says it does not know what its pair read. (The pair's
+    process that ends by itself says all it read: test_runner.py, a file size limit of nothing.)"""
+    (tmp_path / "data.txt").write_text("data")
+    source, outcome = UNWRITTEN[case]
+    limits = "import os, resource, signal\ndef limit():\n    resource.setrlimit(resource.RLIMIT_FSIZE, (0, -1))\n"
+    record = run_alone(stub_torch_python, script(tmp_path, "unwritten", limits + source), tmp_path)
+    assert record.outcome is outcome, record.message
+    assert record.inputs[identity.READ] is None
+    of_a_run = identity.Identity.stored({**record.inputs, "environment": {}})
+    assert [freshness.words(change) for change in of_a_run.changed_files()] == [
+        "the record does not say what its pair read"
+    ]
+
+
 def test_a_shared_input_a_pair_wrote_then_crashed_is_an_input_as_it_left_it(
     stub_torch_python: str, tmp_path: Path
 ) -> None:

@@ -400,15 +400,20 @@ def _record_name(pair: Pair, sent: Any) -> str:
     return sent if isinstance(sent, str) and pair.probe.covers(sent) else pair.probe.name
 
 
-def _files_read(pair: Pair, read: Any, ran: tuple[float | None, float | None], as_found: Any) -> dict[str, str | None]:
+def _files_read(
+    pair: Pair, read: Any, ran: tuple[float | None, float | None], as_found: Any
+) -> dict[str, str | None] | None:
     """What the pair that ``ran`` from a time to a time (None: it never began, or its end is not known) read, by
     content, less what it wrote
     (:func:`identity.files_read`), and what it read of files changed after it read them as the worker found it
     (``as_found``). Where the worker could not tell (a Python without audit hooks, a worker that died), every file
     of the probe's folder (the matrix's, for tests, which pytest runs from), and for tests, or a file whose kind
     pytest says, pytest's configuration files there or not (:func:`identity.pytest_configuration`): what the
-    pair's process would have said it looked for.
+    pair's process would have said it looked for. None where a process of the pair could not write down all it
+    read (:data:`identity.READ_UNTOLD`): the record does not say what its pair read, and is never current.
     """
+    if read == identity.READ_UNTOLD:
+        return None
     probe = pair.probe
     if isinstance(read, list) and all(isinstance(path, str) for path in read):
         return identity.files_read(read, ran, _digests(as_found))

@@ -15,7 +15,7 @@ import threading
 import time
 
 from .pairs import child_main
-from .protocol import MODULE, PYTEST, SCRIPT, WORKER_FILE, ParentGone
+from .protocol import MODULE, PYTEST, READ_UNTOLD, SCRIPT, WORKER_FILE, ParentGone
 from .reads import entries_in, excluded_prefixes, files_read, journaled
 from .records import Ending, cell_places, exit_code, read_output
 from .reply import is_ready, read_reply
@@ -73,9 +73,9 @@ class Isolation(object):
             deadline = Deadline(limit, sides.get("progress"), progressed)
             code, timed_out = self.start_and_wait(job, folder, log, deadline)
             log_tail = keep_log(log, job)
-            answered, told = read_reply(answer)
+            answered, told, untold = read_reply(answer)
             journal = sides.pop("read", None)
-            read = self.files_read(told, journal) if journal else (None, {})
+            read = self.files_read(told, journal, untold) if journal else (None, {})
             written = dict((name, read_side(name, path, places)) for name, path in sides.items())
             return Ending(code, answered, timed_out, log_tail, written, places, read)
         finally:
@@ -96,12 +96,15 @@ class Isolation(object):
         os.close(fd)
         return path
 
-    def files_read(self, told, journal):
+    def files_read(self, told, journal, untold):
         """What a job's process read and what those files held (:func:`files_read`): as it ``told`` at its end (what
         it holds: reply.py), and as its ``journal`` says, which holds what the children it forked read, and all it
         read where it died or was stopped first, in the order they read it: the journal comes first, so that what
         a child found before its parent changed a file is what counts. The worker works it out, outside the
-        process, where nothing the pair's code left set reaches."""
+        process, where nothing the pair's code left set reaches. Where a process could not write down what it read
+        (``untold``), :data:`READ_UNTOLD`: no list of files is all it read."""
+        if untold:
+            return READ_UNTOLD, {}
         return files_read(journaled(journal) + entries_in(told.splitlines()), excluded_prefixes(self.scratch))
 
     def kill_children(self, deadline):

@@ -47,6 +47,11 @@ INPUTS_VARIABLE = "TORCHMATRIX_INPUTS"
 """Names the folder of inputs every cell of a machine shares (the host's ``torchmatrix.variables.INPUTS``)."""
 
 
+READ_UNTOLD = "not all written down"
+"""What the worker sends as a pair's files read where one of its processes could not write down a file it read (its
+journal: a full disk, a file size limit): the record cannot say what its pair read, and is never current."""
+
+
 MODULE_LOOKED_FOR = ".*"
 """Ending a path the pair "read" (``folder/name.*``): the module ``name`` looked for in ``folder`` by the import
 system, whose forms there (``name.py``, ``name/__init__.py``, an extension module, …) the host digests together:

@@ -72,8 +72,9 @@ class FilesRead(object):
     file first read is appended to the ``journal`` (a file in ``scratch``), by the process and by a
     child it forks (a DataLoader's workers keep the hook): the worker reads its children's reads there, and what a
     process that died or was stopped had read until then (:func:`journaled`); what the process itself read it
-    says at its end, from what it holds (:meth:`entries`), as its journal may have lost some (a full disk, a file
-    size limit, an audit hook of the pair's that refuses opens).
+    says at its end, from what it holds (:meth:`entries`). Where an entry cannot be written (a full disk, a file size
+    limit), what a child or a crash leaves is less than was read, and ``untold`` is called (with whether this process
+    is the one that could not), which says so where no disk is needed (:meth:`reply.Reply.untold`).
 
     A module the pair imports is looked for folder by folder, through listings the import system caches, and no
     ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
@@ -85,9 +86,10 @@ class FilesRead(object):
     not (:meth:`asked`). A folder the pair's own code lists is listed by what is in it (:meth:`listing`).
     """
 
-    def __init__(self, scratch, journal=None):
+    def __init__(self, scratch, journal=None, untold=lambda by_itself: None):
         self.journal = journal or os.path.join(scratch, "read-by-{}".format(os.getpid()))
         self.appending = Appending(self.journal)
+        self.untold = untold
         self.reading, self.own = set(), set()
         self.first_seen = {}
         self.began, self.pid = time.time(), os.getpid()
@@ -483,8 +485,8 @@ class FilesRead(object):
         self.thread.telling = True
         try:
             self.appending.append(json.dumps(entry).encode("ascii") + b"\n")
-        except OSError:  # noqa: S110 - a full disk: this process's own list is whole; what a crash leaves is less
-            pass
+        except OSError:  # a full disk, a file size limit: what a child or a crash leaves is less than was read
+            self.untold(os.getpid() == self.pid)
         finally:
             self.thread.telling = False
 

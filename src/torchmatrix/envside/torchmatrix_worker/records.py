@@ -19,6 +19,7 @@ from .protocol import (
     MAX_MESSAGE,
     PASS,
     PYTEST,
+    READ_UNTOLD,
     SCRIPT,
     SCRIPT_OR_TESTS,
     TIMEOUT,
@@ -347,7 +348,10 @@ def records_of_tests(isolation, pair, limit, alive):
 
 def with_files_read(records, read):
     """``records``, each with what all of their pair's processes read (``read``: each one's ``Ending.read``, in
-    the order they ran): every file (None: one of them could not say), and those changed as the first found them."""
+    the order they ran): every file (None: one of them could not say; :data:`READ_UNTOLD`: one of them could not
+    write down all it read), and those changed as the first found them."""
+    if any(files == READ_UNTOLD for files, _ in read):
+        return [dict(record, read=READ_UNTOLD, read_as_found={}) for record in records]
     known = all(files is not None for files, _ in read)
     paths = sorted(set(path for files, _ in read for path in files)) if known else None
     found = {}

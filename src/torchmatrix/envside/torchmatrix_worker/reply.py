@@ -12,8 +12,16 @@ MAX_READ_BYTES = 16 << 20
 fit is left to the journal it keeps as it reads."""
 
 ROOM = MAX_ANSWER_BYTES + 1 + MAX_READ_BYTES
-"""The size of an answer file: a line for the answer (one byte more than it may send, to tell too much), then a line
+"""The room of an answer file: a line for the answer (one byte more than it may send, to tell too much), then a line
 for each entry of what the process read."""
+
+BY_A_CHILD, BY_ITSELF = ROOM, ROOM + 1
+"""Where an answer file holds the bytes that say a process of the pair could not write down a file it read
+(:meth:`Reply.untold`): a child it forked, the pair's process itself. After the room, which the answer never reaches;
+one each, so that two processes saying so at once lose neither."""
+
+SIZE = ROOM + 2
+"""The size of an answer file."""
 
 CHUNK = 1 << 16
 
@@ -24,14 +32,14 @@ class Reply(object):
 
     What the pair's code may leave set reaches none of it: descriptors closed (``os.closerange``) or opened in
     their place, an audit hook (``sys.addaudithook``) that refuses opens, a replaced ``open``, a file size limit
-    (``RLIMIT_FSIZE``). A child the pair's code forks shares the map, and stores nothing in it.
+    (``RLIMIT_FSIZE``). A child the pair's code forks shares the map, and stores nothing in it but :meth:`untold`.
     """
 
     def __init__(self, path):
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
         try:
-            allocate(fd, ROOM)
-            self.memory = mmap.mmap(fd, ROOM)
+            allocate(fd, SIZE)
+            self.memory = mmap.mmap(fd, SIZE)
         finally:
             os.close(fd)
 
@@ -40,6 +48,11 @@ class Reply(object):
         file held after them; what does not fit is cut off. Neither holds a NUL byte."""
         data = (answer + b"\n" + read + b"\0")[:ROOM]
         self.memory[: len(data)] = data
+
+    def untold(self, by_itself):
+        """Say that a process of the pair (this one, ``by_itself``, or a child it forked, which shares the map) could
+        not write down a file it read: in memory, which a full disk or a file size limit does not refuse."""
+        self.memory[BY_ITSELF if by_itself else BY_A_CHILD] = 1
 
 
 def allocate(fd, size):
@@ -57,24 +70,29 @@ def allocate(fd, size):
 
 def read_reply(path):
     """What a job's process stored in its answer file at ``path``: its answer and what it read, each b"" where it
-    stored none (the process ended first, or removed the file)."""
-    chunks = []
+    stored none (the process ended first, or removed the file); and whether that is less than its processes read:
+    a child could not write down a file it read, or the process itself could not and did not store all it read
+    (:meth:`Reply.untold`)."""
+    chunks, whole = [], False
     try:
         with open(path, "rb") as reply:
             for chunk in iter(lambda: reply.read(CHUNK), b""):  # the room: what follows it is no part of it
                 end = chunk.find(b"\0")
                 chunks.append(chunk if end < 0 else chunk[:end])
                 if end >= 0 or len(chunks) * CHUNK >= ROOM:
+                    whole = end >= 0 and sum(map(len, chunks)) < ROOM
                     break
+            reply.seek(BY_A_CHILD)
+            by_a_child, by_itself = bytearray(reply.read(2).ljust(2, b"\0"))
     except OSError:
-        return b"", b""
+        return b"", b"", False
     answer, _, read = b"".join(chunks)[:ROOM].partition(b"\n")
-    return answer, read
+    return answer, read, bool(by_a_child or (by_itself and not (answer and whole)))
 
 
 def is_ready(path):
     """Whether the job's process made its answer file ready: it has begun its job (a spawned one, torch imported)."""
     try:
-        return os.path.getsize(path) == ROOM
+        return os.path.getsize(path) == SIZE
     except OSError:
         return False
