@@ -578,6 +578,8 @@ FILE_THERE: str = _protocol.FILE_THERE
 (``path (whether it is there)``)."""
 FILE_STATED: str = _protocol.FILE_STATED
 """How a pair's ``read`` names a file its own code asked about (``path (what os.stat says of it)``)."""
+LEADS_TO: str = _protocol.LEADS_TO
+"""How a pair's ``read`` names the script it ran by where its path leads (``path (the file it is)``)."""
 FOLDER_LISTED: str = _protocol.FOLDER_LISTED
 """How a pair's ``read`` names a folder its own code listed (``path (what is in it)``)."""
 SITE_PTH_FILES: str = _protocol.SITE_PTH_FILES

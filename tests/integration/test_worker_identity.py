@@ -32,10 +32,11 @@ def changed_files(read: object) -> list[str]:
 
 
 def files_in(record: Record, folder: Path) -> dict[str, str | None]:
-    """The files under ``folder`` ``record``'s pair read, each with its digest; not the modules it looked for there."""
+    """The files under ``folder`` ``record``'s pair read, each with its digest; not the modules it looked for there,
+    nor where its script leads."""
     read = record.inputs[identity.READ].items()
     return {path: digest for path, digest in read if path.startswith(str(folder))
-            and not path.endswith(identity.MODULE_LOOKED_FOR)}  # fmt: skip
+            and not path.endswith((identity.MODULE_LOOKED_FOR, identity.LEADS_TO))}  # fmt: skip
 
 
 def digests_of(record: Record, files: dict[str, str | None]) -> dict[str, str | None]:
@@ -180,6 +181,97 @@ def pytest_python(folder: Path) -> str:
     python, site_packages = stub_torch_venv(folder)
     (site_packages / "pytest.pth").write_text(str(Path(pytest.__file__).parent.parent) + "\n")
     return python
+
+
+PYTEST_DISTRIBUTIONS = ("_pytest", "pytest", "pluggy", "iniconfig", "packaging", "pygments", "py.py")
+
+
+def installed_pytest_python(folder: Path) -> str:
+    """A venv of the stand-in torch with pytest installed in it (linked), as in a cell: pytest's code is the
+    environment's."""
+    python, site_packages = stub_torch_venv(folder)
+    for found in Path(pytest.__file__).parent.parent.iterdir():
+        if found.name.split("-")[0] in PYTEST_DISTRIBUTIONS:
+            (site_packages / found.name).symlink_to(found)
+    return python
+
+
+def ran_again(records: list[Record]) -> list[str]:
+    """What of each of ``records`` is not as it was, as the views say it."""
+    return [change for record in records for change in changed_files(record.inputs[identity.READ])]
+
+
+def test_the_kind_pytest_said_on_one_device_depends_on_what_it_was_decided_by_on_every_device(
+    tmp_path: Path,
+) -> None:
+    """A file pytest collected no test from runs as a script on each device: on the second too, the record depends
+    on what pytest looked for as it answered (a ``pytest.ini`` that would make it tests)."""
+    python = installed_pytest_python(tmp_path / "venv")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "check.py").write_text(
+        "import os\n\ndef check_one():\n    print('as a test')\n\n"
+        "if __name__ == '__main__':\n    print('as a script on', os.environ['TORCHMATRIX_DEVICE'])\n"
+    )
+    probe = loader.probe_at(project / "check.py", project)
+    seen = identity.pair_environment(python, {"TORCHMATRIX_STUB_CUDA": "1"}, (), os.environ)
+    pairs = [Pair(probe, "cpu"), Pair(probe, "cuda")]
+    records = runner.run_cell(python, pairs, 30.0, variables_seen=seen, workdir=project).records
+    assert [(record.device, record.kind, printed(record)) for record in records] == [
+        ("cpu", Kind.SCRIPT, ["as a script on cpu"]),
+        ("cuda", Kind.SCRIPT, ["as a script on cuda"]),
+    ]
+    (project / "pytest.ini").write_text("[pytest]\npython_functions = check_*\n")
+    assert ran_again(records) == [f"{project / 'pytest.ini'} appeared"] * 2
+
+
+@pytest.mark.parametrize("added", ["a doctest file", "tests in a linked folder"])
+def test_what_pytest_collects_from_a_folder_of_tests_counts_by_what_is_in_each_folder_it_listed(
+    tmp_path: Path, added: str
+) -> None:
+    """pytest, the environment's code, collects a folder of tests by listing it and each folder in it (a linked one
+    too): a file it would collect now (``test_*.txt``, a doctest; a module in a linked folder), which may change
+    how the others run, is a change."""
+    python = installed_pytest_python(tmp_path / "venv")
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "shared").mkdir()
+    (project / "tests" / "linked").symlink_to(project / "shared", target_is_directory=True)
+    (project / "tests" / "test_b.py").write_text(
+        "import builtins\n\ndef test_state():\n    assert getattr(builtins, 'flag', None) is None\n"
+    )
+    probe = loader.probe_at(project / "tests", project)
+    records = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=project).records
+    assert [(record.probe, record.outcome) for record in records] == [("tests/test_b.py::test_state", Outcome.PASS)]
+    if added == "a doctest file":
+        listed = project / "tests"
+        (listed / "test_a.txt").write_text(">>> import builtins\n>>> builtins.flag = 1\n")
+    else:
+        listed = project / "tests" / "linked"
+        (project / "shared" / "test_a.py").write_text("import builtins\nbuiltins.flag = 1\n\ndef test_a():\n    pass\n")
+    again = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=project).records
+    assert ("tests/test_b.py::test_state", Outcome.FAIL) in [(record.probe, record.outcome) for record in again]
+    assert ran_again(records) == [f"{listed}{identity.FOLDER_LISTED} changed"]
+
+
+def test_a_script_s_link_pointed_at_the_same_script_beside_other_modules_is_a_change(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """Python puts the folder of the file a script's path leads to first on ``sys.path``: the same script in
+    another folder imports another ``helper``."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "helper.py").write_text(f"WHO = {name!r}\n")
+        script(tmp_path / name, "real", "import helper\nprint(helper.WHO)\n")
+    (tmp_path / "linked.py").symlink_to(tmp_path / "a" / "real.py")
+    probe = Probe("linked", tmp_path / "linked.py", kind=Kind.SCRIPT, devices=("cpu",))
+    record = run_alone(stub_torch_python, probe, tmp_path)
+    assert printed(record) == ["a"], record.message
+    assert changed_files(record.inputs[identity.READ]) == []
+    (tmp_path / "linked.py").unlink()
+    (tmp_path / "linked.py").symlink_to(tmp_path / "b" / "real.py")
+    assert printed(run_alone(stub_torch_python, probe, tmp_path)) == ["b"]
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'linked.py'}{identity.LEADS_TO} changed"]
 
 
 def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes_no_record(tmp_path: Path) -> None:

@@ -42,7 +42,11 @@ def child_main(job):
         reply = Reply(job["answer"])
         ordinary_signals()
         job = dict(job, folder=os.path.dirname(os.path.realpath(job.get("path") or os.curdir)), pid=own_pid)
-        reads = None if job["job"] == "fingerprint" else FilesRead(job["scratch"], job.get("read"), reply.untold)
+        reads = None
+        if job["job"] != "fingerprint":
+            reads = FilesRead(job["scratch"], job.get("read"), reply.untold, job.get("targets", ()))
+        if job["job"] == SCRIPT:
+            reads.runs(job["path"])
         answer = fingerprint_answer(job["devices"]) if reads is None else perform(job)
         told = [] if reads is None else reads.entries() or []
         if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process

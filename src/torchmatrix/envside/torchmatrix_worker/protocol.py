@@ -72,13 +72,18 @@ FOLDER_LISTED = " (what is in it)"
 """Ending the path of a folder the pair's own code listed (``os.listdir``, ``os.scandir``, ``glob``, ``os.walk``):
 the host digests the names in it, so that a file put there or taken away is a change."""
 
-ASKED_ENDINGS = (FILE_THERE, FILE_STATED, FOLDER_LISTED)
+LEADS_TO = " (the file it is)"
+"""Ending the path of a script the pair ran: where it leads, through links (``os.path.realpath``), whose folder is
+first on ``sys.path``, so that a link pointed at the same script in another folder, beside other modules, is a
+change."""
+
+ASKED_ENDINGS = (FILE_THERE, FILE_STATED, FOLDER_LISTED, LEADS_TO)
 
 
 def asked_digest(entry):
     """What the file or folder an ``entry`` (a path ending with one of :data:`ASKED_ENDINGS`) names is now, as its
-    ending asks: ``there`` or ``a folder``; the digest of what ``os.stat`` says of it; of the names in it. None
-    where nothing is there. The worker and the host say it by this one rule."""
+    ending asks: ``there`` or ``a folder``; the digest of what ``os.stat`` says of it; of the names in it; the path
+    it leads to. None where nothing is there. The worker and the host say it by this one rule."""
     path, ending = asked_path(entry)
     if ending == FILE_THERE:
         return "there" if os.path.isfile(path) else "a folder" if os.path.isdir(path) else None
@@ -86,6 +91,8 @@ def asked_digest(entry):
         return stat_digest(path)
     if ending == FOLDER_LISTED:
         return listing_digest(path)
+    if ending == LEADS_TO:
+        return os.path.realpath(path) if os.path.lexists(path) else None
     return None
 
 

@@ -20,6 +20,7 @@ from .protocol import (
     FILE_THERE,
     FOLDER_LISTED,
     INPUTS_VARIABLE,
+    LEADS_TO,
     MODULE_LOOKED_FOR,
     SITE_PTH_FILES,
     WORKER_FILE,
@@ -86,10 +87,11 @@ class FilesRead(object):
     not (:meth:`asked`). A folder the pair's own code lists is listed by what is in it (:meth:`listing`).
     """
 
-    def __init__(self, scratch, journal=None, untold=lambda by_itself: None):
+    def __init__(self, scratch, journal=None, untold=lambda by_itself: None, collected=()):
         self.journal = journal or os.path.join(scratch, "read-by-{}".format(os.getpid()))
         self.appending = Appending(self.journal)
         self.untold = untold
+        self.collected = tuple(os.path.abspath(target.partition("::")[0]) for target in collected)
         self.reading, self.own = set(), set()
         self.first_seen = {}
         self.began, self.pid = time.time(), os.getpid()
@@ -197,14 +199,20 @@ class FilesRead(object):
 
     def listing(self, folder):
         """A folder listed (``os.listdir``, ``os.scandir``, by its path or a descriptor; ``glob``, ``os.walk`` and
-        ``os.fwalk`` list so): by the pair's own code (a test parametrized by the files of a folder), it counts by
-        what is in it (:data:`FOLDER_LISTED`), so that a file put there is a change. What the environment's code
-        lists (pytest, collecting a folder of tests) is its to decide."""
-        if not self.asked_by_the_pair():
+        ``os.fwalk`` list so): by the pair's own code (a test parametrized by the files of a folder), or in what
+        pytest was asked to collect (``collected``: a folder of tests and each folder in it, as pytest lists them,
+        a linked one too), it counts by what is in it (:data:`FOLDER_LISTED`), so that a file put there is a change
+        (a doctest file, a module of tests). What else the environment's code lists is its to decide."""
+        where = located(os.curdir if folder is None else folder)
+        if not self.asked_by_the_pair() and not self.is_collected(where):
             return
-        path = self.counted(located(os.curdir if folder is None else folder))
+        path = self.counted(where)
         if path is not None and not self.is_shared(path):
             self.tell(path + FOLDER_LISTED)
+
+    def is_collected(self, folder):
+        """Whether ``folder`` is, or is in, a path pytest was asked to collect."""
+        return any(folder == target or folder.startswith(os.path.join(target, "")) for target in self.collected)
 
     def asked_by_the_pair(self):
         """Whether the code asking now is the pair's own (its probe, tests, helpers, a ``conftest.py``): the nearest
@@ -240,6 +248,18 @@ class FilesRead(object):
             return
         self.asked_about[entry] = asked_digest(entry)
         self.write_down(ASKED, entry, self.asked_about[entry])
+
+    def runs(self, script):
+        """The pair runs ``script``, whose target's folder Python puts first on ``sys.path`` (a link's): where its
+        path leads counts (:data:`LEADS_TO`), so that a link pointed at the same script beside other modules is a
+        change."""
+        if not self.known:
+            return  # a Python without audit hooks: every file of the probe's folder counts
+        self.busy = True  # nothing of what follows is the pair's
+        try:
+            self.tell(os.path.abspath(script) + LEADS_TO)
+        finally:
+            self.busy = False
 
     def opening_in(self, dir_fd):
         """``os.open`` is about to open a path relative to the folder open as ``dir_fd`` (None: to the current one),

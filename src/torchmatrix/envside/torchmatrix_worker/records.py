@@ -29,9 +29,11 @@ from .protocol import (
 
 
 class Found(object):
-    """What the pairs this worker ran found of each probe: the names of its records, and the kind pytest said it is.
+    """What the pairs this worker ran found of each probe: the names of its records, and the kind pytest said it is,
+    with why and what pytest's processes read as they said it (each one's ``Ending.read``).
 
-    A probe's kind is asked of pytest on its first device; its other devices take the answer.
+    A probe's kind is asked of pytest on its first device; its other devices take the answer, and depend on what
+    it was decided by as the first does.
     """
 
     def __init__(self):
@@ -46,23 +48,24 @@ def records_of(isolation, pair, absent, limit, found, alive):
     ``alive`` is called as tests make progress.
     """
     name = pair["name"]
-    kind, reason = found.kinds.get(name) or (pair["kind"], pair.get("kind_reason", ""))
+    kind, reason, decided_by = found.kinds.get(name) or (pair["kind"], pair.get("kind_reason", ""), [])
     if pair["device"] in absent:  # no process needed to learn it again
         names = found.records.get(name) or [name]
         records = [dict(unavailable(absent[pair["device"]]), probe=test, duration=0.0) for test in names]
     elif kind == SCRIPT_OR_TESTS:
-        (kind, reason), records = asked_records(isolation, pair, limit, alive)
-        found.kinds[name] = kind, reason
+        (kind, reason, decided_by), records = asked_records(isolation, pair, limit, alive)
+        found.kinds[name] = kind, reason, decided_by
     else:
-        records = run_as(kind, isolation, pair, limit, alive)
+        records = run_as(kind, isolation, pair, limit, alive, decided_by)
     found.records[name] = [record["probe"] for record in records]
     return [dict(record, kind=kind, kind_reason=reason) for record in records]
 
 
-def run_as(kind, isolation, pair, limit, alive):
-    """The records of a pair run as ``kind`` says: pytest tests, a script, or a ``run(device)`` module."""
+def run_as(kind, isolation, pair, limit, alive, decided_by=()):
+    """The records of a pair run as ``kind`` says: pytest tests, a script, or a ``run(device)`` module; each with
+    what its processes read, and what ``decided_by`` read (pytest's, that said its kind on another device)."""
     if kind == PYTEST:
-        return records_of_tests(isolation, pair, limit, alive)
+        return records_of_tests(isolation, pair, limit, alive, decided_by)
     began = time.perf_counter()
     ending = isolation.run(dict(pair, job=kind), limit)
     if kind == SCRIPT:
@@ -70,7 +73,7 @@ def run_as(kind, isolation, pair, limit, alive):
     else:
         record = pair_record(ending, pair["name"], pair["device"], limit)
     record = dict(record, probe=pair["name"], duration=time.perf_counter() - began)
-    return with_files_read([record], [ending.read])
+    return with_files_read([record], [*decided_by, ending.read])
 
 
 def asked_records(isolation, pair, limit, alive):
@@ -78,17 +81,18 @@ def asked_records(isolation, pair, limit, alive):
 
     pytest collects the path as a path on its command line, whatever its name. Where it collects tests from
     it, they ran there and are its records; where it collects none (none there, or the file failed to import
-    or skipped itself), or its process ended before it said, the file runs again, as a script. The kind and
-    why, and the records.
+    or skipped itself), or its process ended before it said, the file runs again, as a script. The kind, why,
+    and what pytest's processes read as they said it; and the records.
     """
     began, read = time.perf_counter(), []
     records, said = run_tests_until_done(isolation, pair, limit, alive, read, asking=True)
+    decided_by = list(read)
     if records is not None:
-        return (PYTEST, said), with_files_read(records, read)
+        return (PYTEST, said, decided_by), with_files_read(records, read)
     ending = isolation.run(dict(pair, job=SCRIPT), limit)
     read.append(ending.read)
     record = dict(script_record(ending, pair, limit), probe=pair["name"], duration=time.perf_counter() - began)
-    return (SCRIPT, said), with_files_read([record], read)
+    return (SCRIPT, said, decided_by), with_files_read([record], read)
 
 
 class Ending(object):
@@ -334,14 +338,14 @@ def uncut_end(data, rules):
     return cut
 
 
-def records_of_tests(isolation, pair, limit, alive):
+def records_of_tests(isolation, pair, limit, alive, decided_by=()):
     """One record per test of a pytest pair, each test within ``limit`` seconds.
 
     A test that kills or hangs its process gets ``crash`` or ``timeout``, and
     pytest runs again, in a new process, on the tests it had not reached.
-    Every record gets what all of the pair's processes read: tests share them.
+    Every record gets what all of the pair's processes read (tests share them), and what ``decided_by`` read.
     """
-    read = []
+    read = list(decided_by)
     records, _ = run_tests_until_done(isolation, pair, limit, alive, read)
     return with_files_read(records, read)
 
