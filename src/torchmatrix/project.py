@@ -130,9 +130,9 @@ class Project:
 
     def with_only(self, entry: str) -> Project:
         """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
-        base = self.matrix.file.parent
-        probes_dir = self.matrix.probes_dir or base / "probes"
-        probes = loader.given_probes([entry], base, probes_dir, self.matrix.devices, self.matrix.probes)
+        probes_dir = self.matrix.probes_dir or self.matrix.file.parent / "probes"
+        probes = loader.given_probes([entry], self.matrix.probes_from, probes_dir, self.matrix.devices,
+                                     self.matrix.probes)  # fmt: skip
         matrix = dataclasses.replace(self.matrix, probes=probes, expect=())
         return dataclasses.replace(self, matrix=matrix, given_probes=(entry,))
 

@@ -343,3 +343,26 @@ def test_the_command_ended_alone_by_a_signal_leaves_no_nox_running_and_nothing_s
         assert running.wait(timeout=60) == -signum
     assert wait_until_dead([nox, pair], seconds=60) == []
     assert not (tmp_path / "out" / "results").exists() or not list((tmp_path / "out" / "results").rglob("*.json"))
+
+
+def test_two_scripts_of_one_name_in_two_folders_are_two_probes_each_named_from_where_the_command_ran(
+    tmp_path: Path,
+) -> None:
+    """``A/repro.py`` and ``B/repro.py``, the same text beside other helpers: two rows, each its own record."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    for name in ("A", "B"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "repro.py").write_text("import helper\nprint('helper says', helper.VALUE)\n")
+        (tmp_path / name / "helper.py").write_text(f"VALUE = {name!r}\n")
+    for name in ("A", "B"):
+        run = torchmatrix(tmp_path, "probe", f"{name}/repro.py", "--torch", "9.0.0",
+                          environ={"TORCHMATRIX_FIND_LINKS": str(wheels)})  # fmt: skip
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert f"helper says {name}" in run.stdout + run.stderr
+    [stored] = (tmp_path / "torchmatrix-results" / "results").glob("*/*.json")
+    records = json.loads(stored.read_text())["records"]
+    assert sorted((record["probe"], record["message"]) for record in records) == [
+        ("A/repro.py", "helper says A"),
+        ("B/repro.py", "helper says B"),
+    ]

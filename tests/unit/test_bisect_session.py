@@ -757,7 +757,7 @@ def test_a_node_id_is_named_as_its_records_are_however_it_is_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, matrix_lists_it: bool
 ) -> None:
     """From the torchmatrix command a node id comes absolute, and from another folder: its records are named from the
-    matrix's folder (from the test's own, outside it), and so is what bisect looks for."""
+    matrix's folder (``..`` and all, outside it), and so is what bisect looks for."""
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     (project / "tests").mkdir(parents=True)
     elsewhere.mkdir()
@@ -776,11 +776,15 @@ def test_a_node_id_is_named_as_its_records_are_however_it_is_given(
     assert request.probes == ("tests/test_issue_7.py::test_f",)
     assert request.alone == (None if matrix_lists_it else f"{project}/tests/test_issue_7.py::test_f")
 
-    outside = tmp_path / "report" / "test_issue_8.py"  # outside the matrix's folder: named from its own
+    outside = tmp_path / "report" / "test_issue_8.py"  # outside the matrix's folder: named from it, .. and all
     outside.parent.mkdir()
     outside.write_text("def test_g():\n    pass\n")
     request = parse([f"{outside}::test_g", "--from", "1.9.0", "--to", "1.12.1"], matrix)
-    assert (request.probes, request.alone) == (("test_issue_8.py::test_g",), f"{outside}::test_g")
+    assert (request.probes, request.alone) == (("../report/test_issue_8.py::test_g",), f"{outside}::test_g")
+    rooted = dataclasses.replace(matrix, probes_root=tmp_path)  # probes_root: .., as the torchmatrix command's
+    assert parse([f"{outside}::test_g", "--from", "1.9.0", "--to", "1.12.1"], rooted).probes == (
+        "report/test_issue_8.py::test_g",
+    )
 
 
 def test_by_output_the_answer_names_the_first_line_printed_that_changed_and_counts_the_runs() -> None:

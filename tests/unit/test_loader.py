@@ -401,9 +401,17 @@ def test_probes_given_for_one_run_replace_the_matrix_s_and_may_lie_anywhere(tmp_
     matrix_file = write(tmp_path, EXPECT)
     matrix = load_matrix(matrix_file, probes_dir, probes=[str(elsewhere), "batched_matmul"])
     assert [(probe.name, probe.kind) for probe in matrix.probes] == [
-        ("bug.py", Kind.SCRIPT_OR_TESTS),  # its folder's name: the matrix's folder is not above it
+        (f"../{tmp_path.name}-downloads/bug.py", Kind.SCRIPT_OR_TESTS),  # its path from the matrix's folder
         ("batched_matmul", Kind.MODULE),
     ]
+    (tmp_path / "bug.py").write_text("print(1)\n")
+    rooted = write(tmp_path, EXPECT + "probes_root: ..\n")
+    matrix = load_matrix(rooted, probes_dir, probes=[str(elsewhere), str(tmp_path / "bug.py")])
+    assert [probe.name for probe in matrix.probes] == [f"{tmp_path.name}-downloads/bug.py", f"{tmp_path.name}/bug.py"]
+    assert matrix.run_from == tmp_path.parent
+    with pytest.raises(ConfigError, match="is no folder"):
+        load_matrix(write(tmp_path, EXPECT + "probes_root: nowhere\n"), probes_dir)
+    matrix = load_matrix(write(tmp_path, EXPECT), probes_dir, probes=[str(elsewhere), "batched_matmul"])
     assert [expectation.probe for expectation in matrix.expect] == ["batched_matmul"]  # those of other probes go
     with pytest.raises(UsageError, match="TORCHMATRIX_PROBES: no probe 'nowhere.py'"):
         load_matrix(matrix_file, probes_dir, probes=["nowhere.py"])
@@ -436,7 +444,7 @@ def test_a_probe_that_is_not_there_is_said_where_it_is_written_with_what_is_ther
     typo = error_for(tmp_path, tmp_path / "probes", "torch: [1.9.0]\nprobes: [sub/repr.py]\n")
     assert (typo.line, typo.key, typo.hint) == (2, "probes[0]", "did you mean 'sub/repro.py'?")
     far = error_for(tmp_path, tmp_path / "probes", "torch: [1.9.0]\nprobes: [elsewhere/check.py]\n")
-    assert far.hint == f"a path is relative to the matrix file's folder, {tmp_path}"
+    assert far.hint == f"a path is relative to {tmp_path}"
     (tmp_path / "repro.py").write_text("print(1)\n")
     stem = error_for(tmp_path, tmp_path / "probes", "torch: [1.9.0]\nprobes: [repro]\n")
     assert stem.hint == "did you mean 'repro.py'?", "a name that is none of probes/: the script beside it"

@@ -179,7 +179,7 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
 
     A probe of the matrix or one of its tests is bisected as the matrix runs it; a path to a
     script or a test file, or a test's node id, relative or absolute, is named as its records
-    are (a test file from the matrix's folder, or from its own when it lies outside), so it is
+    are (by its path from the matrix's :attr:`Matrix.probes_from`, ``..`` and all), so it is
     the matrix's where the matrix runs it, and otherwise runs alone in each cell, as
     ``$TORCHMATRIX_PROBES`` would run it. A file, folder or class of tests asks each of its tests.
     """
@@ -192,7 +192,7 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
         entry = str(path.resolve()) + separator + test
         try:
             probes_dir = matrix.probes_dir or matrix.file.parent / "probes"
-            (alone,) = loader.given_probes([entry], matrix.file.parent, probes_dir, matrix.devices, matrix.probes)
+            (alone,) = loader.given_probes([entry], matrix.probes_from, probes_dir, matrix.devices, matrix.probes)
         except UsageError as error:
             parser.error(str(error))
         listed = next((probe for probe in matrix.probes if _runs(probe, alone)), None)

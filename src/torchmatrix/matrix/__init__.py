@@ -111,13 +111,21 @@ class Matrix:
     probes_dir: Path | None = None
     """The folder of the probes the matrix names by name: a module or script there is named by its stem."""
     workdir: Path | None = None
-    """The folder every pair runs from where one is named (``$TORCHMATRIX_WORKDIR``); None: the matrix file's."""
+    """The folder every pair runs from where one is named (``$TORCHMATRIX_WORKDIR``); None: :attr:`probes_from`."""
+    probes_root: Path | None = None
+    """The folder probe paths are relative to and probes are named from (``probes_root:``); None: the matrix file's."""
+
+    @property
+    def probes_from(self) -> Path:
+        """The folder probe paths are relative to and probes are named from: ``probes_root:``, or the matrix's."""
+        return self.probes_root or self.file.parent
 
     @property
     def run_from(self) -> Path:
         """The folder every pair runs from, its working directory: the one a by-hand run would start in.
 
-        The matrix's paths are relative to its folder, so a user typing them by hand (``pytest tests/test_dot.py``,
-        ``python repro.py``) stands there; the ``torchmatrix`` command names the folder it was started in instead.
+        The matrix's probe paths are relative to :attr:`probes_from`, so a user typing them by hand (``pytest
+        tests/test_dot.py``, ``python repro.py``) stands there; the ``torchmatrix`` command names the folder it was
+        started in instead.
         """
-        return self.workdir or self.file.parent
+        return self.workdir or self.probes_from

@@ -10,6 +10,7 @@ runs on.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,7 @@ def _resolve_probe(
         )
     resolved = base / relative
     if not resolved.exists():
-        hint = did_you_mean(target, nearby(target, base), f"a path is relative to the matrix file's folder, {base}")
+        hint = did_you_mean(target, nearby(target, base), f"a path is relative to {base}")
         raise fail(doc, path, f"no file {resolved}", hint)
     if resolved.is_dir():
         if select or resolved.resolve() == base.resolve():
@@ -120,7 +121,8 @@ def _resolve_probe(
 def given_probes(
     entries: Sequence[str], base: Path, probes_dir: Path, devices: Sequence[str], listed: Sequence[Probe] = ()
 ) -> tuple[Probe, ...]:
-    """The probes ``$TORCHMATRIX_PROBES`` names: names in ``probes_dir``, or paths (absolute, or from ``base``); one
+    """The probes ``$TORCHMATRIX_PROBES`` names: names in ``probes_dir``, or paths (absolute, or from ``base``, the
+    matrix's :attr:`Matrix.probes_root`), each named by its path from ``base`` (``../repro.py`` from elsewhere); one
     the matrix lists (``listed``: the same file, the same tests) as the matrix has it, with its ``kind:`` and options.
 
     Unlike a matrix file's, they may lie anywhere: they are this user's own words for this run
@@ -162,22 +164,23 @@ def _refuse_tests_without_their_options(chosen: Sequence[Probe], listed: Sequenc
 def probe_at(
     path: Path, base: Path, select: str = "", probes_dir: Path | None = None, kind: Kind | None = None
 ) -> Probe:
-    """The probe at ``path`` (a file, or a folder of tests) of a matrix in ``base``; ``select``: ``::test_x``;
-    ``kind``: what the matrix says it is (``kind:``), else told here or asked of pytest in the cell.
+    """The probe at ``path`` (a file, or a folder of tests) of a matrix whose probe paths are from ``base`` (its
+    :attr:`Matrix.probes_root`); ``select``: ``::test_x``; ``kind``: what the matrix says it is (``kind:``), else
+    told here or asked of pytest in the cell.
 
-    A probe is its path from ``base`` (a folder's ends in /), pytest's root (their own folder, for a path outside
-    it): two ``repro.py`` in two folders are two probes. A module or a script that a matrix can name by name, one
-    of ``probes_dir``, is named so (``autograd_dot``).
+    A probe is its path from ``base`` (a folder's ends in /; one from elsewhere, ``$TORCHMATRIX_PROBES``'s, starts
+    with ``..``), the root its tests are named from: two ``repro.py`` in two folders are two probes. A module or a
+    script that a matrix can name by name, one of ``probes_dir``, is named so (``autograd_dot``).
     """
     kind, reason = _kind_at(path, select, kind)
-    root = base if base in path.parents else path.parent  # a path from elsewhere ($TORCHMATRIX_PROBES): its folder
+    root = base
     if kind is not Kind.PYTEST:
         meta = pep723.read(path)
         probe = Probe(_file_name(path, root, probes_dir), path, meta.dependencies, kind=kind, kind_reason=reason,
                       root=root if kind.may_be_tests else None)  # fmt: skip
         return dataclasses.replace(probe, devices=kinds.devices_of(kind, kinds.source_files(probe),
                                                                         meta.devices))  # fmt: skip
-    name = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
+    name = _path_from(root, path) + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
     probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=root, kind_reason=reason)
     return dataclasses.replace(probe, devices=kinds.devices_of(kind, kinds.source_files(probe), None))
 
@@ -201,7 +204,12 @@ def _file_name(path: Path, root: Path, probes_dir: Path | None) -> str:
     path from ``root``."""
     if probes_dir is not None and path.parent.resolve() == probes_dir.resolve() and _nameable(path.stem):
         return path.stem
-    return path.relative_to(root).as_posix()
+    return _path_from(root, path)
+
+
+def _path_from(root: Path, path: Path) -> str:
+    """``path`` from the folder ``root``, as a user types it (``sub/repro.py``, ``../repro.py``)."""
+    return Path(os.path.relpath(path, root)).as_posix()
 
 
 def load_matrix(
@@ -224,13 +232,14 @@ def load_matrix(
     devices = fields.get("devices", DEVICES)
     expect = tuple(fields.get("expect", ()))
     entries = fields.get("probes") or [ProbeEntry(name) for name in _default_probes(probes_dir)]
-    listed = _with_options(doc, _resolve_probes(doc, entries, base, probes_dir), fields.get("probe_options", {}))
+    root = _probes_root(doc, base, fields["probes_root"]) if "probes_root" in fields else base
+    listed = _with_options(doc, _resolve_probes(doc, entries, root, probes_dir), fields.get("probe_options", {}))
     if probes is None:
         chosen = listed
         _check_devices(doc, chosen, devices, listed="probes" in fields)
         _check_expectations(doc, expect, chosen, devices)
     else:
-        chosen = given_probes(probes, base, probes_dir, devices, listed)
+        chosen = given_probes(probes, root, probes_dir, devices, listed)
         _refuse_tests_without_their_options(chosen, listed)
         expect = tuple(e for e in expect if any(probe.covers(e.probe) for probe in chosen))
     return Matrix(
@@ -254,6 +263,7 @@ def load_matrix(
         env=tuple(fields.get("env", {}).items()),
         pass_env=tuple(fields.get("pass_env", ())),
         probes_dir=probes_dir,
+        probes_root=root if "probes_root" in fields else None,
     )
 
 
@@ -316,6 +326,13 @@ def load_pin_rules(file: Path) -> tuple[PinRule, ...]:
     """Read a YAML list of pin rules (the format of a matrix's ``pins:`` key)."""
     doc = yamldoc.load(file)
     return tuple(list_of(pin_rule)(doc, (), doc.value))
+
+
+def _probes_root(doc: Document, base: Path, text: str) -> Path:
+    folder = (base / text).resolve()
+    if not folder.is_dir():
+        raise fail(doc, ("probes_root",), f"{folder} is no folder", "name the folder probe paths are from, e.g. ..")
+    return folder
 
 
 def _project(doc: Document, base: Path, text: str) -> Path:

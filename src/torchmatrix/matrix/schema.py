@@ -515,6 +515,12 @@ MATRIX_KEYS = {
     "output": Key(
         _nonempty_text, "reports", "the folder results and reports go to, relative to this file; default: reports"
     ),
+    "probes_root": Key(
+        _nonempty_text,
+        "..",
+        "the folder probe paths are relative to and probes are named from (a path outside it starts with ..), "
+        "relative to this file; default: this file's folder",
+    ),
     "machine": Key(
         _machine, "H200", "the name results are filed under; default: `<os>-<arch>-<cpu>-<widest ISA>[-<gpu>]-<digest>`"
     ),

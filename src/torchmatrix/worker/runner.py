@@ -417,7 +417,8 @@ def _files_read(
     probe = pair.probe
     if isinstance(read, list) and all(isinstance(path, str) for path in read):
         return identity.files_read(read, ran, _digests(as_found))
-    read = identity.folder_files(probe.root if probe.kind is Kind.PYTEST and probe.root else probe.path.parent)
+    tests_root = probe.kind is Kind.PYTEST and probe.root is not None and probe.root in probe.path.parents
+    read = identity.folder_files(probe.root if tests_root and probe.root else probe.path.parent)
     configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
     return identity.files_read([*read, *configuration], ran, _digests(as_found))
 
