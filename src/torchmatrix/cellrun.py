@@ -33,10 +33,9 @@ from packaging.version import InvalidVersion, Version
 from . import core, expectations, freshness, identity, results
 from .core import Outcome
 from .environment import cellenv
-from .identity import CONSTRAINTS, VENV_SEED
 from .index import releases
 from .planner import Cell
-from .project import Project
+from .project import Project, environment_asks
 from .results import CellResult
 from .util import safetext
 from .util.tee import Tee
@@ -159,7 +158,7 @@ def _measure(
     for note in project.notes:  # the index read offline, a find-links folder that is not there, …
         env.log(safetext.for_terminal(note))
     inputs = project.inputs(cell)
-    _ensure_sound(env, cell, inputs["index"], _asked(inputs))
+    _ensure_sound(env, cell, inputs["index"], environment_asks(inputs))
     pairs = project.pairs()
     if request.force:
         todo = freshness.ToRun(tuple(pairs), f"{freshness.FORCE}: re-measuring every pair")
@@ -293,11 +292,6 @@ def _install_and_run(
     raise AssertionError("unreachable: the second try is in a new environment, which stores its failure")
 
 
-def _asked(inputs: dict[str, object]) -> dict[str, object]:
-    """What an environment is asked to hold, of a cell's ``inputs``: its requirements, constraints and seed."""
-    return {key: inputs.get(key) for key in ("requirements", CONSTRAINTS, VENV_SEED)}
-
-
 def _marking_built(env: Path, inputs: dict[str, Any], listener: runner.Listener) -> runner.Listener:
     """``listener``, and the environment marked built from ``inputs`` when its first pair starts: torch imported."""
     marked = False
@@ -305,7 +299,7 @@ def _marking_built(env: Path, inputs: dict[str, Any], listener: runner.Listener)
     def listen(event: str, pair: core.Pair, record: core.Record | None) -> None:
         nonlocal marked
         if event == "start" and not marked:
-            cellenv.mark_built(env, inputs["index"], _asked(inputs))
+            cellenv.mark_built(env, inputs["index"], environment_asks(inputs))
             marked = True
         listener(event, pair, record)
 

@@ -15,6 +15,7 @@ sessions that need it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 import sys
@@ -27,7 +28,7 @@ from nox import _options as nox_options  # nox's parser: what its command line m
 from . import cellrun
 from .errors import SessionErrors, say
 from .project import Loaded, Project
-from .sessions import handback
+from .sessions import childnox, handback
 from .sessions import probe as probe_session  # the others import theirs when they run
 
 __all__ = ["register"]
@@ -66,7 +67,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
             return
         ran.append(session.name)
         with handback.handing_back(session.name, os.environ) as ending:  # for the bisect or verify that runs it
-            probe_session.run(loaded.project(), session, cell, installer, ending, command)
+            probe_session.run(with_environments(loaded.project(), session), session, cell, installer, ending, command)
 
     # A session per cell; while the matrix is broken, `probe` alone, whose run says why (no placeholder cell).
     found = loaded.found
@@ -98,7 +99,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
         from .sessions import report as report_session
 
-        report_session.run(loaded.project(), session, tuple(ran), command)
+        report_session.run(with_environments(loaded.project(), session), session, tuple(ran), command)
 
     @nox.session(python=False)
     @errors.fail_session
@@ -107,7 +108,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         and run nothing."""
         from .sessions import plan as plan_session
 
-        plan_session.run(loaded.project(), session, command)
+        plan_session.run(with_environments(loaded.project(), session), session, command)
 
     @nox.session(python=False)
     @errors.fail_session
@@ -115,7 +116,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Find the first torch release whose outcome is NEW's: -- (PROBE | --all) --from OLD --to NEW […]."""
         from .sessions import bisect as bisect_session
 
-        bisect_session.run(loaded.project(), session, noxfile, command)
+        bisect_session.run(with_environments(loaded.project(), session), session, noxfile, command)
 
     @nox.session(python=False)
     @errors.fail_session
@@ -123,7 +124,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
         from .sessions import verify as verify_session
 
-        verify_session.run(loaded.project(), session, noxfile)
+        verify_session.run(with_environments(loaded.project(), session), session, noxfile)
 
     @nox.session(python=False)
     @errors.fail_session
@@ -134,6 +135,12 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         clean_session.run(loaded.project(), session, command)
 
     return loaded
+
+
+def with_environments(project: Project, session: nox.Session) -> Project:
+    """``project`` with the folder of the cells' environments of the running nox: the views, verify and bisect
+    compare a record's torch build and packages with those of the environment a run would take."""
+    return dataclasses.replace(project, envdir=childnox.envdir_of(session))
 
 
 def nox_command_line(argv: Sequence[str]) -> nox_options.NoxConfig | None:

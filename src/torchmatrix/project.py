@@ -18,7 +18,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from . import core, freshness, identity, interpreters, results, variables
-from .environment import cellenv, library
+from .environment import cellenv, disk, library
 from .errors import ConfigError, TorchmatrixError, UsageError
 from .index import releases
 from .index.findlinks import pip_find_links
@@ -51,6 +51,9 @@ class Project:
     """The environment nox was started in: what ``pass_env:`` and the variables that steer torch are taken from."""
     hardware: identity.Machine = identity.Machine("", "")
     """How this machine computes, whatever its name: stored with each of its results (:func:`load` asks it)."""
+    envdir: Path | None = None
+    """The folder of the cells' environments (nox's ``--envdir``) where a session runs: the environment a run now
+    would take tells which torch build and packages it would find (:meth:`environment_now`); None: not known."""
     _run_inputs: dict[tuple[str, str | None], dict[str, object] | None] = dataclasses.field(
         default_factory=dict, init=False, compare=False, repr=False
     )
@@ -257,7 +260,7 @@ class Project:
         key = (result.torch, result.python_request)
         if key not in self._run_inputs:
             cell = self._cell_of(result)
-            self._run_inputs[key] = None if cell is None else self.inputs(cell)
+            self._run_inputs[key] = None if cell is None else self.inputs(cell, self.environment_now(cell))
         run_inputs = self._run_inputs[key]
         return None if run_inputs is None else self.record_inputs(run_inputs, record.probe, record.device)
 
@@ -327,6 +330,24 @@ class Project:
             **self._options(),
         }
 
+    def environment_now(self, cell: Cell) -> Path | None:
+        """The environment of ``cell`` in :attr:`envdir` (or in the folder of the Python a bisect holds) that a run
+        now would take as it is: made with the cell's Python, its torch installed in full from the cell's index and
+        imported, for what the cell asks (:func:`environment_asks`); None where there is none (a run would build
+        one)."""
+        if self.envdir is None or cell.interpreter is None:
+            return None
+        inputs = self.inputs(cell)
+        for folder in dict.fromkeys([self.envdir, disk.envdir_for(self.envdir, cell.python_request)]):
+            env = disk.environment_of(folder, cell.parameter)
+            if cellenv.built_torch(env) is not None and not (
+                cellenv.interpreter_mismatch(env, cell.interpreter)
+                or cellenv.source_mismatch(env, inputs["index"])
+                or cellenv.asked_mismatch(env, environment_asks(inputs))
+            ):
+                return env
+        return None
+
     def installed_inputs(self) -> dict[str, object]:
         """What a record measured in a torch installed already is made from: its probe, its options and the folder it
         runs from alone."""
@@ -345,13 +366,13 @@ class Project:
     ) -> CellResult | None:
         """The cell's result among ``stored`` (see :meth:`stored`) if its records of ``pairs`` (probe, device) stand.
 
-        The torch build is not compared: without installing, nothing tells which build a new run would get
-        (bisect and verify ask this).
+        The torch build and the packages are compared where the environment a run would take is there
+        (:meth:`environment_now`); elsewhere nothing but installing tells which a new run would get.
         """
         result = stored.get((cell.torch, cell.python_request))
         if result is None or result.outcome is not None:
             return None
-        inputs, digests = self.inputs(cell), identity.FileDigests()
+        inputs, digests = self.inputs(cell, self.environment_now(cell)), identity.FileDigests()
         records = {(record.probe, record.device): record for record in result.records}
         for probe, device in pairs:
             record = records.get((probe, device))
@@ -415,6 +436,11 @@ def load(root: Path, environ: dict[str, str] | None = None) -> Project:
         matrix, cells, results.safe_name(named), tuple(find_links), listing, found, platforms, known_pins,
         given_probes=tuple(probes or ()), caller=environ, hardware=hardware,
     )  # fmt: skip
+
+
+def environment_asks(inputs: Mapping[str, object]) -> dict[str, object]:
+    """What an environment is asked to hold, of a cell's ``inputs``: its requirements, constraints and seed."""
+    return {key: inputs.get(key) for key in ("requirements", identity.CONSTRAINTS, identity.VENV_SEED)}
 
 
 def with_releases(matrix: Matrix, versions: Iterable[Version]) -> Matrix:

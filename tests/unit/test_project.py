@@ -150,7 +150,7 @@ def test_a_results_cell_is_worked_out_once_for_all_its_records(tmp_path: Path, m
     here = project(tmp_path, TorchEntry(Version("1.12.1")))
     asked: list[Cell] = []
     inputs = Project.inputs
-    monkeypatch.setattr(Project, "inputs", lambda self, cell: asked.append(cell) or inputs(self, cell))
+    monkeypatch.setattr(Project, "inputs", lambda self, cell, env=None: asked.append(cell) or inputs(self, cell, env))
     planned = result("1.12.1", python_request=None)
     wanted = [here.identity_now(planned, Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1)) for _ in range(20)]
     assert asked == [here.cells[0]]

@@ -35,6 +35,27 @@ def environment_of(folder: Path, parameter: str) -> Path:
     return Path(_normalize_path(str(folder), session_of(parameter)))
 
 
+HELD_PREFIX = "held-python-"
+"""The name of a folder of ``--envdir`` that holds the environments of cells on a Python a bisect holds, before
+that Python: ``held-python-3.10``."""
+
+
+def held_envdirs(envdir: Path) -> list[Path]:
+    """The folders of ``envdir`` where a bisect kept the environments of cells on a Python it held."""
+    return sorted(folder for folder in envdir.glob(f"{HELD_PREFIX}*") if folder.is_dir())
+
+
+def envdir_for(envdir: Path, held_python: str | None) -> Path:
+    """Where the environments of cells on ``held_python`` go: ``<envdir>/held-python-3.10``; ``envdir`` itself
+    for the matrix's own cells (no Python held).
+
+    A session's environment is named by the session alone (``probe-1-13-1``); a bisect that holds Python 3.10
+    over a release the matrix runs on 3.11 would otherwise rebuild the matrix's environment on 3.10, and the
+    next plain run rebuild it back.
+    """
+    return envdir / f"{HELD_PREFIX}{held_python}" if held_python else envdir
+
+
 def environments_in(folder: Path) -> list[Path]:
     """Every environment directly in ``folder``: each folder with a ``pyvenv.cfg``."""
     try:

@@ -4,8 +4,9 @@ Same noxfile, same environments folder (``--envdir``), same matrix and
 machine: a cell built here is the one a later `nox -s probe` reuses, and its
 result file is the one `nox -s report` shows. A cell on a Python the bisect
 holds is not the matrix's cell of that release: its environment is its own,
-in a folder of that Python's (:func:`envdir_for`), so neither rebuilds the other. What each session did comes
-back in its hand-back file (:mod:`.handback`); the child's output is for
+in a folder of that Python's (:func:`torchmatrix.environment.disk.envdir_for`),
+so neither rebuilds the other. What each session did comes back in its
+hand-back file (:mod:`.handback`); the child's output is for
 people, and nothing here reads it.
 """
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import variables
+from ..environment import disk
 from ..util import tethered
 from .handback import HandBack, Stored, received
 
@@ -30,11 +32,6 @@ if TYPE_CHECKING:
 
     from ..planner import Cell
     from ..project import Project
-
-HELD_PREFIX = "held-python-"
-"""The name of a folder of ``--envdir`` that holds the environments of cells on a Python a bisect holds, before
-that Python: ``held-python-3.10``."""
-
 
 NOX_MAIN = (
     "import runpy, sys; sys.path[:] = filter(None, sys.path); "
@@ -81,7 +78,7 @@ def run_cells(
     }
     if project.given_probes:
         chosen[variables.PROBES.name] = ",".join(project.given_probes)
-    envdir = envdir_for(envdir_of(session), chosen.get(variables.PYTHON.name))
+    envdir = disk.envdir_for(envdir_of(session), chosen.get(variables.PYTHON.name))
     sessions = [cell.session for cell in cells]
     with tempfile.TemporaryDirectory(prefix="torchmatrix-handback-") as folder:
         chosen[variables.HANDBACK.name] = folder
@@ -92,22 +89,6 @@ def run_cells(
 def envdir_of(session: nox.Session) -> Path:
     """The environments folder of the running nox (its ``--envdir``)."""
     return session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
-
-
-def held_envdirs(envdir: Path) -> list[Path]:
-    """The folders of ``envdir`` where a bisect kept the environments of cells on a Python it held."""
-    return sorted(folder for folder in envdir.glob(f"{HELD_PREFIX}*") if folder.is_dir())
-
-
-def envdir_for(envdir: Path, held_python: str | None) -> Path:
-    """Where the environments of cells on ``held_python`` go: ``<envdir>/held-python-3.10``; ``envdir`` itself
-    for the matrix's own cells (no Python held).
-
-    A session's environment is named by the session alone (``probe-1-13-1``); a bisect that holds Python 3.10
-    over a release the matrix runs on 3.11 would otherwise rebuild the matrix's environment on 3.10, and the
-    next plain run rebuild it back.
-    """
-    return envdir / f"{HELD_PREFIX}{held_python}" if held_python else envdir
 
 
 def _handed_back(folder: Path, session: str, code: int, log: Path | None) -> HandBack:

@@ -27,7 +27,7 @@ def survey(
     envdir = childnox.envdir_of(session)
     uv, cache = _cache()
     releases = {**parameters(project), **(more or {})}
-    return disk.survey([envdir, *childnox.held_envdirs(envdir)], releases, cache), uv
+    return disk.survey([envdir, *disk.held_envdirs(envdir)], releases, cache), uv
 
 
 def parameters(project: Project) -> dict[Version, list[str]]:
