@@ -1106,7 +1106,7 @@ OPENINGS = {
         "os.symlink('sub', 'lnk')\nopen('lnk/out.txt', 'w').write('mine')\nos.remove('sub/out.txt')\n"
         "os.link('data.txt', 'sub/out.txt')\nprint(open('lnk/out.txt').read())\nos.remove('sub/out.txt')\n"
         "os.remove('lnk')\n",
-        ["lnk/out.txt"],
+        ["data.txt"],  # read through the link's folder where the pair linked it: by the path it took it from
     ),
     "os.fstat by its keyword, and os's functions called wrong": (
         "print(os.fstat(fd=os.open('data.txt', os.O_RDONLY)).st_size)\n"

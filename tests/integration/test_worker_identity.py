@@ -18,6 +18,7 @@ import pytest
 
 from torchmatrix import freshness, identity
 from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
+from torchmatrix.envside.torchmatrix_worker import reads
 from torchmatrix.matrix import loader
 from torchmatrix.worker import runner
 
@@ -1803,3 +1804,83 @@ def test_a_thread_pools_look_a_folder_not_there_yet_and_a_link_into_the_standard
         f"{tmp_path / 'link.txt'} changed",
         f"{tmp_path / 'vendor' / 'colorsys'}{identity.MODULE_LOOKED_FOR} appeared",
     ]
+
+
+SPEND_THE_BUDGET = "os.utime('big.bin')\n"
+"""Touching a file larger than the hashing budget (``MAX_HASHED``) spends it: what the pair changes next is unhashed."""
+
+CHANGED_UNHEARD = {
+    "rewritten through a link of the pair's own, then touched": (
+        "print(open('data.txt').read())\nos.symlink('data.txt', 'alias')\nopen('alias', 'w').write('new')\n"
+        "os.remove('alias')\nos.utime('data.txt')\n",
+        "data.txt",
+    ),
+    "rewritten by a program the pair ran, then touched": (
+        "import subprocess\nprint(open('data.txt').read())\n"
+        "subprocess.run(['sh', '-c', 'printf new > data.txt'], check=True)\nos.utime('data.txt')\n",
+        "data.txt",
+    ),
+    "past the budget: read, made runnable, rewritten by a program the pair ran": (
+        SPEND_THE_BUDGET + "import subprocess\nprint(open('data.txt').read())\nos.chmod('data.txt', 0o644)\n"
+        "subprocess.run(['sh', '-c', 'printf new > data.txt'], check=True)\n",
+        "data.txt",
+    ),
+    "past the budget: read by a forked child, touched, then rewritten": (
+        SPEND_THE_BUDGET + "pid = os.fork()\nif pid == 0:\n    print(open('data.txt').read(), flush=True)\n"
+        "    os._exit(0)\nos.waitpid(pid, 0)\nos.utime('data.txt')\nopen('data.txt', 'w').write('new')\n",
+        "data.txt",
+    ),
+    "past the budget: read, touched, rewritten through a link of the pair's own": (
+        SPEND_THE_BUDGET + "print(open('data.txt').read())\nos.utime('data.txt')\nos.symlink('data.txt', 'alias')\n"
+        "open('alias', 'w').write('new')\nos.remove('alias')\n",
+        "data.txt",
+    ),
+    "moved by a forked child, read by its parent where it was moved": (
+        "pid = os.fork()\nif pid == 0:\n    os.rename('data.txt', 'done.txt')\n    os._exit(0)\n"
+        "os.waitpid(pid, 0)\nprint(open('done.txt').read())\n",
+        "data.txt",
+    ),
+    "a folder a forked child moved into the temporary folder, read there, moved back": (
+        "import tempfile\nwork = os.path.join(tempfile.mkdtemp(), 'd')\npid = os.fork()\nif pid == 0:\n"
+        "    os.rename('cfg', work)\n    os._exit(0)\nos.waitpid(pid, 0)\n"
+        "print(open(os.path.join(work, 'x.txt')).read())\nos.rename(work, 'cfg')\n",
+        "cfg/x.txt",
+    ),
+    "moved, read through /proc/self/cwd": (
+        "os.rename('data.txt', 'done.txt')\nprint(open('/proc/self/cwd/done.txt').read())\n",
+        "data.txt",
+    ),
+    "moved through a linked folder, read by its own path": (
+        "os.symlink('.', 'here')\nos.rename('data.txt', 'here/done.txt')\nos.remove('here')\n"
+        "print(open('done.txt').read())\n",
+        "data.txt",
+    ),
+    "moved into the temporary folder named through a link, read, moved back": (
+        "import tempfile\ntmp = tempfile.mkdtemp()\nos.symlink(tmp, 'T')\nos.rename('data.txt', 'T/x')\n"
+        "print(open(os.path.join(tmp, 'x')).read())\nos.rename(os.path.join(tmp, 'x'), 'data.txt')\nos.remove('T')\n",
+        "data.txt",
+    ),
+    "hard-linked into the temporary folder named through a link, read": (
+        "import tempfile\ntmp = tempfile.mkdtemp()\nos.symlink(tmp, 'T')\nos.link('data.txt', 'T/x')\n"
+        "os.remove('T')\nprint(open(os.path.join(tmp, 'x')).read())\n",
+        "data.txt",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANGED_UNHEARD))
+def test_an_input_changed_or_taken_where_the_pair_does_not_hear_it_is_never_taken_as_current(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """What the pair read holding ``old`` and a user then edits to ``new`` (which a run by hand would print): the
+    record is not current, however the pair changed or took the file between (through a link of its own, by a
+    program it ran, in a forked child, past the hashing budget, through ``/proc/self/cwd`` or a linked folder)."""
+    source, data = CHANGED_UNHEARD[case]
+    (tmp_path / data).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / data).write_text("old")
+    with open(tmp_path / "big.bin", "wb") as big:
+        big.truncate(reads.MAX_HASHED)  # sparse: hashed at once, as no disk is read
+    record = run_alone(stub_torch_python, script(tmp_path, "unheard", "import os\n" + source), tmp_path)
+    assert printed(record) == ["old"], record.message
+    (tmp_path / data).write_text("new")
+    assert changed_files(record.inputs[identity.READ]) != []

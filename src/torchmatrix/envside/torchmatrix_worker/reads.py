@@ -308,23 +308,24 @@ class FilesRead(object):
             if creating and path not in self.reading:
                 self.own.add(path)
             return
-        inode = found.st_dev, found.st_ino
+        inode, state = (found.st_dev, found.st_ino), stat_state(found)
         known = self.found_by_inode.get(inode, MISSING)
         if not stat.S_ISREG(found.st_mode) or (known is not MISSING and not (content and known is KEPT_FILE)):
             return  # no content, or found already (a file only moved or touched is found again as it is changed)
         if self.hashed + found.st_size <= MAX_HASHED:
             self.hashed += found.st_size
-            self.tell_found(FOUND, path, inode, file_digest(where or path))  # its open is this hook's, busy
+            self.tell_found(FOUND, path, state, file_digest(where or path))  # its open is this hook's, busy
         elif content:
-            self.tell_found(FOUND, path, inode, CHANGED_BY_THE_PAIR)
+            self.tell_found(FOUND, path, state, CHANGED_BY_THE_PAIR)
         else:
-            self.tell_found(KEPT, path, inode, None)
+            self.tell_found(KEPT, path, state, None)
 
-    def tell_found(self, kind, path, inode, digest):
-        """The file of ``inode`` (its device and inode), at ``path``, found holding what ``digest`` says (or
-        :data:`KEPT`): kept, and written down."""
+    def tell_found(self, kind, path, state, digest):
+        """The file in ``state`` (:func:`state_of`), at ``path``, found holding what ``digest`` says (or
+        :data:`KEPT`): kept by its device and inode, and written down with the state it was found in."""
+        inode = file_in(state)
         self.found_by_inode[inode] = KEPT_FILE if kind == KEPT else digest
-        self.found_files.append([kind, path, [inode[0], inode[1], digest]])
+        self.found_files.append([kind, path, [inode[0], inode[1], digest, list(state)]])
         self.write_down(*self.found_files[-1])
 
     def changed_in_place(self, path, empties=False, content=False):
@@ -344,7 +345,10 @@ class FilesRead(object):
         self.changed_in_place(source)
         if source is None or link is None:
             return
-        if link.startswith(self.leading_elsewhere) and not os.path.isdir(source):
+        link = in_its_real_folder(link)
+        if os.getpid() != self.pid:
+            self.read_all_of(source)  # a forked child's links end with it: what it took counts where it was
+        elif link.startswith(self.leading_elsewhere) and not os.path.isdir(source):
             self.read(source)
         inside = os.path.join(source, "")
         for moved in [path for path in self.links if path.startswith(inside)]:  # a folder moved: what is in it
@@ -368,13 +372,15 @@ class FilesRead(object):
         resolved = os.path.realpath(path)
         if resolved.startswith(self.leading_elsewhere) or resolved.endswith(" (deleted)"):
             return path
-        return resolved
+        return (self.taken_from(resolved) if self.links else None) or resolved
 
     def taken_from(self, path):
         """Where the file at ``path``, or the folder it is in, was before the pair linked or moved it there
         (:meth:`linked`, :meth:`renamed`: ``os.rename("data", tmp)``, then ``tmp/x.txt`` read), while it is that file
-        or folder; None where the pair did not take it so, or the path goes up out of that folder (``moved/../x``)."""
-        folder, below = path, ""
+        or folder; None where the pair did not take it so, or the path goes up out of that folder (``moved/../x``).
+        Both are paths in their folders' real places (:func:`in_its_real_folder`): a link or a move through a linked
+        folder is read by its own path, and the other way round."""
+        folder, below = in_its_real_folder(path), ""
         while os.pardir not in below.split(os.sep):
             source, inode, _ = self.links.get(folder, (None, None, None))
             if source is not None and inode is not None and inode_of(folder) == inode:
@@ -448,6 +454,15 @@ class FilesRead(object):
         self.first_seen[path] = state_of(where)
         self.write_down(READ, path, self.first_seen[path])
         self.reading.add(path)
+
+    def read_all_of(self, source):
+        """The file at ``source`` read, or each file in the folder there (a folder moved)."""
+        if not os.path.isdir(source):
+            self.read(source)
+            return
+        for folder, _, names in os.walk(source):
+            for name in names:
+                self.read(os.path.join(folder, name))
 
     def read_again(self, path, now):
         """A path read before (or looked for, and not there) that leads to another file ``now``: a link made or
@@ -685,9 +700,10 @@ def as_first_found(paths, found, first_seen):
 READ, FOUND, KEPT, AGAIN, SHARED, ASKED = "read", "found", "kept", "read again", "shared", "asked"
 BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
 """The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
-path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, [device, inode, digest]]`` (what
-the file of that inode held before the process changed it, whatever path reads it), ``[KEPT, path, [device, inode,
-None]]`` (a file whose name, mode or times alone the process changed, not hashed), ``[AGAIN, path, None]`` (a
+path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, [device, inode, digest, state]]``
+(what the file of that inode held before the process changed it, whatever path reads it, and its state then),
+``[KEPT, path, [device, inode, None, state]]`` (a file whose name, mode or times alone the process changed, not
+hashed), ``[AGAIN, path, None]`` (a
 path that led to another file as it was read again), ``[SHARED, path, None]`` (one of the shared inputs it touched,
 an input as it is left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a
 folder listed, as first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch),
@@ -739,11 +755,17 @@ def files_read(entries, excluded):
         return None, {}
     began = min([value for kind, _, value in entries if kind == BEGAN and isinstance(value, (int, float))] or [None])
     first, asked, read, shared, files, kept_files, again = {}, {}, set(), set(), {}, set(), set()
-    for kind, path, value in entries:
+    read_at, found_as = {}, {}
+    for index, (kind, path, value) in enumerate(entries):
         if kind == READ:
-            first.setdefault(path, tuple(value) if value else None)
-        elif kind in (FOUND, KEPT) and isinstance(value, list) and len(value) == 3:
+            state = tuple(value) if value else None
+            if path in first and (state and file_in(state)) != (first[path] and file_in(first[path])):
+                again.add(path)  # read by two processes, each where another file was
+            first.setdefault(path, state)
+            read_at.setdefault(path, index)
+        elif kind in (FOUND, KEPT) and isinstance(value, list) and len(value) == 4:
             inode = tuple(value[:2])
+            found_as.setdefault(inode, (index, tuple(value[3]) if isinstance(value[3], list) else None))
             if kind == KEPT:
                 kept_files.add(inode)
             else:
@@ -760,6 +782,10 @@ def files_read(entries, excluded):
             read.add(path)
     inodes = dict((path, file_in(state)) for path, state in first.items() if state)
     found = dict((path, files[inode]) for path, inode in inodes.items() if inode in files)  # by any path, any process
+    for path, inode in inodes.items():  # read, then changed unheard (by a program, through a link) before it was found
+        at, state = found_as.get(inode, (None, None))
+        if at is not None and read_at[path] < at and state != first[path]:
+            found[path] = CHANGED_AFTER_IT_WAS_READ
     made = set(path for path in first if path not in found and inodes.get(path) not in kept_files
                and written_since(first[path], began)) - again  # fmt: skip
     kept = [path for path in inputs_of(read, excluded) if path not in made]
@@ -767,10 +793,10 @@ def files_read(entries, excluded):
     changed = as_first_found(kept, found, first)
     changed.update((path, file_digest(path)) for path in kept if path in shared)
     changed.update((path, READ_ANOTHER_FILE) for path in kept if path in again)
-    for path in kept:  # only moved or touched past what was hashed as the pair waited: as it is, still that file
-        state = state_of(path)
+    for path in kept:  # only moved or touched past what was hashed as the pair waited: as it is, still that file,
+        state = state_of(path)  # its content as old as when it was read
         taken_as_kept = path not in found and path not in again and inodes.get(path) in kept_files
-        if taken_as_kept and state is not None and file_in(state) == inodes[path]:
+        if taken_as_kept and state is not None and (file_in(state), state[2]) == (inodes[path], first[path][2]):
             changed[path] = file_digest(path)
     changed.update((entry, asked[entry]) for entry in counted)
     return sorted(kept + counted + site_startup_files()), changed
@@ -994,7 +1020,19 @@ def state_of(path):
     rename, new times or permissions), the time of its content's (``st_mtime``) and its device; None where there is
     none."""
     found = stat_or_none(path)
-    return None if found is None else (found.st_ino, found.st_ctime, found.st_mtime, found.st_dev)
+    return None if found is None else stat_state(found)
+
+
+def stat_state(found):
+    """What :func:`state_of` says of a file ``os.stat`` found so."""
+    return found.st_ino, found.st_ctime, found.st_mtime, found.st_dev
+
+
+def in_its_real_folder(path):
+    """``path`` in its folder's real place, links resolved (``here/x`` where ``here`` links to ``.``: ``./x``); the
+    name itself, which may be a link, kept."""
+    folder, name = os.path.split(path)
+    return os.path.join(os.path.realpath(folder), name) if name else path
 
 
 def file_in(state):
