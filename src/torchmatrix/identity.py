@@ -578,6 +578,9 @@ FILE_THERE: str = _protocol.FILE_THERE
 (``path (whether it is there)``)."""
 FILE_STATED: str = _protocol.FILE_STATED
 """How a pair's ``read`` names a file its own code asked about (``path (what os.stat says of it)``)."""
+DISTRIBUTIONS_IN: str = _protocol.DISTRIBUTIONS_IN
+"""How a pair's ``read`` names a folder ``importlib.metadata`` looked for distributions in (``path (the distributions
+in it)``)."""
 LEADS_TO: str = _protocol.LEADS_TO
 """How a pair's ``read`` names the script it ran by where its path leads (``path (the file it is)``)."""
 FOLDER_LISTED: str = _protocol.FOLDER_LISTED

@@ -275,6 +275,31 @@ def test_a_script_s_link_pointed_at_the_same_script_beside_other_modules_is_a_ch
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'linked.py'}{identity.LEADS_TO} changed"]
 
 
+def test_a_pytest_plugin_whose_distribution_appears_on_pytest_s_pythonpath_is_a_change(tmp_path: Path) -> None:
+    """pytest finds its plugins by their distributions' entry points, which ``importlib.metadata`` finds by listing
+    each folder of ``sys.path`` (``pythonpath = src``): a ``*.dist-info`` put there (``pip install -e .``) loads a
+    plugin that changes how a test runs."""
+    python = installed_pytest_python(tmp_path / "venv")
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "src").mkdir()
+    (project / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
+    (project / "src" / "mylib_plugin.py").write_text("import builtins\nbuiltins.flag = 1\n")
+    (project / "tests" / "test_b.py").write_text(
+        "import builtins\n\ndef test_state():\n    assert getattr(builtins, 'flag', None) is None\n"
+    )
+    probe = loader.probe_at(project / "tests" / "test_b.py", project)
+    records = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=project).records
+    assert [(record.probe, record.outcome) for record in records] == [("tests/test_b.py::test_state", Outcome.PASS)]
+    info = project / "src" / "mylib-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mylib\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nmylib = mylib_plugin\n")
+    again = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=project).records
+    assert [(record.probe, record.outcome) for record in again] == [("tests/test_b.py::test_state", Outcome.FAIL)]
+    assert ran_again(records) == [f"{project / 'src'}{identity.DISTRIBUTIONS_IN} changed"]
+
+
 def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes_no_record(tmp_path: Path) -> None:
     python = pytest_python(tmp_path / "venv")
     project = tmp_path / "project"

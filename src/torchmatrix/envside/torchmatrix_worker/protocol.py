@@ -72,18 +72,24 @@ FOLDER_LISTED = " (what is in it)"
 """Ending the path of a folder the pair's own code listed (``os.listdir``, ``os.scandir``, ``glob``, ``os.walk``):
 the host digests the names in it, so that a file put there or taken away is a change."""
 
+DISTRIBUTIONS_IN = " (the distributions in it)"
+"""Ending the path of a folder ``importlib.metadata`` listed as it looked for installed distributions (pytest's
+plugins, torch's backends, by their entry points): the host digests the names of the distributions' metadata there
+(``*.dist-info``, ``*.egg-info``), so that one put there (``pip install -e .``) is a change."""
+
 LEADS_TO = " (the file it is)"
 """Ending the path of a script the pair ran: where it leads, through links (``os.path.realpath``), whose folder is
 first on ``sys.path``, so that a link pointed at the same script in another folder, beside other modules, is a
 change."""
 
-ASKED_ENDINGS = (FILE_THERE, FILE_STATED, FOLDER_LISTED, LEADS_TO)
+ASKED_ENDINGS = (FILE_THERE, FILE_STATED, FOLDER_LISTED, DISTRIBUTIONS_IN, LEADS_TO)
 
 
 def asked_digest(entry):
     """What the file or folder an ``entry`` (a path ending with one of :data:`ASKED_ENDINGS`) names is now, as its
-    ending asks: ``there`` or ``a folder``; the digest of what ``os.stat`` says of it; of the names in it; the path
-    it leads to. None where nothing is there. The worker and the host say it by this one rule."""
+    ending asks: ``there`` or ``a folder``; the digest of what ``os.stat`` says of it; of the names in it (of its
+    distributions' metadata); the path it leads to. None where nothing is there. The worker and the host say it by
+    this one rule."""
     path, ending = asked_path(entry)
     if ending == FILE_THERE:
         return "there" if os.path.isfile(path) else "a folder" if os.path.isdir(path) else None
@@ -91,6 +97,8 @@ def asked_digest(entry):
         return stat_digest(path)
     if ending == FOLDER_LISTED:
         return listing_digest(path)
+    if ending == DISTRIBUTIONS_IN:
+        return listing_digest(path, METADATA_FOLDERS)
     if ending == LEADS_TO:
         return os.path.realpath(path) if os.path.lexists(path) else None
     return None
@@ -131,10 +139,15 @@ def extended_attributes(path):
         return []
 
 
-def listing_digest(folder):
-    """The sha256 of the names in ``folder``, sorted; None where it is no folder."""
+METADATA_FOLDERS = (".dist-info", ".egg-info")
+"""How the metadata of an installed distribution is named, as ``importlib.metadata`` finds it (any case)."""
+
+
+def listing_digest(folder, endings=None):
+    """The sha256 of the names in ``folder`` (those that end with one of ``endings``, any case), sorted; None where
+    it is no folder."""
     try:
-        names = sorted(os.listdir(folder))
+        names = sorted(name for name in os.listdir(folder) if endings is None or name.lower().endswith(endings))
     except OSError:
         return None
     return hashlib.sha256(b"\n".join(os.fsencode(name) for name in names)).hexdigest()

@@ -16,6 +16,7 @@ import threading
 import time
 
 from .protocol import (
+    DISTRIBUTIONS_IN,
     FILE_STATED,
     FILE_THERE,
     FOLDER_LISTED,
@@ -202,13 +203,19 @@ class FilesRead(object):
         ``os.fwalk`` list so): by the pair's own code (a test parametrized by the files of a folder), or in what
         pytest was asked to collect (``collected``: a folder of tests and each folder in it, as pytest lists them,
         a linked one too), it counts by what is in it (:data:`FOLDER_LISTED`), so that a file put there is a change
-        (a doctest file, a module of tests). What else the environment's code lists is its to decide."""
+        (a doctest file, a module of tests); listed by ``importlib.metadata`` (pytest looking for its plugins, torch
+        for its backends), by the distributions in it (:data:`DISTRIBUTIONS_IN`). What else the environment's code
+        lists is its to decide."""
         where = located(os.curdir if folder is None else folder)
-        if not self.asked_by_the_pair() and not self.is_collected(where):
+        if self.asked_by_the_pair() or self.is_collected(where):
+            ending = FOLDER_LISTED
+        elif finding_distributions():
+            ending = DISTRIBUTIONS_IN
+        else:
             return
         path = self.counted(where)
         if path is not None and not self.is_shared(path):
-            self.tell(path + FOLDER_LISTED)
+            self.tell(path + ending)
 
     def is_collected(self, folder):
         """Whether ``folder`` is, or is in, a path pytest was asked to collect."""
@@ -640,6 +647,21 @@ class Watched(object):
 
     def __repr__(self):
         return repr(self.original)
+
+
+METADATA_MODULES = ("importlib.metadata", "importlib_metadata")
+"""Where Python (and its backport) finds the distributions installed on ``sys.path``, by listing its folders."""
+
+
+def finding_distributions():
+    """Whether ``importlib.metadata`` is on the way to this moment: it lists a folder to find distributions."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__") or ""
+        if name in METADATA_MODULES or name.startswith(tuple(module + "." for module in METADATA_MODULES)):
+            return True
+        frame = frame.f_back
+    return False
 
 
 IMPORT_SYSTEM = ("importlib._bootstrap", "importlib._bootstrap_external", "_frozen_importlib",
