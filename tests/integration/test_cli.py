@@ -391,3 +391,20 @@ def test_the_report_and_verify_take_no_record_of_another_build_than_the_environm
     verify = torchmatrix(tmp_path, "verify")
     assert verify.returncode != 0, verify.stdout + verify.stderr
     assert "1 stale record skipped" in verify.stdout + verify.stderr, verify.stdout + verify.stderr
+
+
+def test_a_bisection_whose_records_its_own_runs_made_stale_says_its_answer_is_stale(tmp_path: Path) -> None:
+    """A script that prints how many result files there are, which each cell the bisection runs writes: its
+    output changes from release to release for no change of torch, and the answer says it no longer stands."""
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.1.0"):
+        standin.wheel(wheels, version, {"dot": "pass"})
+    (tmp_path / "count.py").write_text(
+        'import glob\nimport torch\nprint(len(glob.glob("torchmatrix-results/results/*/*.json")))\n'
+    )
+    run = torchmatrix(tmp_path, "bisect", "count.py", "--by-output", "--from", "9.0.0", "--to", "9.1.0",
+                      environ={"TORCHMATRIX_FIND_LINKS": str(wheels)})  # fmt: skip
+    text = run.stdout + run.stderr
+    assert "first release with NEW's outcome" in text, text
+    assert run.returncode != 0, text
+    assert "the answer is stale already: the records of torch 9.0.0, 9.1.0 it rests on no longer hold" in text, text

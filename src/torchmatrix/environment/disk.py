@@ -11,6 +11,7 @@ an environment hard-links from the cache is one file, counted once.
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,9 +31,15 @@ TORCH = canonicalize_name("torch")
 def environment_of(folder: Path, parameter: str) -> Path:
     """Where nox keeps the environment of ``probe(<parameter>)`` in the environments folder ``folder``.
 
-    nox's own rule (which writes a name too long for a path as a digest of it), since nox makes the folder.
+    nox's own rule (which writes a name too long for a path as a digest of it), since nox makes the folder; asked
+    quietly: what nox warns of as it names the folder, it warns of as it makes it.
     """
-    return Path(_normalize_path(str(folder), session_of(parameter)))
+    quiet = logging.getLogger("nox")
+    was, quiet.disabled = quiet.disabled, True
+    try:
+        return Path(_normalize_path(str(folder), session_of(parameter)))
+    finally:
+        quiet.disabled = was
 
 
 HELD_PREFIX = "held-python-"

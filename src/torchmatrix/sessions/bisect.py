@@ -230,6 +230,27 @@ class _Bisection:
         owner = self.project.owner(name)
         return owner is not None and owner.kind.may_be_tests
 
+    def stale_answer(self, key: Key, verdict: Verdict) -> str:
+        """Why the answer for ``key`` no longer stands, '' where it does: the records of the releases it names (the
+        last with OLD's outcome, the first with NEW's) are stale already, what they depend on changed since they ran
+        (a file they read, which the bisect's own runs may have written)."""
+        stored = self.project.stored(results.scan(self.project.results_dir).results)
+        ends = (verdict.last_old, verdict.first_new)
+        stale = [version for version in ends if version is not None and not self._stands(version, stored, key)]
+        if not stale:
+            return ""
+        return (
+            f"{key_text(key)}: the answer is stale already: the records of torch {', '.join(map(str, stale))} it "
+            "rests on no longer hold (what they depend on changed since they ran; the report says what)"
+        )
+
+    def _stands(self, version: Version, stored: Mapping[Any, results.CellResult], key: Key) -> bool:
+        """Whether the stored records of ``version`` still answer ``key`` as a run now would."""
+        cell = self.cells[version]
+        return cell.outcome is not None or bool(
+            self.project.up_to_date(cell, stored, [key]) or self._ran_without(cell, stored, key)
+        )
+
     def _ran_without(self, cell: Cell, stored: Mapping[Any, results.CellResult], key: Key) -> results.CellResult | None:
         """The cell's stored result if the test probe of the test ``key`` names ran there as it would now, and
         holds no record of it: the test did not exist in that release, or its module did not import."""
@@ -573,6 +594,9 @@ def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
     boundary = job.boundary(verdict) if verdict.status.changed else None
     if boundary:
         session.warn(safetext.for_terminal(boundary, keep_newlines=False))
+    stale = job.stale_answer(job.request.keys[0], verdict) if verdict.status.changed else ""
+    if stale:
+        session.error(safetext.for_terminal(stale, keep_newlines=False))
 
 
 def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
@@ -591,6 +615,9 @@ def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
     unstable = _not_compared(session, request, found.verdicts)
     if unstable:
         session.error(safetext.for_terminal(" ".join(unstable), keep_newlines=False))
+    stale = [said for key in found.changes if (said := job.stale_answer(key, found.verdicts[key]))]
+    if stale:
+        session.error(safetext.for_terminal(" ".join(stale), keep_newlines=False))
     if not changes:
         session.error(
             f"no (probe, device) pair changed its outcome between torch {request.old} and {request.new}: "
