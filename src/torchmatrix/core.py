@@ -8,6 +8,7 @@ takes these from here.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -86,14 +87,26 @@ class Probe:
     def runs_on(self, device: str) -> bool:
         return self.devices is None or device in self.devices
 
+    @property
+    def file_id(self) -> str:
+        """The file's (or folder's) part of its tests' node ids: its path from :attr:`root` (``..`` and all)."""
+        if self.root is None:
+            return self.name
+        return Path(os.path.relpath(self.path, self.root)).as_posix() + ("/" if self.name.endswith("/") else "")
+
+    def test_named(self, sent: str) -> str | None:
+        """The record name of the test a worker named ``sent`` (a node id from a root pytest chose: ``::test_grad``
+        under ``-c other/pytest.ini``), as this file probe names its tests; None for a folder's or what is no test."""
+        if "::" not in sent or self.name.endswith("/") or not self.kind.may_be_tests:
+            return None
+        return f"{self.file_id}::{sent.partition('::')[2]}"
+
     def covers(self, record_name: str) -> bool:
         """Whether a record named ``record_name`` is one this probe makes: its own name, or one of its tests."""
         if record_name == self.name or not self.kind.may_be_tests:
             return record_name == self.name
         if self.kind is Kind.SCRIPT_OR_TESTS:  # a file of probes/ is named by its stem, its tests from the root
-            inside = self.root is not None and self.root in self.path.parents
-            path = self.path.relative_to(self.root).as_posix() if inside and self.root else self.name
-            return record_name.startswith(f"{path}::")
+            return record_name.startswith(f"{self.file_id}::")
         if self.name.endswith("/"):  # a folder
             return record_name.startswith(self.name)
         below = record_name[len(self.name) :] if record_name.startswith(self.name) else ""

@@ -383,7 +383,17 @@ class Project:
     # Read once per run: bisect and verify ask for many cells' inputs.
     @functools.cached_property
     def _probe_hashes(self) -> dict[str, str]:
-        return {probe.name: kinds.digest(probe) for probe in self.matrix.probes}
+        return {probe.name: self._probe_digest(probe) for probe in self.matrix.probes}
+
+    def _probe_digest(self, probe: core.Probe) -> str:
+        """What a probe's records depend on of it (:func:`kinds.digest`), and where it is from the matrix's folder
+        where its name is from another (``probes_root:``): that name means another file once ``probes_root:``
+        changes."""
+        digest = kinds.digest(probe)
+        if self.matrix.probes_root is None:
+            return digest
+        where = Path(os.path.relpath(probe.path, self.matrix.file.parent)).as_posix()
+        return hashlib.sha256(f"{where}\0{digest}".encode()).hexdigest()
 
     @functools.cached_property
     def _worker_hash(self) -> str:

@@ -300,6 +300,35 @@ def test_a_pytest_plugin_whose_distribution_appears_on_pytest_s_pythonpath_is_a_
     assert ran_again(records) == [f"{project / 'src'}{identity.DISTRIBUTIONS_IN} changed"]
 
 
+@pytest.mark.parametrize("where", ["probes/ beside a matrix in ci/", "probes_root: ../tests", "pytest -c config/"])
+def test_each_test_keeps_a_record_of_its_own_whatever_root_its_node_id_is_from(tmp_path: Path, where: str) -> None:
+    """A file of tests named by its stem (in ``probes/``) from a matrix elsewhere, or run under another pytest root
+    (``-c config/pytest.ini`` in ``PYTEST_ADDOPTS``): each test is a record of its own, never two under one name."""
+    python = installed_pytest_python(tmp_path / "venv")
+    project = tmp_path / "project"
+    for folder in ("probes", "ci", "tests", "config"):
+        (project / folder).mkdir(parents=True)
+    tests = "def test_grad():\n    assert False, 'grad is wrong'\n\ndef test_shape():\n    pass\n"
+    (project / "probes" / "grads.py").write_text(tests)
+    (project / "tests" / "test_grads.py").write_text(tests)
+    (project / "config" / "pytest.ini").write_text("[pytest]\n")
+    matrix = project / "ci" / "matrix.yaml"
+    matrix.write_text("torch: [2.2.0]\n" + ("probes_root: ../tests\n" if "probes_root" in where else ""))
+    seen = identity.pair_environment(python, {}, (), os.environ)
+    if where == "pytest -c config/":
+        probe = loader.probe_at(project / "tests" / "test_grads.py", project)
+        seen = identity.pair_environment(python, {"PYTEST_ADDOPTS": "-c config/pytest.ini"}, (), os.environ)
+        named, workdir = "tests/test_grads.py", project
+    else:
+        [probe] = loader.load_matrix(matrix, project / "probes").probes
+        named, workdir = "../probes/grads.py", loader.load_matrix(matrix, project / "probes").run_from
+    records = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=workdir).records
+    assert [(record.probe, record.outcome) for record in records] == [
+        (f"{named}::test_grad", Outcome.FAIL),
+        (f"{named}::test_shape", Outcome.PASS),
+    ]
+
+
 def test_tests_depend_on_their_configuration_and_a_forked_child_of_a_test_writes_no_record(tmp_path: Path) -> None:
     python = pytest_python(tmp_path / "venv")
     project = tmp_path / "project"

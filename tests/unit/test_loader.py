@@ -462,3 +462,26 @@ def test_a_matrix_of_no_probe_says_so_rather_than_an_empty_list(tmp_path: Path) 
     assert expect.hint == "this matrix runs no probe; a test goes by its node id"
     named = error_for(tmp_path, empty, "torch: [1.9.0]\nprobes: [autograd_dot]\n")
     assert named.hint == f"{empty} holds no probe; a script or tests go by their path, relative to {tmp_path}"
+
+
+def test_a_listed_probe_named_again_through_a_linked_folder_is_the_matrix_s_and_its_tests_alone_are_refused(
+    tmp_path: Path, probes_dir: Path
+) -> None:
+    """``current`` links to ``real``: ``current/both.py`` given for one run is the matrix's, with its ``kind:`` and
+    options, and a test of it, or of a folder the matrix gives options, named alone is refused."""
+    (tmp_path / "real" / "tests").mkdir(parents=True)
+    (tmp_path / "real" / "both.py").write_text("def test_a():\n    pass\n\nif __name__ == '__main__':\n    test_a()\n")
+    (tmp_path / "real" / "tests" / "test_b.py").write_text("def test_b():\n    pass\n")
+    (tmp_path / "current").symlink_to(tmp_path / "real", target_is_directory=True)
+    matrix_file = write(
+        tmp_path,
+        "torch: [1.12.1]\nprobes: [{probe: current/both.py, kind: tests}, current/tests/]\n"
+        "probe_options: {current/both.py: {size: 3}, current/tests/: {size: 4}}\n",
+    )
+    [listed, _] = load_matrix(matrix_file, probes_dir).probes
+    for given in ("current/both.py", "real/both.py", str(tmp_path / "current" / "both.py")):
+        [probe] = load_matrix(matrix_file, probes_dir, probes=[given]).probes
+        assert (probe.name, probe.kind, probe.options) == ("current/both.py", Kind.PYTEST, {"size": 3})
+    for test in ("current/both.py::test_a", "real/tests/test_b.py::test_b"):
+        with pytest.raises(UsageError, match="which the matrix gives probe_options"):
+            load_matrix(matrix_file, probes_dir, probes=[test])

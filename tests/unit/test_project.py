@@ -13,7 +13,7 @@ from packaging.version import Version
 from torchmatrix import freshness, identity
 from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
-from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry
+from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry, kinds
 from torchmatrix.planner import Cell, plan
 from torchmatrix.project import Project, as_listed, load, with_releases
 
@@ -227,3 +227,22 @@ def test_every_pair_is_given_the_folder_of_inputs_beside_its_machines_results(tm
     assert other.pair_environment("python")["TORCHMATRIX_INPUTS"] == str(
         here.matrix.output / "results" / "other_box" / "inputs"
     )
+
+
+def test_a_probe_named_from_probes_root_depends_on_where_it_is_and_not_its_name_alone(tmp_path: Path) -> None:
+    """``probes_root: ../v1`` then ``../v2``: ``repro.py`` is another file of the same bytes, beside another helper
+    module; its records depend on which."""
+    for version in ("v1", "v2"):
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "repro.py").write_text("import helper\nprint(helper.WHO)\n")
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+
+    def wanted(root: str) -> object:
+        probe = Probe("repro.py", tmp_path / root / "repro.py", kind=Kind.SCRIPT)
+        matrix = dataclasses.replace(here.matrix, probes=(probe,), probes_root=tmp_path / root)
+        return dataclasses.replace(here, matrix=matrix).inputs(here.cells[0])["probes"]
+
+    assert wanted("v1") != wanted("v2")
+    assert here.inputs(here.cells[0])["probes"] == {  # a matrix without probes_root: the probe's file alone
+        probe.name: kinds.digest(probe) for probe in here.matrix.probes
+    }

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import variables
-from ..core import DEVICES, Kind, Probe
+from ..core import DEVICES, Kind, Probe, holds
 from ..errors import UsageError, did_you_mean
 from . import DEFAULT_INDEX_URL, DEFAULT_TIMEOUT, Expectation, Matrix, PinRule, ProbeEntry, kinds, pep723, yamldoc
 from .schema import MATRIX_KEYS, PROBE_KINDS, PROBE_NAME, check_mapping, fail, list_of, pin_rule
@@ -139,7 +139,7 @@ def given_probes(
         if not path.is_dir() and path.suffix != ".py":
             raise UsageError(f"${variables.PROBES.name}: {entry!r} is not a .py file; name a probe, a script, or tests")
         probe = probe_at(path.resolve(), base, select, probes_dir)
-        probe = next((known for known in listed if (known.path, known.select) == (probe.path, probe.select)), probe)
+        probe = next((known for known in listed if _same(known, probe.path, probe.select)), probe)
         if not any(probe.runs_on(device) for device in devices):
             raise UsageError(f"${variables.PROBES.name}: {_runs_only_on(probe)}\n  hint: {_reads_device_hint(probe)}")
         if any(known.name == probe.name for known in probes):
@@ -149,16 +149,29 @@ def given_probes(
 
 
 def _refuse_tests_without_their_options(chosen: Sequence[Probe], listed: Sequence[Probe]) -> None:
-    """A test given alone (a node id) of a file the matrix gives ``probe_options`` would run without them, as no run
-    of the matrix runs it: a :class:`UsageError`."""
+    """A test given alone (a node id) of a file or folder the matrix gives ``probe_options`` would run without them,
+    as no run of the matrix runs it: a :class:`UsageError`."""
     for probe in chosen:
-        holder = next((known for known in listed if probe.select and known.options
-                       and (known.path, known.select) == (probe.path, "")), None)  # fmt: skip
+        holder = next((known for known in listed if probe.select and known.options and _holds(known, probe)), None)
         if holder is not None:
             raise UsageError(
                 f"${variables.PROBES.name}: {probe.name!r} is a test of {holder.name}, which the matrix gives "
                 f"probe_options: alone it would run without them\n  hint: run {holder.name}, all its tests"
             )
+
+
+def _same(known: Probe, path: Path, select: str) -> bool:
+    """Whether the matrix's probe ``known`` is the file or folder at ``path`` (links resolved), with ``select``."""
+    return (known.path.resolve(), known.select) == (path, select)
+
+
+def _holds(known: Probe, test: Probe) -> bool:
+    """Whether the tests of the matrix's probe ``known`` hold the one ``test`` names, by whatever path each is
+    given (links resolved): a folder's, or a file's (a class's) test."""
+    holder, file = known.path.resolve(), test.path.resolve()
+    if holder.is_dir():
+        return holder in file.parents
+    return holder == file and holds(known.select, test.select)
 
 
 def probe_at(

@@ -396,8 +396,13 @@ def _refused_metrics(sent: Any) -> dict[str, Any]:
 
 
 def _record_name(pair: Pair, sent: Any) -> str:
-    """The name a record the worker sent is filed under: its own, if one of its pair's probe, else the probe's."""
-    return sent if isinstance(sent, str) and pair.probe.covers(sent) else pair.probe.name
+    """The name a record the worker sent is filed under: its own, if one of its pair's probe; a test of a file
+    named from another root, as the probe names its tests (two tests never one record); else the probe's."""
+    if not isinstance(sent, str):
+        return pair.probe.name
+    if pair.probe.covers(sent):
+        return sent
+    return pair.probe.test_named(sent) or pair.probe.name
 
 
 def _files_read(
