@@ -275,29 +275,53 @@ def test_a_script_s_link_pointed_at_the_same_script_beside_other_modules_is_a_ch
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'linked.py'}{identity.LEADS_TO} changed"]
 
 
-def test_a_pytest_plugin_whose_distribution_appears_on_pytest_s_pythonpath_is_a_change(tmp_path: Path) -> None:
+PLUGIN_DISTRIBUTIONS = {
+    "a *.dist-info": ("src", "mylib-1.0.dist-info", "METADATA"),
+    "an .egg folder's EGG-INFO": ("src/mylib-1.0.egg", "EGG-INFO", "PKG-INFO"),
+    "a *.dist-info in a folder of a .pth file, where torch looked for its backends before the pair": (
+        "src",
+        "mylib-1.0.dist-info",
+        "METADATA",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLUGIN_DISTRIBUTIONS))
+def test_a_pytest_plugin_whose_distribution_appears_on_pytest_s_pythonpath_is_a_change(
+    tmp_path: Path, case: str
+) -> None:
     """pytest finds its plugins by their distributions' entry points, which ``importlib.metadata`` finds by listing
-    each folder of ``sys.path`` (``pythonpath = src``): a ``*.dist-info`` put there (``pip install -e .``) loads a
-    plugin that changes how a test runs."""
+    each folder of ``sys.path`` (``pythonpath = src``): a distribution's metadata put there (``pip install -e .``)
+    loads a plugin that changes how a test runs, whatever ``importlib.metadata`` listed before the pair began."""
     python = installed_pytest_python(tmp_path / "venv")
+    folder, info, metadata = PLUGIN_DISTRIBUTIONS[case]
     project = tmp_path / "project"
     (project / "tests").mkdir(parents=True)
-    (project / "src").mkdir()
-    (project / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
-    (project / "src" / "mylib_plugin.py").write_text("import builtins\nbuiltins.flag = 1\n")
+    (project / folder).mkdir(parents=True)
+    if "torch looked" in case:  # as torch >= 2.5 does as it is imported, in the worker
+        stub = tmp_path / "stub"
+        shutil.copytree(DATA / "stub_torch", stub, ignore=shutil.ignore_patterns("__pycache__"))
+        with open(stub / "torch" / "__init__.py", "a") as init:
+            init.write("\nimport importlib.metadata\nimportlib.metadata.entry_points(group='torch.backends')\n")
+        [site_packages] = (tmp_path / "venv").glob("lib/python*/site-packages")
+        (site_packages / "torch.pth").write_text(f"{stub}\n")
+        (site_packages / "easy-install.pth").write_text(f"{project / folder}\n")  # pip install -e, of old
+        (project / "pytest.ini").write_text("[pytest]\n")
+    else:
+        (project / "pytest.ini").write_text(f"[pytest]\npythonpath = {folder}\n")
+    (project / folder / "mylib_plugin.py").write_text("import builtins\nbuiltins.flag = 1\n")
     (project / "tests" / "test_b.py").write_text(
         "import builtins\n\ndef test_state():\n    assert getattr(builtins, 'flag', None) is None\n"
     )
     probe = loader.probe_at(project / "tests" / "test_b.py", project)
     records = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=project).records
     assert [(record.probe, record.outcome) for record in records] == [("tests/test_b.py::test_state", Outcome.PASS)]
-    info = project / "src" / "mylib-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mylib\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[pytest11]\nmylib = mylib_plugin\n")
+    (project / folder / info).mkdir()
+    (project / folder / info / metadata).write_text("Metadata-Version: 2.1\nName: mylib\nVersion: 1.0\n")
+    (project / folder / info / "entry_points.txt").write_text("[pytest11]\nmylib = mylib_plugin\n")
     again = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, workdir=project).records
     assert [(record.probe, record.outcome) for record in again] == [("tests/test_b.py::test_state", Outcome.FAIL)]
-    assert ran_again(records) == [f"{project / 'src'}{identity.DISTRIBUTIONS_IN} changed"]
+    assert ran_again(records) == [f"{project / folder}{identity.DISTRIBUTIONS_IN} changed"]
 
 
 @pytest.mark.parametrize("where", ["probes/ beside a matrix in ci/", "probes_root: ../tests", "pytest -c config/"])
@@ -587,6 +611,33 @@ def test_what_a_forked_child_of_the_pair_reads_counts_too(stub_torch_python: str
     assert str(tmp_path / "shard.txt") in record.inputs[identity.READ]
 
 
+EXTENSION = """#include <Python.h>
+static PyObject *value(PyObject *self, PyObject *args) { return PyLong_FromLong(VALUE); }
+static PyMethodDef methods[] = {{"value", value, METH_NOARGS, ""}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ext", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_ext(void) { return PyModule_Create(&module); }
+"""
+
+
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler making shared libraries (cc)")
+def test_an_extension_module_the_pair_imported_and_a_program_it_ran_rebuilt_is_an_input_as_it_was_imported(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``ext.so`` imported, then rebuilt by a program the pair runs (as a build step of a test may): what the pair
+    ran was the file as it was imported, and the record is not current."""
+    for value in (1, 2):
+        (tmp_path / f"ext{value}.c").write_text(EXTENSION.replace("VALUE", str(value)))
+    include = subprocess.run([stub_torch_python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    build = ["cc", "-shared", "-fPIC", "-I", include, "-o", "ext.so"]
+    subprocess.run([*build, "ext1.c"], cwd=tmp_path, check=True)
+    rebuild = [*build, "ext2.c"]
+    source = f"import subprocess\nimport ext\nvalue = ext.value()\nsubprocess.run({rebuild!r})\nprint(value)\n"
+    record = run_alone(stub_torch_python, script(tmp_path, "uses_ext", source), tmp_path)
+    assert printed(record) == ["1"], record.message
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'ext.so'} changed"]
+
+
 @pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler making shared libraries (cc)")
 def test_a_shared_library_loaded_by_its_path_is_an_input_and_rebuilt_makes_the_record_stale(
     stub_torch_python: str, tmp_path: Path
@@ -839,6 +890,38 @@ UNWRITTEN = {
         "limit()\nassert open('data.txt').read() == 'data'\nos.kill(os.getpid(), signal.SIGKILL)\n",
         Outcome.CRASH,
     ),
+    "by the pair's process, which then changed it unheard and ended by itself": (
+        "soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)\nlimit()\ntext = open('data.txt').read()\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))\nos.symlink('data.txt', 'alias')\n"
+        "open('alias', 'w').write('new')\nos.remove('alias')\nos.utime('data.txt')\nassert text == 'data'\n",
+        Outcome.PASS,
+    ),
+    "by a forked child whose descriptors it closed, under an audit hook that refuses writes": (
+        "import sys\ndef refuse(event, arguments):\n    if event == 'open' and arguments[2] and arguments[2] & 3:\n"
+        "        raise RuntimeError('no writes')\nsys.addaudithook(refuse)\nreading, writing = os.pipe()\n"
+        "if os.fork() == 0:\n    os.closerange(3, reading)\n    os.closerange(writing + 1, 1024)\n"
+        "    os.write(writing, open('data.txt', 'rb').read())\n    os._exit(0)\n"
+        "os.wait()\nassert os.read(reading, 100) == b'data'\n",
+        Outcome.PASS,
+    ),
+    "by a forked child whose journal's line its file size limit cut short": (
+        "reading, writing = os.pipe()\nif os.fork() == 0:\n"
+        "    journal = [int(fd) for fd in os.listdir('/proc/self/fd')\n"
+        "               if 'read-' in os.path.basename(os.path.realpath('/proc/self/fd/' + fd))][0]\n"
+        "    size = os.fstat(journal).st_size\n"
+        "    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 20, resource.RLIM_INFINITY))\n"
+        "    os.write(writing, open('data.txt', 'rb').read())\n    os._exit(0)\n"
+        "os.wait()\nassert os.read(reading, 100) == b'data'\n",
+        Outcome.PASS,
+    ),
+    "by the pair's process at the edge of its recursion limit": (
+        "import sys\ndef deep(n):\n    if n == 0:\n        return None\n    try:\n        found = deep(n - 1)\n"
+        "    except RecursionError:\n        found = None\n    if found is None:\n        try:\n"
+        "            with open('data.txt') as f:\n                return f.read()\n"
+        "        except RecursionError:\n            return None\n    return found\n"
+        "assert deep(sys.getrecursionlimit() + 10) == 'data'\n",
+        Outcome.PASS,
+    ),
 }
 
 
@@ -846,9 +929,9 @@ UNWRITTEN = {
 def test_a_record_whose_pair_could_not_write_down_what_it_read_is_never_current(
     stub_torch_python: str, tmp_path: Path, case: str
 ) -> None:
-    """A process of the pair under a file size limit of nothing (as under a full disk) reads a file, and ends by
-    ``os._exit`` or dies, its journal unwritten: the record says it does not know what its pair read. (The pair's
-    process that ends by itself says all it read: test_runner.py, a file size limit of nothing.)"""
+    """A process of the pair that could not write a file it read down (a file size limit, as a full disk; an audit
+    hook of its own that refuses the journal's open; a line cut short) or whose read this hook could not hear (at
+    the edge of its recursion limit): the record says it does not know what its pair read."""
     (tmp_path / "data.txt").write_text("data")
     source, outcome = UNWRITTEN[case]
     limits = "import os, resource, signal\ndef limit():\n    resource.setrlimit(resource.RLIMIT_FSIZE, (0, -1))\n"
@@ -1882,6 +1965,12 @@ CHANGED_UNHEARD = {
     "past the budget: read by a forked child, touched, then rewritten": (
         SPEND_THE_BUDGET + "pid = os.fork()\nif pid == 0:\n    print(open('data.txt').read(), flush=True)\n"
         "    os._exit(0)\nos.waitpid(pid, 0)\nos.utime('data.txt')\nopen('data.txt', 'w').write('new')\n",
+        "data.txt",
+    ),
+    "past the budget: made runnable, read, then copied over with its times by cp -p": (
+        SPEND_THE_BUDGET + "import subprocess\nopen('new.txt', 'w').write('new')\n"
+        "subprocess.run(['touch', '-r', 'data.txt', 'new.txt'], check=True)\nos.chmod('data.txt', 0o755)\n"
+        "print(open('data.txt').read())\nsubprocess.run(['cp', '-p', 'new.txt', 'data.txt'], check=True)\n",
         "data.txt",
     ),
     "past the budget: read, touched, rewritten through a link of the pair's own": (

@@ -128,6 +128,17 @@ def start_as_a_pair(job):
         hide_accelerators()
     seed_generators(job.get("seed", 0))
     FromSources(excluded_folders(job["scratch"])).install()
+    forget_distribution_listings()
+
+
+def forget_distribution_listings():
+    """Forget the folders ``importlib.metadata`` listed before the pair began (torch's import, in the worker, looks
+    for its backends' distributions), which it keeps while a folder's time is unchanged: the pair's own look lists
+    them again, and so counts what it found there (a plugin's ``*.dist-info`` put beside the tests)."""
+    for name in ("importlib.metadata", "importlib_metadata"):
+        fast_path = getattr(sys.modules.get(name), "FastPath", None)
+        for cached in (getattr(fast_path, "__new__", None), getattr(fast_path, "lookup", None)):
+            getattr(cached, "cache_clear", lambda: None)()
 
 
 class ThreadsAsImported(object):

@@ -98,7 +98,7 @@ def asked_digest(entry):
     if ending == FOLDER_LISTED:
         return listing_digest(path)
     if ending == DISTRIBUTIONS_IN:
-        return listing_digest(path, METADATA_FOLDERS)
+        return listing_digest(path, lambda name: is_metadata(path, name))
     if ending == LEADS_TO:
         return os.path.realpath(path) if os.path.lexists(path) else None
     return None
@@ -139,15 +139,17 @@ def extended_attributes(path):
         return []
 
 
-METADATA_FOLDERS = (".dist-info", ".egg-info")
-"""How the metadata of an installed distribution is named, as ``importlib.metadata`` finds it (any case)."""
+def is_metadata(folder, name):
+    """Whether ``name`` in ``folder`` is the metadata of a distribution, as ``importlib.metadata`` finds it (any
+    case): ``*.dist-info``, ``*.egg-info``, and an ``.egg`` folder's ``EGG-INFO``."""
+    name = name.lower()
+    return name.endswith((".dist-info", ".egg-info")) or (folder.lower().endswith(".egg") and name == "egg-info")
 
 
-def listing_digest(folder, endings=None):
-    """The sha256 of the names in ``folder`` (those that end with one of ``endings``, any case), sorted; None where
-    it is no folder."""
+def listing_digest(folder, kept=None):
+    """The sha256 of the names in ``folder`` (those ``kept`` keeps), sorted; None where it is no folder."""
     try:
-        names = sorted(name for name in os.listdir(folder) if endings is None or name.lower().endswith(endings))
+        names = sorted(name for name in os.listdir(folder) if kept is None or kept(name))
     except OSError:
         return None
     return hashlib.sha256(b"\n".join(os.fsencode(name) for name in names)).hexdigest()

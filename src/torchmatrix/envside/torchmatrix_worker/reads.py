@@ -2,6 +2,7 @@
 
 import _imp
 import contextlib
+import errno
 import importlib.machinery
 import importlib.util
 import io
@@ -74,9 +75,10 @@ class FilesRead(object):
     file first read is appended to the ``journal`` (a file in ``scratch``), by the process and by a
     child it forks (a DataLoader's workers keep the hook): the worker reads its children's reads there, and what a
     process that died or was stopped had read until then (:func:`journaled`); what the process itself read it
-    says at its end, from what it holds (:meth:`entries`). Where an entry cannot be written (a full disk, a file size
-    limit), what a child or a crash leaves is less than was read, and ``untold`` is called (with whether this process
-    is the one that could not), which says so where no disk is needed (:meth:`reply.Reply.untold`).
+    says at its end, from what it holds (:meth:`entries`). Where an entry cannot be written, whole (a full disk, a
+    file size limit, an audit hook of the pair's that refuses the journal's open), or this hook cannot hear an event
+    (the pair's code at the edge of its recursion limit), ``untold`` is called, which says so where no disk is needed
+    (:meth:`reply.Reply.untold`): the journal is not all that was read, nor in its order.
 
     A module the pair imports is looked for folder by folder, through listings the import system caches, and no
     ``open`` tells of the folders where it was not: each folder it was looked for in, up to the one it was found in,
@@ -88,7 +90,7 @@ class FilesRead(object):
     not (:meth:`asked`). A folder the pair's own code lists is listed by what is in it (:meth:`listing`).
     """
 
-    def __init__(self, scratch, journal=None, untold=lambda by_itself: None, collected=()):
+    def __init__(self, scratch, journal=None, untold=lambda: None, collected=()):
         self.journal = journal or os.path.join(scratch, "read-by-{}".format(os.getpid()))
         self.appending = Appending(self.journal)
         self.untold = untold
@@ -113,6 +115,7 @@ class FilesRead(object):
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
             sys.meta_path.insert(0, ModuleLookups(self.lookups, self.looked_for))
+            watch_extension_loads(self.loading)
             self.write_down(BEGAN, None, self.began)
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
                 self.read(path)
@@ -154,6 +157,8 @@ class FilesRead(object):
                 self.started(arguments[0], None, None, arguments[2])
             elif event in ("os.listdir", "os.scandir"):
                 self.listing(arguments[0])
+        except (RecursionError, MemoryError):  # what was heard may be lost: said, as a lost entry is
+            self.untold()
         except Exception:  # noqa: S110 - an exception here would be the probe's open's or load's, which it is not
             pass
         finally:
@@ -181,6 +186,8 @@ class FilesRead(object):
         self.busy = True
         try:
             self.looked_at(located(path, dir_fd))
+        except (RecursionError, MemoryError):  # what was asked may be lost: said, as a lost entry is
+            self.untold()
         except Exception:  # noqa: S110 - an exception here would be the probe's stat's, which it is not
             pass
         finally:
@@ -424,6 +431,16 @@ class FilesRead(object):
         if path is not None and has_folder(name):
             self.read(path)
 
+    def loading(self, origin):
+        """An extension module about to be loaded from ``origin``, which no audit event tells: read as it is now."""
+        if self.busy or not isinstance(origin, str):
+            return
+        self.busy = True
+        try:
+            self.read(origin)
+        finally:
+            self.busy = False
+
     def started(self, executable, args, cwd, env):
         """A program the pair starts (``subprocess``, ``os.exec*``, ``os.posix_spawn``) is a file it read: by its
         path, or where its name alone is looked up along ``PATH`` (``env``'s, else this process's), each folder it
@@ -527,8 +544,8 @@ class FilesRead(object):
         self.thread.telling = True
         try:
             self.appending.append(json.dumps(entry).encode("ascii") + b"\n")
-        except OSError:  # a full disk, a file size limit: what a child or a crash leaves is less than was read
-            self.untold(os.getpid() == self.pid)
+        except Exception:  # a full disk, a file size limit, an audit hook that refuses the journal's open
+            self.untold()
         finally:
             self.thread.telling = False
 
@@ -573,10 +590,12 @@ class Appending(object):
         self.fd, self.identity = None, None
 
     def append(self, line, open_file=os.open, write=os.write):
+        """Append ``line``; an ``OSError`` where it is not all written (a file size limit cuts it short)."""
         if not self.is_open():
             self.fd = open_file(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             self.identity = self.file_of(self.fd)
-        write(self.fd, line)
+        if write(self.fd, line) != len(line):
+            raise OSError(errno.EFBIG, "the journal's line was cut short")
 
     def is_open(self):
         """Whether the descriptor is still the one it opened, of the same file."""
@@ -815,10 +834,9 @@ def files_read(entries, excluded):
     changed = as_first_found(kept, found, first)
     changed.update((path, file_digest(path)) for path in kept if path in shared)
     changed.update((path, READ_ANOTHER_FILE) for path in kept if path in again)
-    for path in kept:  # only moved or touched past what was hashed as the pair waited: as it is, still that file,
-        state = state_of(path)  # its content as old as when it was read
+    for path in kept:  # only moved or touched past what was hashed as the pair waited: as it is, where nothing
         taken_as_kept = path not in found and path not in again and inodes.get(path) in kept_files
-        if taken_as_kept and state is not None and (file_in(state), state[2]) == (inodes[path], first[path][2]):
+        if taken_as_kept and state_of(path) == first[path]:  # changed it since it was read (cp -p sets its times)
             changed[path] = file_digest(path)
     changed.update((entry, asked[entry]) for entry in counted)
     return sorted(kept + counted + site_startup_files()), changed
@@ -894,6 +912,20 @@ def site_startup_files():
     names = (SITE_PTH_FILES, "sitecustomize" + MODULE_LOOKED_FOR, "usercustomize" + MODULE_LOOKED_FOR)
     return sorted(set(os.path.join(os.path.abspath(folder), name) for folder in folders if os.path.isdir(folder)
                       for name in names))  # fmt: skip
+
+
+def watch_extension_loads(loading):
+    """Tell ``loading`` of each extension module's file as Python loads it (``ExtensionFileLoader.create_module``),
+    before it does: with how the file is then, so that one rebuilt after (by a program the pair runs) is a change,
+    not the pair's own file."""
+    loader = importlib.machinery.ExtensionFileLoader
+    create = loader.create_module
+
+    def create_module(self, spec):
+        loading(getattr(spec, "origin", None))
+        return create(self, spec)
+
+    loader.create_module = create_module
 
 
 class ModuleLookups(object):

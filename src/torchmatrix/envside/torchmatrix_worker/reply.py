@@ -15,12 +15,11 @@ ROOM = MAX_ANSWER_BYTES + 1 + MAX_READ_BYTES
 """The room of an answer file: a line for the answer (one byte more than it may send, to tell too much), then a line
 for each entry of what the process read."""
 
-BY_A_CHILD, BY_ITSELF = ROOM, ROOM + 1
-"""Where an answer file holds the bytes that say a process of the pair could not write down a file it read
-(:meth:`Reply.untold`): a child it forked, the pair's process itself. After the room, which the answer never reaches;
-one each, so that two processes saying so at once lose neither."""
+UNTOLD = ROOM
+"""Where an answer file holds the byte that says a process of the pair could not write down a file it read
+(:meth:`Reply.untold`): after the room, which the answer never reaches."""
 
-SIZE = ROOM + 2
+SIZE = ROOM + 1
 """The size of an answer file."""
 
 CHUNK = 1 << 16
@@ -49,10 +48,11 @@ class Reply(object):
         data = (answer + b"\n" + read + b"\0")[:ROOM]
         self.memory[: len(data)] = data
 
-    def untold(self, by_itself):
-        """Say that a process of the pair (this one, ``by_itself``, or a child it forked, which shares the map) could
-        not write down a file it read: in memory, which a full disk or a file size limit does not refuse."""
-        self.memory[BY_ITSELF if by_itself else BY_A_CHILD] = 1
+    def untold(self):
+        """Say that a process of the pair (this one, or a child it forked, which shares the map) could not write down
+        a file it read: in memory, which a full disk or a file size limit does not refuse. Two processes saying it at
+        once say the same."""
+        self.memory[UNTOLD] = 1
 
 
 def allocate(fd, size):
@@ -70,24 +70,22 @@ def allocate(fd, size):
 
 def read_reply(path):
     """What a job's process stored in its answer file at ``path``: its answer and what it read, each b"" where it
-    stored none (the process ended first, or removed the file); and whether that is less than its processes read:
-    a child could not write down a file it read, or the process itself could not and did not store all it read
-    (:meth:`Reply.untold`)."""
-    chunks, whole = [], False
+    stored none (the process ended first, or removed the file); and whether a process of the pair could not write
+    down a file it read (:meth:`Reply.untold`): what its journal holds is then not all, nor in the order read."""
+    chunks, untold = [], False
     try:
         with open(path, "rb") as reply:
             for chunk in iter(lambda: reply.read(CHUNK), b""):  # the room: what follows it is no part of it
                 end = chunk.find(b"\0")
                 chunks.append(chunk if end < 0 else chunk[:end])
                 if end >= 0 or len(chunks) * CHUNK >= ROOM:
-                    whole = end >= 0 and sum(map(len, chunks)) < ROOM
                     break
-            reply.seek(BY_A_CHILD)
-            by_a_child, by_itself = bytearray(reply.read(2).ljust(2, b"\0"))
+            reply.seek(UNTOLD)
+            untold = reply.read(1) not in (b"", b"\0")
     except OSError:
         return b"", b"", False
     answer, _, read = b"".join(chunks)[:ROOM].partition(b"\n")
-    return answer, read, bool(by_a_child or (by_itself and not (answer and whole)))
+    return answer, read, untold
 
 
 def is_ready(path):
