@@ -6,6 +6,7 @@ config -> plan, made once when the noxfile loads; the session modules
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -233,6 +234,21 @@ class Project:
             if probe.runs_on(device)
         ]
 
+    def with_stored_probes(self, found: Iterable[CellResult]) -> Project:
+        """This project, where its matrix lists no probe of its own (the ``torchmatrix`` command's, whose probes are
+        the scripts each run is given), with each script or test file that the records ``found`` name, there from
+        :attr:`Matrix.probes_from`, as a probe of it: a record of one is then what a run of it now would make, its
+        torch build, packages and folder and all, not another matrix's, asked what it read alone."""
+        if self.matrix.probes:
+            return self
+        probes_dir = self.matrix.probes_dir or self.matrix.file.parent / "probes"
+        probes: list[core.Probe] = []
+        for name in dict.fromkeys(record.probe.partition("::")[0] for result in found for record in result.records):
+            if (self.matrix.probes_from / name).is_file():
+                with contextlib.suppress(UsageError):  # not one a run could be given: another matrix's
+                    probes += loader.given_probes([name], self.matrix.probes_from, probes_dir, self.matrix.devices)
+        return dataclasses.replace(self, matrix=dataclasses.replace(self.matrix, probes=tuple(probes)))
+
     def owner(self, record_name: str) -> core.Probe | None:
         """The probe of the matrix that makes records named ``record_name``: itself, or the tests holding that test."""
         return next((probe for probe in self.matrix.probes if probe.covers(record_name)), None)
@@ -331,13 +347,15 @@ class Project:
         }
 
     def environment_now(self, cell: Cell) -> Path | None:
-        """The environment of ``cell`` in :attr:`envdir` (or in the folder of the Python a bisect holds) that a run
-        now would take as it is: made with the cell's Python, its torch installed in full from the cell's index and
-        imported, for what the cell asks (:func:`environment_asks`); None where there is none (a run would build
-        one)."""
+        """The environment of ``cell`` a run now would take as it is: in :attr:`envdir`, or in the folder of the
+        Python a bisect holds, made with the cell's Python, its torch installed in full from the cell's index and
+        imported, for what the cell asks (:func:`environment_asks`). None where there is none (a run would build
+        one), or where both are and hold other builds or packages: which a run takes is its own to say (a bisect
+        that holds the Python takes its own)."""
         if self.envdir is None or cell.interpreter is None:
             return None
         inputs = self.inputs(cell)
+        taken = []
         for folder in dict.fromkeys([self.envdir, disk.envdir_for(self.envdir, cell.python_request)]):
             env = disk.environment_of(folder, cell.parameter)
             if cellenv.built_torch(env) is not None and not (
@@ -345,8 +363,9 @@ class Project:
                 or cellenv.source_mismatch(env, inputs["index"])
                 or cellenv.asked_mismatch(env, environment_asks(inputs))
             ):
-                return env
-        return None
+                taken.append(env)
+        held = {(cellenv.built_torch(env), cellenv.package_set(env)) for env in taken}
+        return taken[0] if len(held) == 1 else None
 
     def installed_inputs(self) -> dict[str, object]:
         """What a record measured in a torch installed already is made from: its probe, its options and the folder it

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -407,4 +408,28 @@ def test_a_bisection_whose_records_its_own_runs_made_stale_says_its_answer_is_st
     text = run.stdout + run.stderr
     assert "first release with NEW's outcome" in text, text
     assert run.returncode != 0, text
-    assert "the answer is stale already: the records of torch 9.0.0, 9.1.0 it rests on no longer hold" in text, text
+    assert "count.py on cpu: the answer is stale already: the records it rests on no longer hold" in text, text
+
+
+def test_the_commands_report_asks_a_scripts_record_all_a_run_of_it_now_would_be_made_from(tmp_path: Path) -> None:
+    """The ``torchmatrix`` command's matrix lists no probe: a script's record is still asked its whole identity, as
+    the next ``torchmatrix probe`` of it would: another build of its torch installed since, or the results copied
+    beside another ``repro.py``, and the report marks it stale."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.7.3", {"dot": "fail"})
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder in (old, new):
+        folder.mkdir()
+        (folder / "repro.py").write_text('import torch\nassert torch.behaviour["dot"] == "pass", "dot fails"\n')
+        (folder / "b.py").write_text("print('b')\n")
+    links = {"TORCHMATRIX_FIND_LINKS": str(wheels)}
+    assert "repro.py  ✗" in torchmatrix(old, "probe", "repro.py", "--torch", "9.7.3", environ=links).stdout
+    shutil.copytree(old / cli.DEFAULT_OUTPUT, new / cli.DEFAULT_OUTPUT, ignore=shutil.ignore_patterns(".nox"))
+    copied = torchmatrix(new, "report", "--all-cells", environ=links)
+    assert [line for line in copied.stdout.splitlines() if "repro.py" in line and "↻" in line], copied.stdout
+    standin.wheel(wheels, "9.7.3", {"dot": "pass"})
+    assert torchmatrix(old, "clean", "9.7.3", environ=links).returncode == 0
+    assert torchmatrix(old, "probe", "b.py", "--torch", "9.7.3", environ=links).returncode == 0
+    rebuilt = torchmatrix(old, "report", "--all-cells", environ=links)
+    [row] = [line for line in rebuilt.stdout.splitlines() if "repro.py" in line]
+    assert "↻" in row, rebuilt.stdout

@@ -12,11 +12,13 @@ from packaging.version import Version
 
 from torchmatrix import freshness, identity
 from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
+from torchmatrix.environment import cellenv, disk
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry, kinds
 from torchmatrix.planner import Cell, plan
-from torchmatrix.project import Project, as_listed, load, with_releases
+from torchmatrix.project import Project, as_listed, environment_asks, load, with_releases
 
+from .test_cellenv import made_with, make_env
 from .test_plan import LINUX, LISTING, THIS_MACHINE
 from .test_results import result
 
@@ -246,3 +248,30 @@ def test_a_probe_named_from_probes_root_depends_on_where_it_is_and_not_its_name_
     assert here.inputs(here.cells[0])["probes"] == {  # a matrix without probes_root: the probe's file alone
         probe.name: kinds.digest(probe) for probe in here.matrix.probes
     }
+
+
+def test_the_environment_a_run_now_would_take_is_the_one_built_for_its_cell_and_none_where_two_differ(
+    tmp_path: Path,
+) -> None:
+    """The cell's environment in nox's folder, or in the folder of the Python a bisect holds: a view compares a
+    record's torch build and packages with it; where both are there and hold other packages, which one a run takes
+    is the run's to say, and none is compared."""
+    here = dataclasses.replace(project(tmp_path, TorchEntry(Version("1.12.1"))), envdir=tmp_path / ".nox")
+    cell = dataclasses.replace(here.cells[0], python_request=here.cells[0].python)
+    inputs = here.inputs(cell)
+
+    def built(folder: Path) -> Path:
+        version = ".".join(map(str, cell.interpreter.version)) if cell.interpreter else ""
+        env = made_with(make_env(disk.environment_of(folder, cell.parameter)), version)
+        cellenv.mark_built(env, inputs["index"], environment_asks(inputs))
+        return env
+
+    assert here.environment_now(cell) is None  # none built: a run would build one
+    held = built(disk.envdir_for(tmp_path / ".nox", cell.python_request))
+    assert here.environment_now(cell) == held
+    plain = built(tmp_path / ".nox")
+    assert here.environment_now(cell) == plain  # both alike: either
+    extra = next(plain.glob("lib/python*/site-packages")) / "helper-1.0.dist-info"
+    extra.mkdir()
+    (extra / "METADATA").write_text("Metadata-Version: 2.1\nName: helper\nVersion: 1.0\n")
+    assert here.environment_now(cell) is None

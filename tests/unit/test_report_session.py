@@ -11,12 +11,13 @@ from packaging.version import Version
 
 from torchmatrix import identity, variables
 from torchmatrix import project as projects
+from torchmatrix.bisection.standing import answers_marked_stale
 from torchmatrix.bisection.summaries import Summary
 from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import TorchEntry, pep723
 from torchmatrix.project import Project
 from torchmatrix.results import CellResult
-from torchmatrix.sessions.report import _matrix_cells, _probe_sources, answers_marked_stale
+from torchmatrix.sessions.report import _matrix_cells, _probe_sources
 from torchmatrix.views import model
 
 from ..conftest import ROOT

@@ -77,6 +77,15 @@ def file_name_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
+def stale_answers(pairs: Sequence[str]) -> str:
+    """Why a bisection ends with exit 1 where its answers for ``pairs`` are stale already, as the report marks them."""
+    return (
+        f"{', '.join(pairs)}: the answer is stale already: the records it rests on no longer hold (what they depend "
+        "on changed since they ran, by the bisection's own runs too, or a run since shows otherwise at an end; the "
+        "report says what)"
+    )
+
+
 def untestable_end(verdict: Verdict, request: BisectRequest, key: Key | None = None) -> str:
     """Why an end of one pair's bisection cannot be compared: it could not be tested, or its runs disagreed."""
     old, new = verdict.old, verdict.new

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from .. import identity, planner, results, variables
-from ..bisection import criteria, search, summaries
+from ..bisection import criteria, search, standing, summaries
 from ..bisection.search import Look, Observation, Search, Status, Verdict
 from ..bisection.summaries import BisectedChange, Commits
 from ..core import Record, holds
@@ -70,6 +70,7 @@ from ..bisection.words import (
     one_end_testable,
     packages_changed,
     side,
+    stale_answers,
     unstable_end,
     untestable_end,
     widen,
@@ -229,27 +230,6 @@ class _Bisection:
     def _test_probe(self, name: str) -> bool:
         owner = self.project.owner(name)
         return owner is not None and owner.kind.may_be_tests
-
-    def stale_answer(self, key: Key, verdict: Verdict) -> str:
-        """Why the answer for ``key`` no longer stands, '' where it does: the records of the releases it names (the
-        last with OLD's outcome, the first with NEW's) are stale already, what they depend on changed since they ran
-        (a file they read, which the bisect's own runs may have written)."""
-        stored = self.project.stored(results.scan(self.project.results_dir).results)
-        ends = (verdict.last_old, verdict.first_new)
-        stale = [version for version in ends if version is not None and not self._stands(version, stored, key)]
-        if not stale:
-            return ""
-        return (
-            f"{key_text(key)}: the answer is stale already: the records of torch {', '.join(map(str, stale))} it "
-            "rests on no longer hold (what they depend on changed since they ran; the report says what)"
-        )
-
-    def _stands(self, version: Version, stored: Mapping[Any, results.CellResult], key: Key) -> bool:
-        """Whether the stored records of ``version`` still answer ``key`` as a run now would."""
-        cell = self.cells[version]
-        return cell.outcome is not None or bool(
-            self.project.up_to_date(cell, stored, [key]) or self._ran_without(cell, stored, key)
-        )
 
     def _ran_without(self, cell: Cell, stored: Mapping[Any, results.CellResult], key: Key) -> results.CellResult | None:
         """The cell's stored result if the test probe of the test ``key`` names ran there as it would now, and
@@ -534,10 +514,24 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
             f"built {found.built} of at most {found.budget} cells ({bound}); summary: {summary}", keep_newlines=False
         )
     )
+    stale = _stale(job, summary)
     if request.several:
-        _end_all(session, job, found)
+        _end_all(session, job, found, stale)
     else:
-        _end_one(session, job, found.verdicts[request.keys[0]])
+        _end_one(session, job, found.verdicts[request.keys[0]], stale)
+
+
+def _stale(job: _Bisection, summary: Path) -> list[str]:
+    """The pairs whose answer in the summary at ``summary`` the report marks stale already
+    (:func:`standing.answers_marked_stale`): what its records depend on changed since they ran (by the bisection's
+    own runs too), or a run since shows otherwise at an end."""
+    written = summaries.read(summary)
+    if written is None:
+        return []
+    stored = results.scan(job.project.results_dir).results
+    project = dataclasses.replace(job.project, listing=job.listing) if job.listing else job.project  # its releases
+    [marked] = standing.answers_marked_stale(project, [written], stored)
+    return [key_text((change.probe, change.device)) for change in marked.changes if change.stale]
 
 
 def held_cells(
@@ -584,7 +578,7 @@ def _candidates(
     return search.candidates(listing, project.platforms, request.old, request.new, request.pre), listing
 
 
-def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
+def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict, stale: Sequence[str]) -> None:
     lines = answer(verdict, job.request)
     if verdict.status.changed:
         lines.append(commits_line(job.request.keys[0], verdict, job.commits(verdict), every=False))
@@ -594,13 +588,13 @@ def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict) -> None:
     boundary = job.boundary(verdict) if verdict.status.changed else None
     if boundary:
         session.warn(safetext.for_terminal(boundary, keep_newlines=False))
-    stale = job.stale_answer(job.request.keys[0], verdict) if verdict.status.changed else ""
     if stale:
-        session.error(safetext.for_terminal(stale, keep_newlines=False))
+        session.error(safetext.for_terminal(stale_answers(stale), keep_newlines=False))
 
 
-def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
-    """The "changed in" table, the commit ranges, the pairs not compared; exit 1 for an unstable end, or no change."""
+def _end_all(session: nox.Session, job: _Bisection, found: Search[Key], stale: Sequence[str]) -> None:
+    """The "changed in" table, the commit ranges, the pairs not compared; exit 1 for an unstable end, no change, or
+    an answer ``stale`` already."""
     request = job.request
     _stop_at_a_dead_end(session, request, list(found.verdicts.values()))
     changes = [job.change(key, found.verdicts[key]) for key in found.changes]
@@ -615,9 +609,8 @@ def _end_all(session: nox.Session, job: _Bisection, found: Search[Key]) -> None:
     unstable = _not_compared(session, request, found.verdicts)
     if unstable:
         session.error(safetext.for_terminal(" ".join(unstable), keep_newlines=False))
-    stale = [said for key in found.changes if (said := job.stale_answer(key, found.verdicts[key]))]
     if stale:
-        session.error(safetext.for_terminal(" ".join(stale), keep_newlines=False))
+        session.error(safetext.for_terminal(stale_answers(stale), keep_newlines=False))
     if not changes:
         session.error(
             f"no (probe, device) pair changed its outcome between torch {request.old} and {request.new}: "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .. import freshness, results, variables
 from ..bisection import summaries
-from ..core import Outcome
+from ..bisection.standing import answers_marked_stale
 from ..errors import TorchmatrixError
 from ..matrix.schema import PROBE_NAME
 from ..util import safetext
@@ -40,6 +40,7 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
     """
     options = report_options.parse(session.posargs, command)
     project.require_writable(project.matrix.output)
+    project = project.with_stored_probes(results.scan(project.results_dir).results)
     merged = _merged(
         session, project.results_dir, project, None if options.all_cells else _matrix_cells(project), command
     )
@@ -117,37 +118,6 @@ def _add_to_step_summary(
             summary.write(text + "\n")
     except OSError as exc:
         session.warn(safetext.for_terminal(f"cannot add the report to the step summary {path}: {exc.strerror or exc}"))
-
-
-def answers_marked_stale(
-    project: Project, bisections: Sequence[summaries.Summary], stored: Sequence[results.CellResult]
-) -> list[summaries.Summary]:
-    """``bisections``, each answer marked stale that rests on a record stale for its question: freshness's one rule
-    (:func:`freshness.marked_stale`), asked with the question's runs per pair and source, which may be other than
-    the matrix's; or on a record replaced since by one that shows otherwise (:func:`summaries.contradicted`)."""
-    stale_by_question: dict[tuple[object, ...], list[results.CellResult]] = {}
-    marked = []
-    for summary in bisections:
-        question = (summary.machine, summary.repeat, summary.index_url, summary.find_links)
-        if question not in stale_by_question:
-            machines = [result for result in stored if result.machine == summary.machine]
-            stale_by_question[question] = freshness.marked_stale(machines, _as_asked(project, summary))
-        stale = {
-            (result.machine, result.torch, record.probe, record.device)
-            for result in stale_by_question[question]
-            if summaries.its_own(summary, result)
-            for record in result.records
-            if record.outcome is Outcome.STALE
-        }
-        marked += summaries.marked_stale([summary], stale | summaries.contradicted(summary, stored))
-    return marked
-
-
-def _as_asked(project: Project, summary: summaries.Summary) -> Project:
-    """The project as the bisection of ``summary`` ran it: its runs per pair, its index and its find-links."""
-    asked = project.with_repeat(summary.repeat) if summary.repeat is not None else project
-    find_links = summary.find_links if summary.find_links is not None else asked.find_links
-    return asked.with_sources(summary.index_url or asked.matrix.index_url, find_links)
 
 
 def _probe_sources(project: Project, report: model.Report) -> dict[str, repro.ProbeSource]:
