@@ -87,8 +87,9 @@ def run_cells(
 
 
 def envdir_of(session: nox.Session) -> Path:
-    """The environments folder of the running nox (its ``--envdir``)."""
-    return session.cache_dir.parent.resolve()  # cache_dir is <envdir>/.cache, by nox's definition
+    """The environments folder of the running nox (its ``--envdir``): the folder of the session's own environment,
+    which nox names but makes only for a session that has one (its ``cache_dir`` would make ``<envdir>/.cache``)."""
+    return session.env_dir.parent.resolve()
 
 
 def _handed_back(folder: Path, session: str, code: int, log: Path | None) -> HandBack:
