@@ -87,7 +87,7 @@ def probe_cells(folder: Path, matrix: str = MATRIX) -> tuple[Project, nox.Sessio
     standin.probe(folder, "alpha")
     (folder / "matrix.yaml").write_text(matrix)
     environ = dict(os.environ, TORCHMATRIX_MATRIX=str(folder / "matrix.yaml"), TORCHMATRIX_MACHINE="ci-box")
-    session = SimpleNamespace(cache_dir=folder / ".nox" / ".cache")
+    session = SimpleNamespace(env_dir=folder / ".nox" / "bisect")
     return load(folder, environ), cast(nox.Session, session)
 
 
