@@ -33,7 +33,7 @@ def run_cells(
     """What run_cells returns for two cells of a project when the child nox does what ``child`` does with the
     variables it is given, and exits with what ``child`` returns."""
     here = project(tmp_path, TorchEntry(Version("1.11.0")), TorchEntry(Version("1.12.1")))
-    session = cast(nox.Session, SimpleNamespace(cache_dir=tmp_path / ".nox" / ".cache"))
+    session = cast(nox.Session, SimpleNamespace(env_dir=tmp_path / ".nox" / "bisect"))
     monkeypatch.setattr(childnox, "run", lambda noxfile, envdir, sessions, variables, log, arguments: child(variables))
     return childnox.run_cells(here, session, tmp_path / "noxfile.py", here.cells, tmp_path / "cells.log")
 
@@ -77,7 +77,7 @@ def test_a_child_killed_by_a_signal_is_said_so(tmp_path: Path, monkeypatch: pyte
 
 def test_cells_on_a_held_python_have_environments_of_their_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     here = project(tmp_path, TorchEntry(Version("1.12.1")))
-    session = cast(nox.Session, SimpleNamespace(cache_dir=tmp_path / ".nox" / ".cache"))
+    session = cast(nox.Session, SimpleNamespace(env_dir=tmp_path / ".nox" / "bisect"))
     used: list[Path] = []
     monkeypatch.setattr(
         childnox, "run", lambda noxfile, envdir, sessions, variables, log, arguments: used.append(envdir) or 0
