@@ -354,13 +354,13 @@ class Project:
         that holds the Python takes its own)."""
         if self.envdir is None or cell.interpreter is None:
             return None
-        inputs = self.inputs(cell)
+        inputs, source = self.inputs(cell), identity.build_source(self.matrix.index_url, self.find_links)
         taken = []
         for folder in dict.fromkeys([self.envdir, disk.envdir_for(self.envdir, cell.python_request)]):
             env = disk.environment_of(folder, cell.parameter)
             if cellenv.built_torch(env) is not None and not (
                 cellenv.interpreter_mismatch(env, cell.interpreter)
-                or cellenv.source_mismatch(env, inputs["index"])
+                or cellenv.source_mismatch(env, source)
                 or cellenv.asked_mismatch(env, environment_asks(inputs))
             ):
                 taken.append(env)
