@@ -134,8 +134,7 @@ class Project:
 
     def with_only(self, entry: str) -> Project:
         """This project with one probe, ``entry`` (a path, or a test's node id), as ``$TORCHMATRIX_PROBES`` gives it."""
-        probes_dir = self.matrix.probes_dir or self.matrix.file.parent / "probes"
-        probes = loader.given_probes([entry], self.matrix.probes_from, probes_dir, self.matrix.devices,
+        probes = loader.given_probes([entry], self.matrix.probes_from, self.matrix.named_probes, self.matrix.devices,
                                      self.matrix.probes)  # fmt: skip
         matrix = dataclasses.replace(self.matrix, probes=probes, expect=())
         return dataclasses.replace(self, matrix=matrix, given_probes=(entry,))
@@ -241,12 +240,12 @@ class Project:
         torch build, packages and folder and all, not another matrix's, asked what it read alone."""
         if self.matrix.probes:
             return self
-        probes_dir = self.matrix.probes_dir or self.matrix.file.parent / "probes"
         probes: list[core.Probe] = []
         for name in dict.fromkeys(record.probe.partition("::")[0] for result in found for record in result.records):
             if (self.matrix.probes_from / name).is_file():
                 with contextlib.suppress(UsageError):  # not one a run could be given: another matrix's
-                    probes += loader.given_probes([name], self.matrix.probes_from, probes_dir, self.matrix.devices)
+                    matrix = self.matrix
+                    probes += loader.given_probes([name], matrix.probes_from, matrix.named_probes, matrix.devices)
         return dataclasses.replace(self, matrix=dataclasses.replace(self.matrix, probes=tuple(probes)))
 
     def owner(self, record_name: str) -> core.Probe | None:

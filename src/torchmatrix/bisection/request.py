@@ -191,8 +191,9 @@ def what_to_bisect(parser: Parser, given: str, matrix: Matrix) -> tuple[str, Pro
     if path.suffix == ".py" and path.is_file():
         entry = str(path.resolve()) + separator + test
         try:
-            probes_dir = matrix.probes_dir or matrix.file.parent / "probes"
-            (alone,) = loader.given_probes([entry], matrix.probes_from, probes_dir, matrix.devices, matrix.probes)
+            (alone,) = loader.given_probes(
+                [entry], matrix.probes_from, matrix.named_probes, matrix.devices, matrix.probes
+            )
         except UsageError as error:
             parser.error(str(error))
         listed = next((probe for probe in matrix.probes if _runs(probe, alone)), None)

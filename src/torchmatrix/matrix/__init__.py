@@ -116,6 +116,11 @@ class Matrix:
     """The folder probe paths are relative to and probes are named from (``probes_root:``); None: the matrix file's."""
 
     @property
+    def named_probes(self) -> Path:
+        """The folder of the probes the matrix names by name: :attr:`probes_dir`, or ``probes/`` beside the matrix."""
+        return self.probes_dir or self.file.parent / "probes"
+
+    @property
     def probes_from(self) -> Path:
         """The folder probe paths are relative to and probes are named from: ``probes_root:``, or the matrix's."""
         return self.probes_root or self.file.parent
