@@ -354,17 +354,17 @@ class Project:
         if self.envdir is None or cell.interpreter is None:
             return None
         inputs, source = self.inputs(cell), identity.build_source(self.matrix.index_url, self.find_links)
-        taken = []
+        taken: dict[Path, tuple[str, str | None]] = {}
         for folder in dict.fromkeys([self.envdir, disk.envdir_for(self.envdir, cell.python_request)]):
             env = disk.environment_of(folder, cell.parameter)
-            if cellenv.built_torch(env) is not None and not (
+            build = cellenv.built_torch(env)
+            if build is not None and not (
                 cellenv.interpreter_mismatch(env, cell.interpreter)
                 or cellenv.source_mismatch(env, source)
                 or cellenv.asked_mismatch(env, environment_asks(inputs))
             ):
-                taken.append(env)
-        held = {(cellenv.built_torch(env), cellenv.package_set(env)) for env in taken}
-        return taken[0] if len(held) == 1 else None
+                taken[env] = (build, cellenv.package_set(env))
+        return next(iter(taken)) if len(set(taken.values())) == 1 else None
 
     def installed_inputs(self) -> dict[str, object]:
         """What a record measured in a torch installed already is made from: its probe, its options and the folder it
