@@ -944,6 +944,26 @@ def test_a_record_whose_pair_could_not_write_down_what_it_read_is_never_current(
     ]
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_folder_too_large_to_list_that_a_forked_child_moved_leaves_what_the_pair_read_untold(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A forked child moves a folder of more files than are listed (a DataLoader's worker claiming a data set) into
+    the temporary folder, its parent reads one there and moves the folder back: the record does not say what its
+    pair read, rather than hold the child up."""
+    (tmp_path / "many").mkdir()
+    for number in range(reads.MAX_FILES_MOVED + 1):
+        (tmp_path / "many" / str(number)).write_text(str(number))
+    source = (
+        "import os, tempfile\nwork = os.path.join(tempfile.mkdtemp(), 'many')\npid = os.fork()\nif pid == 0:\n"
+        "    os.rename('many', work)\n    os._exit(0)\nos.waitpid(pid, 0)\n"
+        "print(open(os.path.join(work, '7')).read())\nos.rename(work, 'many')\n"
+    )
+    record = run_alone(stub_torch_python, script(tmp_path, "claims", source), tmp_path)
+    assert printed(record) == ["7"], record.message
+    assert record.inputs[identity.READ] is None
+
+
 def test_a_shared_input_a_pair_wrote_then_crashed_is_an_input_as_it_left_it(
     stub_torch_python: str, tmp_path: Path
 ) -> None:

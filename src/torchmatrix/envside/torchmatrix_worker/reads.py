@@ -50,6 +50,11 @@ MAX_HASHED = 256 << 20
 disk image, a data set mapped to update or moved file by file, a long log appended to) would hold the pair up as no
 run by hand is."""
 
+MAX_FILES_MOVED = 10_000
+"""The most files of a folder a forked child moves that are listed as read, each where it was
+(:meth:`FilesRead.linked`): a larger folder (a data set a DataLoader's worker claims) would hold the child up as no
+run by hand is."""
+
 
 class FilesRead(object):
     """The files this process opens for reading or imports from outside the environment, the standard library,
@@ -480,13 +485,17 @@ class FilesRead(object):
         self.reading.add(path)
 
     def read_all_of(self, source):
-        """The file at ``source`` read, or each file in the folder there (a folder moved)."""
+        """The file at ``source`` read, or each file in the folder there (a folder moved), up to
+        :data:`MAX_FILES_MOVED`: where there are more, what was read there is not told (:attr:`untold`)."""
         if not os.path.isdir(source):
             self.read(source)
             return
-        for folder, _, names in os.walk(source):
-            for name in names:
-                self.read(os.path.join(folder, name))
+        inside = (os.path.join(folder, name) for folder, _, names in os.walk(source) for name in names)
+        for count, path in enumerate(inside):
+            if count == MAX_FILES_MOVED:
+                self.untold()
+                return
+            self.read(path)
 
     def read_again(self, path, now):
         """A path read before (or looked for, and not there) that leads to another file ``now``: a link made or
