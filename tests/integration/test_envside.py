@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix.core import Kind, Outcome, Pair, Probe
-from torchmatrix.envside.torchmatrix_worker import isolation, pairs
+from torchmatrix.envside.torchmatrix_worker import isolation, pairs, reply
 from torchmatrix.envside.torchmatrix_worker.reply import read_reply
 from torchmatrix.interpreters import discover
 from torchmatrix.worker.runner import WORKER_FILES, run_cell
@@ -88,3 +88,13 @@ def test_the_workers_own_failure_in_a_pairs_process_is_an_error_that_says_so(tmp
     assert os.waitstatus_to_exitcode(status) == 0
     assert sent["outcome"] == "error"
     assert sent["message"].startswith("torchmatrix's worker failed in this pair's process: FileNotFoundError")
+
+
+def test_what_was_read_that_does_not_fit_beside_the_answer_is_said_untold(tmp_path: Path) -> None:
+    """A reply whose list of what was read outgrows the answer file's room: cut, and said not all told."""
+    answer = tmp_path / "answer"
+    fits, outgrows = reply.Reply(str(answer)), b"x" * (reply.ROOM + 1)
+    fits.store(b"{}", b"")
+    assert read_reply(str(answer)) == (b"{}", b"", False)
+    fits.store(b"{}", outgrows)
+    assert read_reply(str(answer))[2] is True

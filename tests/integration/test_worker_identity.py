@@ -861,6 +861,31 @@ def test_a_module_object_whose_file_is_no_absolute_path_was_loaded_from_no_file(
     assert str(tmp_path / "_ops.py") not in record.inputs[identity.READ]
 
 
+def test_a_journal_line_is_json_whatever_the_pair_made_of_json_dumps(tmp_path: Path) -> None:
+    """A test that mocks ``json.dumps`` while a child it forked reads a file: the journal names the file; a line that
+    holds no entry (a journal the pair wrote in) is a reply of what was read that is not all told."""
+    data = tmp_path / "data.txt"
+    data.write_text("1\n")
+    watcher = textwrap.dedent(
+        f"""\
+        import json, os, sys
+        sys.path.insert(0, {str(runner.WORKER.parent)!r})
+        from torchmatrix_worker.reads import FilesRead
+        reads = FilesRead({str(tmp_path / "scratch")!r}, {str(tmp_path / "journal")!r})
+        json.dumps = lambda *given, **options: '"mocked"'
+        if os.fork() == 0:
+            open({str(data)!r}).read()
+            os._exit(0)
+        os.wait()
+        """
+    )
+    subprocess.run([sys.executable, "-c", watcher], check=True)
+    lines = (tmp_path / "journal").read_bytes().splitlines()
+    assert str(data) in [path for _, path, _ in reads.entries_in(lines)]
+    with pytest.raises(ValueError):
+        reads.entries_in([*lines, b'"mocked"'])
+
+
 def test_a_journal_that_cannot_be_written_loses_no_read_of_a_pair_that_ends_by_itself(tmp_path: Path) -> None:
     """A full disk or a closed folder: the journal is for a crash, and the pair's own list is whole."""
     data = tmp_path / "data.txt"
@@ -2046,4 +2071,93 @@ def test_an_input_changed_or_taken_where_the_pair_does_not_hear_it_is_never_take
     record = run_alone(stub_torch_python, script(tmp_path, "unheard", "import os\n" + source), tmp_path)
     assert printed(record) == ["old"], record.message
     (tmp_path / data).write_text("new")
+    assert changed_files(record.inputs[identity.READ]) != []
+
+
+def build_linked_library(folder: Path, value: int) -> Path:
+    """``libop.so`` in ``folder``, whose ``value()`` returns what ``libdep.so`` beside it (built to return ``value``)
+    does: the dynamic linker loads ``libdep.so`` for it, found through the ``$ORIGIN`` it was linked with."""
+    (folder / "dep.c").write_text(f"int dep(void) {{ return {value}; }}\n")
+    (folder / "op.c").write_text("int dep(void);\nint value(void) { return dep(); }\n")
+    build = ["cc", "-shared", "-fPIC", "-o"]
+    subprocess.run([*build, str(folder / "libdep.so"), str(folder / "dep.c")], check=True)
+    linked = [str(folder / "op.c"), f"-L{folder}", "-ldep", "-Wl,-rpath,$ORIGIN"]
+    subprocess.run([*build, str(folder / "libop.so"), *linked], check=True)
+    return folder / "libop.so"
+
+
+def is_current(record: Record) -> bool:
+    """Whether ``record``'s pair read what it read still, as the views say it."""
+    return record.inputs[identity.READ] is not None and changed_files(record.inputs[identity.READ]) == []
+
+
+HEARD_ONLY_AS_IT_ENDS = {
+    "a module looked for, by a script that leaves by os._exit": (
+        "import colorsys\nprint(colorsys.rgb_to_hsv(1, 0, 0)[0])\nos._exit(0)\n",
+        lambda folder: (folder / "colorsys.py").write_text("def rgb_to_hsv(*colour):\n    return 'shadowed'\n"),
+    ),
+    "a library the dynamic linker loaded for one ctypes loaded by its path": (
+        "import ctypes\nprint(ctypes.CDLL(os.path.abspath('built/libop.so')).value())\n",
+        lambda folder: build_linked_library(folder / "built", 2),
+    ),
+    "a library the dynamic linker loaded for one a forked child loaded, which left by os._exit": (
+        "import ctypes\nreading, writing = os.pipe()\nif os.fork() == 0:\n"
+        "    os.write(writing, b'%d' % ctypes.CDLL(os.path.abspath('built/libop.so')).value())\n    os._exit(0)\n"
+        "os.wait()\nprint(os.read(reading, 10).decode())\n",
+        lambda folder: build_linked_library(folder / "built", 2),
+    ),
+    "a file read by a signal handler run in the middle of the hook's work": (
+        "import signal\nseen = []\nsignal.signal(signal.SIGALRM, lambda *_: seen.append(open('data.txt').read()))\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.05)\nwhile not seen:\n    os.path.exists('other.txt')\n"
+        "print(seen[0])\n",
+        lambda folder: (folder / "data.txt").write_text("2"),
+    ),
+    "a file read by a finalizer run in the middle of the hook's work": (
+        "seen = []\nclass Holder:\n    def __init__(self):\n        self.me = self\n"
+        "    def __del__(self):\n        seen.append(open('data.txt').read())\n"
+        "while not seen:\n    Holder()\n    os.path.exists('other.txt')\nprint(seen[0])\n",
+        lambda folder: (folder / "data.txt").write_text("2"),
+    ),
+    "a file read while the pair's own os.stat says every file is new": (
+        "import time\nreal = os.stat\ndef fresh(*given, **options):\n    found = real(*given, **options)\n"
+        "    now = int(time.time() * 1e9)\n"
+        "    return os.stat_result(tuple(found)[:7] + (now // 10**9,) * 3 + (now, now, now))\n"
+        "os.stat = fresh\nprint(open('data.txt').read())\nos.stat = real\n",
+        lambda folder: (folder / "data.txt").write_text("2"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HEARD_ONLY_AS_IT_ENDS))
+def test_what_the_pair_read_where_the_hook_hears_it_otherwise_than_as_it_reads_is_never_taken_as_current(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """What decided a pair's output, heard at its end, at a child's ``os._exit``, by what the kernel mapped, or in
+    the middle of the hook's own work (a signal handler, a finalizer), or through functions the pair replaced: once
+    changed, the record is not current (it names the change, or says it does not know what its pair read)."""
+    source, change = HEARD_ONLY_AS_IT_ENDS[case]
+    if "library" in case and not CAN_BUILD_LIBRARIES:
+        pytest.skip("needs a C compiler")
+    (tmp_path / "built").mkdir()
+    if "library" in case:
+        build_linked_library(tmp_path / "built", 1)
+    (tmp_path / "data.txt").write_text("1")
+    record = run_alone(stub_torch_python, script(tmp_path, "heard", "import os\n" + source), tmp_path)
+    assert record.outcome is Outcome.PASS, record.message
+    assert printed(record) in (["1"], ["0.0"]), record.message
+    change(tmp_path)
+    assert not is_current(record), record.inputs[identity.READ]
+
+
+def test_a_sitecustomize_put_in_a_folder_a_pth_file_adds_is_a_change(tmp_path: Path) -> None:
+    """``site`` imports ``sitecustomize`` from any folder of ``sys.path`` as the interpreter starts, one a ``.pth``
+    file of the environment adds too (an editable install): one put there is a change."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    (tmp_path / "extra").mkdir()
+    (site_packages / "extra.pth").write_text(str(tmp_path / "extra") + "\n")
+    (tmp_path / "project").mkdir()
+    probe = script(tmp_path / "project", "marked", "import os\nprint(os.environ.get('MARK'))\n")
+    record = run_alone(python, probe, tmp_path / "project")
+    assert printed(record) == ["None"], record.message
+    (tmp_path / "extra" / "sitecustomize.py").write_text("import os\nos.environ['MARK'] = 'customized'\n")
     assert changed_files(record.inputs[identity.READ]) != []

@@ -103,9 +103,13 @@ class Isolation(object):
         a child found before its parent changed a file is what counts. The worker works it out, outside the
         process, where nothing the pair's code left set reaches. Where a process could not write down what it read
         (``untold``), :data:`READ_UNTOLD`: no list of files is all it read."""
+        try:
+            entries = journaled(journal) + entries_in(told.splitlines())
+        except ValueError:  # a line that holds no entry: what was read is not all told
+            untold = True
         if untold:
             return READ_UNTOLD, {}
-        return files_read(journaled(journal) + entries_in(told.splitlines()), excluded_prefixes(self.scratch))
+        return files_read(entries, excluded_prefixes(self.scratch))
 
     def kill_children(self, deadline):
         """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""

@@ -50,8 +50,12 @@ def child_main(job):
         answer = fingerprint_answer(job["devices"]) if reads is None else perform(job)
         told = [] if reads is None else reads.entries() or []
         if os.getpid() == own_pid:  # a probe's forked child that returned here is not the pair's process
-            lines = b"\n".join(json.dumps(entry).encode("ascii") for entry in told)  # one each: room cuts off the last
-            reply.store(json.dumps(answer, allow_nan=False).encode("utf-8"), lines)
+            said = json.dumps(answer, allow_nan=False).encode("utf-8")
+            lines = b"\n".join(json.dumps(entry).encode("ascii") for entry in told)  # one each
+            if not reply.holds(said, lines):  # what the room cannot hold, the journal does
+                reads.write_all_down(told)
+                lines = b""
+            reply.store(said, lines)
         status = 0
     except SystemExit as exit:  # sys.exit() in a probe ends its process, as os._exit() does
         print_exit_code(exit)

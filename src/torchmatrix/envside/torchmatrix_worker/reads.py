@@ -7,6 +7,7 @@ import importlib.machinery
 import importlib.util
 import io
 import json
+import operator
 import os
 import pathlib
 import site
@@ -116,11 +117,14 @@ class FilesRead(object):
         self.found_files, self.read_elsewhere, self.hashed, self.told_looked_for = [], set(), 0, set()
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
+        self.asked_through, self.ended = AskedThrough(), False
         if self.known:
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
             sys.meta_path.insert(0, ModuleLookups(self.lookups, self.looked_for))
             watch_extension_loads(self.loading)
+            watch_exit(self.ending)
+            self.asked_through.settle()
             self.write_down(BEGAN, None, self.began)
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
                 self.read(path)
@@ -129,8 +133,8 @@ class FilesRead(object):
         """The audit hook: an ``open`` (its path, mode and flags), a ``ctypes.dlopen`` (the library's name), or an
         ``exec`` of code compiled from a file (a module a loader ran, whose source it may never have opened: its
         bytecode was cached, or it was loaded by path and is in no ``sys.modules``)."""
-        if self.busy:
-            return  # this hook's own look at a file
+        if event not in HEARD or not self.hears_the_pair():
+            return
         self.busy = True
         try:
             if event == "open":
@@ -169,6 +173,33 @@ class FilesRead(object):
         finally:
             self.busy = False
 
+    def hears_the_pair(self):
+        """Whether what is heard now is the pair's, to be looked at: not this hook's own look at a file (it is busy on
+        this thread, :attr:`busy`). Where the pair's code runs in the middle of this hook's work, as the interpreter
+        runs a signal handler or a finalizer (``__del__``) between any two lines, or the pair replaced a function this
+        hook asks the file system through (:class:`AskedThrough`: a test's ``os.stat`` that says every file is new),
+        what it read cannot be told as it is: :attr:`untold`."""
+        if self.busy:
+            if not self.own_look(sys._getframe(1)):
+                self.untold()
+            return False
+        if not self.asked_through.holds():
+            self.untold()
+            return False
+        return True
+
+    def own_look(self, frame):
+        """Whether what is heard in ``frame`` is this hook's own work: the nearest frame that is neither one of its
+        :data:`ENTRANCES` nor the standard library's is the worker's, not the pair's code (a signal handler, a
+        ``__del__``) run in the middle of it."""
+        while frame is not None:
+            code = frame.f_code
+            entrance = code.co_filename == HOOK_FILE and code.co_name in ENTRANCES
+            if not entrance and not code.co_filename.startswith(self.stdlib + ("<frozen ",)):
+                return code.co_filename.startswith(WORKER_PACKAGE)
+            frame = frame.f_back
+        return True
+
     @property
     def busy(self):
         """Whether this thread is in this hook's own work, whose looks at files are none of the pair's."""
@@ -186,8 +217,8 @@ class FilesRead(object):
         environment's code asked about (pytest, as it looks for its configuration in every folder above the tests;
         torch) counts by being there, and what it is (:data:`FILE_THERE`): that is what it decides by, and a helper
         the pair runs may rewrite such a file. A file the pair then reads counts by its content too."""
-        if self.busy:
-            return  # this hook's own look at a file
+        if not self.hears_the_pair():
+            return
         self.busy = True
         try:
             self.looked_at(located(path, dir_fd))
@@ -438,7 +469,7 @@ class FilesRead(object):
 
     def loading(self, origin):
         """An extension module about to be loaded from ``origin``, which no audit event tells: read as it is now."""
-        if self.busy or not isinstance(origin, str):
+        if not isinstance(origin, str) or not self.hears_the_pair():
             return
         self.busy = True
         try:
@@ -483,6 +514,38 @@ class FilesRead(object):
         self.first_seen[path] = state_of(where)
         self.write_down(READ, path, self.first_seen[path])
         self.reading.add(path)
+
+    def ending(self):
+        """The process ends by ``os._exit`` (:func:`watch_exit`): a child it forked, whose reads are written down as
+        they are, reads the libraries it mapped; the pair's process, where it did not tell what it holds at its end
+        (:meth:`entries`: a script that leaves by ``os._exit``), writes that down."""
+        self.busy = True  # nothing of what follows is the pair's
+        if os.getpid() != self.pid:
+            self.read_libraries_mapped()
+        elif not self.ended:
+            self.write_all_down(self.entries() or [])
+
+    def write_all_down(self, entries):
+        """Write each of ``entries`` (:meth:`entries`) down in the journal: what the process cannot tell at its end."""
+        for entry in entries:
+            self.write_down(*entry)
+
+    def read_libraries_mapped(self):
+        """Each file the process has mapped to run (the kernel's ``/proc/self/maps``, its executable mappings) is
+        read: the libraries the dynamic linker loaded for one ``ctypes`` or an extension module loaded by its path,
+        which no audit event tells. The linker's own folders (:data:`SYSTEM_LIBRARIES`) hold the system's, as a
+        library named without a folder is (:meth:`loaded`). One replaced since it was mapped (``(deleted)``) is not
+        what its path now holds: where it was not read as it was loaded (an extension module is), what was read is
+        not told (:attr:`untold`)."""
+        for path in mapped_to_run():
+            replaced = path.endswith(DELETED)
+            path = path[: -len(DELETED)] if replaced else path
+            if path.startswith(SYSTEM_LIBRARIES) or self.leaves_out(path):
+                continue
+            if not replaced:
+                self.read(path)
+            elif path not in self.reading:
+                self.untold()
 
     def read_all_of(self, source):
         """The file at ``source`` read, or each file in the folder there (a folder moved), up to
@@ -546,13 +609,14 @@ class FilesRead(object):
         (:meth:`changing`): its times may be new (the process touched it), its content is not the process's."""
         return file_in(state) in self.found_by_inode
 
-    def write_down(self, *entry):
-        """Append ``entry`` to the journal (one write, one line of JSON), which outlives this process."""
+    def write_down(self, *entry, dumps=json.dumps):
+        """Append ``entry`` to the journal (one write, one line of JSON, by ``json.dumps`` as this module was imported:
+        a test's mock of it reaches none of it), which outlives this process."""
         if getattr(self.thread, "telling", False):
             return  # this very append's own open
         self.thread.telling = True
         try:
-            self.appending.append(json.dumps(entry).encode("ascii") + b"\n")
+            self.appending.append(dumps(entry).encode("ascii") + b"\n")
         except Exception:  # a full disk, a file size limit, an audit hook that refuses the journal's open
             self.untold()
         finally:
@@ -567,7 +631,8 @@ class FilesRead(object):
         built-in or frozen module is found before any folder is searched."""
         if not self.known:
             return None
-        self.busy = True  # nothing of what follows is the pair's
+        self.busy, self.ended = True, True  # nothing of what follows is the pair's
+        self.read_libraries_mapped()
         entries = [[BEGAN, None, self.began]]
         entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading)]
         entries += list(self.found_files)
@@ -731,8 +796,52 @@ def as_given(name):
         return name
 
 
+HEARD = frozenset(
+    ("open", "ctypes.dlopen", "exec", "os.rename", "os.utime", "os.truncate", "os.link", "os.chmod", "os.chown",
+     "os.chflags", "os.setxattr", "os.removexattr", "os.getxattr", "os.listxattr", "subprocess.Popen", "os.exec",
+     "os.posix_spawn", "os.listdir", "os.scandir")
+)  # fmt: skip
+"""The audit events :meth:`FilesRead.heard` looks at."""
+
 HOOK_FILE = Watched.__call__.__code__.co_filename
 """This file, as the interpreter names its code: frames of it are this hook's, not the pair's."""
+
+WORKER_PACKAGE = os.path.join(os.path.dirname(HOOK_FILE), "")
+"""The folder of the worker's modules, this hook's among them."""
+
+ENTRANCES = ("hears_the_pair", "heard", "asked", "loading", "create_module", "__call__")
+"""The functions of this file through which what is heard comes in (the audit hook, the stand-ins for ``os``'s
+functions, the extension modules' loader), from the pair's code and this hook's alike."""
+
+
+class AskedThrough(object):
+    """The functions this hook asks the file system through, directly or by ``os.path`` (``posixpath`` and
+    ``genericpath`` look ``os.stat`` up in ``os`` as they call it), as they were once it stood in for ``os``'s (it
+    opens files by ``os.open`` and ``open`` as this module was imported, which the pair's replace not):
+    :meth:`holds` says whether they still are. One the pair replaced (a test's mock of ``os.stat``, pyfakefs) would
+    have this hook ask the pair's code what a file is, and take what it says."""
+
+    NAMES = (
+        (os, ("path", "stat", "lstat", "fstat", "access", "readlink", "listdir", "scandir", "walk", "getcwd",
+              "fspath", "fsdecode", "fsencode", "getxattr", "listxattr")),
+        (os.path, ("abspath", "realpath", "normpath", "join", "split", "dirname", "basename", "isabs", "isdir",
+                   "isfile", "exists", "lexists")),
+        (io, ("FileIO",)),
+    )  # fmt: skip
+
+    def __init__(self):
+        self.asked = [(namespace, operator.attrgetter(*names)) for namespace, names in self.NAMES]
+        self.originals = None
+
+    def settle(self):
+        """Take the functions as they are now, the hook's stand-ins standing."""
+        self.originals = self.now()
+
+    def now(self):
+        return [get(namespace) for namespace, get in self.asked]
+
+    def holds(self):
+        return self.originals is None or self.now() == self.originals
 
 
 def as_first_found(paths, found, first_seen):
@@ -777,16 +886,16 @@ def journaled(journal):
 
 
 def entries_in(lines):
-    """The entries that ``lines`` (bytes, JSON, one entry each: a journal's, what a process told at its end) hold;
-    a line cut short (by the end of its process, or of the room it had), or anything else, holds none."""
+    """The entries that ``lines`` (bytes, JSON, one entry each: a journal's, what a process told at its end) hold.
+    A ``ValueError`` where one holds none: what a process read is then not all told (a line cut short, written by
+    what the pair's code put in the place of this hook's functions)."""
     entries = []
     for line in lines:
-        try:
-            entry = json.loads(line.decode("ascii"))
-        except ValueError:
-            continue
-        if isinstance(entry, list) and len(entry) == 3 and entry[0] in KINDS and isinstance(entry[1], (str, NONE)):
-            entries.append(entry)
+        entry = json.loads(line.decode("ascii"))
+        kind, path = (entry[0], entry[1]) if isinstance(entry, list) and len(entry) == 3 else (None, None)
+        if kind not in KINDS or not isinstance(path, (str, NONE)):
+            raise ValueError("no entry of what was read: {!r}".format(line[:80]))
+        entries.append(entry)
     return entries
 
 
@@ -907,20 +1016,65 @@ def goes_up(path):
 
 
 def site_startup_files():
-    """``folder/*.pth`` (:data:`SITE_PTH_FILES`), ``folder/sitecustomize.*`` and ``folder/usercustomize.*``
-    (:data:`MODULE_LOOKED_FOR`) for each site folder this interpreter's ``site`` ran the ``.pth`` files of, and
-    looked for those modules in, as it started, before any audit hook: ``site.getsitepackages()``, and the user's
-    (``site.getusersitepackages()``) where it is enabled; none where ``site`` was not imported at start (``-S``).
-    They are in the environment, yet what they run (an ``import`` line, a ``sitecustomize``) changes what the pair
-    sees."""
+    """``folder/*.pth`` (:data:`SITE_PTH_FILES`) for each site folder this interpreter's ``site`` ran the ``.pth``
+    files of as it started, before any audit hook: ``site.getsitepackages()``, and the user's
+    (``site.getusersitepackages()``) where it is enabled; and ``folder/sitecustomize.*`` and
+    ``folder/usercustomize.*`` (:data:`MODULE_LOOKED_FOR`) for each folder of ``sys.path`` then, which ``site``
+    imports them from (a folder a ``.pth`` file adds too), but the worker's own; none where ``site`` was not imported
+    at start (``-S``). They are in the environment, or named by it, yet what they run (an ``import`` line, a
+    ``sitecustomize``) changes what the pair sees."""
     if sys.flags.no_site:
         return []
-    folders = list(getattr(site, "getsitepackages", lambda: [])())
+    sites = list(getattr(site, "getsitepackages", lambda: [])())
     if site.ENABLE_USER_SITE:
-        folders.append(site.getusersitepackages())
-    names = (SITE_PTH_FILES, "sitecustomize" + MODULE_LOOKED_FOR, "usercustomize" + MODULE_LOOKED_FOR)
-    return sorted(set(os.path.join(os.path.abspath(folder), name) for folder in folders if os.path.isdir(folder)
-                      for name in names))  # fmt: skip
+        sites.append(site.getusersitepackages())
+    searched = sites + [folder for folder in sys.path if folder and folder != os.path.dirname(WORKER_FILE)]
+    modules = ("sitecustomize" + MODULE_LOOKED_FOR, "usercustomize" + MODULE_LOOKED_FOR)
+    found = [os.path.join(os.path.abspath(folder), SITE_PTH_FILES) for folder in sites if os.path.isdir(folder)]
+    found += [os.path.join(os.path.abspath(folder), name) for folder in searched if os.path.isdir(folder)
+              for name in modules]  # fmt: skip
+    return sorted(set(found))
+
+
+def watch_exit(ending):
+    """Have ``os._exit`` call ``ending`` first: it ends a process without its end (a ``DataLoader``'s worker, a script
+    that leaves at once), where what it holds would be lost."""
+    original = os._exit
+
+    def _exit(status):
+        with contextlib.suppress(Exception):
+            ending()
+        original(status)
+
+    _exit.__doc__, _exit.__module__ = original.__doc__, "os"
+    os._exit = _exit
+
+
+SYSTEM_LIBRARIES = ("/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/")
+"""The folders the dynamic linker looks a library named without a folder up in by itself: the system's."""
+
+DELETED = " (deleted)"
+"""What ``/proc/self/maps`` says after the path of a file removed or replaced since it was mapped."""
+
+
+def mapped_to_run(open_file=os.open, read=os.read, close=os.close):
+    """The paths of the files this process has mapped to run (``/proc/self/maps``: an ``x`` in a mapping's
+    permissions), each once; none where the kernel has no such file. Read by ``os``'s functions as this module was
+    imported, which no ``open`` of the pair's replaces."""
+    try:
+        fd = open_file("/proc/self/maps", os.O_RDONLY)
+    except OSError:
+        return []
+    try:
+        chunks = list(iter(lambda: read(fd, 1 << 16), b""))
+    finally:
+        close(fd)
+    paths = []
+    for line in b"".join(chunks).decode("utf-8", "surrogateescape").splitlines():
+        fields = line.split(None, 5)
+        if len(fields) == 6 and "x" in fields[1] and fields[5].startswith("/"):
+            paths.append(fields[5])
+    return list(dict.fromkeys(paths))
 
 
 def watch_extension_loads(loading):
@@ -1189,13 +1343,13 @@ KERNEL_PATHS = ("/proc/", "/sys/", "/dev/fd/")
 """What a path into the kernel's own filesystems begins with, where a link may lead to a file of anyone's."""
 
 
-def kernel_devices():
+def kernel_devices(open_file=io.open):
     """The devices of the kernel's own filesystems: the ones mounted at ``/proc`` and ``/sys`` and inside them
     (``/sys/fs/cgroup``, …), as the kernel's table of this process's mounts says, else as ``/proc`` and ``/sys``
     themselves say (none where there are none, as on macOS)."""
     kernels = ("/proc", "/sys")
     try:
-        with open("/proc/self/mountinfo") as mounts:
+        with open_file("/proc/self/mountinfo") as mounts:
             table = [line.split() for line in mounts]
     except OSError:
         return set(os.stat(folder).st_dev for folder in kernels if os.path.isdir(folder))

@@ -42,11 +42,19 @@ class Reply(object):
         finally:
             os.close(fd)
 
+    @staticmethod
+    def holds(answer, read):
+        """Whether the room holds ``answer`` and ``read`` (:meth:`store`) whole."""
+        return len(answer) + len(read) + 2 <= ROOM
+
     def store(self, answer, read):
         """Store ``answer`` (bytes, JSON, a line) and ``read`` (lines), then a NUL byte, which ends them whatever the
-        file held after them; what does not fit is cut off. Neither holds a NUL byte."""
-        data = (answer + b"\n" + read + b"\0")[:ROOM]
-        self.memory[: len(data)] = data
+        file held after them; what does not fit is cut off, and then what was read is not all told (:meth:`untold`).
+        Neither holds a NUL byte."""
+        data = answer + b"\n" + read + b"\0"
+        if not self.holds(answer, read):
+            self.untold()
+        self.memory[: min(len(data), ROOM)] = data[:ROOM]
 
     def untold(self):
         """Say that a process of the pair (this one, or a child it forked, which shares the map) could not write down
