@@ -320,6 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = f"results in {run.output}" if run.output else "results in the folder its output: names"
     print(f"torchmatrix: matrix {run.matrix}; {where}", file=sys.stderr, flush=True)
     try:
-        return tethered.run(run.argv, env={**os.environ, **run.environ})
+        status = tethered.run(run.argv, env={**os.environ, **run.environ})
     except KeyboardInterrupt:
         return 130
+    return status if status >= 0 else 128 - status  # nox ended by a signal: as a shell says it (SIGTERM: 143)

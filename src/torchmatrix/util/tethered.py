@@ -3,12 +3,15 @@
 ``torchmatrix probe`` runs nox, and ``nox -s bisect`` a nox of its own for its cells. A signal that ends the parent
 alone (``kill PID``, a supervisor's SIGTERM, SIGHUP as its terminal closes, SIGKILL) would leave that child running
 on, storing results and writing reports after the command that started them has ended. So the signal is passed on,
-and the parent ends as the signal would have ended it once its child has; and on Linux, where a process can ask it,
-the kernel sends the child SIGTERM should the parent end otherwise.
+and the parent ends as the signal would have ended it once its child has, what it holds unwound first (a temporary
+folder of its own removed); and on Linux, where a process can ask it, the kernel sends the child SIGTERM should the
+parent end otherwise.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
 import os
 import signal
@@ -16,7 +19,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 PASSED_ON = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 """What ends a process but a terminal's Ctrl-C (SIGINT reaches the child too, from the terminal: it ends the child
@@ -29,7 +32,7 @@ def run(argv: Sequence[str], **options: Any) -> int:
     """Run ``argv`` (with ``subprocess.Popen``'s ``options``) to its end, and return its exit status.
 
     A signal of :data:`PASSED_ON` that this process gets meanwhile is sent to the child; once the child has ended,
-    this process ends by the signal too (or does what its handler of it before said)."""
+    this process ends by the signal too (or does what its handler of it before said): :func:`_end_by`."""
     heard: list[int] = []
     child = subprocess.Popen(argv, preexec_fn=_ends_with(os.getpid()), **options)
     with child, _passing_on(child, heard):
@@ -39,8 +42,23 @@ def run(argv: Sequence[str], **options: Any) -> int:
             child.kill()
             raise
     for signum in heard[:1]:
-        os.kill(os.getpid(), signum)  # its handler as it was before: by default, this process ends so
+        _end_by(signum)
     return status
+
+
+def _end_by(signum: int) -> NoReturn:
+    """End this process as ``signum`` ends it, once what its code holds has unwound: ``SystemExit`` goes up through
+    nox and every ``with``, then, as Python exits, the signal is sent again, to its handler as it was before (by
+    default, this process ends so)."""
+    atexit.register(_signalled, signum)
+    raise SystemExit(128 + signum)
+
+
+def _signalled(signum: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os.kill(os.getpid(), signum)
 
 
 class _passing_on:
