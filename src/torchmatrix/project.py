@@ -234,19 +234,19 @@ class Project:
         ]
 
     def with_stored_probes(self, found: Iterable[CellResult]) -> Project:
-        """This project, where its matrix lists no probe of its own (the ``torchmatrix`` command's, whose probes are
-        the scripts each run is given), with each script or test file that the records ``found`` name, there from
-        :attr:`Matrix.probes_from`, as a probe of it: a record of one is then what a run of it now would make, its
-        torch build, packages and folder and all, not another matrix's, asked what it read alone."""
-        if self.matrix.probes:
-            return self
-        probes: list[core.Probe] = []
-        for name in dict.fromkeys(record.probe.partition("::")[0] for result in found for record in result.records):
-            if (self.matrix.probes_from / name).is_file():
+        """This project with each script or test file that the records ``found`` name and no probe of its matrix makes,
+        there from :attr:`Matrix.probes_from`, as a probe of it: one a run was given (the ``torchmatrix`` command's,
+        whose matrix may list probes of its own besides) is then judged as a run of it now would make it, its torch
+        build, packages and folder and all, not as another matrix's, asked what it read alone."""
+        matrix, probes = self.matrix, list[core.Probe]()
+        names = [record.probe.partition("::")[0] for result in found for record in result.records]
+        for name in dict.fromkeys(name for name in names if self.owner(name) is None):
+            if (matrix.probes_from / name).is_file():
                 with contextlib.suppress(UsageError):  # not one a run could be given: another matrix's
-                    matrix = self.matrix
                     probes += loader.given_probes([name], matrix.probes_from, matrix.named_probes, matrix.devices)
-        return dataclasses.replace(self, matrix=dataclasses.replace(self.matrix, probes=tuple(probes)))
+        if not probes:
+            return self
+        return dataclasses.replace(self, matrix=dataclasses.replace(matrix, probes=matrix.probes + tuple(probes)))
 
     def owner(self, record_name: str) -> core.Probe | None:
         """The probe of the matrix that makes records named ``record_name``: itself, or the tests holding that test."""
