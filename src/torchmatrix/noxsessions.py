@@ -124,7 +124,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Check stored results against the matrix's expectations: [-- --run] [--machine NAME]."""
         from .sessions import verify as verify_session
 
-        verify_session.run(with_environments(loaded.project(), session), session, noxfile)
+        verify_session.run(with_environments(loaded.project(), session), session, noxfile, command)
 
     @nox.session(python=False)
     @errors.fail_session

@@ -394,6 +394,27 @@ def test_the_report_and_verify_take_no_record_of_another_build_than_the_environm
     assert "1 stale record skipped" in verify.stdout + verify.stderr, verify.stdout + verify.stderr
 
 
+def test_the_report_judges_a_script_the_command_was_given_beside_the_matrixs_own_probes_as_a_run_of_it_would(
+    tmp_path: Path,
+) -> None:
+    """``a.py`` given to the command in a folder whose matrix lists ``b.py`` alone; another build of 9.0.0 installed
+    since: ``a.py``'s record is stale, as a run of it now would take the other build."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "fail"})
+    (tmp_path / "a.py").write_text('import torch\nassert torch.behaviour["dot"] == "fail", "dot is now pass"\n')
+    (tmp_path / "b.py").write_text("print('b')\n")
+    (tmp_path / "matrix.yaml").write_text(
+        f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
+    )
+    assert torchmatrix(tmp_path, "probe", "a.py").returncode == 0
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    assert torchmatrix(tmp_path, "clean", "9.0.0").returncode == 0
+    assert torchmatrix(tmp_path, "probe", "b.py").returncode == 0
+    report = torchmatrix(tmp_path, "report")
+    [row] = [line for line in report.stdout.splitlines() if "a.py" in line]
+    assert "↻" in row, report.stdout
+
+
 def test_a_bisection_whose_records_its_own_runs_made_stale_says_its_answer_is_stale(tmp_path: Path) -> None:
     """A script that prints how many result files there are, which each cell the bisection runs writes: its
     output changes from release to release for no change of torch, and the answer says it no longer stands."""
@@ -433,3 +454,62 @@ def test_the_commands_report_asks_a_scripts_record_all_a_run_of_it_now_would_be_
     rebuilt = torchmatrix(old, "report", "--all-cells", environ=links)
     [row] = [line for line in rebuilt.stdout.splitlines() if "repro.py" in line]
     assert "↻" in row, rebuilt.stdout
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_bisection_ended_by_a_signal_as_its_pair_runs_leaves_no_folder_of_its_own_behind(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """``kill PID`` of a ``torchmatrix bisect`` whose child nox runs a pair: the command ends by the signal, and the
+    folder its child nox hands its results back in is gone from the temporary folder, as the worker's is."""
+    wheels, scratch = tmp_path / "wheels", tmp_path / "tmp"
+    for version in ("9.0.0", "9.1.0"):
+        standin.wheel(wheels, version, {"dot": "pass"})
+    scratch.mkdir()
+    pid_file = tmp_path / "pair.pid"
+    (tmp_path / "hangs.py").write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+    )
+    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box", TORCHMATRIX_FIND_LINKS=str(wheels), TMPDIR=str(scratch))
+    command = [sys.executable, "-m", "torchmatrix", "bisect", "hangs.py", "--from", "9.0.0", "--to", "9.1.0"]
+    with subprocess.Popen(  # noqa: PLW1509
+        command, cwd=tmp_path, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=FOREGROUND
+    ) as running:
+        pair = started(pid_file, seconds=600)
+        running.send_signal(signum)
+        assert running.wait(timeout=120) == -signum
+    assert wait_until_dead([pair], seconds=60) == []
+    assert [path.name for path in scratch.iterdir() if path.name.startswith("torchmatrix-")] == []
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+def test_the_nox_of_the_command_ended_by_a_signal_ends_the_command_with_the_status_a_shell_gives_it(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """SIGTERM to the nox the command runs (a harness that ends each process it finds): the command says so as a
+    shell would, 128 and the signal's number, not a status of its own."""
+    pid_file = tmp_path / "pair.pid"
+    (tmp_path / "hangs.py").write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+    )
+    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [hangs.py]\ndevices: [cpu]\noutput: out\n")
+    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box")
+    command = [sys.executable, "-m", "torchmatrix", "probe-installed", stub_torch_python]
+    with subprocess.Popen(  # noqa: PLW1509
+        command, cwd=tmp_path, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=FOREGROUND
+    ) as running:
+        started(pid_file)
+        (nox,) = (int(pid) for pid in Path(f"/proc/{running.pid}/task/{running.pid}/children").read_text().split())
+        os.kill(nox, signal.SIGTERM)
+        assert running.wait(timeout=60) == 128 + signal.SIGTERM
+
+
+def test_verify_without_expectations_says_how_the_command_starts_it(tmp_path: Path) -> None:
+    (tmp_path / "repro.py").write_text("print('hi')\n")
+    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [repro.py]\ndevices: [cpu]\noutput: out\n")
+    verify = torchmatrix(tmp_path, "verify")
+    text = verify.stdout + verify.stderr
+    assert verify.returncode != 0, text
+    assert "has no expect: entries" in text and "usage: torchmatrix verify " in text, text
+    assert "nox -s verify" not in text, text

@@ -42,16 +42,20 @@ class VerifyRequest:
     """Only these machines' results; empty: every machine's."""
 
 
-def parse(argv: Sequence[str]) -> VerifyRequest:
+def parse(argv: Sequence[str], command: str | None = None) -> VerifyRequest:
     """Read the session's arguments; a mistake raises :class:`UsageError`."""
-    args = arguments_parser().parse(argv)
+    args = arguments_parser(command).parse(argv)
     return VerifyRequest(args.run, tuple(args.machine))
+
+
+def usage(command: str | None = None) -> str:
+    """How a person starts the session: from the ``command`` that starts it, or nox's (None)."""
+    return USAGE if command is None else typed(command, "verify", ARGUMENTS)
 
 
 def arguments_parser(command: str | None = None) -> Parser:
     """The parser of the session's arguments, whose usage line is the ``command``'s that starts it (nox's: None)."""
-    usage = USAGE if command is None else typed(command, "verify", ARGUMENTS)
-    parser = Parser(usage, "Check stored results against the expectations of the matrix (its expect: key).")
+    parser = Parser(usage(command), "Check stored results against the expectations of the matrix (its expect: key).")
     parser.add_argument("--run", action="store_true", help="first run the covered cells without an up-to-date result")
     parser.add_argument(
         "--machine", action="append", default=[], metavar="NAME", help="only this machine's results (repeatable)"
@@ -158,13 +162,14 @@ def _named_nothing(
     )
 
 
-def run(project: Project, session: nox.Session, noxfile: Path) -> None:
-    """Verify as ``session.posargs`` asks; one line per violation, and exit 1 unless every expectation holds."""
-    request = parse(session.posargs)
+def run(project: Project, session: nox.Session, noxfile: Path, command: str | None = None) -> None:
+    """Verify as ``session.posargs`` asks; one line per violation, and exit 1 unless every expectation holds
+    (``command``: the one that starts the session, which its messages name; nox's: None)."""
+    request = parse(session.posargs, command)
     project.refuse_unlisted()
     if not project.matrix.expect:
         raise UsageError(
-            with_usage(f"{project.matrix.file} has no expect: entries, so there is nothing to verify", USAGE)
+            with_usage(f"{project.matrix.file} has no expect: entries, so there is nothing to verify", usage(command))
             + "\n  hint: see README, 'Verify an upgrade fix'"
         )
     scan = results.scan(project.results_dir)
