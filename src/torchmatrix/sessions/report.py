@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -166,7 +167,7 @@ def _merged(
     found = freshness.marked_stale(scan.results, current) if current else scan.results
     known, own = (current.known_pins, current.matrix.pins) if current else ((), ())  # why, where none is recorded
     shown, others = (list(found), []) if matrix_cells is None else cells.split(found, matrix_cells)
-    return model.build(shown, others, command, known, own)
+    return dataclasses.replace(model.build(shown, others, command, known, own), warnings=scan.warnings)
 
 
 def _matrix_cells(project: Project) -> cells.MatrixCells:

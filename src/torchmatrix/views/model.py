@@ -154,6 +154,9 @@ class Report:
     to type."""
     row_notes: Mapping[Row, int] = field(default_factory=dict)
     """The note of each row installed under a constraint a neighbouring row was not (:mod:`.pins`), by number."""
+    warnings: tuple[str, ...] = ()
+    """What reading the results warned of (:attr:`results.Scan.warnings`): a file that could not be read, whose
+    cell the tables then lack, two files of one cell, a machine of mixed hardware."""
 
     @property
     def machines(self) -> tuple[str, ...]:
@@ -214,6 +217,7 @@ class Report:
                 f"Not shown, as no cell of the matrix now: {count}: {named}. "
                 f"{typed(self.command, 'report', '--all-cells')} shows every stored cell."
             )
+        lines += [f"Warned as the results were read: {warning}." for warning in self.warnings]
         return lines
 
     def describe(self) -> str:
