@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import cli, interpreters, results, variables
-from torchmatrix.core import Outcome, Record
+from torchmatrix.core import Kind, Outcome, Record
 
 from .. import standin
 from ..conftest import FOREGROUND, ROOT
@@ -513,3 +513,30 @@ def test_verify_without_expectations_says_how_the_command_starts_it(tmp_path: Pa
     assert verify.returncode != 0, text
     assert "has no expect: entries" in text and "usage: torchmatrix verify " in text, text
     assert "nox -s verify" not in text, text
+
+
+NEWER_SYNTAX = {  # Python 3.12's, which a host of 3.11 cannot parse
+    "repro.py": 'import sys\nprint(f"{"nested quotes"}", sys.version_info[:2])\n',
+    "test_new.py": "type Alias = int\n\n\ndef test_a():\n    assert True\n",
+}
+
+
+def test_a_file_of_a_newer_python_than_the_hosts_is_asked_of_the_cells_pytest(tmp_path: Path) -> None:
+    """A script and a test file of Python 3.12's syntax run in a cell of Python 3.12 or later as a script and as
+    tests, whatever the host's Python can parse."""
+    if max(python.version for python in interpreters.discover(cache=tmp_path / "interpreters.json")) < (3, 12):
+        pytest.skip("needs Python 3.12 or later for the cell")
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    for name, text in NEWER_SYNTAX.items():
+        (folder / name).write_text(text)
+    links = {"TORCHMATRIX_FIND_LINKS": str(wheels)}
+    run = torchmatrix(folder, "probe", *NEWER_SYNTAX, "--torch", "9.0.0", environ=links)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (result,) = results.scan(folder / cli.DEFAULT_OUTPUT / "results").results
+    assert sorted((record.probe, record.outcome, record.kind, record.kind_reason) for record in result.records) == [
+        ("repro.py", Outcome.PASS, Kind.SCRIPT, "pytest collected no test from it"),
+        ("test_new.py::test_a", Outcome.PASS, Kind.PYTEST, "pytest collected 1 test from it"),
+    ], result.records

@@ -30,7 +30,7 @@ ASKED = Kind.SCRIPT_OR_TESTS
         ("probe.py", RUN, Kind.MODULE),
         ("probe.py", "import torch\nprint(torch.arange(4.0))\n", ASKED),
         ("repro.py", "def run():\n    print('hi')\n\nrun()\n", ASKED),  # a script's own run(), called
-        ("repro.py", "def run(\n", Kind.MODULE),  # loading it records the SyntaxError
+        ("repro.py", "def run(\n", ASKED),  # the cell's Python may parse it, or its records hold the SyntaxError
         ("test_dot.py", "def test_dot():\n    pass\n", ASKED),  # what pytest collects, pytest says
         ("test_dot.py", "from shared_checks import *\n", ASKED),
         ("check.py", "import unittest\n\nclass DotCase(unittest.TestCase):\n    pass\n", ASKED),
@@ -45,7 +45,7 @@ ASKED = Kind.SCRIPT_OR_TESTS
 def test_a_file_is_a_module_if_it_defines_run_device_else_pytest_is_asked_in_the_cell(
     tmp_path: Path, name: str, text: str, kind: Kind
 ) -> None:
-    assert kinds.kind_of_file(write(tmp_path, name, text)) is kind
+    assert kinds.kind_of_file(write(tmp_path, name, text))[0] is kind
 
 
 def test_a_node_id_or_a_folder_is_tests_and_the_matrix_may_say_a_file_s_kind(tmp_path: Path) -> None:
@@ -61,6 +61,16 @@ def test_a_node_id_or_a_folder_is_tests_and_the_matrix_may_say_a_file_s_kind(tmp
     ]
     asked = probe_at(write(tmp_path, "repro.py", "print(1)\n"), tmp_path)
     assert (asked.kind, asked.kind_reason, asked.root) == (ASKED, kinds.ASKED, tmp_path)
+
+
+def test_a_file_the_hosts_python_cannot_parse_is_asked_of_pytest_in_the_cell_and_says_why(tmp_path: Path) -> None:
+    """The cell's Python, which runs it, may be newer than the host's."""
+    unparsed = probe_at(write(tmp_path, "repro.py", "def run(device):\n    return {\n"), tmp_path)
+    assert (unparsed.kind, unparsed.kind_reason, unparsed.root) == (
+        ASKED,
+        "a .py file the host's Python cannot parse: pytest, asked in the cell, says whether it holds tests",
+        tmp_path,
+    )
 
 
 def test_a_file_pytest_is_asked_about_covers_its_own_record_and_its_tests(tmp_path: Path) -> None:

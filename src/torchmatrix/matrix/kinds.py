@@ -10,7 +10,9 @@ Told here from what needs no asking; the host never imports a probe, nor pytest:
 - Any other ``.py`` file is tests or a script as pytest says, asked in the
   cell (:attr:`~torchmatrix.core.Kind.SCRIPT_OR_TESTS`): which files pytest
   collects tests from is pytest's rule, under the project's configuration and
-  plugins, with the file's imports run; only pytest can apply it.
+  plugins, with the file's imports run; only pytest can apply it. So is a file
+  the host's Python cannot parse: the cell's Python may be newer (a 3.12
+  f-string, a ``type`` statement).
 
 A module is handed its device, so it runs on every device of the matrix. A
 script or tests learn the device from ``TORCHMATRIX_DEVICE`` (tests also from
@@ -35,18 +37,22 @@ DEVICE_FIXTURE = "torchmatrix_device"
 CPU_ONLY = ("cpu",)
 DEFINES_RUN = "it defines run(device)"
 ASKED = "a .py file without run(device): pytest, asked in the cell, says whether it holds tests"
+UNPARSED = "a .py file the host's Python cannot parse: pytest, asked in the cell, says whether it holds tests"
 
 
-def kind_of_file(path: Path) -> Kind:
-    """A ``.py`` file's kind: a module if it defines ``run(device)``, else what pytest says in the cell.
+def kind_of_file(path: Path) -> tuple[Kind, str]:
+    """A ``.py`` file's kind, and why: a module if it defines ``run(device)``, else what pytest says in the cell.
 
-    A file that does not parse stays a module, whose loading then records the SyntaxError.
+    A file the host's Python cannot parse is asked of pytest in the cell too: the cell's Python, which runs it,
+    may be newer; where it cannot parse the file either, the file's records hold the SyntaxError.
     """
     try:
         tree = ast.parse(path.read_bytes(), str(path))
     except (SyntaxError, ValueError):
-        return Kind.MODULE
-    return Kind.MODULE if any(_defines_run(node) for node in tree.body) else Kind.SCRIPT_OR_TESTS
+        return Kind.SCRIPT_OR_TESTS, UNPARSED
+    if any(_defines_run(node) for node in tree.body):
+        return Kind.MODULE, DEFINES_RUN
+    return Kind.SCRIPT_OR_TESTS, ASKED
 
 
 def _defines_run(node: ast.stmt) -> bool:

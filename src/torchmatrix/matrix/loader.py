@@ -208,8 +208,7 @@ def _kind_at(path: Path, select: str, given: Kind | None) -> tuple[Kind, str]:
     if given is not None:
         word = next(word for word, kind in PROBE_KINDS.items() if kind is given)
         return given, f"the matrix says kind: {word}"
-    found = kinds.kind_of_file(path)
-    return found, kinds.DEFINES_RUN if found is Kind.MODULE else kinds.ASKED
+    return kinds.kind_of_file(path)
 
 
 def _file_name(path: Path, root: Path, probes_dir: Path | None) -> str:
