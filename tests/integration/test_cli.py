@@ -540,3 +540,34 @@ def test_a_file_of_a_newer_python_than_the_hosts_is_asked_of_the_cells_pytest(tm
         ("repro.py", Outcome.PASS, Kind.SCRIPT, "pytest collected no test from it"),
         ("test_new.py::test_a", Outcome.PASS, Kind.PYTEST, "pytest collected 1 test from it"),
     ], result.records
+
+
+NOISY = """\
+import torch
+
+if __name__ == "__main__":  # as a script alone: pytest, asked first what the file is, imports it too
+    with open({counter!r}, "a") as runs:  # appended to, never read: none of the pair's inputs
+        runs.write("x")
+        number = runs.tell()  # this run's own, of every release's: one more than the last run's
+    print(" ".join(["tmpfile"] * (1 + number % 2)), "result", torch.behaviour["dot"])
+"""
+
+
+def test_a_line_whose_runs_print_unlike_numbers_of_words_still_tells_releases_apart_by_the_rest(
+    tmp_path: Path,
+) -> None:
+    """``--by-output --repeat 4``: each run of a release prints one or two words of noise before the result, in turn,
+    and the result, which every run of a release prints, is what tells 9.0.0 from 9.1.0."""
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.1.0", "9.2.0"):
+        standin.wheel(wheels, version, {"dot": "fail" if version == "9.0.0" else "pass"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text(NOISY.format(counter=str(tmp_path / "runs")))
+    run = torchmatrix(folder, "bisect", "repro.py", "--by-output", "--repeat", "4", "--from", "9.0.0", "--to", "9.2.0",
+                      environ={"TORCHMATRIX_FIND_LINKS": str(wheels)})  # fmt: skip
+    text = run.stdout + run.stderr
+    assert run.returncode == 0, text
+    assert "first release with NEW's outcome (pass, prints '<differs between runs>tmpfile result pass'" in text, text
+    assert "last release with OLD's outcome (pass, prints '<differs between runs>tmpfile result fail'" in text, text
+    assert "): torch 9.1.0 (4 runs)" in text and "): torch 9.0.0 (4 runs)" in text, text

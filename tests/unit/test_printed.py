@@ -266,7 +266,24 @@ def test_what_a_per_process_line_holds_that_is_the_same_in_every_run_still_count
     assert old.category() != new.category()
     assert release("float32").category() == old.category()
     uneven = printed.one_release([run(["took 3 s"]), run(["took 3 s and more"])])
-    assert isinstance(uneven, Printed) and uneven.lines == ("<differs between runs>",)
+    assert isinstance(uneven, Printed) and uneven.lines == ("took 3 s<differs between runs>",)
+
+
+def test_words_every_run_shares_count_where_the_runs_print_unlike_numbers_of_words() -> None:
+    """A line printed with one, two or three words of noise before what the bug is about: the noise is per-process,
+    and the result beside it still tells the releases apart, whichever run came first."""
+
+    def release(result: str, *noise: int) -> Printed:
+        found = printed.one_release([run([" ".join(["tmpfile"] * times + ["result", result])]) for times in noise])
+        assert isinstance(found, Printed) and found.per_process == (1,)
+        return found
+
+    old, new = release("fail", 1, 2, 3, 1), release("pass", 2, 1, 1, 3)
+    assert old.lines == ("<differs between runs>tmpfile result fail",)
+    assert old.category() != new.category()
+    assert release("fail", 3, 1).category() == old.category()
+    unshared = printed.one_release([run(["x1"]), run(["y2 z"])])
+    assert isinstance(unshared, Printed) and unshared.lines == ("<differs between runs>",)
 
 
 def test_a_per_process_value_masks_itself_alone_however_its_runs_split_it() -> None:

@@ -18,6 +18,7 @@ line that differs between runs of one release is per-process
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import itertools
@@ -229,16 +230,49 @@ _PIECE = re.compile(r"[-+]?\d[\w.]*(?:(?<=[eE])[-+]\d+)?|\w+|\s+|.")
 def _as_one(seen: Sequence[str]) -> str:
     """A line as its runs printed it, what differs between them as :data:`PER_PROCESS_LINE`, word by word (words: runs
     of what is not a space): a word that differs, each of its pieces (:data:`_PIECE`) that differs (``loss
-    <differs between runs> dtype=float32``), or the word whole where the runs do not split it into as many; the line
-    whole where the runs do not hold as many words. What is the same in every run still counts, and the marks that
+    <differs between runs> dtype=float32``), or the word whole where the runs do not split it into as many. Where
+    the runs do not hold as many words, their words are lined up first (:func:`_stretches`): each stretch between
+    the words every run shares is taken so, or as one mark where the runs hold unlike numbers of words in it
+    (``<differs between runs>tmpfile result fail``). What is the same in every run still counts, and the marks that
     only punctuation parts are one: a per-process value (a uuid, whose pieces vary in number) reads the same however
     it split."""
     words = [re.split(r"(\s+)", line) for line in seen]
-    if len({len(each) for each in words}) > 1:
-        return PER_PROCESS_LINE
-    joined = "".join(_word_as_one(word) for word in zip(*words, strict=True))
+    joined = "".join(_stretch_as_one(stretch) for stretch in _stretches(words))
     mark = re.escape(PER_PROCESS_LINE)
     return re.sub(f"{mark}(?:[^\\w\\s]*{mark})+", PER_PROCESS_LINE, joined)
+
+
+def _stretches(words: Sequence[list[str]]) -> list[list[list[str]]]:
+    """The runs' words (and the spaces between them) in stretches, each a list of what every run holds in it: the
+    whole line where the runs hold as many words; else, lined up by :class:`difflib.SequenceMatcher` on the first
+    run's against each other's, each word that every run holds where the others hold theirs is a stretch alone, and
+    what lies between two such words another."""
+    if len({len(each) for each in words}) == 1:
+        return [list(words)]
+    first, others = words[0], words[1:]
+    places = [_matched(first, other) for other in others]
+    shared = sorted(set.intersection(*(set(place) for place in places)))
+    stretches, starts = [], [0] * len(words)
+    for index in shared:
+        ends = [index, *(place[index] for place in places)]
+        stretches.append([each[start:end] for each, start, end in zip(words, starts, ends, strict=True)])
+        stretches.append([[first[index]]] * len(words))
+        starts = [end + 1 for end in ends]
+    stretches.append([each[start:] for each, start in zip(words, starts, strict=True)])
+    return stretches
+
+
+def _matched(first: list[str], other: list[str]) -> dict[int, int]:
+    """Where each word of ``first`` that lines up with one of ``other`` is in ``other``, by its place in ``first``."""
+    blocks = difflib.SequenceMatcher(None, first, other, autojunk=False).get_matching_blocks()
+    return {block.a + offset: block.b + offset for block in blocks for offset in range(block.size)}
+
+
+def _stretch_as_one(stretch: Sequence[list[str]]) -> str:
+    """A stretch of words as its runs printed it: word by word where they hold as many, else one mark."""
+    if len({len(words) for words in stretch}) > 1:
+        return PER_PROCESS_LINE
+    return "".join(_word_as_one(word) for word in zip(*stretch, strict=True))
 
 
 def _word_as_one(seen: Sequence[str]) -> str:
