@@ -571,3 +571,31 @@ def test_a_line_whose_runs_print_unlike_numbers_of_words_still_tells_releases_ap
     assert "first release with NEW's outcome (pass, prints '<differs between runs>tmpfile result pass'" in text, text
     assert "last release with OLD's outcome (pass, prints '<differs between runs>tmpfile result fail'" in text, text
     assert "): torch 9.1.0 (4 runs)" in text and "): torch 9.0.0 (4 runs)" in text, text
+
+
+def test_a_test_whose_project_turns_pytests_capture_off_is_refused_by_output_never_said_to_print_nothing(
+    tmp_path: Path,
+) -> None:
+    """``addopts = -s`` in the project's pytest.ini: what the test printed went by uncaptured, and its record says
+    so; comparing its output would compare nothing with nothing."""
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.1.0"):
+        standin.wheel(wheels, version, {"dot": "pass" if version == "9.1.0" else "fail"})
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -s\n")
+    (tmp_path / "test_issue.py").write_text(
+        "import torch\n\n\ndef test_f():\n    print('dot is', torch.behaviour['dot'])\n"
+    )
+    run = torchmatrix(tmp_path, "bisect", "test_issue.py::test_f", "--by-output", "--from", "9.0.0", "--to", "9.1.0",
+                      environ={"TORCHMATRIX_FIND_LINKS": str(wheels)})  # fmt: skip
+    text = run.stdout + run.stderr
+    assert run.returncode == 1, text
+    assert (
+        "torch 9.0.0 (--from) could not be tested: pass, no output recorded: pytest's capture is off (-s or "
+        "--capture=no in addopts of pytest.ini): the test's output is not seen; remove it to compare by output"
+    ) in text, text
+    stored = [record for result in results.scan(tmp_path / cli.DEFAULT_OUTPUT / "results").results
+              for record in result.records]  # fmt: skip
+    assert stored and all("output" not in record.metrics for record in stored), stored
+    assert {record.metrics["output_unseen"] for record in stored} == {
+        "pytest's capture is off (-s or --capture=no in addopts of pytest.ini)"
+    }

@@ -196,6 +196,14 @@ def test_runs_that_cannot_be_one_release_are_unstable_and_say_where_they_differ_
     )
 
 
+def test_a_test_whose_output_pytest_never_captured_is_not_compared() -> None:
+    unseen = {"output_unseen": "pytest's capture is off (-s or --capture=no in addopts of pytest.ini)"}
+    assert Printed.of_run("pass", "", unseen) == (
+        "no output recorded: pytest's capture is off (-s or --capture=no in addopts of pytest.ini): the test's output "
+        "is not seen; remove it to compare by output"
+    )
+
+
 def test_what_was_printed_in_a_few_words() -> None:
     assert printed.describe([]) == "prints nothing"
     assert printed.describe(["tensor(28.)", "done"]) == "prints 'tensor(28.)' / 'done'"

@@ -12,7 +12,7 @@ which tests ended, which one was running, and which were not reached:
     {"ended": "Exit: why"}  (pytest.exit() ended the session in the test running)
     {"collecting": true}  (pytest began to collect)
     {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s,
-     "printed": captured stdout, "raised": "Type: message"}
+     "printed": captured stdout, "raised": "Type: message", "output_unseen": why (where capture was off)}
 
 Every nodeid is relative to the root torchmatrix names (the matrix's folder),
 whichever root pytest found for itself as it does by hand (its configuration
@@ -28,7 +28,11 @@ of its own, ``error`` (``unavailable`` if it skipped itself).
 What a test printed (pytest's captured stdout, all its phases) and what it
 raised (the exception's type and message, as a script's: never the traceback,
 whose paths and line numbers are torch's own) go with its end, for
-``bisect --by-output`` to compare; the worker normalises them.
+``bisect --by-output`` to compare; the worker normalises them. Where pytest's
+capture is off (``-s``, ``--capture=no``: in the ``addopts`` of the
+project's configuration, say), what a test printed went by, never captured:
+its end says why (``output_unseen``), for its record says so rather than
+that it printed nothing; pytest's options are left as the project set them.
 
 A test that fails keeps the rest of what pytest shows under its failure: the
 traceback, and the end of what it wrote to stderr and logged
@@ -39,6 +43,7 @@ descriptors); its message is pytest's line, then the end of its captured stderr.
 
 import json
 import os
+import shlex
 import time
 
 import pytest
@@ -70,6 +75,7 @@ class Progress(object):
         self.reports = {}
         self.raised = {}
         self.pid = os.getpid()
+        self.unseen = ""
 
     def write(self, event):
         if os.getpid() != self.pid:
@@ -96,6 +102,7 @@ class Progress(object):
     def pytest_configure(self, config):
         self.config = config
         self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)
+        self.unseen = capture_off(config)
 
     def named(self, nodeid):
         """``nodeid`` (relative to the root pytest found) relative to the root torchmatrix names."""
@@ -151,7 +158,36 @@ class Progress(object):
         """What a test showed: all it printed (the ``last`` phase's report holds every phase's), and what the phase
         that ``failed`` raised."""
         raised = self.raised.pop((failed.nodeid, failed.when), "") if failed is not None else ""
-        return {"printed": last.capstdout, "raised": raised}
+        said = {"printed": last.capstdout, "raised": raised}
+        if self.unseen:
+            said["output_unseen"] = self.unseen
+        return said
+
+
+def capture_off(config):
+    """Why pytest saw no test's output, where its capture is off (``-s``, ``--capture=no``): ``pytest's capture is
+    off (-s or --capture=no in addopts of pytest.ini)``; '' where it is on.
+
+    Where it was turned off is asked of pytest's own parser, source by source: the configuration file's
+    ``addopts``, then ``PYTEST_ADDOPTS``; else it was set elsewhere (a plugin, a ``conftest.py``).
+    """
+    if config.getoption("capture", None) != "no":
+        return ""
+    inifile = getattr(config, "inipath", None) or getattr(config, "inifile", None)
+    sources = [
+        ("addopts of " + os.path.basename(str(inifile)), config.getini("addopts") if inifile else []),
+        ("PYTEST_ADDOPTS", shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))),
+    ]
+    where = next((where for where, arguments in sources if turns_capture_off(config, arguments)), "pytest's options")
+    return "pytest's capture is off (-s or --capture=no in {})".format(where)
+
+
+def turns_capture_off(config, arguments):
+    """Whether pytest's parser takes ``arguments`` to turn its capture off; False where it cannot be asked."""
+    try:
+        return bool(arguments) and config._parser.parse_known_args(list(arguments)).capture == "no"
+    except Exception:  # a pytest whose parser is not where it was
+        return False
 
 
 def outcome_of(reports):

@@ -241,14 +241,18 @@ def script_record(ending, pair, limit):
     return dict(record, metrics=metrics, message=message)
 
 
-def output_metrics(printed, raised, places):
+def output_metrics(printed, raised, places, unseen=""):
     """What ``bisect --by-output`` compares of a run: the lines of the end of what it printed (``printed``, as
     :func:`read_output` read it) and the sha256 of all of it, and what it ``raised``; each normalised by ``places``
-    and the rules of :func:`output_rules`."""
-    lines, cut = printed_lines(printed["end"])
-    metrics = {"output": lines, "output_sha256": printed["sha256"], "output_bytes": printed["bytes"]}
-    if cut:
-        metrics["output_truncated"] = True
+    and the rules of :func:`output_rules`. ``unseen``: why what it printed was never seen (pytest's capture off),
+    said in their place: it printed something or nothing, no one knows."""
+    if unseen:
+        metrics = {"output_unseen": unseen}
+    else:
+        lines, cut = printed_lines(printed["end"])
+        metrics = {"output": lines, "output_sha256": printed["sha256"], "output_bytes": printed["bytes"]}
+        if cut:
+            metrics["output_truncated"] = True
     if raised:  # a long one's end: its digest is raised_sha256
         said = normalised_output(raised.encode("utf-8", "replace"), output_rules(places))
         metrics["raised"] = said.decode("utf-8", "replace")
@@ -528,14 +532,16 @@ def answer_of(ending):
 
 
 def record_of_test(event, places):
-    """A test's record from the event of its end; what it printed and raised in its metrics, as a script's."""
+    """A test's record from the event of its end; what it printed (or why it was never seen) and raised in its
+    metrics, as a script's."""
     duration = event.get("duration")
     seconds = float(duration) if isinstance(duration, (int, float)) else 0.0
     record = dict(pair_answer(event), probe=str(event["test"]), duration=seconds)
-    printed, raised = event.get("printed"), event.get("raised")
+    printed, raised, unseen = event.get("printed"), event.get("raised"), event.get("output_unseen")
     if isinstance(printed, str) and isinstance(raised, str):
         output = read_output(io.BytesIO(printed.encode("utf-8", "replace")), places)
-        metrics = dict(record["metrics"], **output_metrics(output, tail(raised), places))
+        unseen = unseen if isinstance(unseen, str) else ""
+        metrics = dict(record["metrics"], **output_metrics(output, tail(raised), places, unseen))
         if len(raised) > MAX_MESSAGE:  # all of it, by digest, as a script's (pairs.whole_of)
             metrics["raised_sha256"] = said_digest(raised, places)
         record["metrics"] = metrics
