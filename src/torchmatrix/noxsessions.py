@@ -55,6 +55,7 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
     errors = SessionErrors()  # a session's mistake fails it alone; the run then ends with the mistake's code
     installer = cellrun.Installer()  # what this nox run learns of the indexes, for all its cells
     ran: list[str] = []  # the probe sessions this nox run ran: the table it queues shows their cells
+    repeats: list[int] = []  # the runs per pair they took (`-- --repeat N`): it judges their cells' records by it
     nox.options.sessions = ["probe"]
     nox.options.default_venv_backend = "uv|virtualenv"
 
@@ -67,7 +68,10 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
             return
         ran.append(session.name)
         with handback.handing_back(session.name, os.environ) as ending:  # for the bisect or verify that runs it
-            probe_session.run(with_environments(loaded.project(), session), session, cell, installer, ending, command)
+            request = probe_session.parse(session.posargs, command)
+            if request.repeat is not None:
+                repeats.append(request.repeat)
+            probe_session.run(with_environments(loaded.project(), session), session, cell, installer, ending, request)
 
     # A session per cell; while the matrix is broken, `probe` alone, whose run says why (no placeholder cell).
     found = loaded.found
@@ -99,7 +103,8 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
         """Render every machine's results (COMPATIBILITY.md, compatibility.html, …) and print their tables."""
         from .sessions import report as report_session
 
-        report_session.run(with_environments(loaded.project(), session), session, tuple(ran), command)
+        project = with_environments(loaded.project(), session)
+        report_session.run(project, session, tuple(ran), command, repeats[-1] if repeats else None)
 
     @nox.session(python=False)
     @errors.fail_session

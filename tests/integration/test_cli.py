@@ -599,3 +599,23 @@ def test_a_test_whose_project_turns_pytests_capture_off_is_refused_by_output_nev
     assert {record.metrics["output_unseen"] for record in stored} == {
         "pytest's capture is off (-s or --capture=no in addopts of pytest.ini)"
     }
+
+
+def test_the_report_a_probe_with_repeat_runs_judges_its_fresh_records_by_that_repeat(tmp_path: Path) -> None:
+    """``probe --repeat 2``: the table it prints shows what it just ran, not stale; a plain report, by the matrix's
+    one run per pair, says what changed."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text("print('hi')\n")
+    links = {"TORCHMATRIX_FIND_LINKS": str(wheels)}
+    run = torchmatrix(folder, "probe", "repro.py", "--torch", "9.0.0", "--repeat", "2", environ=links)
+    assert run.returncode == 0, run.stdout + run.stderr
+    [row] = [line for line in run.stdout.splitlines() if line.startswith("9.0.0")]
+    assert row.split()[-1] == "✓", run.stdout
+    shown = folder / cli.DEFAULT_OUTPUT / "COMPATIBILITY.md"
+    assert "stale" not in shown.read_text(encoding="utf-8")
+    later = torchmatrix(folder, "report", "--all-cells", environ=links)
+    assert later.returncode == 0, later.stdout + later.stderr
+    assert "stale: was ✓ pass; the runs per pair changed: 2 → 1" in shown.read_text(encoding="utf-8")

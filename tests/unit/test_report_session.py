@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix import identity, variables
+from torchmatrix import freshness, identity, variables
 from torchmatrix import project as projects
 from torchmatrix.bisection.standing import answers_marked_stale
 from torchmatrix.bisection.summaries import Summary
@@ -17,7 +17,7 @@ from torchmatrix.core import Outcome, Record
 from torchmatrix.matrix import TorchEntry, pep723
 from torchmatrix.project import Project
 from torchmatrix.results import CellResult
-from torchmatrix.sessions.report import _matrix_cells, _probe_sources
+from torchmatrix.sessions.report import AsRan, _matrix_cells, _probe_sources
 from torchmatrix.views import model
 
 from ..conftest import ROOT
@@ -63,6 +63,22 @@ def test_an_answer_is_current_while_its_records_are_for_its_own_runs_and_source(
     stored = stored_ends(here, 5, "https://mirror.example/simple")
     assert staleness(here, answer(5, "https://mirror.example/simple"), stored) == [False]
     assert staleness(here, answer(1, "https://pypi.org/simple"), stored) == [True]  # another question's records
+
+
+def test_the_report_of_probe_sessions_of_their_own_runs_per_pair_judges_the_cells_they_ran_by_them(
+    tmp_path: Path,
+) -> None:
+    """``probe --repeat 2`` of one release: its records are current in the report it queues, those of a cell it did
+    not run are judged by the matrix's runs per pair, and a later report, of the matrix's, says what changed."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    stored = stored_ends(here, 2, here.matrix.index_url)
+    ran = AsRan(here, here.with_repeat(2), (stored[0].session,))
+    assert [result.records[0].outcome for result in freshness.marked_stale(stored, ran)] == [
+        Outcome.FAIL,
+        Outcome.STALE,
+    ]
+    [later, _] = freshness.marked_stale(stored, here)
+    assert later.records[0].outcome is Outcome.STALE and "the runs per pair changed: 2 → 1" in later.records[0].message
 
 
 def test_an_answer_is_stale_once_what_its_records_were_made_from_changes(tmp_path: Path) -> None:

@@ -75,12 +75,10 @@ def run(
     parameter: str,
     installer: Installer,
     ending: ResultFile,
-    command: str | None = None,
+    request: ProbeRequest,
 ) -> None:
-    """Run the cell of ``parameter`` and say how it ended; ``ending`` hears what it stored, for the session's
-    hand-back; ``command`` is the one that started it when it is not nox (``torchmatrix``), for a mistake's usage
-    line."""
-    request = parse(session.posargs, command)
+    """Run the cell of ``parameter`` as the session's arguments ask (``request``, :func:`parse`) and say how it
+    ended; ``ending`` hears what it stored, for the session's hand-back."""
     if request.repeat is not None:
         project = project.with_repeat(request.repeat)
     project.refuse_unlisted()  # a release that is no release stops the run before any cell of it

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import freshness, results, variables
 from ..bisection import summaries
 from ..bisection.standing import answers_marked_stale
+from ..core import Record
 from ..errors import TorchmatrixError
 from ..matrix.schema import PROBE_NAME
 from ..util import safetext
@@ -32,19 +34,26 @@ def queue_report(session: nox.Session) -> None:
         session.notify("report", posargs=[])  # the table takes none of the cells' arguments (--force)
 
 
-def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command: str | None = None) -> None:
+def run(
+    project: Project,
+    session: nox.Session,
+    ran: Sequence[str] = (),
+    command: str | None = None,
+    repeat: int | None = None,
+) -> None:
     """Render every machine's results into the output folder, print each machine's table, diff if asked.
 
     ``ran``: the probe sessions this nox run ran before it (``probe(1.12.1)``), whose cells alone its tables show;
-    none: every table. ``command``: the command that started it when it is not nox (``torchmatrix``), for the
-    commands it suggests.
+    none: every table. ``repeat``: the runs per pair they took where not the matrix's (``-- --repeat N``), by which
+    the records of their cells are judged, as a run of them now would be: the rest as the matrix says. ``command``:
+    the command that started it when it is not nox (``torchmatrix``), for the commands it suggests.
     """
     options = report_options.parse(session.posargs, command)
     project.require_writable(project.matrix.output)
     project = project.with_stored_probes(results.scan(project.results_dir).results)
-    merged = _merged(
-        session, project.results_dir, project, None if options.all_cells else _matrix_cells(project), command
-    )
+    judge = project if repeat is None else AsRan(project, project.with_repeat(repeat), tuple(ran))
+    matrix_cells = None if options.all_cells else _matrix_cells(project)
+    merged = _merged(session, project.results_dir, project, matrix_cells, command, judge)
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
     results.warn_skipped(skipped, session.warn)
     bisections = answers_marked_stale(project, bisections, results.scan(project.results_dir).results)
@@ -98,6 +107,29 @@ def run(project: Project, session: nox.Session, ran: Sequence[str] = (), command
 
 def _ran_here(result: results.CellResult, machine: str, ran: Sequence[str]) -> bool:
     return result.machine == machine and result.session in ran
+
+
+@dataclass(frozen=True)
+class AsRan:
+    """What a run now would do (:class:`freshness.RunNow`) for the report of probe sessions that took runs per pair
+    of their own (``-- --repeat N``): the cells they ran as they ran them (``ran_as``), every other as the matrix
+    says (``project``). Their records are not stale by their own run's settings; a later report, of the matrix's,
+    says what changed."""
+
+    project: Project
+    ran_as: Project
+    ran: Sequence[str]
+
+    @property
+    def machine(self) -> str:
+        return self.project.machine
+
+    def owner(self, record_name: str) -> Any:
+        return self.project.owner(record_name)
+
+    def identity_now(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
+        judge = self.ran_as if _ran_here(result, self.machine, self.ran) else self.project
+        return judge.identity_now(result, record)
 
 
 STEP_SUMMARY_LIMIT = 1 << 20
@@ -157,14 +189,15 @@ def _merged(
     current: Project | None = None,
     matrix_cells: cells.MatrixCells | None = None,
     command: str | None = None,
+    judge: freshness.RunNow | None = None,
 ) -> model.Report:
-    """The report of every result under ``results_dir``; with ``current``, records it would not make so are stale,
-    and its pins say why of a constraint a result recorded no rule of; with ``matrix_cells``, the results that are
-    no cell of it are only named; ``command``: the command that started the session when it is not nox, whose words
-    the report suggests."""
+    """The report of every result under ``results_dir``; with ``current``, records it would not make so (or
+    ``judge``, where it is another run's) are stale, and its pins say why of a constraint a result recorded no rule
+    of; with ``matrix_cells``, the results that are no cell of it are only named; ``command``: the command that
+    started the session when it is not nox, whose words the report suggests."""
     scan = results.scan(results_dir)
     results.warn_skipped(scan, session.warn)
-    found = freshness.marked_stale(scan.results, current) if current else scan.results
+    found = freshness.marked_stale(scan.results, judge or current) if current else scan.results
     known, own = (current.known_pins, current.matrix.pins) if current else ((), ())  # why, where none is recorded
     shown, others = (list(found), []) if matrix_cells is None else cells.split(found, matrix_cells)
     return dataclasses.replace(model.build(shown, others, command, known, own), warnings=scan.warnings)
