@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import freshness, results, variables
 from ..bisection import summaries
 from ..bisection.standing import answers_marked_stale
-from ..core import Record
+from ..core import Probe, Record
 from ..errors import TorchmatrixError
 from ..matrix.schema import PROBE_NAME
 from ..util import safetext
@@ -124,7 +123,7 @@ class AsRan:
     def machine(self) -> str:
         return self.project.machine
 
-    def owner(self, record_name: str) -> Any:
+    def owner(self, record_name: str) -> Probe | None:
         return self.project.owner(record_name)
 
     def identity_now(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
@@ -200,7 +199,7 @@ def _merged(
     found = freshness.marked_stale(scan.results, judge or current) if current else scan.results
     known, own = (current.known_pins, current.matrix.pins) if current else ((), ())  # why, where none is recorded
     shown, others = (list(found), []) if matrix_cells is None else cells.split(found, matrix_cells)
-    return dataclasses.replace(model.build(shown, others, command, known, own), warnings=scan.warnings)
+    return replace(model.build(shown, others, command, known, own), warnings=scan.warnings)
 
 
 def _matrix_cells(project: Project) -> cells.MatrixCells:
