@@ -2096,6 +2096,34 @@ HEARD_ONLY_AS_IT_ENDS = {
         "import colorsys\nprint(colorsys.rgb_to_hsv(1, 0, 0)[0])\nos._exit(0)\n",
         lambda folder: (folder / "colorsys.py").write_text("def rgb_to_hsv(*colour):\n    return 'shadowed'\n"),
     ),
+    "a module looked for, by a script that leaves by posix._exit": (
+        "import colorsys, posix\nprint(colorsys.rgb_to_hsv(1, 0, 0)[0])\nposix._exit(0)\n",
+        lambda folder: (folder / "colorsys.py").write_text("def rgb_to_hsv(*colour):\n    return 'shadowed'\n"),
+    ),
+    "a module looked for, by a script that then becomes another program": (
+        "import colorsys\nprint(colorsys.rgb_to_hsv(1, 0, 0)[0])\nos.execv('/bin/true', ['true'])\n",
+        lambda folder: (folder / "colorsys.py").write_text("def rgb_to_hsv(*colour):\n    return 'shadowed'\n"),
+    ),
+    "a module looked for, by a script that replaced os.getpid": (
+        "import colorsys\nprint(colorsys.rgb_to_hsv(1, 0, 0)[0])\nos.getpid = lambda: 1\n",
+        lambda folder: (folder / "colorsys.py").write_text("def rgb_to_hsv(*colour):\n    return 'shadowed'\n"),
+    ),
+    "a library the dynamic linker loaded for one ctypes loaded, both unloaded before the end": (
+        "import ctypes, _ctypes\nlibrary = ctypes.CDLL(os.path.abspath('built/libop.so'))\nprint(library.value())\n"
+        "_ctypes.dlclose(library._handle)\n",
+        lambda folder: build_linked_library(folder / "built", 2),
+    ),
+    "a library the dynamic linker loaded for one ctypes loaded, which a program the pair ran then rewrote": (
+        "import ctypes, subprocess\nprint(ctypes.CDLL(os.path.abspath('built/libop.so')).value())\n"
+        "subprocess.run(['cp', 'alt/libdep.so', 'built/libdep.so'], check=True)\n",
+        lambda folder: None,
+    ),
+    "a library the dynamic linker loaded for one a pool's forked worker loaded, ended by the pool": (
+        "import ctypes, multiprocessing\ndef value(path):\n    return ctypes.CDLL(path).value()\n"
+        "if __name__ == '__main__':\n    with multiprocessing.get_context('fork').Pool(1) as pool:\n"
+        "        print(pool.apply(value, (os.path.abspath('built/libop.so'),)))\n",
+        lambda folder: build_linked_library(folder / "built", 2),
+    ),
     "a library the dynamic linker loaded for one ctypes loaded by its path": (
         "import ctypes\nprint(ctypes.CDLL(os.path.abspath('built/libop.so')).value())\n",
         lambda folder: build_linked_library(folder / "built", 2),
@@ -2138,9 +2166,10 @@ def test_what_the_pair_read_where_the_hook_hears_it_otherwise_than_as_it_reads_i
     source, change = HEARD_ONLY_AS_IT_ENDS[case]
     if "library" in case and not CAN_BUILD_LIBRARIES:
         pytest.skip("needs a C compiler")
-    (tmp_path / "built").mkdir()
-    if "library" in case:
-        build_linked_library(tmp_path / "built", 1)
+    for built, value in (("built", 1), ("alt", 2)):
+        (tmp_path / built).mkdir()
+        if "library" in case:
+            build_linked_library(tmp_path / built, value)
     (tmp_path / "data.txt").write_text("1")
     record = run_alone(stub_torch_python, script(tmp_path, "heard", "import os\n" + source), tmp_path)
     assert record.outcome is Outcome.PASS, record.message
@@ -2161,3 +2190,11 @@ def test_a_sitecustomize_put_in_a_folder_a_pth_file_adds_is_a_change(tmp_path: P
     assert printed(record) == ["None"], record.message
     (tmp_path / "extra" / "sitecustomize.py").write_text("import os\nos.environ['MARK'] = 'customized'\n")
     assert changed_files(record.inputs[identity.READ]) != []
+
+
+def test_a_library_in_a_folder_inside_the_systems_is_no_library_of_the_systems() -> None:
+    """The dynamic linker finds a library named without a folder in ``/usr/lib`` and the like by itself, not in a
+    folder inside one, which a library's ``RPATH`` names (a project's own build installed there)."""
+    assert reads.is_the_systems("/usr/lib/libm.so.6")
+    assert not reads.is_the_systems("/usr/lib/myproject/libdep.so")
+    assert not reads.is_the_systems("/usr/local/lib/libdep.so")

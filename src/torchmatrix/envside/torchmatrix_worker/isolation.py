@@ -16,7 +16,7 @@ import time
 
 from .pairs import child_main
 from .protocol import MODULE, PYTEST, READ_UNTOLD, SCRIPT, WORKER_FILE, ParentGone
-from .reads import entries_in, excluded_prefixes, files_read, journaled
+from .reads import as_told, entries_in, excluded_prefixes, files_read, journaled
 from .records import Ending, cell_places, exit_code, read_output
 from .reply import is_ready, read_reply
 
@@ -109,7 +109,7 @@ class Isolation(object):
             untold = True
         if untold:
             return READ_UNTOLD, {}
-        return files_read(entries, excluded_prefixes(self.scratch))
+        return files_read(as_told(entries), excluded_prefixes(self.scratch))
 
     def kill_children(self, deadline):
         """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""

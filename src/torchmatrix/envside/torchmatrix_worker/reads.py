@@ -122,7 +122,8 @@ class FilesRead(object):
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
             sys.meta_path.insert(0, ModuleLookups(self.lookups, self.looked_for))
-            watch_extension_loads(self.loading)
+            watch_extension_loads(self.loading, self.loaded_by_the_linker)
+            watch_library_loads(self.loaded_by_the_linker)
             watch_exit(self.ending)
             self.asked_through.settle()
             self.write_down(BEGAN, None, self.began)
@@ -161,6 +162,7 @@ class FilesRead(object):
                 self.started(*arguments[:4])
             elif event == "os.exec":  # execv and the like: a path (os.execvp tried each folder of PATH by path)
                 self.read(as_path(arguments[0]))
+                self.ending()  # the process becomes another program, which tells nothing of this one's
             elif event == "os.posix_spawn":  # posix_spawn takes a name as a path, posix_spawnp looks it up
                 self.read(as_path(arguments[0]))
                 self.started(arguments[0], None, None, arguments[2])
@@ -467,6 +469,18 @@ class FilesRead(object):
         if path is not None and has_folder(name):
             self.read(path)
 
+    def loaded_by_the_linker(self, origin=None):
+        """A library ``ctypes`` loaded, or an extension module loaded from ``origin`` outside the environment and the
+        standard library: the libraries the dynamic linker loaded for it are read as they are now
+        (:meth:`read_libraries_mapped`), in this process, whatever ends it, and before the pair may unload or rewrite
+        them. (What the environment's extension modules load is read as the process ends.)"""
+        if not self.busy and not (isinstance(origin, str) and self.leaves_out(origin)):
+            self.busy = True
+            try:
+                self.read_libraries_mapped()
+            finally:
+                self.busy = False
+
     def loading(self, origin):
         """An extension module about to be loaded from ``origin``, which no audit event tells: read as it is now."""
         if not isinstance(origin, str) or not self.hears_the_pair():
@@ -520,6 +534,8 @@ class FilesRead(object):
         they are, reads the libraries it mapped; the pair's process, where it did not tell what it holds at its end
         (:meth:`entries`: a script that leaves by ``os._exit``), writes that down."""
         self.busy = True  # nothing of what follows is the pair's
+        if not self.asked_through.holds():
+            self.untold()
         if os.getpid() != self.pid:
             self.read_libraries_mapped()
         elif not self.ended:
@@ -540,7 +556,7 @@ class FilesRead(object):
         for path in mapped_to_run():
             replaced = path.endswith(DELETED)
             path = path[: -len(DELETED)] if replaced else path
-            if path.startswith(SYSTEM_LIBRARIES) or self.leaves_out(path):
+            if is_the_systems(path) or self.leaves_out(path):
                 continue
             if not replaced:
                 self.read(path)
@@ -593,16 +609,17 @@ class FilesRead(object):
         return state is None or (written_since(state, self.began) and not self.found_it(state))
 
     def looked_for(self, name, folders):
-        """A module ``name`` looked for in ``folders`` by a child this process forked, which tells nothing at its end
-        (a ``DataLoader``'s worker, ended by ``os._exit``): each folder counts (:data:`LOOKED_FOR`), up to the last,
-        as where it was found is not told."""
-        if os.getpid() == self.pid:
-            return  # this process tells its own lookups at its end, up to where each was found (:meth:`entries`)
+        """A module ``name`` looked for in ``folders``: each folder is written down as it is looked in, where it was
+        found not known yet. A child this process forked tells nothing at its end (a ``DataLoader``'s worker, ended
+        by ``os._exit``): each counts (:data:`LOOKED_FOR`). This process tells its own lookups at its end, up to
+        where each was found (:meth:`entries`); until then they are :data:`SEARCHED`, which count as looked for
+        where it never tells its end (it crashed, was stopped, or left without it)."""
+        kind = SEARCHED if os.getpid() == self.pid else LOOKED_FOR
         for folder in folders:
             looked = os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
             if looked not in self.told_looked_for and not self.leaves_out(looked):
                 self.told_looked_for.add(looked)
-                self.write_down(LOOKED_FOR, looked, folder)
+                self.write_down(kind, looked, folder)
 
     def found_it(self, state):
         """Whether the file in ``state`` (:func:`state_of`) is one the process found before it changed it
@@ -632,6 +649,8 @@ class FilesRead(object):
         if not self.known:
             return None
         self.busy, self.ended = True, True  # nothing of what follows is the pair's
+        if not self.asked_through.holds():
+            self.untold()
         self.read_libraries_mapped()
         entries = [[BEGAN, None, self.began]]
         entries += [[READ, path, self.first_seen.get(path)] for path in sorted(self.reading)]
@@ -649,6 +668,7 @@ class FilesRead(object):
                 entries.append([LOOKED_FOR, os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR), folder])
                 if folder == found_in:
                     break
+        entries.append([ENDED, None, None])
         return [entry for entry in entries if entry[1] is None or not self.leaves_out(entry[1])]
 
 
@@ -823,7 +843,7 @@ class AskedThrough(object):
 
     NAMES = (
         (os, ("path", "stat", "lstat", "fstat", "access", "readlink", "listdir", "scandir", "walk", "getcwd",
-              "fspath", "fsdecode", "fsencode", "getxattr", "listxattr")),
+              "getpid", "fspath", "fsdecode", "fsencode", "getxattr", "listxattr")),
         (os.path, ("abspath", "realpath", "normpath", "join", "split", "dirname", "basename", "isabs", "isdir",
                    "isfile", "exists", "lexists")),
         (io, ("FileIO",)),
@@ -857,7 +877,7 @@ def as_first_found(paths, found, first_seen):
 
 
 READ, FOUND, KEPT, AGAIN, SHARED, ASKED = "read", "found", "kept", "read again", "shared", "asked"
-BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
+BEGAN, MODULE, LOOKED_FOR, SEARCHED, ENDED = "began", "module", "looked for", "searched", "ended"
 """The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
 path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, [device, inode, digest, state]]``
 (what the file of that inode held before the process changed it, whatever path reads it, and its state then),
@@ -866,8 +886,10 @@ hashed), ``[AGAIN, path, None]`` (a
 path that led to another file as it was read again), ``[SHARED, path, None]`` (one of the shared inputs it touched,
 an input as it is left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a
 folder listed, as first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch),
-``[MODULE, path, None]`` (the file of a module it holds) and ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked
-for in a folder, which counts where the folder is one, not a zip file)."""
+``[MODULE, path, None]`` (the file of a module it holds), ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked
+for in a folder, which counts where the folder is one, not a zip file), ``[SEARCHED, folder/name.*, folder]`` (the same,
+of the pair's process as it looked, which counts where no ``[ENDED, None, None]`` says that the process told its
+lookups at its end: :func:`as_told`)."""
 
 MISSING, KEPT_FILE = object(), object()
 """What :meth:`FilesRead.changing` finds of a file it has not seen, and of one it has kept (:data:`KEPT`)."""
@@ -899,7 +921,22 @@ def entries_in(lines):
     return entries
 
 
-KINDS = (READ, FOUND, KEPT, AGAIN, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
+KINDS = (READ, FOUND, KEPT, AGAIN, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR, SEARCHED, ENDED)
+
+
+def as_told(entries):
+    """``entries`` as the pair's processes told them: where the pair's process told its lookups at its end
+    (:data:`ENDED`), each up to where its module was found, those it wrote down as it looked (:data:`SEARCHED`) are
+    left out; where it never told them (it crashed, was stopped, or left by ``os._exit``), each counts, as looked
+    for (:data:`LOOKED_FOR`)."""
+    ended = any(kind == ENDED for kind, _, _ in entries)
+    return [
+        [LOOKED_FOR, path, value] if kind == SEARCHED else [kind, path, value]
+        for kind, path, value in entries
+        if not (ended and kind == SEARCHED) and kind != ENDED
+    ]
+
+
 NONE = type(None)
 
 
@@ -1037,8 +1074,8 @@ def site_startup_files():
 
 
 def watch_exit(ending):
-    """Have ``os._exit`` call ``ending`` first: it ends a process without its end (a ``DataLoader``'s worker, a script
-    that leaves at once), where what it holds would be lost."""
+    """Have ``os._exit`` (``posix._exit`` too, the same function) call ``ending`` first: it ends a process without
+    its end (a ``DataLoader``'s worker, a script that leaves at once), where what it holds would be lost."""
     original = os._exit
 
     def _exit(status):
@@ -1048,10 +1085,43 @@ def watch_exit(ending):
 
     _exit.__doc__, _exit.__module__ = original.__doc__, "os"
     os._exit = _exit
+    if os.name == "posix":
+        sys.modules["posix"]._exit = _exit
 
 
-SYSTEM_LIBRARIES = ("/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/")
-"""The folders the dynamic linker looks a library named without a folder up in by itself: the system's."""
+def watch_library_loads(loaded):
+    """Tell ``loaded`` once ``ctypes`` has loaded a library (``ctypes.CDLL``, ``torch.ops.load_library``), through
+    the ``_dlopen`` every ``CDLL`` calls (torch imports ``ctypes`` as it is imported, so its import costs no pair)."""
+    import ctypes
+
+    original = ctypes._dlopen
+
+    def _dlopen(*given, **options):
+        try:
+            return original(*given, **options)
+        finally:
+            loaded()
+
+    ctypes._dlopen = _dlopen
+
+
+def system_library_folders():
+    """The folders the dynamic linker looks a library named without a folder up in by itself, the system's: ``/lib``,
+    ``/usr/lib`` and their ``32`` and ``64`` forms, each with the platform's multiarch folder in it."""
+    folders = ["/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64"]
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    return frozenset(folders + ([os.path.join(folder, multiarch) for folder in folders] if multiarch else []))
+
+
+SYSTEM_LIBRARIES = system_library_folders()
+"""The folders of the system's libraries (:func:`system_library_folders`)."""
+
+
+def is_the_systems(library):
+    """Whether the library at ``library`` is the system's: in one of :data:`SYSTEM_LIBRARIES`, not a folder inside
+    one (``/usr/lib/myproject/libdep.so``, which a library's ``RPATH`` names)."""
+    return os.path.dirname(library) in SYSTEM_LIBRARIES
+
 
 DELETED = " (deleted)"
 """What ``/proc/self/maps`` says after the path of a file removed or replaced since it was mapped."""
@@ -1077,16 +1147,19 @@ def mapped_to_run(open_file=os.open, read=os.read, close=os.close):
     return list(dict.fromkeys(paths))
 
 
-def watch_extension_loads(loading):
+def watch_extension_loads(loading, loaded):
     """Tell ``loading`` of each extension module's file as Python loads it (``ExtensionFileLoader.create_module``),
     before it does: with how the file is then, so that one rebuilt after (by a program the pair runs) is a change,
-    not the pair's own file."""
+    not the pair's own file; and ``loaded`` once it did."""
     loader = importlib.machinery.ExtensionFileLoader
     create = loader.create_module
 
     def create_module(self, spec):
         loading(getattr(spec, "origin", None))
-        return create(self, spec)
+        try:
+            return create(self, spec)
+        finally:
+            loaded(getattr(spec, "origin", None))
 
     loader.create_module = create_module
 
