@@ -619,3 +619,61 @@ def test_the_report_a_probe_with_repeat_runs_judges_its_fresh_records_by_that_re
     later = torchmatrix(folder, "report", "--all-cells", environ=links)
     assert later.returncode == 0, later.stdout + later.stderr
     assert "stale: was ✓ pass; the runs per pair changed: 2 → 1" in shown.read_text(encoding="utf-8")
+
+
+def test_a_test_the_command_was_given_by_its_node_id_is_current_once_it_ran(tmp_path: Path) -> None:
+    """``torchmatrix probe test_f.py::test_one`` beside a matrix that lists ``b.py``: its record is made by the test
+    alone, and the report takes it so, not as a record of the whole file."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    (tmp_path / "b.py").write_text("print('b')\n")
+    (tmp_path / "test_f.py").write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    (tmp_path / "matrix.yaml").write_text(
+        f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
+    )
+    assert torchmatrix(tmp_path, "probe").returncode == 0
+    assert torchmatrix(tmp_path, "probe", "test_f.py::test_one").returncode == 0
+    report = torchmatrix(tmp_path, "report")
+    [row] = [line for line in report.stdout.splitlines() if "test_one" in line]
+    assert "✓" in row and "↻" not in row, report.stdout
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+def test_a_cell_of_a_bisection_an_interrupt_stopped_alone_stops_the_bisection(tmp_path: Path) -> None:
+    """SIGTERM to the nox that runs one release of a bisection (a job's cancel that reaches it first): that release
+    is no outcome, and the bisection stops as at Ctrl-C, with no answer."""
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.1.0", "9.2.0"):
+        standin.wheel(wheels, version, {"dot": "pass" if version >= "9.2" else "fail"})
+    pid_file = tmp_path / "pair.pid"
+    (tmp_path / "hangs.py").write_text(
+        "import os, time, torch\nif torch.__version__ == '9.1.0':\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n    time.sleep(120)\n"
+        "assert torch.behaviour['dot'] == 'pass'\n"
+    )
+    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box", TORCHMATRIX_FIND_LINKS=str(wheels))
+    command = [sys.executable, "-m", "torchmatrix", "bisect", "hangs.py", "--from", "9.0.0", "--to", "9.2.0"]
+    with subprocess.Popen(  # noqa: PLW1509
+        command, cwd=tmp_path, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=FOREGROUND,
+    ) as running:  # fmt: skip
+        started(pid_file, seconds=600)
+        pair = int(pid_file.read_text())
+        cell_nox = next(pid for pid in ancestors(pair) if "probe(9.1.0)" in command_line(pid))
+        os.kill(cell_nox, signal.SIGTERM)
+        text, _ = running.communicate(timeout=300)
+    assert running.returncode == 130, text
+    assert "first release with NEW's outcome" not in text, text
+
+
+def ancestors(pid: int) -> list[int]:
+    """``pid``'s parent, its parent's, and so on."""
+    found = []
+    while pid > 1:
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+        found.append(pid)
+    return found
+
+
+def command_line(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")

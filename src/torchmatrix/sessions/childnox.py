@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from .. import variables
 from ..environment import disk
-from ..util import tethered
+from ..util import interrupts, tethered
 from .handback import HandBack, Stored, received
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ def run_cells(
     with tempfile.TemporaryDirectory(prefix="torchmatrix-handback-") as folder:
         chosen[variables.HANDBACK.name] = folder
         code = run(noxfile, envdir, sessions, chosen, log, arguments)
+        interrupts.stop_if_interrupted(code)  # a cell an interrupt stopped is no outcome: the run stops as at Ctrl-C
         return {name: _handed_back(Path(folder), name, code, log) for name in sessions}
 
 
