@@ -11,6 +11,7 @@ torchmatrix` runs its main.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -321,6 +323,25 @@ def test_a_sessions_help_is_printed_once_and_nothing_is_written_nor_run(tmp_path
     assert list(tmp_path.iterdir()) == [], "no matrix written, no environment made"
 
 
+@contextlib.contextmanager
+def a_command_whose_pair_hangs(python: str, folder: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
+    """``torchmatrix probe-installed`` in ``folder`` with ``python``, whose pair sleeps: the command, the nox it
+    runs and the pair's pid, once the pair runs."""
+    pid_file = folder / "pair.pid"
+    (folder / "hangs.py").write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+    )
+    (folder / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [hangs.py]\ndevices: [cpu]\noutput: out\n")
+    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box")
+    command = [sys.executable, "-m", "torchmatrix", "probe-installed", python]
+    with subprocess.Popen(  # noqa: PLW1509
+        command, cwd=folder, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=FOREGROUND
+    ) as running:
+        pair = started(pid_file)
+        (nox,) = (int(pid) for pid in Path(f"/proc/{running.pid}/task/{running.pid}/children").read_text().split())
+        yield running, nox, pair
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
 def test_the_command_ended_alone_by_a_signal_leaves_no_nox_running_and_nothing_stored(
@@ -328,18 +349,7 @@ def test_the_command_ended_alone_by_a_signal_leaves_no_nox_running_and_nothing_s
 ) -> None:
     """``kill PID`` (a supervisor, a harness's ``terminate()``) reaches the torchmatrix command, not the nox it runs:
     that nox ends too, its pair with it, and stores nothing, as nox itself so ended would."""
-    pid_file = tmp_path / "pair.pid"
-    (tmp_path / "hangs.py").write_text(
-        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
-    )
-    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [hangs.py]\ndevices: [cpu]\noutput: out\n")
-    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box")
-    command = [sys.executable, "-m", "torchmatrix", "probe-installed", stub_torch_python]
-    with subprocess.Popen(  # noqa: PLW1509
-        command, cwd=tmp_path, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=FOREGROUND
-    ) as running:
-        pair = started(pid_file)
-        (nox,) = (int(pid) for pid in Path(f"/proc/{running.pid}/task/{running.pid}/children").read_text().split())
+    with a_command_whose_pair_hangs(stub_torch_python, tmp_path) as (running, nox, pair):
         running.send_signal(signum)
         assert running.wait(timeout=60) == -signum
     assert wait_until_dead([nox, pair], seconds=60) == []
@@ -489,18 +499,7 @@ def test_the_nox_of_the_command_ended_by_a_signal_ends_the_command_with_the_stat
 ) -> None:
     """SIGTERM to the nox the command runs (a harness that ends each process it finds): the command says so as a
     shell would, 128 and the signal's number, not a status of its own."""
-    pid_file = tmp_path / "pair.pid"
-    (tmp_path / "hangs.py").write_text(
-        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
-    )
-    (tmp_path / "matrix.yaml").write_text("torch: [2.2.0]\nprobes: [hangs.py]\ndevices: [cpu]\noutput: out\n")
-    environ = dict(os.environ, TORCHMATRIX_MACHINE="ci-box")
-    command = [sys.executable, "-m", "torchmatrix", "probe-installed", stub_torch_python]
-    with subprocess.Popen(  # noqa: PLW1509
-        command, cwd=tmp_path, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=FOREGROUND
-    ) as running:
-        started(pid_file)
-        (nox,) = (int(pid) for pid in Path(f"/proc/{running.pid}/task/{running.pid}/children").read_text().split())
+    with a_command_whose_pair_hangs(stub_torch_python, tmp_path) as (running, nox, _):
         os.kill(nox, signal.SIGTERM)
         assert running.wait(timeout=60) == 128 + signal.SIGTERM
 
