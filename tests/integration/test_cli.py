@@ -379,50 +379,34 @@ def test_two_scripts_of_one_name_in_two_folders_are_two_probes_each_named_from_w
     ]
 
 
+@pytest.mark.parametrize("listed", [True, False], ids=["listed", "given"])
 def test_the_report_and_verify_take_no_record_of_another_build_than_the_environment_a_run_would_take(
-    tmp_path: Path,
+    tmp_path: Path, listed: bool
 ) -> None:
-    """Another build of 9.0.0 installed since ``a.py``'s record (the cell cleaned, another probe run): the report
-    marks the record stale and verify takes it for no test, as the next run would run it again."""
+    """Another build of 9.0.0 installed since ``a.py``'s record (the cell cleaned, ``b.py`` run): the report marks
+    the record stale, whether the matrix lists ``a.py`` or the command was given it beside the matrix's own
+    ``b.py``, and verify takes it for no test, as the next run would run it again."""
     wheels = tmp_path / "wheels"
     standin.wheel(wheels, "9.0.0", {"dot": "fail"})
     (tmp_path / "a.py").write_text('import torch\nassert torch.behaviour["dot"] == "fail", "dot is now pass"\n')
     (tmp_path / "b.py").write_text("print('b')\n")
-    (tmp_path / "matrix.yaml").write_text(
-        f"torch: [9.0.0]\nprobes: [a.py, b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
-        "expect:\n  - {probe: a.py, device: cpu, outcome: pass}\n"
+    probes, expect = (
+        ("[a.py, b.py]", "expect:\n  - {probe: a.py, device: cpu, outcome: pass}\n") if listed else ("[b.py]", "")
     )
-    assert torchmatrix(tmp_path, "probe").returncode == 0
+    (tmp_path / "matrix.yaml").write_text(
+        f"torch: [9.0.0]\nprobes: {probes}\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n{expect}"
+    )
+    assert torchmatrix(tmp_path, "probe", *([] if listed else ["a.py"])).returncode == 0
     standin.wheel(wheels, "9.0.0", {"dot": "pass"})
     assert torchmatrix(tmp_path, "clean", "9.0.0").returncode == 0
     assert torchmatrix(tmp_path, "probe", "b.py").returncode == 0
     report = torchmatrix(tmp_path, "report")
     [row] = [line for line in report.stdout.splitlines() if "a.py" in line]
     assert "↻" in row, report.stdout
-    verify = torchmatrix(tmp_path, "verify")
-    assert verify.returncode != 0, verify.stdout + verify.stderr
-    assert "1 stale record skipped" in verify.stdout + verify.stderr, verify.stdout + verify.stderr
-
-
-def test_the_report_judges_a_script_the_command_was_given_beside_the_matrixs_own_probes_as_a_run_of_it_would(
-    tmp_path: Path,
-) -> None:
-    """``a.py`` given to the command in a folder whose matrix lists ``b.py`` alone; another build of 9.0.0 installed
-    since: ``a.py``'s record is stale, as a run of it now would take the other build."""
-    wheels = tmp_path / "wheels"
-    standin.wheel(wheels, "9.0.0", {"dot": "fail"})
-    (tmp_path / "a.py").write_text('import torch\nassert torch.behaviour["dot"] == "fail", "dot is now pass"\n')
-    (tmp_path / "b.py").write_text("print('b')\n")
-    (tmp_path / "matrix.yaml").write_text(
-        f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
-    )
-    assert torchmatrix(tmp_path, "probe", "a.py").returncode == 0
-    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
-    assert torchmatrix(tmp_path, "clean", "9.0.0").returncode == 0
-    assert torchmatrix(tmp_path, "probe", "b.py").returncode == 0
-    report = torchmatrix(tmp_path, "report")
-    [row] = [line for line in report.stdout.splitlines() if "a.py" in line]
-    assert "↻" in row, report.stdout
+    if listed:
+        verify = torchmatrix(tmp_path, "verify")
+        assert verify.returncode != 0, verify.stdout + verify.stderr
+        assert "1 stale record skipped" in verify.stdout + verify.stderr, verify.stdout + verify.stderr
 
 
 def test_a_bisection_whose_records_its_own_runs_made_stale_says_its_answer_is_stale(tmp_path: Path) -> None:
