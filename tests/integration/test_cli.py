@@ -660,3 +660,64 @@ def ancestors(pid: int) -> list[int]:
 
 def command_line(pid: int) -> str:
     return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+
+
+SHIFTED = """\
+import os
+
+import torch
+
+if __name__ == "__main__":  # as a script alone: pytest, asked first what the file is, imports it too
+    with open({counter!r}, "a") as runs:  # appended to, never read: none of the pair's inputs
+        runs.write("x")
+        number = runs.tell()  # this run's own, of every release's: one more than the last run's
+    noise = [os.urandom(4).hex() for _ in range(3)]
+    before = 1 + number % 2
+    print(" ".join([*noise[:before], "dot=" + torch.behaviour["dot"], *noise[before:]]))
+"""
+
+
+def test_a_word_every_run_prints_tells_releases_apart_wherever_the_noise_puts_it(tmp_path: Path) -> None:
+    """``--by-output --repeat 2``: each run prints four words, ``dot=…`` second or third among noise, in turn: no
+    place holds the same word in both runs, and still every run of 9.0.0 printed dot=fail, every run of 9.0.1
+    dot=pass."""
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.0.1"):
+        standin.wheel(wheels, version, {"dot": "fail" if version == "9.0.0" else "pass"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text(SHIFTED.format(counter=str(tmp_path / "runs")))
+    run = torchmatrix(folder, "bisect", "repro.py", "--by-output", "--repeat", "2", "--from", "9.0.0", "--to", "9.0.1",
+                      environ={"TORCHMATRIX_FIND_LINKS": str(wheels)})  # fmt: skip
+    text = run.stdout + run.stderr
+    assert run.returncode == 0, text
+    assert "): torch 9.0.1 (2 runs)" in text and "): torch 9.0.0 (2 runs)" in text, text
+    assert "the words every run prints, from OLD to NEW: 'dot=fail' → 'dot=pass'" in text, text
+
+
+UNEVEN = """\
+import os
+
+if __name__ == "__main__":  # as a script alone: pytest, asked first what the file is, imports it too
+    with open({counter!r}, "a") as runs:  # appended to, never read: none of the pair's inputs
+        runs.write("x")
+        number = runs.tell()  # this run's own, of every release's: one more than the last run's
+    print("values:", *(os.urandom(4).hex() for _ in range(1 if number == 1 else 2)), "result pass")
+"""
+
+
+def test_noise_whose_number_of_words_varies_blames_no_release(tmp_path: Path) -> None:
+    """``--by-output --repeat 2``: the first run of all prints one word of noise, every other two; the releases
+    print alike, and the one whose runs printed unlike numbers of words is no change."""
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.0.1"):
+        standin.wheel(wheels, version, {"dot": "pass"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text(UNEVEN.format(counter=str(tmp_path / "runs")))
+    run = torchmatrix(folder, "bisect", "repro.py", "--by-output", "--repeat", "2", "--from", "9.0.0", "--to", "9.0.1",
+                      environ={"TORCHMATRIX_FIND_LINKS": str(wheels)})  # fmt: skip
+    text = run.stdout + run.stderr
+    assert run.returncode == 1, text
+    assert "nothing to bisect" in text and "first release with NEW's outcome" not in text, text
+    assert (tmp_path / "runs").read_text() == "xxxx", text

@@ -129,6 +129,22 @@ def test_a_third_outcome_is_neither_old_nor_new_and_is_skipped() -> None:
     assert "gave error (RuntimeError: boom), neither OLD's outcome nor NEW's" in verdict.why_unresolved(versions[2])
 
 
+def test_a_release_that_shows_both_ends_outcomes_is_skipped_and_said_ambiguous() -> None:
+    """Where one outcome may be the same as two that are not (by output, what varies between runs matches
+    anything), a release the same as OLD's and NEW's is neither: skipped, never put on a side."""
+    versions = releases(5)
+    script = change_at(5, 3)
+    script[2] = Observation("either", "pass or fail")
+    found = search(versions, lambda version: {ONE: Script(versions, script)(version)}, [ONE],
+                   same=lambda one, other: one == other or "either" in (one, other))  # fmt: skip
+    verdict = found.verdicts[ONE]
+    assert verdict.status is Status.RANGE and verdict.between == (versions[2],) and verdict.both == (versions[2],)
+    assert "OLD's outcome and NEW's alike" in verdict.why_unresolved(versions[2])
+    same_ends = search(versions[:2], lambda version: {ONE: Observation("either" if version == versions[0] else "fail")},
+                       [ONE], same=lambda one, other: one == other or "either" in (one, other))  # fmt: skip
+    assert same_ends.verdicts[ONE].status is Status.SAME
+
+
 def test_all_skipped_bounds_the_answer_by_the_ends_and_stops_at_the_budget() -> None:
     versions = releases(8)
     oracle = Script(versions, [PASS] + [NO_PYTHON] * 6 + [FAIL])

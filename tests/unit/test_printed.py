@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -318,3 +319,55 @@ def test_the_name_of_an_interpreters_own_prefix_is_no_cells_and_stays(monkeypatc
         monkeypatch.setattr(sys, "base_prefix", base)
         places = dict(map(tuple, records.cell_places("/tmp/pair", "/tmp/worker")))
         assert (places.get(prefix.rpartition("/")[2]) == records.ENVIRONMENT_NAME) is named, places
+
+
+def release_of(*runs: list[str]) -> str:
+    found = printed.one_release([run(lines) for lines in runs])
+    assert isinstance(found, Printed), found
+    return found.category()
+
+
+def test_noise_whose_number_of_words_varies_is_no_change() -> None:
+    """Runs print one or two words of noise: a release whose runs printed one and two, and one whose runs printed
+    two each, are lined up unlike, and still the same: a mark stands for any words."""
+    uneven = release_of(["values: 3f result pass"], ["values: a1 b2 result pass"])
+    even = release_of(["values: c4 d5 result pass"], ["values: e6 f7 result pass"])
+    assert Printed.from_category(uneven).lines != Printed.from_category(even).lines
+    assert printed.same(uneven, even) and printed.same(even, uneven)
+    signs = release_of(["tensor([ 0.1000, -0.2000])"], ["tensor([0.3000, 0.4000])"])
+    assert printed.same(signs, release_of(["tensor([0.5000, 0.6000])"], ["tensor([-0.7000, 0.8000])"]))
+    assert not printed.same(uneven, release_of(["values: 3f result fail"], ["values: a1 b2 result fail"]))
+    assert printed.what_changed(uneven, even) == []
+
+
+def test_a_word_every_run_prints_counts_wherever_the_noise_puts_it() -> None:
+    """Runs print ``dot=…`` after one noise word or two, in four words each: every word differs by place, yet every
+    run of one release printed dot=fail and every run of the other dot=pass."""
+    old = release_of(["n1 dot=fail n2 n3"], ["m1 m2 dot=fail m3"])
+    new = release_of(["k1 dot=pass k2 k3"], ["j1 j2 dot=pass j3"])
+    assert Printed.from_category(old).lines == Printed.from_category(new).lines
+    assert not printed.same(old, new)
+    assert printed.what_changed(old, new) == ["the words every run prints, from OLD to NEW: 'dot=fail' → 'dot=pass'"]
+    assert printed.same(old, release_of(["x1 x2 dot=fail x3"], ["y1 dot=fail y2 y3"]))
+
+
+@pytest.mark.parametrize(
+    "printing",
+    [
+        lambda dot: (["threads=4", f"dot={dot}"], [f"dot={dot}", "threads=4"]),  # lines in either order
+        lambda dot: ([f"threads=4 dot={dot}"], [f"dot={dot} threads=4"]),  # words in either order
+    ],
+    ids=["lines", "words"],
+)
+def test_what_every_run_prints_in_another_order_still_counts(printing: Callable[[str], tuple[list[str], ...]]) -> None:
+    old, new = release_of(*printing("fail")), release_of(*printing("pass"))
+    assert not printed.same(old, new)
+    assert printed.same(old, release_of(*printing("fail")[::-1]))
+
+
+def test_runs_alike_are_compared_by_digest_as_one_run_is() -> None:
+    one, other = release_of(["a 1"], ["a 1"]), release_of(["a 2"], ["a 2"])
+    assert Printed.from_category(one).shared is None and not printed.same(one, other)
+    varied = release_of(["a 1"], ["a 2"])
+    assert printed.same(varied, release_of(["a 3"], ["a 4"]))
+    assert not printed.same(varied, one)  # every run of one printed "1", not every run of the other

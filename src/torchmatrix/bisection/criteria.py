@@ -65,6 +65,11 @@ class Criterion:
             return str(category)
         return f"{self.metric} = {_shortened(str(category))}" if self.by_value else f"{self.metric} {category}"
 
+    def same(self, one: str, other: str) -> bool:
+        """Whether two categories are one outcome: equal texts, or by output, :func:`printed.same` (one release
+        may be the same as two that are not: where its runs print what varies, what it shows of either is lost)."""
+        return printed.same(one, other) if self.by_output else one == other
+
     def to_json(self) -> dict[str, Any]:
         if self.by_output:
             return {"by": "output"}

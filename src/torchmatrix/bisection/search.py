@@ -24,8 +24,10 @@ What is known costs nothing and is used first.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import operator
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -37,6 +39,9 @@ from ..index.releases import Listing
 
 K = TypeVar("K", bound=Hashable)
 """What a search tells apart: for the sessions, a (probe, device) pair."""
+Same = Callable[[str, str], bool]
+"""Whether two categories are one outcome: equal texts, unless the criterion says otherwise (by output, where what
+varies between runs matches anything, one release may be the same as two that are not)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,10 @@ class Observation:
     @property
     def testable(self) -> bool:
         return self.category is not None
+
+    def alike(self, other: Observation, same: Same = operator.eq) -> bool:
+        """Whether both were tested and show one outcome."""
+        return self.category is not None and other.category is not None and same(self.category, other.category)
 
 
 _UNSEEN = Observation(None, "the build did not say")
@@ -104,6 +113,9 @@ class Verdict:
     last_old: Version | None = None
     first_new: Version | None = None
     warnings: tuple[str, ...] = ()
+    both: tuple[Version, ...] = ()
+    """The releases between that showed OLD's outcome and NEW's alike (by output, their runs' own output hid
+    which): no answer can rest on them."""
 
     @property
     def built(self) -> int:
@@ -135,6 +147,9 @@ class Verdict:
             return f"not tested: the budget of {self.budget} cells was spent"
         if not seen.testable:
             return f"could not be tested: {seen.detail}"
+        if version in self.both:
+            return (f"gave {seen.detail}, OLD's outcome and NEW's alike: what differs between its runs hides which, "
+                    "ambiguous")  # fmt: skip
         return f"gave {seen.detail}, neither OLD's outcome nor NEW's"
 
 
@@ -197,26 +212,28 @@ def search(
     *,
     budget: int | None = None,
     on_look: Callable[[Look[K]], None] | None = None,
+    same: Same = operator.eq,
 ) -> Search[K]:
     """Bisect every key of ``keys`` over ``versions`` (oldest first, at least two) in one pass.
 
     ``known`` observations (by release, then key) are used before any cell is
     built; ``run`` is called at most once per release, and at most ``budget``
     times in all (default: :func:`budget_for` the changes found between the
-    ends). ``on_look`` hears each release as soon as it is observed.
+    ends). ``on_look`` hears each release as soon as it is observed. ``same`` says whether two categories are
+    one outcome; a release that shows both ends' outcomes, or neither, is skipped.
     """
     versions = tuple(versions)
     if len(versions) < 2 or any(a >= b for a, b in itertools.pairwise(versions)):
         raise ValueError("bisect needs at least two versions, in increasing order")
-    pass_ = _Pass(versions, run, dict(known or {}), on_look)
+    pass_ = _Pass(versions, run, dict(known or {}), on_look, same)
     last = len(versions) - 1
     old = pass_.look(0, keys)
     alive = [key for key in keys if old[key].testable]
     new = pass_.look(last, alive) if alive else {}
     brackets = {
-        key: _Bracket(old[key], new[key], 0, last)
+        key: _Bracket(old[key], new[key], 0, last, same)
         for key in alive
-        if new[key].testable and new[key].category != old[key].category
+        if new[key].testable and not new[key].alike(old[key], same)
     }
     budget = budget_for(len(versions), len(brackets)) if budget is None else budget
     while (chosen := pass_.next_release(brackets, budget)) is not None:
@@ -236,6 +253,7 @@ class _Bracket:
     new: Observation
     lo: int
     hi: int
+    same: Same = operator.eq
 
     @property
     def open(self) -> bool:
@@ -247,11 +265,12 @@ class _Bracket:
     def narrow(self, index: int, seen: Observation | None) -> None:
         if seen is None or not self.inside(index):
             return
-        if seen.category == self.old.category:
+        old, new = seen.alike(self.old, self.same), seen.alike(self.new, self.same)
+        if old and not new:
             self.lo = index
-        elif seen.category == self.new.category:
+        elif new and not old:
             self.hi = index
-        # Otherwise (untestable, or a third outcome) it is skipped: the bracket stays, the next pick moves.
+        # Otherwise (untestable, a third outcome, or both ends') it is skipped: the bracket stays, the next pick moves.
 
 
 @dataclass
@@ -262,6 +281,7 @@ class _Pass(Generic[K]):
     run: ManyOracle[K]
     known: dict[Version, Mapping[K, Observation]]
     on_look: Callable[[Look[K]], None] | None
+    same: Same
     seen: dict[Version, dict[K, Observation]] = field(default_factory=dict)
     built: set[Version] = field(default_factory=set)
     looks: list[Look[K]] = field(default_factory=list)
@@ -338,10 +358,12 @@ class _Pass(Generic[K]):
         if old is None or new is None or not old.testable or not new.testable:
             return verdict(Status.UNTESTABLE_END)
         if bracket is None:
-            return verdict(Status.SAME, warnings=_changes_inside(versions, known, old))
+            return verdict(Status.SAME, warnings=_changes_inside(versions, known, old, self.same))
         status = Status.RANGE if bracket.open else Status.FOUND
-        warnings = _not_monotone(versions, known, steps, bracket.lo, bracket.hi, old, new)
-        return verdict(status, bracket.lo, bracket.hi, warnings)
+        warnings = _not_monotone(versions, known, steps, bracket.lo, bracket.hi, old, new, self.same)
+        both = tuple(step.version for step in steps if versions[bracket.lo] < step.version < versions[bracket.hi]
+                     and step.observation.alike(old, self.same) and step.observation.alike(new, self.same))  # fmt: skip
+        return dataclasses.replace(verdict(status, bracket.lo, bracket.hi, warnings), both=both)
 
 
 def _score(index: int, splits: Sequence[K], brackets: Mapping[K, _Bracket]) -> tuple[int, int, int]:
@@ -350,12 +372,14 @@ def _score(index: int, splits: Sequence[K], brackets: Mapping[K, _Bracket]) -> t
     return (len(splits), evenness, -index)
 
 
-def _changes_inside(versions: Sequence[Version], known: Mapping[Version, Observation], ends: Observation) -> list[str]:
+def _changes_inside(
+    versions: Sequence[Version], known: Mapping[Version, Observation], ends: Observation, same: Same
+) -> list[str]:
     return [
         f"both ends show {ends.detail}, but {version} showed {seen.detail}: "
         "the outcome changes and changes back in between; bisect a narrower range"
         for version in versions[1:-1]
-        if (seen := known.get(version)) is not None and seen.testable and seen.category != ends.category
+        if (seen := known.get(version)) is not None and seen.testable and not seen.alike(ends, same)
     ]
 
 
@@ -367,6 +391,7 @@ def _not_monotone(
     hi: int,
     old: Observation,
     new: Observation,
+    same: Same,
 ) -> list[str]:
     """Observations that contradict a single change between ``versions[lo]`` and ``versions[hi]``."""
     seen = dict(known)
@@ -376,12 +401,12 @@ def _not_monotone(
         observation = seen.get(version)
         if observation is None:
             continue
-        if index < lo and observation.category == new.category:
+        if index < lo and observation.alike(new, same) and not observation.alike(old, same):
             warnings.append(
                 f"not monotone: {version} already showed NEW's outcome ({observation.detail}) before "
                 f"{versions[lo]} showed OLD's; the outcome changes more than once in this range"
             )
-        elif index > hi and observation.category == old.category:
+        elif index > hi and observation.alike(old, same) and not observation.alike(new, same):
             warnings.append(
                 f"not monotone: {version} showed OLD's outcome ({observation.detail}) again after "
                 f"{versions[hi]} showed NEW's; the outcome changes more than once in this range"

@@ -202,7 +202,7 @@ def contradicted(summary: Summary, stored: Iterable[results.CellResult]) -> set[
     for (probe, device, end), category in ends.items():
         seen = [criteria.observe(result, probe, device, summary.compare).category
                 for result in mine if result.torch == end]  # fmt: skip
-        if not seen or any(each != category for each in seen):
+        if not seen or any(each is None or not summary.compare.same(each, category) for each in seen):
             found.add((summary.machine, end, probe, device))
     return found
 

@@ -86,6 +86,16 @@ def stale_answers(pairs: Sequence[str]) -> str:
     )
 
 
+def ambiguous(verdicts: Sequence[Verdict]) -> str:
+    """Why a bisection ends with exit 1 where a release between the answer's ends showed both ends' outcomes."""
+    both = ", ".join(dict.fromkeys(str(version) for verdict in verdicts for version in verdict.both))
+    return (
+        f"torch {both}: ambiguous: what differs between the runs of each hides whether it shows OLD's outcome or "
+        "NEW's (each matches both); the answer is the range around it: raise --repeat, or print less of what "
+        "differs between runs"
+    )
+
+
 def untestable_end(verdict: Verdict, request: BisectRequest, key: Key | None = None) -> str:
     """Why an end of one pair's bisection cannot be compared: it could not be tested, or its runs disagreed."""
     old, new = verdict.old, verdict.new

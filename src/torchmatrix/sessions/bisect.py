@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from ..project import Project
 from ..bisection.request import BisectRequest, Key, in_order, missing_end, parse, sources
 from ..bisection.words import (
+    ambiguous,
     answer,
     changed_in_table,
     commits_line,
@@ -502,7 +503,7 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
         f"bisect {request.describe()}: {len(versions)} releases from {dated(request.old)} to {dated(request.new)} "
         f"({', '.join(map(dated, versions))}); {whole} known already, {most}; {_pythons_said(spans)}"
     )
-    found = search.search(versions, job.build, request.keys, known, on_look=job.on_look)
+    found = search.search(versions, job.build, request.keys, known, on_look=job.on_look, same=request.criterion.same)
     summary = job.write_summary(found)
     for key, verdict in found.verdicts.items():
         for warning in verdict.warnings:
@@ -590,6 +591,8 @@ def _end_one(session: nox.Session, job: _Bisection, verdict: Verdict, stale: Seq
         session.warn(safetext.for_terminal(boundary, keep_newlines=False))
     if stale:
         session.error(safetext.for_terminal(stale_answers(stale), keep_newlines=False))
+    if verdict.both:
+        session.error(safetext.for_terminal(ambiguous([verdict]), keep_newlines=False))
 
 
 def _end_all(session: nox.Session, job: _Bisection, found: Search[Key], stale: Sequence[str]) -> None:
@@ -611,6 +614,9 @@ def _end_all(session: nox.Session, job: _Bisection, found: Search[Key], stale: S
         session.error(safetext.for_terminal(" ".join(unstable), keep_newlines=False))
     if stale:
         session.error(safetext.for_terminal(stale_answers(stale), keep_newlines=False))
+    if any(found.verdicts[key].both for key in found.changes):
+        session.error(safetext.for_terminal(ambiguous([found.verdicts[key] for key in found.changes]),
+                                            keep_newlines=False))  # fmt: skip
     if not changes:
         session.error(
             f"no (probe, device) pair changed its outcome between torch {request.old} and {request.new}: "

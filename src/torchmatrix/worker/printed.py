@@ -13,15 +13,20 @@ outcome, exit code and what it raised) and the digest: a change anywhere in
 the normalised output, kept or not, is a change; its size as printed
 (``output_bytes``) is never compared. Of repeated runs (``--repeat N``), a
 line that differs between runs of one release is per-process
-(:func:`one_release`).
+(:func:`one_release`), and a release with per-process lines is compared with
+another by :func:`same`: by the words every run of it prints, and by its lines
+as patterns, never by digest.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import importlib
 import itertools
+import json
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +36,8 @@ from typing import Any
 from ..core import Outcome
 
 KEPT = "the end kept"
+SHARED = "words every run prints"
+"""The mark of a category that holds them, on the line after its digest's."""
 PER_PROCESS_LINE = "<differs between runs>"
 """What stands for a line that differs between runs of one release."""
 NO_OUTPUT = "no output recorded"
@@ -149,6 +156,9 @@ class Printed:
     lines: tuple[str, ...]
     per_process: tuple[int, ...] = ()
     """The lines (from 1) that differed between its runs."""
+    shared: tuple[str, ...] | None = None
+    """Where lines differed between its runs: the words (split at spaces) that every run printed, as many times as
+    each run printed them at least, sorted; None for one run, or runs that printed alike."""
 
     @classmethod
     def of_run(cls, outcome: str, message: str, metrics: Mapping[str, Any]) -> Printed | str:
@@ -182,15 +192,26 @@ class Printed:
         marks = [", cut"] if self.cut else []
         if self.per_process:
             marks.append(", per-process lines " + " ".join(map(str, self.per_process)))
-        return "\n".join([self.ended, f"sha256 {self.sha256}{''.join(marks)}", *self.lines])
+        shared = [] if self.shared is None else [json.dumps(self.shared)]
+        if self.shared is not None:
+            marks.append(f", {SHARED}")
+        return "\n".join([self.ended, f"sha256 {self.sha256}{''.join(marks)}", *shared, *self.lines])
 
     @classmethod
     def from_category(cls, text: str) -> Printed:
         ended, digest, *lines = text.split("\n")
         sha256, *marks = digest.removeprefix("sha256 ").split(", ")
-        per_process = next((mark.removeprefix("per-process lines ") for mark in marks if mark != "cut"), "")
+        per_process = next((mark.removeprefix("per-process lines ") for mark in marks if mark.startswith("per-")), "")
         numbers = tuple(int(number) for number in per_process.split())
-        return cls(ended, sha256, "cut" in marks, tuple(lines), numbers)
+        shared = tuple(str(word) for word in json.loads(lines.pop(0))) if SHARED in marks else None
+        return cls(ended, sha256, "cut" in marks, tuple(lines), numbers, shared)
+
+    def every_run_prints(self) -> Counter[str] | None:
+        """The words every run printed, each as many times as every run printed it; None where the lines do not
+        say (only their end was kept, or a category of an older torchmatrix)."""
+        if self.shared is not None:
+            return Counter(self.shared)
+        return None if self.cut or self.per_process else Counter(_words(self.lines))
 
     def describe(self, limit: int = 100) -> str:
         """``fail: AssertionError: 0.96, prints 'x'``; where the record kept only its end, that it printed more."""
@@ -218,10 +239,67 @@ def one_release(runs: Sequence[Printed]) -> Printed | str:
         if differ:
             kept = tuple(_as_one(seen) if number in differ else seen[0] for number, seen in enumerate(lines, 1))
             digest = hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest()
-            return Printed(first.ended, digest, False, kept, differ)
+            shared = functools.reduce(operator.and_, (Counter(_words(run.lines)) for run in runs))
+            return Printed(first.ended, digest, False, kept, differ, tuple(sorted(shared.elements())))
     (most, _), (other, _) = kinds.most_common(2)
     split = "; ".join(f"{run.describe(80)} in {times}" for run, times in kinds.most_common())
     return f"{split} of {len(runs)} runs; first difference: {first_change(most, other)}"
+
+
+def _words(lines: Sequence[str]) -> list[str]:
+    return [word for line in lines for word in line.split()]
+
+
+def same(one: str, other: str) -> bool:
+    """Whether two categories are one output as by-output compares them. Equal texts are; where neither has
+    per-process lines, nothing else is (the digests differ). Where one has, what only the runs' own processes
+    decide is no evidence either way, and the two are the same where they ended alike, every run of each printed
+    the same words (:meth:`Printed.every_run_prints`: a word printed in another place, or another order, is still
+    printed) and some output could be either's: line by line, each ``<differs between runs>`` may stand for any
+    text, none included (:func:`_compatible`). Not an equivalence: a release may be the same as two that are not."""
+    if one == other:
+        return True
+    first, second = Printed.from_category(one), Printed.from_category(other)
+    if first.shared is None and second.shared is None:
+        return False
+    words = first.every_run_prints(), second.every_run_prints()
+    if first.ended != second.ended or None in words or words[0] != words[1]:
+        return False
+    return len(first.lines) == len(second.lines) and all(map(_compatible, first.lines, second.lines))
+
+
+def _compatible(one: str, other: str) -> bool:
+    """Whether some line matches both, where :data:`PER_PROCESS_LINE` matches any text: whether a walk through
+    both consumes them, a mark taking the other's characters or nothing. Row by row of ``one``, the places in
+    ``other`` reached are the bits of an int."""
+    if PER_PROCESS_LINE not in one and PER_PROCESS_LINE not in other:
+        return one == other
+    mine, theirs = _pattern(one), _pattern(other)
+    marks = sum(1 << place for place, each in enumerate(theirs) if each is None)
+    at: dict[str, int] = {}
+    for place, each in enumerate(theirs):
+        if each is not None:
+            at[each] = at.get(each, 0) | 1 << place
+    everywhere = (1 << (len(theirs) + 1)) - 1
+    reached = 1
+    for each in mine:
+        if each is None:  # a mark of mine takes any of theirs: every place from the first reached on
+            reached = everywhere & ~((reached & -reached) - 1) if reached else 0
+        else:
+            reached |= (reached & marks) << 1  # a mark of theirs takes nothing more (marks never touch)
+            reached = (reached & marks) | (reached & at.get(each, 0)) << 1
+    reached |= (reached & marks) << 1
+    return bool(reached >> len(theirs) & 1)
+
+
+def _pattern(line: str) -> list[str | None]:
+    """A line's characters, each mark (two that touch as one) as None."""
+    pattern: list[str | None] = []
+    for number, text in enumerate(line.split(PER_PROCESS_LINE)):
+        if number and (not pattern or pattern[-1] is not None):
+            pattern.append(None)
+        pattern.extend(text)
+    return pattern
 
 
 _PIECE = re.compile(r"[-+]?\d[\w.]*(?:(?<=[eE])[-+]\d+)?|\w+|\s+|.")
@@ -316,9 +394,31 @@ def what_changed(old: str, new: str) -> list[str]:
     said = []
     if before.ended != after.ended:
         said.append(f"how it ended, from OLD to NEW: {_ending_change(before, after)}")
+    patterns = _patterns_changed(before, after)
+    if patterns is not None:
+        return said + patterns
     if before.sha256 != after.sha256:
         where = f" (of {KEPT})" if first_difference(before.lines, after.lines) and (before.cut or after.cut) else ""
         said.append(f"what it printed, from OLD to NEW{where}: {_output_change(before, after)}")
+    return said
+
+
+def _patterns_changed(before: Printed, after: Printed) -> list[str] | None:
+    """As :func:`same` compares two categories where one has per-process lines: the first line no output matches in
+    both, and the words every run of one printed that not every run of the other did; None where it does not."""
+    gone, come = before.every_run_prints(), after.every_run_prints()
+    if (before.shared is None and after.shared is None) or gone is None or come is None:
+        return None
+    said = []
+    pairs = enumerate(itertools.zip_longest(before.lines, after.lines), start=1)
+    unlike = next(((n, one, other) for n, (one, other) in pairs
+                   if one is None or other is None or not _compatible(one, other)), None)  # fmt: skip
+    if unlike is not None:
+        number, one, other = unlike
+        said.append(f"what it printed, from OLD to NEW: line {number}: {_around(one, other)} → {_around(other, one)}")
+    if gone != come:
+        lost, found = (" ".join(sorted((one - other).elements())) for one, other in ((gone, come), (come, gone)))
+        said.append(f"the words every run prints, from OLD to NEW: {_around(lost, found)} → {_around(found, lost)}")
     return said
 
 
