@@ -501,12 +501,14 @@ def test_verify_without_expectations_says_how_the_command_starts_it(tmp_path: Pa
 NEWER_SYNTAX = {  # Python 3.12's, which a host of 3.11 cannot parse
     "repro.py": 'import sys\nprint(f"{"nested quotes"}", sys.version_info[:2])\n',
     "test_new.py": "type Alias = int\n\n\ndef test_a():\n    assert True\n",
+    "module.py": "type Alias = int\n\n\ndef run(device):\n    return {'outcome': 'pass', 'message': 'on ' + device}\n",
 }
 
 
-def test_a_file_of_a_newer_python_than_the_hosts_is_asked_of_the_cells_pytest(tmp_path: Path) -> None:
-    """A script and a test file of Python 3.12's syntax run in a cell of Python 3.12 or later as a script and as
-    tests, whatever the host's Python can parse."""
+def test_a_file_of_a_newer_python_than_the_hosts_is_asked_of_the_cell(tmp_path: Path) -> None:
+    """A script, a test file and a run(device) module of Python 3.12's syntax run in a cell of Python 3.12 or later
+    as a script, as tests and as a module, whatever the host's Python can parse: the cell's Python says it is a
+    module, as the host's would."""
     if max(python.version for python in interpreters.discover(cache=tmp_path / "interpreters.json")) < (3, 12):
         pytest.skip("needs Python 3.12 or later for the cell")
     wheels = tmp_path / "wheels"
@@ -519,7 +521,15 @@ def test_a_file_of_a_newer_python_than_the_hosts_is_asked_of_the_cells_pytest(tm
     run = torchmatrix(folder, "probe", *NEWER_SYNTAX, "--torch", "9.0.0", environ=links)
     assert run.returncode == 0, run.stdout + run.stderr
     (result,) = results.scan(folder / cli.DEFAULT_OUTPUT / "results").results
+    (module,) = [record for record in result.records if record.probe == "module.py"]
+    assert (module.outcome, module.message) == (Outcome.PASS, "on cpu"), module
     assert sorted((record.probe, record.outcome, record.kind, record.kind_reason) for record in result.records) == [
+        (
+            "module.py",
+            Outcome.PASS,
+            Kind.MODULE,
+            "it defines run(device), as the cell's Python parses it (the host's Python cannot)",
+        ),
         ("repro.py", Outcome.PASS, Kind.SCRIPT, "pytest collected no test from it"),
         ("test_new.py::test_a", Outcome.PASS, Kind.PYTEST, "pytest collected 1 test from it"),
     ], result.records

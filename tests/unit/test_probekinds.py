@@ -63,14 +63,24 @@ def test_a_node_id_or_a_folder_is_tests_and_the_matrix_may_say_a_file_s_kind(tmp
     assert (asked.kind, asked.kind_reason, asked.root) == (ASKED, kinds.ASKED, tmp_path)
 
 
-def test_a_file_the_hosts_python_cannot_parse_is_asked_of_pytest_in_the_cell_and_says_why(tmp_path: Path) -> None:
-    """The cell's Python, which runs it, may be newer than the host's."""
+def test_a_file_the_hosts_python_cannot_parse_is_asked_of_the_cell_and_says_why(tmp_path: Path) -> None:
+    """The cell's Python, which runs it, may be newer than the host's: it says whether the file defines
+    run(device), then pytest whether it holds tests."""
     unparsed = probe_at(write(tmp_path, "repro.py", "def run(device):\n    return {\n"), tmp_path)
     assert (unparsed.kind, unparsed.kind_reason, unparsed.root) == (
         ASKED,
-        "a .py file the host's Python cannot parse: pytest, asked in the cell, says whether it holds tests",
+        "a .py file the host's Python cannot parse: the cell's Python says whether it defines run(device), else"
+        " pytest whether it holds tests",
         tmp_path,
     )
+
+
+def test_a_file_the_hosts_python_cannot_parse_runs_on_every_device_as_a_module_would(tmp_path: Path) -> None:
+    """Its text never names the device: a script or tests that did not would run on cpu alone, but the cell may
+    find it a module, which is handed its device."""
+    unparsed = probe_at(write(tmp_path, "probe.py", "type Alias = int\n\n\n" + RUN), tmp_path)
+    script = probe_at(write(tmp_path, "repro.py", "print(1)\n"), tmp_path)
+    assert (unparsed.kind, unparsed.devices, script.devices) == (ASKED, None, ("cpu",))
 
 
 def test_a_file_pytest_is_asked_about_covers_its_own_record_and_its_tests(tmp_path: Path) -> None:

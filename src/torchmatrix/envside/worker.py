@@ -18,9 +18,10 @@ where each pair is ``{"name": ..., "path": ..., "device": ..., "kind": ...,
 ``run(device)``), ``script`` (run as ``python script.py`` would run it),
 ``pytest`` (tests, with ``"select": "::test_x"`` or "", and ``"root"``,
 the folder their ids are relative to) or ``script-or-tests`` (a file without ``run(device)``, with
-``"select"`` and ``"root"``: on its first device, ``pytest PATH`` runs; if it
-collects a test, the file is tests, else it runs again as a script, and its
-other devices take that answer).
+``"select"`` and ``"root"``: on its first device, a module if this Python
+parses it and finds ``run(device)``, which the host's Python could not parse;
+else ``pytest PATH`` runs; if it collects a test, the file is tests, else it
+runs again as a script; its other devices take that answer).
 
 Every pair runs from ``workdir``, its working directory: the folder a by-hand
 run would start in (the matrix's, or where the ``torchmatrix`` command was

@@ -10,24 +10,28 @@ Told here from what needs no asking; the host never imports a probe, nor pytest:
 - Any other ``.py`` file is tests or a script as pytest says, asked in the
   cell (:attr:`~torchmatrix.core.Kind.SCRIPT_OR_TESTS`): which files pytest
   collects tests from is pytest's rule, under the project's configuration and
-  plugins, with the file's imports run; only pytest can apply it. So is a file
-  the host's Python cannot parse: the cell's Python may be newer (a 3.12
-  f-string, a ``type`` statement).
+  plugins, with the file's imports run; only pytest can apply it.
+- A ``.py`` file the host's Python cannot parse has its whole kind decided in
+  the cell, whose Python may be newer (a 3.12 f-string, a ``type``
+  statement): the worker tells by the same rule (:func:`defines_run` of the
+  worker's protocol) whether it defines ``run(device)``, else asks pytest.
 
 A module is handed its device, so it runs on every device of the matrix. A
 script or tests learn the device from ``TORCHMATRIX_DEVICE`` (tests also from
 the ``torchmatrix_device`` fixture): those whose text never names either run
 on cpu alone, since running them elsewhere would only repeat the cpu's
 answer. A script's PEP 723 block can name its devices instead
-(``[tool.torchmatrix] devices = ["cpu", "cuda"]``).
+(``[tool.torchmatrix] devices = ["cpu", "cuda"]``). A file the host cannot
+parse runs on every device, as a module would.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..core import Kind, Probe
 from ..variables import DEVICE
@@ -37,48 +41,40 @@ DEVICE_FIXTURE = "torchmatrix_device"
 CPU_ONLY = ("cpu",)
 DEFINES_RUN = "it defines run(device)"
 ASKED = "a .py file without run(device): pytest, asked in the cell, says whether it holds tests"
-UNPARSED = "a .py file the host's Python cannot parse: pytest, asked in the cell, says whether it holds tests"
+UNPARSED = (
+    "a .py file the host's Python cannot parse: the cell's Python says whether it defines run(device), else pytest"
+    " whether it holds tests"
+)
+
+_protocol: Any = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol")
+"""Tells a module by the rule the worker tells one by (:func:`defines_run`), where the host can parse the file."""
 
 
 def kind_of_file(path: Path) -> tuple[Kind, str]:
     """A ``.py`` file's kind, and why: a module if it defines ``run(device)``, else what pytest says in the cell.
 
-    A file the host's Python cannot parse is asked of pytest in the cell too: the cell's Python, which runs it,
-    may be newer; where it cannot parse the file either, the file's records hold the SyntaxError.
+    A file the host's Python cannot parse is asked of the cell: the cell's Python, which runs it, may be newer; the
+    worker tells by the same rule whether it defines ``run(device)``, else asks pytest; where the cell's Python cannot
+    parse the file either, the file's records hold the SyntaxError.
     """
-    try:
-        tree = ast.parse(path.read_bytes(), str(path))
-    except (SyntaxError, ValueError):
+    defines_run = _protocol.defines_run(path.read_bytes(), str(path))
+    if defines_run is None:
         return Kind.SCRIPT_OR_TESTS, UNPARSED
-    if any(_defines_run(node) for node in tree.body):
-        return Kind.MODULE, DEFINES_RUN
-    return Kind.SCRIPT_OR_TESTS, ASKED
+    return (Kind.MODULE, DEFINES_RUN) if defines_run else (Kind.SCRIPT_OR_TESTS, ASKED)
 
 
-def _defines_run(node: ast.stmt) -> bool:
-    """Whether a top-level statement defines ``run`` as the worker calls it, ``run(device)``.
+def devices_of(probe: Probe, named: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The only devices a probe runs on (None: every device of the matrix); ``named``: its PEP 723 ``devices``.
 
-    Its first parameter is ``device`` and any other has a default: a script's own helper ``run(x)``, or
-    ``run`` imported (``from subprocess import run``), does not make it a module.
+    A file the host's Python cannot parse runs on every device: the cell may find it a module, which is handed its
+    device; a script or tests found there that never read the device repeat the cpu's answer on the others.
     """
-    if not isinstance(node, ast.FunctionDef) or node.name != "run":
-        return False
-    arguments = node.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    if not positional or positional[0].arg != "device":
-        return False
-    keyword_only_required = any(default is None for default in arguments.kw_defaults)
-    return len(positional) - 1 <= len(arguments.defaults) and not keyword_only_required
-
-
-def devices_of(kind: Kind, files: list[Path], named: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    """The only devices a probe runs on (None: every device of the matrix); ``named``: its PEP 723 ``devices``."""
-    if kind is Kind.MODULE:
+    if probe.kind is Kind.MODULE or probe.kind_reason == UNPARSED:
         return None
     if named is not None:
         return named
-    words = (DEVICE_VARIABLE, DEVICE_FIXTURE) if kind.may_be_tests else (DEVICE_VARIABLE,)
-    for path in files:
+    words = (DEVICE_VARIABLE, DEVICE_FIXTURE) if probe.kind.may_be_tests else (DEVICE_VARIABLE,)
+    for path in source_files(probe):
         text = path.read_text(encoding="utf-8", errors="replace")
         if any(word in text for word in words):
             return None

@@ -191,11 +191,10 @@ def probe_at(
         meta = pep723.read(path)
         probe = Probe(_file_name(path, root, probes_dir), path, meta.dependencies, kind=kind, kind_reason=reason,
                       root=root if kind.may_be_tests else None)  # fmt: skip
-        return dataclasses.replace(probe, devices=kinds.devices_of(kind, kinds.source_files(probe),
-                                                                        meta.devices))  # fmt: skip
+        return dataclasses.replace(probe, devices=kinds.devices_of(probe, meta.devices))
     name = _path_from(root, path) + ("/" if path.is_dir() else "") + (f"::{select}" if select else "")
     probe = Probe(name, path, kind=kind, select=f"::{select}" if select else "", root=root, kind_reason=reason)
-    return dataclasses.replace(probe, devices=kinds.devices_of(kind, kinds.source_files(probe), None))
+    return dataclasses.replace(probe, devices=kinds.devices_of(probe, None))
 
 
 def _kind_at(path: Path, select: str, given: Kind | None) -> tuple[Kind, str]:

@@ -1,5 +1,6 @@
 """The protocol between the parent and the worker: the request, the messages, the limits on what a pair sends."""
 
+import ast
 import hashlib
 import io
 import json
@@ -26,6 +27,33 @@ PYTEST = "pytest"
 SCRIPT_OR_TESTS = "script-or-tests"
 """The kinds of probe a pair may be (the host's ``torchmatrix.core.Kind``, checked by its tests); the last, a .py
 file without ``run(device)``, is tests or a script as pytest, asked in the cell, says."""
+
+
+def defines_run(source, filename):
+    """Whether a .py file's ``source`` (bytes) defines ``run`` at its top level as the worker calls it,
+    ``run(device)``, which makes it a module; None where this Python cannot parse it.
+
+    ``run``'s first parameter is ``device`` and any other has a default: a script's own helper ``run(x)``, or
+    ``run`` imported (``from subprocess import run``), does not make it a module. The host tells a module by this
+    rule as it reads a matrix; the worker, with the cell's Python, for a file the host's Python cannot parse.
+    """
+    try:
+        tree = ast.parse(source, filename)
+    except (SyntaxError, ValueError):
+        return None
+    return any(is_run_device(node) for node in tree.body)
+
+
+def is_run_device(node):
+    """Whether a top-level statement defines ``run(device)`` (:func:`defines_run`)."""
+    if not isinstance(node, ast.FunctionDef) or node.name != "run":
+        return False
+    arguments = node.args
+    positional = list(getattr(arguments, "posonlyargs", [])) + list(arguments.args)  # posonlyargs: 3.8 and newer
+    if not positional or positional[0].arg != "device":
+        return False
+    keyword_only_required = any(default is None for default in arguments.kw_defaults)
+    return len(positional) - 1 <= len(arguments.defaults) and not keyword_only_required
 
 
 OUTCOMES_A_PROBE_MAY_RETURN = (PASS, FAIL)

@@ -17,6 +17,7 @@ from .protocol import (
     ERROR,
     MAX_ANSWER_BYTES,
     MAX_MESSAGE,
+    MODULE,
     PASS,
     PYTEST,
     READ_UNTOLD,
@@ -24,6 +25,7 @@ from .protocol import (
     SCRIPT_OR_TESTS,
     TIMEOUT,
     UNAVAILABLE,
+    defines_run,
     parsed,
 )  # fmt: skip
 
@@ -52,6 +54,10 @@ def records_of(isolation, pair, absent, limit, found, alive):
     if pair["device"] in absent:  # no process needed to learn it again
         names = found.records.get(name) or [name]
         records = [dict(unavailable(absent[pair["device"]]), probe=test, duration=0.0) for test in names]
+    elif kind == SCRIPT_OR_TESTS and defines_run_here(pair["path"]):
+        kind, reason = MODULE, DEFINED_HERE
+        found.kinds[name] = kind, reason, []
+        records = run_as(kind, isolation, pair, limit, alive)
     elif kind == SCRIPT_OR_TESTS:
         (kind, reason, decided_by), records = asked_records(isolation, pair, limit, alive)
         found.kinds[name] = kind, reason, decided_by
@@ -59,6 +65,21 @@ def records_of(isolation, pair, absent, limit, found, alive):
         records = run_as(kind, isolation, pair, limit, alive, decided_by)
     found.records[name] = [record["probe"] for record in records]
     return [dict(record, kind=kind, kind_reason=reason) for record in records]
+
+
+DEFINED_HERE = "it defines run(device), as the cell's Python parses it (the host's Python cannot)"
+
+
+def defines_run_here(path):
+    """Whether a file asked of the cell defines ``run(device)`` as this, the cell's, Python parses it: where the
+    host's Python cannot parse a file, the cell decides its whole kind by the host's rule, then pytest's. A file the
+    host parsed, which defines no ``run(device)`` there, defines none here either."""
+    try:
+        with open(path, "rb") as file:
+            source = file.read()
+    except (OSError, IOError):
+        return False  # pytest, asked, says so
+    return defines_run(source, path) is True
 
 
 def run_as(kind, isolation, pair, limit, alive, decided_by=()):
