@@ -71,7 +71,8 @@ def register(noxfile: str | Path, root: str | Path | None = None, command: str |
             request = probe_session.parse(session.posargs, command)
             if request.repeat is not None:
                 repeats.append(request.repeat)
-            probe_session.run(with_environments(loaded.project(), session), session, cell, installer, ending, request)
+            project = with_environments(loaded.project(), session)
+            probe_session.run(project, session, cell, installer, ending, request, command)
 
     # A session per cell; while the matrix is broken, `probe` alone, whose run says why (no placeholder cell).
     found = loaded.found

@@ -28,6 +28,7 @@ from .interpreters import Interpreter
 from .matrix import DEFAULT_INDEX_URL, Matrix, PinRule, TorchEntry, kinds, loader, schema
 from .planner import KNOWN_PINS_FILE, Cell, plan
 from .results import CellResult
+from .util.arguments import typed
 from .worker import runner
 
 PYTEST = "pytest"
@@ -85,8 +86,9 @@ class Project:
         """Where this machine's results go."""
         return self.results_dir / self.machine
 
-    def refuse_unlisted(self) -> None:
-        """Raise the mistake of a matrix release the index (read just now) does not list: ``2.0.3``, a typo.
+    def refuse_unlisted(self, command: str | None = None) -> None:
+        """Raise the mistake of a matrix release the index (read just now) does not list: ``2.0.3``, a typo; its hint
+        names the ``command`` that started the session (nox's: None).
 
         Asked by the sessions that run the matrix's releases, before any of them runs, not when the noxfile
         loads: a bisect's ``--index-url`` may list what the matrix's index does not. A release with wheels for
@@ -101,7 +103,7 @@ class Project:
             problem = self.listing.missing(entry.version)
             if entry.line is None:
                 raise UsageError(f"{variables.TORCH.name}: {problem}")
-            hint = "`nox -s plan` lists the cells; torch's releases are those on the index's torch page"
+            hint = f"`{typed(command, 'plan')}` lists the cells; torch's releases are those on the index's torch page"
             raise ConfigError(str(self.matrix.file), entry.line, f"torch[{number}]", problem, hint)
 
     def require_writable(self, folder: Path) -> None:

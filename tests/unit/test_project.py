@@ -13,7 +13,7 @@ from packaging.version import Version
 from torchmatrix import freshness, identity
 from torchmatrix.core import DEVICES, Kind, Outcome, Probe, Record
 from torchmatrix.environment import cellenv, disk
-from torchmatrix.errors import UsageError
+from torchmatrix.errors import ConfigError, UsageError
 from torchmatrix.matrix import Expectation, Matrix, PinRule, TorchEntry, kinds
 from torchmatrix.planner import Cell, plan
 from torchmatrix.project import Project, as_listed, environment_asks, load, with_releases
@@ -275,3 +275,14 @@ def test_the_environment_a_run_now_would_take_is_the_one_built_for_its_cell_and_
     extra.mkdir()
     (extra / "METADATA").write_text("Metadata-Version: 2.1\nName: helper\nVersion: 1.0\n")
     assert here.environment_now(cell) is None
+
+
+@pytest.mark.parametrize(("command", "typed"), [(None, "nox -s plan"), ("torchmatrix", "torchmatrix plan")])
+def test_a_release_the_index_does_not_list_is_refused_with_the_command_that_lists_the_cells(
+    tmp_path: Path, command: str | None, typed: str
+) -> None:
+    here = project(tmp_path, TorchEntry(Version("1.99.0"), line=1))
+    with pytest.raises(ConfigError) as refused:
+        here.refuse_unlisted(command)
+    assert "the index lists no torch 1.99.0" in str(refused.value), refused.value
+    assert f"`{typed}` lists the cells" in str(refused.value), refused.value

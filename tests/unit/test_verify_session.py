@@ -136,3 +136,19 @@ def test_a_cell_run_that_stored_nothing_is_named_with_what_its_probe_session_han
     with pytest.raises(SessionError):  # the expectation holds nowhere: nothing tested it
         run(here, session, tmp_path / "noxfile.py")
     assert f"ran probe(1.9.0), and they stored no up-to-date result on ci-box; probe(1.9.0): {said}" in session.said
+
+
+@pytest.mark.parametrize(
+    ("command", "typed"), [(None, "nox -s verify -- --run"), ("torchmatrix", "torchmatrix verify --run")]
+)
+def test_a_stale_cell_is_said_with_the_command_that_runs_it_first(
+    tmp_path: Path, command: str | None, typed: str
+) -> None:
+    """The hint names the command that started the session: nox's, or the one that runs the sessions itself."""
+    expect = (Expectation("autograd_dot", "cpu", SpecifierSet(">=1.9"), Outcome.PASS),)
+    here = project(tmp_path, TorchEntry(Version("1.9.0")), expect=expect)
+    session = Session()
+    with pytest.raises(SessionError):  # no result: the expectation holds nowhere
+        run(here, session, tmp_path / "noxfile.py", command)
+    assert f"no up-to-date result on ci-box for probe(1.9.0); `{typed}` runs them first" in session.said
+    assert command is None or not any("nox -s" in line for line in session.said), session.said

@@ -28,7 +28,7 @@ def run(project: Project, session: nox.Session, command: str | None = None) -> N
     """Print where the plan looked (matrix, machine, results, find-links, notes), the caller's variables no pair
     sees, each cell's row, and what each release keeps on disk (``command`` names the session that removes it)."""
     arguments_parser(command).parse(session.posargs)  # none but --help
-    project.refuse_unlisted()
+    project.refuse_unlisted(command)
     print(text(project))
     print()
     print(disk_text(keeps.survey(project, session)[0], disk.Usage(), command))

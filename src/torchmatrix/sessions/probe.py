@@ -76,12 +76,14 @@ def run(
     installer: Installer,
     ending: ResultFile,
     request: ProbeRequest,
+    command: str | None = None,
 ) -> None:
     """Run the cell of ``parameter`` as the session's arguments ask (``request``, :func:`parse`) and say how it
-    ended; ``ending`` hears what it stored, for the session's hand-back."""
+    ended; ``ending`` hears what it stored, for the session's hand-back; ``command``: the one that started the
+    session, which its messages name (nox's: None)."""
     if request.repeat is not None:
         project = project.with_repeat(request.repeat)
-    project.refuse_unlisted()  # a release that is no release stops the run before any cell of it
+    project.refuse_unlisted(command)  # a release that is no release stops the run before any cell of it
     queue_report(session)
     cell = project.cell(parameter)
     session.log(f"cell {project.cells.index(cell) + 1} of {len(project.cells)}: {safetext.for_terminal(cell.id)}")

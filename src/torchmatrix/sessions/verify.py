@@ -137,10 +137,14 @@ def _holders_records(project: Project, result: CellResult | None, expectation: E
 
 
 def _named_nothing(
-    project: Project, cells: Sequence[Cell], found: Sequence[CellResult], handed: Mapping[str, HandBack]
+    project: Project,
+    cells: Sequence[Cell],
+    found: Sequence[CellResult],
+    handed: Mapping[str, HandBack],
+    command: str | None = None,
 ) -> str:
     """Why cells just run still stand for no expectation: a name none of their records answers to, or no result
-    (with what their probe sessions handed back)."""
+    (with what their probe sessions handed back); ``command``: the one that started the session (nox's: None)."""
     stored = project.stored(found)
     missing = []
     for cell in cells:
@@ -154,7 +158,7 @@ def _named_nothing(
     if missing:
         return (
             f"ran {names}: no record of theirs answers to {', '.join(dict.fromkeys(missing))}; name a probe, test "
-            "or file they run (see `nox -s report`); running them again changes nothing"
+            f"or file they run (see `{typed(command, 'report')}`); running them again changes nothing"
         )
     said = [f"{cell.session}: {back.message}" for cell in cells if (back := handed.get(cell.session)) and back.message]
     return f"ran {names}, and they stored no up-to-date result on {project.machine}" + "".join(
@@ -166,7 +170,7 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
     """Verify as ``session.posargs`` asks; one line per violation, and exit 1 unless every expectation holds
     (``command``: the one that starts the session, which its messages name; nox's: None)."""
     request = parse(session.posargs, command)
-    project.refuse_unlisted()
+    project.refuse_unlisted(command)
     if not project.matrix.expect:
         raise UsageError(
             with_usage(f"{project.matrix.file} has no expect: entries, so there is nothing to verify", usage(command))
@@ -195,12 +199,12 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
     if stale:
         names = " ".join(cell.session for cell in stale)
         if request.run:  # they ran, and still hold no record of what an expectation names: running again won't
-            session.warn(
-                safetext.for_terminal(_named_nothing(project, stale, scan.results, handed), keep_newlines=False)
-            )
+            named_nothing = _named_nothing(project, stale, scan.results, handed, command)
+            session.warn(safetext.for_terminal(named_nothing, keep_newlines=False))
         else:
             session.warn(
-                f"no up-to-date result on {project.machine} for {names}; `nox -s verify -- --run` runs them first"
+                f"no up-to-date result on {project.machine} for {names}; `{typed(command, 'verify', '--run')}` runs "
+                "them first"
             )
     checks = expectations.check(project.matrix.expect, freshness.marked_stale(results.latest(chosen), project))
     for line in expectations.report(checks):
