@@ -25,6 +25,9 @@ from .test_project import project
 from .test_results import result
 from .test_summaries import summary_json
 
+READ = {identity.READ: {}}
+"""What the runner says a record's pair read, where it read no file."""
+
 ENDS = ("1.11.0", "1.12.0")
 """The releases the answer autograd_dot on cpu rests on (test_summaries.FOUND)."""
 
@@ -151,3 +154,23 @@ def test_the_probes_whose_records_ask_for_repro_scripts_are_read_from_the_matrix
     assert (sweep.probe_folder, sweep.scripts, sweep.folder) == (tmp_path / "probes", tmp_path / "reports" / "repro",
                                                                  "reports/repro")  # fmt: skip
     assert sweep.dependencies == pep723.dependencies(ROOT / "probes" / "opsweep.py")
+
+
+def test_the_report_of_probe_sessions_of_their_own_runs_per_pair_judges_a_record_they_left_by_the_matrixs(
+    tmp_path: Path,
+) -> None:
+    """``probe a.py --repeat 2`` of a cell that holds b.py's record of one run per pair, left as it was: b.py's
+    record is current by the matrix's runs per pair, which made it, and a.py's by the run's."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    (cell,) = here.cells
+    taken, left = here.with_repeat(2), here
+    records = (
+        taken.identified(taken.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1, READ)),
+        left.identified(left.inputs(cell), Record("batched_matmul", "cpu", Outcome.PASS, {}, "", 0.1, READ)),
+    )
+    stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine=here.machine, records=records)
+    (marked,) = freshness.marked_stale([stored], AsRan(here, taken, (stored.session,)))
+    assert [(record.probe, record.outcome) for record in marked.records] == [
+        ("autograd_dot", Outcome.PASS),
+        ("batched_matmul", Outcome.PASS),
+    ], marked.records

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import freshness, results, variables
+from .. import freshness, identity, results, variables
 from ..bisection import summaries
 from ..bisection.standing import answers_marked_stale
 from ..core import Probe, Record
@@ -111,9 +111,11 @@ def _ran_here(result: results.CellResult, machine: str, ran: Sequence[str]) -> b
 @dataclass(frozen=True)
 class AsRan:
     """What a run now would do (:class:`freshness.RunNow`) for the report of probe sessions that took runs per pair
-    of their own (``-- --repeat N``): the cells they ran as they ran them (``ran_as``), every other as the matrix
-    says (``project``). Their records are not stale by their own run's settings; a later report, of the matrix's,
-    says what changed."""
+    of their own (``-- --repeat N``): the records of the cells they ran made with those runs per pair as they ran them
+    (``ran_as``), every other record as the matrix says (``project``). Their records are not stale by their own run's
+    settings; a later report, of the matrix's, says what changed. A record of a cell they ran whose identity says
+    other runs per pair (a probe the run was not given, left as it was) was not made by them, and is judged as a run
+    of the matrix would judge it."""
 
     project: Project
     ran_as: Project
@@ -127,8 +129,9 @@ class AsRan:
         return self.project.owner(record_name)
 
     def identity_now(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
-        judge = self.ran_as if _ran_here(result, self.machine, self.ran) else self.project
-        return judge.identity_now(result, record)
+        made_with = identity.Identity.stored(record.inputs).parts["repeat"]
+        took = _ran_here(result, self.machine, self.ran) and made_with == self.ran_as.matrix.repeat
+        return (self.ran_as if took else self.project).identity_now(result, record)
 
 
 STEP_SUMMARY_LIMIT = 1 << 20
