@@ -566,32 +566,58 @@ def test_a_line_whose_runs_print_unlike_numbers_of_words_still_tells_releases_ap
     assert "): torch 9.1.0 (4 runs)" in text and "): torch 9.0.0 (4 runs)" in text, text
 
 
-def test_a_test_whose_project_turns_pytests_capture_off_is_refused_by_output_never_said_to_print_nothing(
-    tmp_path: Path,
+PRINTS = "import torch\n\n\ndef test_f():\n    print('dot is', torch.behaviour['dot'])\n"
+
+WRITES = (
+    "import os\nimport torch\n\n\ndef test_f():\n    os.write(1, ('dot is %s\\n' % torch.behaviour['dot']).encode())\n"
+)
+
+STOPS = "def pytest_configure(config):\n    config.pluginmanager.getplugin('capturemanager').stop_global_capturing()\n"
+
+
+@pytest.mark.parametrize(
+    ("addopts", "test", "conftest", "unseen"),
+    [
+        ("-s", PRINTS, "", "pytest's capture is off (-s or --capture=no in addopts of pytest.ini)"),
+        ("-p no:capture", PRINTS, "", "pytest's capture is off (-p no:capture in addopts of pytest.ini)"),
+        (
+            "--capture=sys",
+            WRITES,
+            "",
+            "pytest captures sys.stdout alone, not the file descriptors (--capture=sys in addopts of pytest.ini)",
+        ),
+        ("", PRINTS, STOPS, "pytest's capture was stopped before the test was called (by a conftest.py or a plugin)"),
+    ],
+    ids=["-s", "no-capture-plugin", "capture-sys", "stopped-in-conftest"],
+)
+def test_a_test_whose_output_pytest_does_not_capture_is_refused_by_output_never_said_to_print_nothing(
+    tmp_path: Path, addopts: str, test: str, conftest: str, unseen: str
 ) -> None:
-    """``addopts = -s`` in the project's pytest.ini: what the test printed went by uncaptured, and its record says
-    so; comparing its output would compare nothing with nothing."""
+    """pytest's capture off in the project's pytest.ini, its plugin not loaded, its capture of sys.stdout alone past
+    which the test writes to file descriptor 1, or stopped by a conftest.py: what the test printed went by
+    uncaptured, as pytest's capture manager says, and its record says so; comparing its output would compare
+    nothing with nothing."""
     wheels = tmp_path / "wheels"
     for version in ("9.0.0", "9.1.0"):
         standin.wheel(wheels, version, {"dot": "pass" if version == "9.1.0" else "fail"})
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -s\n")
-    (tmp_path / "test_issue.py").write_text(
-        "import torch\n\n\ndef test_f():\n    print('dot is', torch.behaviour['dot'])\n"
-    )
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\naddopts = {addopts}\n")
+    (tmp_path / "test_issue.py").write_text(test)
+    if conftest:
+        (tmp_path / "conftest.py").write_text(conftest)
     run = torchmatrix(tmp_path, "bisect", "test_issue.py::test_f", "--by-output", "--from", "9.0.0", "--to", "9.1.0",
                       environ={"TORCHMATRIX_FIND_LINKS": str(wheels)})  # fmt: skip
     text = run.stdout + run.stderr
     assert run.returncode == 1, text
+    # pytest 9 fails a test whose capture was stopped (its AssertionError): an error, and what it printed unseen
+    outcome = "error" if conftest else "pass"
     assert (
-        "torch 9.0.0 (--from) could not be tested: pass, no output recorded: pytest's capture is off (-s or "
-        "--capture=no in addopts of pytest.ini): the test's output is not seen; remove it to compare by output"
+        f"torch 9.0.0 (--from) could not be tested: {outcome}, no output recorded: {unseen}: the test's output is not "
+        "seen; remove it to compare by output"
     ) in text, text
     stored = [record for result in results.scan(tmp_path / cli.DEFAULT_OUTPUT / "results").results
               for record in result.records]  # fmt: skip
     assert stored and all("output" not in record.metrics for record in stored), stored
-    assert {record.metrics["output_unseen"] for record in stored} == {
-        "pytest's capture is off (-s or --capture=no in addopts of pytest.ini)"
-    }
+    assert {record.metrics["output_unseen"] for record in stored} == {unseen}
 
 
 def test_the_report_a_probe_with_repeat_runs_judges_its_fresh_records_by_that_repeat(tmp_path: Path) -> None:

@@ -28,11 +28,16 @@ of its own, ``error`` (``unavailable`` if it skipped itself).
 What a test printed (pytest's captured stdout, all its phases) and what it
 raised (the exception's type and message, as a script's: never the traceback,
 whose paths and line numbers are torch's own) go with its end, for
-``bisect --by-output`` to compare; the worker normalises them. Where pytest's
-capture is off (``-s``, ``--capture=no``: in the ``addopts`` of the
-project's configuration, say), what a test printed went by, never captured:
-its end says why (``output_unseen``), for its record says so rather than
-that it printed nothing; pytest's options are left as the project set them.
+``bisect --by-output`` to compare; the worker normalises them. What a test
+printed is seen only where pytest's capture manager captured the file
+descriptors as the test was called (``--capture=fd``, pytest's default), as
+it says itself: where it is not loaded (``-p no:capture``), captures none
+(``-s``, ``--capture=no``), captures ``sys.stdout`` alone (``--capture=sys``,
+past which ``os.write(1, ...)``, a C extension and a child process write), or
+had stopped capturing (a ``conftest.py`` or plugin that stopped it), what a
+test printed went by, never all captured: its end says why
+(``output_unseen``), for its record says so rather than that it printed
+nothing or part of it; pytest's options are left as the project set them.
 
 A test that fails keeps the rest of what pytest shows under its failure: the
 traceback, and the end of what it wrote to stderr and logged
@@ -75,7 +80,7 @@ class Progress(object):
         self.reports = {}
         self.raised = {}
         self.pid = os.getpid()
-        self.unseen = ""
+        self.unseen = {}
 
     def write(self, event):
         if os.getpid() != self.pid:
@@ -102,7 +107,11 @@ class Progress(object):
     def pytest_configure(self, config):
         self.config = config
         self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)
-        self.unseen = capture_off(config)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item):
+        """The test is called, inside pytest's capture of its call: whether that captures what it prints."""
+        self.unseen[item.nodeid] = output_unseen(self.config, calling=True)
 
     def named(self, nodeid):
         """``nodeid`` (relative to the root pytest found) relative to the root torchmatrix names."""
@@ -158,34 +167,61 @@ class Progress(object):
         """What a test showed: all it printed (the ``last`` phase's report holds every phase's), and what the phase
         that ``failed`` raised."""
         raised = self.raised.pop((failed.nodeid, failed.when), "") if failed is not None else ""
+        unseen = self.unseen.pop(last.nodeid, None)
+        if unseen is None:  # never called (collected, or its setup failed): as pytest captures now
+            unseen = output_unseen(self.config)
         said = {"printed": last.capstdout, "raised": raised}
-        if self.unseen:
-            said["output_unseen"] = self.unseen
+        if unseen:
+            said["output_unseen"] = unseen
         return said
 
 
-def capture_off(config):
-    """Why pytest saw no test's output, where its capture is off (``-s``, ``--capture=no``): ``pytest's capture is
-    off (-s or --capture=no in addopts of pytest.ini)``; '' where it is on.
+def output_unseen(config, calling=False):
+    """Why pytest did not see all a test printed, as its capture manager (the plugin ``capturemanager``) says;
+    '' where it captures the file descriptors (``--capture=fd``), and has not stopped: ``calling`` (as the test is
+    called), it is capturing them then.
 
-    Where it was turned off is asked of pytest's own parser, source by source: the configuration file's
-    ``addopts``, then ``PYTEST_ADDOPTS``; else it was set elsewhere (a plugin, a ``conftest.py``).
+    Anything else misses output: no capture manager (``-p no:capture``), none (``-s``, ``--capture=no``), or
+    ``sys.stdout`` alone (``--capture=sys``, ``tee-sys``: ``os.write(1, ...)``, a C extension and a child
+    process write past it); or its capture stopped before the test was called (a ``conftest.py`` or plugin that
+    called ``stop_global_capturing()``).
     """
-    if config.getoption("capture", None) != "no":
-        return ""
+    capman = config.pluginmanager.getplugin("capturemanager")
+    if capman is None:
+        return "pytest's capture is off (-p no:capture in {})".format(
+            set_where(config, lambda read: "no:capture" in (getattr(read, "plugins", None) or []))
+        )
+    method = getattr(capman, "_method", None)
+    if method == "no":
+        return "pytest's capture is off (-s or --capture=no in {})".format(
+            set_where(config, lambda read: read.capture == "no")
+        )
+    if method != "fd":
+        return "pytest captures sys.stdout alone, not the file descriptors (--capture={} in {})".format(
+            method, set_where(config, lambda read: read.capture == method)
+        )
+    capturing = getattr(capman, "_global_capturing", None)
+    if capturing is None or (calling and getattr(capturing, "_state", "started") != "started"):
+        return "pytest's capture was stopped before the test was called (by a conftest.py or a plugin)"
+    return ""
+
+
+def set_where(config, sets):
+    """Where pytest's options were set as ``sets`` (called with what pytest's parser read) says: the configuration
+    file's ``addopts``, ``PYTEST_ADDOPTS``, else elsewhere (a plugin, a ``conftest.py``), asked of pytest's own
+    parser, source by source."""
     inifile = getattr(config, "inipath", None) or getattr(config, "inifile", None)
     sources = [
         ("addopts of " + os.path.basename(str(inifile)), config.getini("addopts") if inifile else []),
         ("PYTEST_ADDOPTS", shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))),
     ]
-    where = next((where for where, arguments in sources if turns_capture_off(config, arguments)), "pytest's options")
-    return "pytest's capture is off (-s or --capture=no in {})".format(where)
+    return next((where for where, arguments in sources if parsed_as(config, arguments, sets)), "pytest's options")
 
 
-def turns_capture_off(config, arguments):
-    """Whether pytest's parser takes ``arguments`` to turn its capture off; False where it cannot be asked."""
+def parsed_as(config, arguments, sets):
+    """Whether pytest's parser reads ``arguments`` as ``sets`` says; False where it cannot be asked."""
     try:
-        return bool(arguments) and config._parser.parse_known_args(list(arguments)).capture == "no"
+        return bool(arguments) and bool(sets(config._parser.parse_known_args(list(arguments))))
     except Exception:  # a pytest whose parser is not where it was
         return False
 
