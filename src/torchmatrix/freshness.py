@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import identity, results
-from .core import Outcome, Pair, Record
+from .core import Outcome, Pair, Probe, Record
 from .identity import TORCH_BUILD
+from .matrix import kinds
 from .results import INSTALLED_SESSION
 
 FORCE = "--force"
@@ -82,7 +83,10 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
         elif not records:
             missing.setdefault(pair.probe.name, []).append(pair.device)
         else:
-            found = [record_changes(record, _wanted(inputs, record, pair), digests) for record in records]
+            found = [
+                record_changes(record, _wanted(inputs, record, pair), digests) + kind_changed(record, pair.probe)
+                for record in records
+            ]
             if not any(found):
                 continue
             said += [change for changed in found for change in changed]
@@ -153,6 +157,7 @@ def marked_stale(found: Iterable[results.CellResult], current: RunNow) -> list[r
                 said = ["no cell of the matrix would make it (its torch is no release)"]
             else:
                 said = record_changes(record, wanted if here else identity.portable(wanted), digests if here else None)
+                said += kind_changed(record, current.owner(record.probe))
             records.append(_stale(record, said) if said else record)
         marked.append(dataclasses.replace(result, records=tuple(records)))
     return marked
@@ -201,6 +206,18 @@ def changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDiges
         if change.part.key != "timeout" or not _timeout_keeps(record, change.before, change.after)
     ]
     return found + (made.changed_files(files) if files is not None else [])
+
+
+def kind_changed(record: Record, probe: Any) -> list[str]:
+    """``the probe's kind changed: script → module``, where ``record`` ran as a kind a run of ``probe`` (a
+    :class:`Probe`) now would not make (:func:`kinds.kinds_made`): one that ran on a host whose Python told it
+    otherwise; none where its kind was not recorded, or the cell decides it."""
+    if not isinstance(probe, Probe) or record.kind is None:
+        return []
+    made = kinds.kinds_made(probe)
+    if made is None or record.kind in made:
+        return []
+    return [words(identity.Change(identity.KIND_PART, record.kind.value, probe.kind.value, probe.name))]
 
 
 def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:

@@ -132,6 +132,9 @@ PARTS = (
 PART = {part.key: part for part in PARTS}
 READ_PART = Part(READ, "a file it read", shown=Shown.CHANGED, of_run=False)
 """What a pair read: compared file by file, by each file's digest now, on the machine that ran it alone."""
+KIND_PART = Part("kind", "the probe's kind", portable=True, shown=Shown.WHOLE, of_run=False)
+"""What a record ran as (:attr:`Record.kind`, not one of its inputs), against what a run now would make it
+(:func:`torchmatrix.matrix.kinds.kinds_made`): a host that decides otherwise, or a rule that changed, re-runs it."""
 RECORDED_WITH_READ = (ENVIRONMENT, "seed", "workdir")
 """Parts that only runs recording what their pairs read (:data:`READ`) record: a record holding one of them and no
 :data:`READ` had it removed, and nothing tells what it read. A record made before reads were recorded holds none."""

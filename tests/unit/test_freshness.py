@@ -10,6 +10,7 @@ import pytest
 from torchmatrix import freshness, identity, results
 from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
 from torchmatrix.identity import TORCH_BUILD
+from torchmatrix.matrix import kinds
 from torchmatrix.results import CellResult
 
 INPUTS = {
@@ -424,4 +425,30 @@ def test_a_rebuilt_environment_says_what_else_changed() -> None:
     )
     assert freshness.stale(stored(), PAIRS, dict(rebuilt, **{TORCH_BUILD: None})).reason == (
         "no torch installed in the environment yet (new or rebuilt)"
+    )
+
+
+def test_a_record_that_ran_as_another_kind_than_a_run_now_would_make_it_is_stale() -> None:
+    """A file a host's Python could not parse ran as a script there; a host that parses it finds run(device): its
+    records are not what a run now would make, whatever else is unchanged. A file asked of pytest may be a script or
+    tests; one the cell decides wholly, any."""
+    module = Probe("autograd_dot", Path("autograd_dot.py"))
+    as_script = record(kind=Kind.SCRIPT, kind_reason="pytest collected no test from it")
+    as_module = record(kind=Kind.MODULE, kind_reason=kinds.DEFINES_RUN)
+    ran = freshness.stale(stored(as_script), [Pair(module, "cpu")], INPUTS)
+    assert ran == freshness.ToRun((Pair(module, "cpu"),), "the probe's kind changed: script → module")
+    asked = dataclasses.replace(module, kind=Kind.SCRIPT_OR_TESTS, kind_reason=kinds.ASKED)
+    unparsed = dataclasses.replace(asked, kind_reason=kinds.UNPARSED)
+    assert freshness.stale(stored(as_script), [Pair(asked, "cpu")], INPUTS).pairs == ()
+    assert freshness.stale(stored(as_module), [Pair(asked, "cpu")], INPUTS).pairs == (Pair(asked, "cpu"),)
+    assert freshness.stale(stored(as_module), [Pair(unparsed, "cpu")], INPUTS).pairs == ()
+
+    class Owned(RunNow):
+        def owner(self, record_name: str) -> Probe | None:
+            return module if record_name == module.name else None
+
+    [marked] = freshness.marked_stale([stored(as_script)], Owned())
+    assert (marked.records[0].outcome, marked.records[0].message) == (
+        Outcome.STALE,
+        "was ✓ pass; the probe's kind changed: script → module",
     )

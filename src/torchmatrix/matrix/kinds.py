@@ -63,6 +63,17 @@ def kind_of_file(path: Path) -> tuple[Kind, str]:
     return (Kind.MODULE, DEFINES_RUN) if defines_run else (Kind.SCRIPT_OR_TESTS, ASKED)
 
 
+def kinds_made(probe: Probe) -> frozenset[Kind] | None:
+    """The kinds a run now may make ``probe``'s records as: the one the host decides; a script or tests for a file
+    asked of pytest (or the kind the host told a record the worker sent none of); None (any) where the cell decides
+    the whole kind, for a file the host's Python cannot parse."""
+    if probe.kind is not Kind.SCRIPT_OR_TESTS:
+        return frozenset({probe.kind})
+    if probe.kind_reason == UNPARSED:
+        return None
+    return frozenset({Kind.SCRIPT, Kind.PYTEST, Kind.SCRIPT_OR_TESTS})
+
+
 def devices_of(probe: Probe, named: tuple[str, ...] | None) -> tuple[str, ...] | None:
     """The only devices a probe runs on (None: every device of the matrix); ``named``: its PEP 723 ``devices``.
 
