@@ -127,7 +127,7 @@ class RunNow(Protocol):
     def machine(self) -> str:
         """The name this machine's results are filed under."""
 
-    def owner(self, record_name: str) -> Any:
+    def owner(self, record_name: str) -> Probe | None:
         """The probe that makes records named ``record_name``; None when it runs none such."""
 
     def identity_now(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
@@ -208,11 +208,11 @@ def changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDiges
     return found + (made.changed_files(files) if files is not None else [])
 
 
-def kind_changed(record: Record, probe: Any) -> list[str]:
-    """``the probe's kind changed: script → module``, where ``record`` ran as a kind a run of ``probe`` (a
-    :class:`Probe`) now would not make (:func:`kinds.kinds_made`): one that ran on a host whose Python told it
+def kind_changed(record: Record, probe: Probe | None) -> list[str]:
+    """``the probe's kind changed: script → module``, where ``record`` ran as a kind a run of ``probe`` now would
+    not make (:func:`kinds.kinds_made`): one that ran on a host whose Python told it
     otherwise; none where its kind was not recorded, or the cell decides it."""
-    if not isinstance(probe, Probe) or record.kind is None:
+    if probe is None or record.kind is None:
         return []
     made = kinds.kinds_made(probe)
     if made is None or record.kind in made:
