@@ -236,17 +236,16 @@ class Project:
         ]
 
     def with_stored_probes(self, found: Iterable[CellResult]) -> Project:
-        """This project with each script, test file or test that the records ``found`` were made by (a test's node id
-        where a run was given it) and no probe of its matrix makes, there from :attr:`Matrix.probes_from`, as a probe
-        of it: one a run was given (the ``torchmatrix`` command's,
+        """This project with each probe that the records ``found`` were made by and no probe of its matrix makes, as a
+        run is given it (:func:`loader.given_probes`: a script, a folder or file of tests, a test's node id, a probe's
+        name), as a probe of it: one a run was given (the ``torchmatrix`` command's,
         whose matrix may list probes of its own besides) is then judged as a run of it now would make it, its torch
         build, packages and folder and all, not as another matrix's, asked what it read alone."""
         matrix, probes = self.matrix, list[core.Probe]()
         names = [identity.maker(record)[0] for result in found for record in result.records]  # a node id, a file
         for name in dict.fromkeys(name for name in names if self.owner(name) is None):
-            if (matrix.probes_from / name.partition("::")[0]).is_file():
-                with contextlib.suppress(UsageError):  # not one a run could be given: another matrix's
-                    probes += loader.given_probes([name], matrix.probes_from, matrix.named_probes, matrix.devices)
+            with contextlib.suppress(UsageError):  # not one a run could be given: another matrix's
+                probes += loader.given_probes([name], matrix.probes_from, matrix.named_probes, matrix.devices)
         if not probes:
             return self
         return dataclasses.replace(self, matrix=dataclasses.replace(matrix, probes=matrix.probes + tuple(probes)))

@@ -757,3 +757,27 @@ def test_noise_whose_number_of_words_varies_blames_no_release(tmp_path: Path) ->
     assert run.returncode == 1, text
     assert "nothing to bisect" in text and "first release with NEW's outcome" not in text, text
     assert (tmp_path / "runs").read_text() == "xxxx", text
+
+
+@pytest.mark.parametrize("given", ["tdir", "envy"], ids=["a folder of tests", "a probe's name"])
+def test_a_probe_the_command_was_given_by_folder_or_name_is_stale_once_the_matrix_changes_what_its_pair_sees(
+    tmp_path: Path, given: str
+) -> None:
+    """``torchmatrix probe tdir`` (a folder of tests) or ``torchmatrix probe envy`` (``probes/envy.py``) beside a
+    matrix that lists ``b.py``; the matrix then sets a variable the pair reads: its record is stale, as a run of it
+    now would fail."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    (tmp_path / "b.py").write_text("print('b')\n")
+    for folder in ("tdir", "probes"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "tdir" / "test_f.py").write_text("import os\n\n\ndef test_one():\n    assert os.getenv('FOO') != '1'\n")
+    (tmp_path / "probes" / "envy.py").write_text("import os\nassert os.environ.get('FOO') != '1'\n")
+    matrix = f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
+    (tmp_path / "matrix.yaml").write_text(matrix)
+    assert torchmatrix(tmp_path, "probe").returncode == 0
+    assert torchmatrix(tmp_path, "probe", given).returncode == 0
+    (tmp_path / "matrix.yaml").write_text(matrix + "env: {FOO: '1'}\n")
+    report = torchmatrix(tmp_path, "report", "--all-cells")
+    [row] = [line for line in report.stdout.splitlines() if ("test_one" if given == "tdir" else "envy") in line]
+    assert "↻" in row, report.stdout

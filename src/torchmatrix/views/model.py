@@ -156,7 +156,8 @@ class Report:
     """The note of each row installed under a constraint a neighbouring row was not (:mod:`.pins`), by number."""
     warnings: tuple[str, ...] = ()
     """What reading the results warned of (:attr:`results.Scan.warnings`): a file that could not be read, whose
-    cell the tables then lack, two files of one cell, a machine of mixed hardware."""
+    cell the tables then lack, two files of one cell, a machine of mixed hardware. The files the report writes say
+    how many, not what: a warning names a file by its path on this machine."""
 
     @property
     def machines(self) -> tuple[str, ...]:
@@ -217,7 +218,12 @@ class Report:
                 f"Not shown, as no cell of the matrix now: {count}: {named}. "
                 f"{typed(self.command, 'report', '--all-cells')} shows every stored cell."
             )
-        lines += [f"Warned as the results were read: {warning}." for warning in self.warnings]
+        if self.warnings:
+            count = f"{len(self.warnings)} time" + ("s" if len(self.warnings) != 1 else "")
+            lines.append(
+                f"Reading the results warned {count} (a file that could not be read, whose cell the tables lack; "
+                f"two files of one cell; a machine of mixed hardware): {typed(self.command, 'report')} names each."
+            )
         return lines
 
     def describe(self) -> str:
