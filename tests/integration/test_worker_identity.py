@@ -2124,6 +2124,12 @@ HEARD_ONLY_AS_IT_ENDS = {
         "        print(pool.apply(value, (os.path.abspath('built/libop.so'),)))\n",
         lambda folder: build_linked_library(folder / "built", 2),
     ),
+    "a library the dynamic linker loaded for one _ctypes.dlopen loaded, both unloaded before the end": (
+        "import ctypes, _ctypes\nhandle = _ctypes.dlopen(os.path.abspath('built/libop.so'), ctypes.RTLD_LOCAL)\n"
+        "value = ctypes.CFUNCTYPE(ctypes.c_int)(_ctypes.dlsym(handle, 'value'))\nprint(value())\n"
+        "_ctypes.dlclose(handle)\n",
+        lambda folder: build_linked_library(folder / "built", 2),
+    ),
     "a library the dynamic linker loaded for one ctypes loaded by its path": (
         "import ctypes\nprint(ctypes.CDLL(os.path.abspath('built/libop.so')).value())\n",
         lambda folder: build_linked_library(folder / "built", 2),
@@ -2198,3 +2204,46 @@ def test_a_library_in_a_folder_inside_the_systems_is_no_library_of_the_systems()
     assert reads.is_the_systems("/usr/lib/libm.so.6")
     assert not reads.is_the_systems("/usr/lib/myproject/libdep.so")
     assert not reads.is_the_systems("/usr/local/lib/libdep.so")
+
+
+FOUND_OTHERWISE = {
+    "a module that puts another in its place in sys.modules": (
+        {"a/realshim.py": "WHO = '1'\n", "b/shim.py": "import sys, realshim\nsys.modules['shim'] = realshim\n"},
+        "import os, sys\nsys.path[0:0] = [os.path.abspath(folder) for folder in ('a', 'm', 'b')]\n"
+        "import shim\nprint(shim.WHO)\n",
+        "m/shim.py",
+    ),
+    "a fallback loaded by its path under the name a lookup found nowhere": (
+        {"fastlib_fallback.py": "WHO = '1'\n", "vendor/keep.txt": ""},
+        "import importlib.util, os, sys\nsys.path.append(os.path.abspath('vendor'))\ntry:\n    import fastlib\n"
+        "except ImportError:\n    spec = importlib.util.spec_from_file_location('fastlib', 'fastlib_fallback.py')\n"
+        "    fastlib = importlib.util.module_from_spec(spec)\n    sys.modules['fastlib'] = fastlib\n"
+        "    spec.loader.exec_module(fastlib)\nprint(fastlib.WHO)\n",
+        "vendor/fastlib.py",
+    ),
+    "a module imported after an exec that failed, by a script that leaves by os._exit": (
+        {"b/late.py": "WHO = '1'\n", "a/keep.txt": ""},
+        "import os, sys\nsys.path[0:0] = [os.path.abspath(folder) for folder in ('a', 'b')]\ntry:\n"
+        "    os.execv('/nonexistent/tool', ['tool'])\nexcept OSError:\n    pass\n"
+        "import late\nprint(late.WHO, flush=True)\nos._exit(0)\n",
+        "a/late.py",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOUND_OTHERWISE))
+def test_a_module_put_where_a_lookup_searched_before_what_holds_its_name_is_a_change(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """What ``sys.modules`` holds under a name at the end is not always where a lookup of it stopped (a shim put in
+    its place, a fallback loaded by path; a process that goes on after an ``exec`` failed): a module put in a folder
+    the lookup searched is a change."""
+    files, source, added = FOUND_OTHERWISE[case]
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "m").mkdir(exist_ok=True)
+    record = run_alone(stub_torch_python, script(tmp_path, "finds", source), tmp_path)
+    assert printed(record) == ["1"], record.message
+    (tmp_path / added).write_text("WHO = '2'\n")
+    assert not is_current(record), record.inputs[identity.READ]

@@ -162,7 +162,7 @@ class FilesRead(object):
                 self.started(*arguments[:4])
             elif event == "os.exec":  # execv and the like: a path (os.execvp tried each folder of PATH by path)
                 self.read(as_path(arguments[0]))
-                self.ending()  # the process becomes another program, which tells nothing of this one's
+                self.write_all_down(self.entries(final=False))  # it becomes another program, or goes on where it fails
             elif event == "os.posix_spawn":  # posix_spawn takes a name as a path, posix_spawnp looks it up
                 self.read(as_path(arguments[0]))
                 self.started(arguments[0], None, None, arguments[2])
@@ -639,16 +639,19 @@ class FilesRead(object):
         finally:
             self.thread.telling = False
 
-    def entries(self):
+    def entries(self, final=True):
         """What this process read, as it knows it itself, in the journal's entries (:data:`READ` and the rest; None
         where this Python has no audit hooks): the worker makes of them and of its children's journal what was read
         (:func:`files_read`), outside this process, which nothing the pair's code left set there reaches. Each of
         its modules is read (:data:`MODULE`), and each folder each was looked for in, up to the one it was found in
-        (:data:`LOOKED_FOR`: a form that comes first there, a package before a module, would be found instead); a
-        built-in or frozen module is found before any folder is searched."""
+        (:data:`LOOKED_FOR`: a form that comes first there, a package before a module, would be found instead), or
+        every one where what holds its name is no file found by that name there (:func:`found_by_its_name`); a
+        built-in or frozen module is found before any folder is searched. ``final``: the process ends (:data:`ENDED`
+        then says it told its lookups); else it may go on (an ``exec`` that fails)."""
         if not self.known:
             return None
-        self.busy, self.ended = True, True  # nothing of what follows is the pair's
+        self.busy = True  # nothing of what follows is the pair's
+        self.ended = self.ended or final
         if not self.asked_through.holds():
             self.untold()
         self.read_libraries_mapped()
@@ -663,12 +666,13 @@ class FilesRead(object):
             spec = module_attribute(sys.modules.get(name), "__spec__")
             if getattr(spec, "origin", None) in ("built-in", "frozen"):
                 continue
-            found_in = folder_of(spec)
+            found_in = folder_of(spec) if found_by_its_name(spec, name) else None
             for folder in folders:
                 entries.append([LOOKED_FOR, os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR), folder])
                 if folder == found_in:
                     break
-        entries.append([ENDED, None, None])
+        if final:
+            entries.append([ENDED, None, None])
         return [entry for entry in entries if entry[1] is None or not self.leaves_out(entry[1])]
 
 
@@ -1090,19 +1094,21 @@ def watch_exit(ending):
 
 
 def watch_library_loads(loaded):
-    """Tell ``loaded`` once ``ctypes`` has loaded a library (``ctypes.CDLL``, ``torch.ops.load_library``), through
-    the ``_dlopen`` every ``CDLL`` calls (torch imports ``ctypes`` as it is imported, so its import costs no pair)."""
+    """Tell ``loaded`` once ``ctypes`` has loaded a library (``ctypes.CDLL``, ``torch.ops.load_library``,
+    ``_ctypes.dlopen``), through the ``dlopen`` of ``_ctypes`` that every ``CDLL`` calls (torch imports ``ctypes``
+    as it is imported, so its import costs no pair)."""
+    import _ctypes
     import ctypes
 
-    original = ctypes._dlopen
+    original = _ctypes.dlopen
 
-    def _dlopen(*given, **options):
+    def dlopen(*given, **options):
         try:
             return original(*given, **options)
         finally:
             loaded()
 
-    ctypes._dlopen = _dlopen
+    _ctypes.dlopen = ctypes._dlopen = dlopen
 
 
 def system_library_folders():
@@ -1188,6 +1194,18 @@ def absolute_folders(folders):
             with contextlib.suppress(OSError):
                 found.append(os.path.abspath(folder or os.curdir))
     return found
+
+
+def found_by_its_name(spec, name):
+    """Whether the module of ``spec``, which ``sys.modules`` holds as ``name``, is the file a lookup of ``name`` finds
+    (``name.py``, ``name.*.so``, ``name/__init__.py``): not another module put in its place (a shim), nor a file
+    loaded by its path under that name (a fallback), which a lookup that searched on found nowhere."""
+    origin, last = getattr(spec, "origin", None), name.rpartition(".")[2]
+    if getattr(spec, "name", None) != name or not isinstance(origin, str):
+        return False
+    if spec.submodule_search_locations:
+        return os.path.basename(os.path.dirname(origin)) == last
+    return os.path.basename(origin).partition(".")[0] == last
 
 
 def folder_of(spec):
