@@ -68,7 +68,7 @@ def test_a_script_is_a_standalone_script_bisect_takes_as_it_is(tmp_path: Path) -
     path = tmp_path / name.rpartition("/")[2]
     path.write_text(text)
     assert PROBE_NAME.match(path.stem)
-    assert kinds.kind_of_file(path) is Kind.SCRIPT_OR_TESTS  # no run(): no test either, pytest will say
+    assert kinds.kind_of_file(path)[0] is Kind.SCRIPT_OR_TESTS  # no run(): no test either, pytest will say
     meta = pep723.read(path)
     assert meta.dependencies == ("numpy", "expecttest") and meta.devices is None  # cpu alone
     for source in (text, copy):
