@@ -2247,3 +2247,25 @@ def test_a_module_put_where_a_lookup_searched_before_what_holds_its_name_is_a_ch
     assert printed(record) == ["1"], record.message
     (tmp_path / added).write_text("WHO = '2'\n")
     assert not is_current(record), record.inputs[identity.READ]
+
+
+@pytest.mark.parametrize("rewritten", [False, True], ids=["imported", "registered for assert rewriting"])
+def test_a_helper_of_the_tests_shadowed_where_it_was_looked_for_first_is_a_change(
+    tmp_path: Path, rewritten: bool
+) -> None:
+    """``tests/unit/test_a.py`` imports ``helpers`` from ``tests/``: a ``helpers.py`` put in ``tests/unit``, looked in
+    first, is a change, whether pytest's assertion rewriting finds the helper (``register_assert_rewrite``) or not."""
+    python = installed_pytest_python(tmp_path / "venv")
+    project = tmp_path / "project"
+    (project / "tests" / "unit").mkdir(parents=True)
+    registers = "import pytest\npytest.register_assert_rewrite('helpers')\n" if rewritten else ""
+    (project / "tests" / "conftest.py").write_text(registers)
+    (project / "tests" / "helpers.py").write_text("VALUE = 1\n")
+    (project / "tests" / "unit" / "test_a.py").write_text(
+        "from helpers import VALUE\n\n\ndef test_a():\n    assert VALUE == 1\n"
+    )
+    probe = loader.probe_at(project / "tests" / "unit" / "test_a.py", project)
+    records = runner.run_cell(python, [Pair(probe, "cpu")], 60.0, workdir=project).records
+    assert [record.outcome for record in records] == [Outcome.PASS], records
+    (project / "tests" / "unit" / "helpers.py").write_text("VALUE = 2\n")
+    assert ran_again(records) != []
