@@ -244,7 +244,9 @@ class Project:
         matrix, probes = self.matrix, list[core.Probe]()
         names = [identity.maker(record)[0] for result in found for record in result.records]  # a node id, a file
         for name in dict.fromkeys(name for name in names if self.owner(name) is None):
-            with contextlib.suppress(UsageError):  # not one a run could be given: another matrix's
+            # None a run could be given now (another matrix's, or a script broken since): its records are stale by
+            # what they read, their probe's file among it.
+            with contextlib.suppress(TorchmatrixError, OSError):
                 probes += loader.given_probes([name], matrix.probes_from, matrix.named_probes, matrix.devices)
         if not probes:
             return self

@@ -781,3 +781,40 @@ def test_a_probe_the_command_was_given_by_folder_or_name_is_stale_once_the_matri
     report = torchmatrix(tmp_path, "report", "--all-cells")
     [row] = [line for line in report.stdout.splitlines() if ("test_one" if given == "tdir" else "envy") in line]
     assert "↻" in row, report.stdout
+
+
+def test_a_script_given_once_and_broken_since_leaves_the_report_of_the_rest(tmp_path: Path) -> None:
+    """``check.py`` given to the command, then its ``# /// script`` block broken: the report still shows the matrix's
+    own ``b.py``, and ``check.py``'s record stale, rather than refuse."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    (tmp_path / "b.py").write_text("print('b')\n")
+    (tmp_path / "check.py").write_text("print('check')\n")
+    (tmp_path / "matrix.yaml").write_text(
+        f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
+    )
+    assert torchmatrix(tmp_path, "probe").returncode == 0
+    assert torchmatrix(tmp_path, "probe", "check.py").returncode == 0
+    (tmp_path / "check.py").write_text("# /// script\n# dependencies = [\n# ///\nprint('check')\n")
+    report = torchmatrix(tmp_path, "report", "--all-cells")
+    assert report.returncode == 0, report.stdout + report.stderr
+    [row] = [line for line in report.stdout.splitlines() if "check.py" in line]
+    assert "↻" in row, report.stdout
+
+
+def test_the_report_of_a_repeat_run_judges_a_probe_it_was_not_given_by_the_matrix(tmp_path: Path) -> None:
+    """``probe b.py --repeat 2``, then ``probe r.py --repeat 2``: the second's table shows b.py, which it did not run,
+    as the matrix judges it, stale by its one run per pair, as the report between them said."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    for name in ("b", "r"):
+        (tmp_path / f"{name}.py").write_text(f"print({name!r})\n")
+    (tmp_path / "matrix.yaml").write_text(
+        f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
+    )
+    assert torchmatrix(tmp_path, "probe", "b.py", "--repeat", "2").returncode == 0
+    run = torchmatrix(tmp_path, "probe", "r.py", "--repeat", "2")
+    assert run.returncode == 0, run.stdout + run.stderr
+    shown = [line.split() for line in run.stdout.splitlines() if line.rstrip().endswith(("✓", "↻"))]
+    rows = {words[-2]: words[-1] for words in shown}
+    assert rows == {"b.py": "↻", "r.py": "✓"}, run.stdout

@@ -75,7 +75,7 @@ def test_the_report_of_probe_sessions_of_their_own_runs_per_pair_judges_the_cell
     not run are judged by the matrix's runs per pair, and a later report, of the matrix's, says what changed."""
     here = project(tmp_path, TorchEntry(Version("1.12.1")))
     stored = stored_ends(here, 2, here.matrix.index_url)
-    ran = AsRan(here, here.with_repeat(2), (stored[0].session,))
+    ran = AsRan(here, here.with_repeat(2), (stored[0].session,), here.matrix.probes)
     assert [result.records[0].outcome for result in freshness.marked_stale(stored, ran)] == [
         Outcome.FAIL,
         Outcome.STALE,
@@ -169,8 +169,29 @@ def test_the_report_of_probe_sessions_of_their_own_runs_per_pair_judges_a_record
         left.identified(left.inputs(cell), Record("batched_matmul", "cpu", Outcome.PASS, {}, "", 0.1, READ)),
     )
     stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine=here.machine, records=records)
-    (marked,) = freshness.marked_stale([stored], AsRan(here, taken, (stored.session,)))
+    (marked,) = freshness.marked_stale([stored], AsRan(here, taken, (stored.session,), here.matrix.probes))
     assert [(record.probe, record.outcome) for record in marked.records] == [
         ("autograd_dot", Outcome.PASS),
         ("batched_matmul", Outcome.PASS),
+    ], marked.records
+
+
+def test_a_record_of_a_probe_the_run_was_not_given_is_judged_by_the_matrix_whatever_runs_per_pair_made_it(
+    tmp_path: Path,
+) -> None:
+    """``probe a.py --repeat 2`` of a cell that holds b.py's record, made by an earlier ``--repeat 2`` of b.py: b.py's
+    record is stale by the matrix's one run per pair, as the report before said; a.py's is current by the run's."""
+    here = project(tmp_path, TorchEntry(Version("1.12.1")))
+    (cell,) = here.cells
+    taken = here.with_repeat(2)
+    records = tuple(
+        taken.identified(taken.inputs(cell), Record(name, "cpu", Outcome.PASS, {}, "", 0.1, READ))
+        for name in ("autograd_dot", "batched_matmul")
+    )
+    stored = result(str(cell.torch), cell_id=cell.id, python=cell.python, machine=here.machine, records=records)
+    given = tuple(probe for probe in here.matrix.probes if probe.name == "autograd_dot")
+    (marked,) = freshness.marked_stale([stored], AsRan(here, taken, (stored.session,), given))
+    assert [(record.probe, record.outcome) for record in marked.records] == [
+        ("autograd_dot", Outcome.PASS),
+        ("batched_matmul", Outcome.STALE),
     ], marked.records

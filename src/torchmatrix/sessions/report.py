@@ -49,8 +49,9 @@ def run(
     """
     options = report_options.parse(session.posargs, command)
     project.require_writable(project.matrix.output)
+    took = project.matrix.probes  # the matrix's, or those the run was given
     project = project.with_stored_probes(results.scan(project.results_dir).results)
-    judge = project if repeat is None else AsRan(project, project.with_repeat(repeat), tuple(ran))
+    judge = project if repeat is None else AsRan(project, project.with_repeat(repeat), tuple(ran), took)
     matrix_cells = None if options.all_cells else _matrix_cells(project)
     merged = _merged(session, project.results_dir, project, matrix_cells, command, judge)
     bisections, skipped = summaries.scan(project.matrix.output / "bisect")
@@ -113,13 +114,14 @@ class AsRan:
     """What a run now would do (:class:`freshness.RunNow`) for the report of probe sessions that took runs per pair
     of their own (``-- --repeat N``): the records of the cells they ran made with those runs per pair as they ran them
     (``ran_as``), every other record as the matrix says (``project``). Their records are not stale by their own run's
-    settings; a later report, of the matrix's, says what changed. A record of a cell they ran whose identity says
-    other runs per pair (a probe the run was not given, left as it was) was not made by them, and is judged as a run
-    of the matrix would judge it."""
+    settings; a later report, of the matrix's, says what changed. A record of a probe they did not take (``took``: the
+    probes the run was given, where it was given any), or whose identity says other runs per pair, was not made by
+    them, and is judged as a run of the matrix would judge it."""
 
     project: Project
     ran_as: Project
     ran: Sequence[str]
+    took: Sequence[Probe]
 
     @property
     def machine(self) -> str:
@@ -130,8 +132,9 @@ class AsRan:
 
     def identity_now(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
         made_with = identity.Identity.stored(record.inputs).parts["repeat"]
-        took = _ran_here(result, self.machine, self.ran) and made_with == self.ran_as.matrix.repeat
-        return (self.ran_as if took else self.project).identity_now(result, record)
+        made_here = _ran_here(result, self.machine, self.ran) and made_with == self.ran_as.matrix.repeat
+        made_now = made_here and any(probe.covers(record.probe) for probe in self.took)
+        return (self.ran_as if made_now else self.project).identity_now(result, record)
 
 
 STEP_SUMMARY_LIMIT = 1 << 20
