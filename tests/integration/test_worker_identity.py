@@ -2221,6 +2221,26 @@ FOUND_OTHERWISE = {
         "    spec.loader.exec_module(fastlib)\nprint(fastlib.WHO)\n",
         "vendor/fastlib.py",
     ),
+    "a module a finder of the pair's, put first, found through Python's path-based finder": (
+        {"b/helper.py": "WHO = '1'\n", "a/keep.txt": ""},
+        "import importlib.machinery, os, sys\nclass Hook:\n    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'helper':\n"
+        "            return importlib.machinery.PathFinder.find_spec(name, path, target)\n"
+        "        return None\nsys.meta_path.insert(0, Hook())\n"
+        "sys.path[0:0] = [os.path.abspath(folder) for folder in ('a', 'b')]\nimport helper\nprint(helper.WHO)\n",
+        "a/helper.py",
+    ),
+    "a file of another form, found by its path, put in the place of the module a lookup found later": (
+        {
+            "a/shim.txt": "WHO = '1'\n",
+            "b/shim.py": "import importlib.machinery, os, sys\n"
+            "module = importlib.machinery.SourceFileLoader('shim', os.path.abspath('a/shim.txt')).load_module()\n"
+            "sys.modules['shim'] = module\n",
+        },
+        "import os, sys\nsys.path[0:0] = [os.path.abspath(folder) for folder in ('a', 'm', 'b')]\n"
+        "import shim\nprint(shim.WHO)\n",
+        "m/shim.py",
+    ),
     "a module imported after an exec that failed, by a script that leaves by os._exit": (
         {"b/late.py": "WHO = '1'\n", "a/keep.txt": ""},
         "import os, sys\nsys.path[0:0] = [os.path.abspath(folder) for folder in ('a', 'b')]\ntry:\n"
@@ -2249,17 +2269,28 @@ def test_a_module_put_where_a_lookup_searched_before_what_holds_its_name_is_a_ch
     assert not is_current(record), record.inputs[identity.READ]
 
 
-@pytest.mark.parametrize("rewritten", [False, True], ids=["imported", "registered for assert rewriting"])
-def test_a_helper_of_the_tests_shadowed_where_it_was_looked_for_first_is_a_change(
-    tmp_path: Path, rewritten: bool
-) -> None:
+HELPERS_FOUND = {
+    "imported": ("", ""),
+    "registered for assert rewriting": ("import pytest\npytest.register_assert_rewrite('helpers')\n", ""),
+    "loaded as a plugin by -p in addopts": ("", "[pytest]\naddopts = -p helpers\n"),
+}
+
+
+@pytest.mark.parametrize("found", sorted(HELPERS_FOUND))
+def test_a_helper_of_the_tests_shadowed_where_it_was_looked_for_first_is_a_change(tmp_path: Path, found: str) -> None:
     """``tests/unit/test_a.py`` imports ``helpers`` from ``tests/``: a ``helpers.py`` put in ``tests/unit``, looked in
-    first, is a change, whether pytest's assertion rewriting finds the helper (``register_assert_rewrite``) or not."""
+    first, is a change, whether pytest's assertion rewriting finds the helper (``register_assert_rewrite``, a plugin
+    loaded early by ``-p``) or not."""
     python = installed_pytest_python(tmp_path / "venv")
     project = tmp_path / "project"
     (project / "tests" / "unit").mkdir(parents=True)
-    registers = "import pytest\npytest.register_assert_rewrite('helpers')\n" if rewritten else ""
-    (project / "tests" / "conftest.py").write_text(registers)
+    conftest, ini = HELPERS_FOUND[found]
+    (project / "tests" / "conftest.py").write_text(conftest)
+    if ini:  # a plugin -p loads is imported before the tests' folders are on sys.path: an editable install's are
+        (project / "pytest.ini").write_text(ini)
+        site_packages = next(Path(python).parent.parent.glob("lib/python*/site-packages"))
+        for name, folder in (("aa_unit.pth", "tests/unit"), ("zz_tests.pth", "tests")):
+            (site_packages / name).write_text(f"{project / folder}\n")
     (project / "tests" / "helpers.py").write_text("VALUE = 1\n")
     (project / "tests" / "unit" / "test_a.py").write_text(
         "from helpers import VALUE\n\n\ndef test_a():\n    assert VALUE == 1\n"

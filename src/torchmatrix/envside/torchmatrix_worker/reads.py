@@ -115,6 +115,7 @@ class FilesRead(object):
         self.asked_about = {}
         self.found_by_inode, self.links = {}, {}
         self.found_files, self.read_elsewhere, self.hashed, self.told_looked_for = [], set(), 0, set()
+        self.found_by_path = set()
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         self.asked_through, self.ended = AskedThrough(), False
@@ -122,6 +123,7 @@ class FilesRead(object):
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
             sys.meta_path.insert(0, ModuleLookups(self.lookups, self.looked_for))
+            watch_path_finder(self.path_finder_found)
             watch_extension_loads(self.loading, self.loaded_by_the_linker)
             watch_library_loads(self.loaded_by_the_linker)
             watch_exit(self.ending)
@@ -621,6 +623,25 @@ class FilesRead(object):
                 self.told_looked_for.add(looked)
                 self.write_down(kind, looked, folder)
 
+    def path_finder_found(self, name, path, spec):
+        """Python's path-based finder looked ``name`` up in ``path`` (``sys.path`` where None) and found ``spec``
+        (None: nothing), whichever finder asked it (the import system, pytest's assertion rewriting, a type checker's
+        import hook put first): each folder it looked in, up to the one it found the module in, counts
+        (:data:`LOOKED_FOR`), written down as it looks, whatever holds that name by the end."""
+        if self.busy:
+            return  # this hook's own import
+        try:
+            found_in = folder_of(spec) if spec is not None else None
+            for folder in absolute_folders(sys.path if path is None else path):
+                looked = os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
+                if looked not in self.found_by_path and not self.leaves_out(looked):
+                    self.found_by_path.add(looked)
+                    self.write_down(LOOKED_FOR, looked, folder)
+                if folder == found_in:
+                    break
+        except Exception:  # what was looked for may be lost: said, as a lost entry is
+            self.untold()
+
     def found_it(self, state):
         """Whether the file in ``state`` (:func:`state_of`) is one the process found before it changed it
         (:meth:`changing`): its times may be new (the process touched it), its content is not the process's."""
@@ -1091,6 +1112,21 @@ def watch_exit(ending):
     os._exit = _exit
     if os.name == "posix":
         sys.modules["posix"]._exit = _exit
+
+
+def watch_path_finder(found):
+    """Tell ``found`` of each lookup of Python's path-based finder (``importlib.machinery.PathFinder.find_spec``),
+    with what it found, whichever finder asks it: the import system's turn of it, and a finder put before every other
+    (pytest's assertion rewriting, a type checker's import hook) that asks it itself."""
+    finder = importlib.machinery.PathFinder
+    original = finder.find_spec
+
+    def find_spec(cls, name, path=None, target=None):
+        spec = original(name, path, target)
+        found(name, path, spec)
+        return spec
+
+    finder.find_spec = classmethod(find_spec)
 
 
 def watch_library_loads(loaded):
