@@ -640,16 +640,21 @@ def test_the_report_a_probe_with_repeat_runs_judges_its_fresh_records_by_that_re
     assert "stale: was ✓ pass; the runs per pair changed: 2 → 1" in shown.read_text(encoding="utf-8")
 
 
+def a_matrix_of_b_alone(folder: Path) -> str:
+    """A ``matrix.yaml`` in ``folder`` whose one probe is its ``b.py``, on the stand-in torch 9.0.0: its text."""
+    wheels = folder / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    (folder / "b.py").write_text("print('b')\n")
+    matrix = f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
+    (folder / "matrix.yaml").write_text(matrix)
+    return matrix
+
+
 def test_a_test_the_command_was_given_by_its_node_id_is_current_once_it_ran(tmp_path: Path) -> None:
     """``torchmatrix probe test_f.py::test_one`` beside a matrix that lists ``b.py``: its record is made by the test
     alone, and the report takes it so, not as a record of the whole file."""
-    wheels = tmp_path / "wheels"
-    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
-    (tmp_path / "b.py").write_text("print('b')\n")
+    a_matrix_of_b_alone(tmp_path)
     (tmp_path / "test_f.py").write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
-    (tmp_path / "matrix.yaml").write_text(
-        f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
-    )
     assert torchmatrix(tmp_path, "probe").returncode == 0
     assert torchmatrix(tmp_path, "probe", "test_f.py::test_one").returncode == 0
     report = torchmatrix(tmp_path, "report")
@@ -766,15 +771,11 @@ def test_a_probe_the_command_was_given_by_folder_or_name_is_stale_once_the_matri
     """``torchmatrix probe tdir`` (a folder of tests) or ``torchmatrix probe envy`` (``probes/envy.py``) beside a
     matrix that lists ``b.py``; the matrix then sets a variable the pair reads: its record is stale, as a run of it
     now would fail."""
-    wheels = tmp_path / "wheels"
-    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
-    (tmp_path / "b.py").write_text("print('b')\n")
+    matrix = a_matrix_of_b_alone(tmp_path)
     for folder in ("tdir", "probes"):
         (tmp_path / folder).mkdir()
     (tmp_path / "tdir" / "test_f.py").write_text("import os\n\n\ndef test_one():\n    assert os.getenv('FOO') != '1'\n")
     (tmp_path / "probes" / "envy.py").write_text("import os\nassert os.environ.get('FOO') != '1'\n")
-    matrix = f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
-    (tmp_path / "matrix.yaml").write_text(matrix)
     assert torchmatrix(tmp_path, "probe").returncode == 0
     assert torchmatrix(tmp_path, "probe", given).returncode == 0
     (tmp_path / "matrix.yaml").write_text(matrix + "env: {FOO: '1'}\n")
@@ -786,13 +787,8 @@ def test_a_probe_the_command_was_given_by_folder_or_name_is_stale_once_the_matri
 def test_a_script_given_once_and_broken_since_leaves_the_report_of_the_rest(tmp_path: Path) -> None:
     """``check.py`` given to the command, then its ``# /// script`` block broken: the report still shows the matrix's
     own ``b.py``, and ``check.py``'s record stale, rather than refuse."""
-    wheels = tmp_path / "wheels"
-    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
-    (tmp_path / "b.py").write_text("print('b')\n")
+    a_matrix_of_b_alone(tmp_path)
     (tmp_path / "check.py").write_text("print('check')\n")
-    (tmp_path / "matrix.yaml").write_text(
-        f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
-    )
     assert torchmatrix(tmp_path, "probe").returncode == 0
     assert torchmatrix(tmp_path, "probe", "check.py").returncode == 0
     (tmp_path / "check.py").write_text("# /// script\n# dependencies = [\n# ///\nprint('check')\n")
@@ -805,13 +801,8 @@ def test_a_script_given_once_and_broken_since_leaves_the_report_of_the_rest(tmp_
 def test_the_report_of_a_repeat_run_judges_a_probe_it_was_not_given_by_the_matrix(tmp_path: Path) -> None:
     """``probe b.py --repeat 2``, then ``probe r.py --repeat 2``: the second's table shows b.py, which it did not run,
     as the matrix judges it, stale by its one run per pair, as the report between them said."""
-    wheels = tmp_path / "wheels"
-    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
-    for name in ("b", "r"):
-        (tmp_path / f"{name}.py").write_text(f"print({name!r})\n")
-    (tmp_path / "matrix.yaml").write_text(
-        f"torch: [9.0.0]\nprobes: [b.py]\ndevices: [cpu]\noutput: out\nfind_links: [{wheels}]\n"
-    )
+    a_matrix_of_b_alone(tmp_path)
+    (tmp_path / "r.py").write_text("print('r')\n")
     assert torchmatrix(tmp_path, "probe", "b.py", "--repeat", "2").returncode == 0
     run = torchmatrix(tmp_path, "probe", "r.py", "--repeat", "2")
     assert run.returncode == 0, run.stdout + run.stderr
