@@ -29,7 +29,7 @@ from .protocol import (
     SCRIPT,
     UNAVAILABLE,
 )
-from .reads import FilesRead, FromSources, SourceOnly, excluded_folders, keep_lookups_first
+from .reads import FilesRead, FromSources, SourceOnly, excluded_folders
 from .records import said_digest
 from .reply import Reply
 
@@ -560,17 +560,8 @@ def run_tests(job):
     arguments = ["--continue-on-collection-errors", "-o", "cache_dir=" + os.path.join(scratch, "pytest-cache")]
     arguments += ["--basetemp", os.path.join(scratch, "pytest")]
     progress = plugin.Progress(job["progress"], job["root"])
-
-    class LookupsHeard(object):
-        """Once pytest has put its assertion-rewriting finder first, before it imports a ``conftest.py``: the finder
-        that hears each module looked for goes first again (:func:`keep_lookups_first`)."""
-
-        @pytest.hookimpl(tryfirst=True)
-        def pytest_load_initial_conftests(self):
-            keep_lookups_first()
-
     try:
-        code = pytest.main(arguments + job["targets"], plugins=[plugin, progress, LookupsHeard()])
+        code = pytest.main(arguments + job["targets"], plugins=[plugin, progress])
     except pytest.skip.Exception as skipped:  # a conftest.py that skips at its import: pytest lets it through
         where = skipping_conftest(skipped, job["root"])
         return unavailable("{} skipped every test at its import: {}".format(where, skipped.msg))

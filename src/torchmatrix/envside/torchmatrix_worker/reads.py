@@ -1221,16 +1221,6 @@ class ModuleLookups(object):
         return None
 
 
-def keep_lookups_first():
-    """Put the finder that hears each module looked for (:class:`ModuleLookups`) first on ``sys.meta_path`` again:
-    one put before it since finds what it finds unheard (pytest's assertion rewriting, which finds each
-    ``conftest.py``, test module and helper registered for rewriting itself)."""
-    heard = [finder for finder in sys.meta_path if isinstance(finder, ModuleLookups)]
-    for finder in heard:
-        sys.meta_path.remove(finder)
-    sys.meta_path[0:0] = heard
-
-
 def absolute_folders(folders):
     """Each of ``folders`` that is text, as an absolute path, from the working folder of now, where a relative one is
     looked in (``""``: the working folder itself); one relative to a working folder that is gone names none."""
