@@ -118,6 +118,8 @@ class FilesRead(object):
         self.found_by_path = set()
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
+        self.not_the_pairs = self.stdlib + ("<frozen ",)  # code the hook's own work runs through
+        self.code_of = {}  # whose each code object on the way to an event is (code_of), as it was first found
         self.asked_through, self.ended = AskedThrough(), False
         if self.known:
             sys.addaudithook(self.heard)
@@ -197,10 +199,11 @@ class FilesRead(object):
         :data:`ENTRANCES` nor the standard library's is the worker's, not the pair's code (a signal handler, a
         ``__del__``) run in the middle of it."""
         while frame is not None:
-            code = frame.f_code
-            entrance = code.co_filename == HOOK_FILE and code.co_name in ENTRANCES
-            if not entrance and not code.co_filename.startswith(self.stdlib + ("<frozen ",)):
-                return code.co_filename.startswith(WORKER_PACKAGE)
+            whose = self.code_of.get(frame.f_code)
+            if whose is None:
+                whose = self.code_of[frame.f_code] = code_of(frame.f_code, self.not_the_pairs)
+            if whose is not PASSED_THROUGH:
+                return whose is WORKERS
             frame = frame.f_back
         return True
 
@@ -857,6 +860,20 @@ WORKER_PACKAGE = os.path.join(os.path.dirname(HOOK_FILE), "")
 ENTRANCES = ("hears_the_pair", "heard", "asked", "loading", "create_module", "__call__")
 """The functions of this file through which what is heard comes in (the audit hook, the stand-ins for ``os``'s
 functions, the extension modules' loader), from the pair's code and this hook's alike."""
+
+
+PASSED_THROUGH, WORKERS, PAIRS = "passed through", "the worker's", "the pair's"
+"""Whose a code object on the way to what is heard is (:func:`code_of`)."""
+
+
+def code_of(code, passed_through):
+    """Whose ``code`` is: one of this hook's :data:`ENTRANCES` or code of ``passed_through`` (the standard
+    library's, frozen or not), through which the hook's own work and the pair's alike pass; the worker's; or the
+    pair's."""
+    where = code.co_filename
+    if (where == HOOK_FILE and code.co_name in ENTRANCES) or where.startswith(passed_through):
+        return PASSED_THROUGH
+    return WORKERS if where.startswith(WORKER_PACKAGE) else PAIRS
 
 
 class AskedThrough(object):
