@@ -41,6 +41,7 @@ import re
 import subprocess
 import sys
 import types
+import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -622,15 +623,43 @@ def file_digest(path: Path) -> str | None:
 def module_forms(folder: Path, name: str) -> list[str]:
     """The files in ``folder`` the import system may take for the module ``name``, sorted: a module
     (``name.py``, ``name.<tag>.so``, …), a package's ``__init__`` (``name/__init__.py``), or a folder alone
-    (``name/``), which an import that finds nothing else takes for a namespace package."""
+    (``name/``), which an import that finds nothing else takes for a namespace package. A zip file on ``sys.path``
+    (or a folder inside one) is looked in as a folder is (:func:`zipped_module_forms`)."""
+    if not folder.is_dir():
+        return zipped_module_forms(folder, name)
     candidates = [*folder.glob(f"{glob.escape(name)}.*"), *(folder / name).glob("__init__.*")]
     forms = [str(path.relative_to(folder)) for path in candidates if path.suffix in MODULE_SUFFIXES and path.is_file()]
     return sorted(forms + ([f"{name}/"] if (folder / name).is_dir() else []))
 
 
+ZIPPED_MODULE_SUFFIXES = (".py", ".pyc")
+"""What a module's file in a zip file ends with: ``zipimport`` imports no extension module."""
+
+
+def zipped_module_forms(folder: Path, name: str) -> list[str]:
+    """The files ``zipimport`` may take for the module ``name`` where ``folder`` is a zip file, or a folder inside
+    one (``lib.zip/sub``), sorted as :func:`module_forms` says them: ``name.py``, ``name/__init__.pyc``, or the
+    folder's own entry (``name/``), a namespace package's part. None where it is no zip file (not there, as it may
+    have been when the pair looked, which made it no file of content: only what a lookup now finds in it counts)."""
+    archive, inside = folder, ""
+    while not archive.exists() and archive != archive.parent:
+        archive, inside = archive.parent, f"{archive.name}/{inside}"
+    if not archive.is_file():
+        return []
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            entries = set(zipped.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return []
+    forms = [f"{name}{suffix}" for suffix in ZIPPED_MODULE_SUFFIXES]
+    forms += [f"{name}/__init__{suffix}" for suffix in ZIPPED_MODULE_SUFFIXES] + [f"{name}/"]
+    return sorted(form for form in forms if inside + form in entries)
+
+
 def pth_files(folder: Path) -> list[str]:
     """``name sha256`` of each ``.pth`` file in ``folder``, by name, as ``site.addsitedir`` lists them (every name
-    that ends with ``.pth``); none where ``folder`` is no folder."""
+    that ends with ``.pth``), and after it each folder it names that is not there (:func:`pth_folders_not_there`);
+    none where ``folder`` is no folder."""
     try:
         names = sorted(name for name in os.listdir(folder) if name.endswith(".pth"))
     except OSError:
@@ -638,10 +667,27 @@ def pth_files(folder: Path) -> list[str]:
     found = []
     for name in names:
         try:
-            found.append(f"{name} {_digest((folder / name).read_bytes())}")
+            content = (folder / name).read_bytes()
         except OSError:
             found.append(f"{name} None")  # a folder, or unreadable: site skips it
+            continue
+        found.append(f"{name} {_digest(content)}")
+        found += [f"{name} names {missing} (not there)" for missing in pth_folders_not_there(folder, content)]
     return found
+
+
+def pth_folders_not_there(folder: Path, content: bytes) -> list[str]:
+    """The folders a ``.pth`` file of ``folder`` holding ``content`` names that are not there: ``site`` adds to
+    ``sys.path`` only those that are as Python starts, so one made since (with a module an import then finds) is a
+    change, as the file's content is. Its comments and ``import`` lines name none."""
+    missing = []
+    for line in content.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("#") or not line.strip() or line.startswith(("import ", "import\t")):
+            continue
+        named = os.path.abspath(os.path.join(folder, line.rstrip()))
+        if not os.path.exists(named):
+            missing.append(named)
+    return missing
 
 
 def _digest(data: bytes) -> str:

@@ -12,6 +12,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -2230,6 +2231,17 @@ FOUND_OTHERWISE = {
         "sys.path[0:0] = [os.path.abspath(folder) for folder in ('a', 'b')]\nimport helper\nprint(helper.WHO)\n",
         "a/helper.py",
     ),
+    "a module a finder of the pair's, put first, found with Python's file finder along sys.path itself": (
+        {"b/helper.py": "WHO = '1'\n", "a/keep.txt": ""},
+        "import importlib.machinery as m, os, sys\nclass Walk:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name != 'helper':\n            return None\n"
+        "        for folder in sys.path:\n"
+        "            spec = m.FileFinder(folder or '.', (m.SourceFileLoader, ['.py'])).find_spec(name)\n"
+        "            if spec is not None:\n                return spec\nsys.meta_path.insert(0, Walk())\n"
+        "sys.path[0:0] = [os.path.abspath(folder) for folder in ('a', 'b')]\nimport helper\nprint(helper.WHO)\n",
+        "a/helper.py",
+    ),
     "a file of another form, found by its path, put in the place of the module a lookup found later": (
         {
             "a/shim.txt": "WHO = '1'\n",
@@ -2300,3 +2312,31 @@ def test_a_helper_of_the_tests_shadowed_where_it_was_looked_for_first_is_a_chang
     assert [record.outcome for record in records] == [Outcome.PASS], records
     (project / "tests" / "unit" / "helpers.py").write_text("VALUE = 2\n")
     assert ran_again(records) != []
+
+
+def test_a_module_put_in_a_zip_file_on_sys_path_that_was_not_there_is_a_change(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A zip file on ``sys.path`` is looked in as a folder is: one not there as the pair ran, made since with a
+    module the lookup would find there first, is a change."""
+    (tmp_path / "helper.py").write_text("WHO = '1'\n")
+    source = "import os, sys\nsys.path.insert(0, os.path.abspath('plug.zip'))\nimport helper\nprint(helper.WHO)\n"
+    record = run_alone(stub_torch_python, script(tmp_path, "zipped", source), tmp_path)
+    assert printed(record) == ["1"], record.message
+    with zipfile.ZipFile(tmp_path / "plug.zip", "w") as made:
+        made.writestr("helper.py", "WHO = '2'\n")
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'plug.zip' / 'helper'}.* appeared"]
+
+
+def test_a_folder_a_pth_file_names_that_was_not_there_is_a_change(tmp_path: Path) -> None:
+    """``site`` adds to ``sys.path`` the folders a ``.pth`` file names that are there as Python starts: one made
+    since (with a module an import then finds) is a change."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    (site_packages / "extra.pth").write_text(str(tmp_path / "extra") + "\n")
+    (tmp_path / "project").mkdir()
+    source = "try:\n    import extra_mod\n    print(extra_mod.WHO)\nexcept ImportError:\n    print('none')\n"
+    record = run_alone(python, script(tmp_path / "project", "optional", source), tmp_path / "project")
+    assert printed(record) == ["none"], record.message
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra" / "extra_mod.py").write_text("WHO = '1'\n")
+    assert changed_files(record.inputs[identity.READ]) != []

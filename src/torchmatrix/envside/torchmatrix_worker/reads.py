@@ -126,6 +126,7 @@ class FilesRead(object):
             watch_lookups(self.asked, self.opening_in)
             sys.meta_path.insert(0, ModuleLookups(self.lookups, self.looked_for))
             watch_path_finder(self.path_finder_found)
+            watch_file_finder(self.file_finder_looked)
             watch_extension_loads(self.loading, self.loaded_by_the_linker)
             watch_library_loads(self.loaded_by_the_linker)
             watch_exit(self.ending)
@@ -645,6 +646,22 @@ class FilesRead(object):
         except Exception:  # what was looked for may be lost: said, as a lost entry is
             self.untold()
 
+    def file_finder_looked(self, name, folder):
+        """Python's file finder looked ``name`` up in ``folder``, whichever finder asked it: the path-based finder for
+        each folder it searched, or a finder of the pair's that walks folders itself (``sys.path``, a plugin folder)
+        and never asks the path-based finder. The folder counts (:data:`LOOKED_FOR`), found there or not: a module
+        put there is one the lookup would find."""
+        if self.busy:
+            return  # this hook's own import
+        try:
+            for where in absolute_folders([folder]):
+                looked = os.path.join(where, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
+                if looked not in self.found_by_path and not self.leaves_out(looked):
+                    self.found_by_path.add(looked)
+                    self.write_down(LOOKED_FOR, looked, where)
+        except Exception:  # what was looked for may be lost: said, as a lost entry is
+            self.untold()
+
     def found_it(self, state):
         """Whether the file in ``state`` (:func:`state_of`) is one the process found before it changed it
         (:meth:`changing`): its times may be new (the process touched it), its content is not the process's."""
@@ -1144,6 +1161,24 @@ def watch_path_finder(found):
         return spec
 
     finder.find_spec = classmethod(find_spec)
+
+
+def watch_file_finder(looked):
+    """Tell ``looked`` of each folder Python's file finder (``importlib.machinery.FileFinder.find_spec``) looks a
+    module up in, with the module's name, whichever code asks it: the path-based finder, folder by folder, and a
+    finder that makes file finders itself (one walking ``sys.path`` first on ``sys.meta_path``), which the
+    path-based finder never hears of. Its own looks at the folder (``posix.stat``, ``os.listdir``) are the import
+    system's, which count by module alone."""
+    finder = importlib.machinery.FileFinder
+    original = finder.find_spec
+
+    def find_spec(self, fullname, target=None):
+        try:
+            return original(self, fullname, target)
+        finally:
+            looked(fullname, self.path)
+
+    finder.find_spec = find_spec
 
 
 def watch_library_loads(loaded):
