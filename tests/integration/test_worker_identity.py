@@ -2340,3 +2340,25 @@ def test_a_folder_a_pth_file_names_that_was_not_there_is_a_change(tmp_path: Path
     (tmp_path / "extra").mkdir()
     (tmp_path / "extra" / "extra_mod.py").write_text("WHO = '1'\n")
     assert changed_files(record.inputs[identity.READ]) != []
+
+
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler")
+def test_a_library_put_in_a_folder_ld_library_path_names_before_the_one_loaded_is_a_change(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``LD_LIBRARY_PATH`` (the matrix's ``env:``) names two folders, and ``ctypes`` loads a library by its name from
+    the second: a library it links to put in the first is the one the dynamic linker loads by hand then."""
+    first, second, other = tmp_path / "first", tmp_path / "second", tmp_path / "other"
+    for folder, value in ((first, None), (second, 2), (other, 9)):
+        folder.mkdir()
+        if value is not None:
+            build_linked_library(folder, value)
+    probe = script(tmp_path, "by_name", "import ctypes\nprint(ctypes.CDLL('libop.so').value())\n")
+    seen = identity.pair_environment(stub_torch_python, {"LD_LIBRARY_PATH": f"{first}:{second}"}, (), os.environ)
+    [record] = runner.run_cell(
+        stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path
+    ).records
+    assert printed(record) == ["2"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (other / "libdep.so").rename(first / "libdep.so")  # what libop.so links to: found there before its RUNPATH
+    assert not is_current(record), record.inputs[identity.READ]

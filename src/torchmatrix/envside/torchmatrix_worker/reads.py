@@ -134,6 +134,20 @@ class FilesRead(object):
             self.write_down(BEGAN, None, self.began)
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
                 self.read(path)
+            self.searched_by_the_linker()
+
+    def searched_by_the_linker(self):
+        """Each folder ``LD_LIBRARY_PATH`` names, as this process started with it (``env:`` sets it), counts by what is
+        in it (:data:`FOLDER_LISTED`): the dynamic linker looks every library it loads by name up there before its own
+        folders and a library's ``RUNPATH`` (torch's, ``$ORIGIN``), so that a library put there is one it would load
+        instead. What it loaded from there is read by what it mapped (:meth:`read_libraries_mapped`)."""
+        self.busy = True  # the hook's own look at them
+        try:
+            for folder in linker_search_path(os.environ.get("LD_LIBRARY_PATH", "")):
+                if os.path.isdir(folder) and not self.leaves_out(folder):
+                    self.tell(folder + FOLDER_LISTED)
+        finally:
+            self.busy = False
 
     def heard(self, event, arguments):
         """The audit hook: an ``open`` (its path, mode and flags), a ``ctypes.dlopen`` (the library's name), or an
@@ -1403,6 +1417,12 @@ def search_path(env):
     if env is not None:
         env = dict((os.fsdecode(key), os.fsdecode(value)) for key, value in env.items())
     return os.get_exec_path(env)
+
+
+def linker_search_path(value):
+    """The folders ``value`` of ``LD_LIBRARY_PATH`` names, as the dynamic linker reads it (split at ``:`` and ``;``;
+    an empty one is the working folder), absolute."""
+    return [os.path.abspath(folder or os.curdir) for folder in value.replace(";", ":").split(":")] if value else []
 
 
 def has_folder(name):
