@@ -309,6 +309,18 @@ def test_a_per_process_value_masks_itself_alone_however_its_runs_split_it() -> N
     assert release("8.0", *unlike) != release("7.0", *alike)
 
 
+def test_what_a_per_process_value_is_glued_to_still_counts_however_its_runs_split_it() -> None:
+    """``print(f"{uuid.uuid4()}:dot={result}")``: the uuid and the result are one word. Runs whose uuids split into
+    unlike numbers of pieces mask the uuid alone, so a release that prints dot=pass is never taken for one that
+    prints dot=fail."""
+    unlike, alike = ("4f1c-9ab2", "af1c-bab2"), ("4f1c-9ab2", "5e2d-8cd1")
+    old = release_of(*([f"{uuid}:dot=fail"] for uuid in unlike))
+    new = release_of(*([f"{uuid}:dot=pass"] for uuid in alike))
+    assert Printed.from_category(old).lines == ("<differs between runs>:dot=fail",)
+    assert not printed.same(old, new) and not printed.same(new, old)
+    assert printed.same(old, release_of(*([f"{uuid}:dot=fail"] for uuid in alike)))
+
+
 def test_the_name_of_an_interpreters_own_prefix_is_no_cells_and_stays(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only a venv's folder is a cell's: run from /usr/local's own Python, "local" in the output is left as printed."""
     from torchmatrix.envside.torchmatrix_worker import records

@@ -356,13 +356,20 @@ def _stretch_as_one(stretch: Sequence[list[str]]) -> str:
 
 
 def _word_as_one(seen: Sequence[str]) -> str:
-    """A word (or the spaces between two) as its runs printed it: see :func:`_as_one`."""
+    """A word (or the spaces between two) as its runs printed it: see :func:`_as_one`. Where the runs split it into
+    unlike numbers of pieces (a uuid glued to what the bug is about, ``4f1c-9ab2:dot=fail``), its pieces are lined
+    up as a line's words are (:func:`_stretches`), so that the pieces every run prints beside the noise still count."""
     if len(set(seen)) == 1:
         return seen[0]
     pieces = [_PIECE.findall(word) for word in seen]
-    if len({len(each) for each in pieces}) > 1:
+    return "".join(_pieces_as_one(stretch) for stretch in _stretches(pieces))
+
+
+def _pieces_as_one(stretch: Sequence[list[str]]) -> str:
+    """A stretch of a word's pieces as its runs printed it: piece by piece where they hold as many, else one mark."""
+    if len({len(pieces) for pieces in stretch}) > 1:
         return PER_PROCESS_LINE
-    return "".join(PER_PROCESS_LINE if len(set(piece)) > 1 else piece[0] for piece in zip(*pieces, strict=True))
+    return "".join(PER_PROCESS_LINE if len(set(piece)) > 1 else piece[0] for piece in zip(*stretch, strict=True))
 
 
 def _one_line(text: str) -> str:
