@@ -958,6 +958,30 @@ def test_what_a_script_read_beyond_the_room_it_has_to_tell_it_and_its_journal_is
     assert len([path for path in record.inputs[identity.READ] if Path(path).parent == folder]) == 22000
 
 
+@pytest.mark.skipif(not hasattr(os, "posix_fallocate"), reason="a file size limit stops the answer file's room here")
+def test_a_pair_the_worker_could_not_begin_is_its_error_never_the_scripts_outcome(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A file size limit under the room of a pair's answer file, as a full temporary folder would: the worker's own
+    code fails in the pair's process before the script runs, where by hand it prints and passes. Its record is the
+    worker's error, with why, never the script's fail (``exited with code 70``)."""
+    import resource
+
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello')\n")
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 20, hard))
+    try:
+        assert by_hand(stub_torch_python, script) == (0, ["hello"])
+        record = run_script_as_a_pair(stub_torch_python, script, tmp_path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert record.outcome is Outcome.ERROR, (record.outcome, record.message)
+    assert record.message.startswith("torchmatrix's worker failed in the pair's process before the pair began"), (
+        record.message
+    )
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_a_pipe_or_a_device_a_script_opens_to_read_and_write_is_no_file_and_nothing_waits_on_it(
     stub_torch_python: str, tmp_path: Path

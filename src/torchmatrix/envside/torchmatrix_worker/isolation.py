@@ -72,12 +72,13 @@ class Isolation(object):
         try:
             deadline = Deadline(limit, sides.get("progress"), progressed)
             code, timed_out = self.start_and_wait(job, folder, log, deadline)
+            began = is_ready(answer)
             log_tail = keep_log(log, job)
             answered, told, untold = read_reply(answer)
             journal = sides.pop("read", None)
             read = self.files_read(told, journal, untold) if journal else (None, {})
             written = dict((name, read_side(name, path, places)) for name, path in sides.items())
-            return Ending(code, answered, timed_out, log_tail, written, places, read)
+            return Ending(code, answered, timed_out, log_tail, written, places, read, began)
         finally:
             log.close()
             shutil.rmtree(folder, ignore_errors=True)

@@ -124,8 +124,11 @@ class Ending(object):
     children read, and of them those not as first found, with what they held (``reads.files_read``).
     """
 
-    def __init__(self, code, answer, timed_out, log_tail, sides=None, places=(), read=(None, {})):
+    def __init__(self, code, answer, timed_out, log_tail, sides=None, places=(), read=(None, {}), began=True):
         self.code = code
+        self.began = began
+        """Whether the process made its answer file ready (:func:`reply.is_ready`), as the worker's code does before
+        the pair's code runs."""
         self.read = read
         self.answer = answer
         self.timed_out = timed_out
@@ -134,9 +137,29 @@ class Ending(object):
         self.places = places
 
 
+WORKER_FAILED = 70
+"""The status the worker's own code ends a pair's process with where it failed there (isolation.py, pairs.py)."""
+
+
+def never_began(ending):
+    """Whether the worker's own code failed in the pair's process before the pair's code ran: it ended with
+    :data:`WORKER_FAILED` before it made its answer file ready (a full temporary folder, a file size limit under the
+    answer file's room, a Python it could not start). Never the pair's outcome: by hand it would have run."""
+    return not ending.began and not ending.timed_out and ending.code == WORKER_FAILED
+
+
+def worker_failed(ending):
+    message = "torchmatrix's worker failed in the pair's process before the pair began"
+    if ending.log_tail:
+        message += ":\n" + ending.log_tail
+    return {"outcome": ERROR, "metrics": {}, "message": message}
+
+
 def pair_record(ending, name, device, limit):
     if ending.timed_out:
         return {"outcome": TIMEOUT, "metrics": {"limit": limit}, "message": "stopped after {:g} s".format(limit)}
+    if never_began(ending):
+        return worker_failed(ending)
     if len(ending.answer) > MAX_ANSWER_BYTES:  # more than any record: whatever its exit code
         return malformed("the probe's process sent more than {} bytes".format(MAX_ANSWER_BYTES))
     if ending.code != 0 or not ending.answer.strip():
@@ -248,7 +271,9 @@ def cell_places(folder, scratch):
 def script_record(ending, pair, limit):
     """A script's record, from how it ended, with the lines it printed (the end of them) in its metrics."""
     ended_itself = ending.code is not None and ending.code >= 0 and not ending.timed_out
-    if ended_itself and not ending.answer.strip():  # it left (os._exit) before the worker's code could answer
+    if never_began(ending):
+        record = worker_failed(ending)
+    elif ended_itself and not ending.answer.strip():  # it left (os._exit) before the worker's code could answer
         record = exit_answer(ending.code)
     else:
         record = pair_record(ending, pair["name"], pair["device"], limit)
