@@ -15,7 +15,7 @@ import threading
 import time
 
 from .pairs import child_main
-from .protocol import MODULE, PYTEST, READ_UNTOLD, SCRIPT, WORKER_FILE, ParentGone
+from .protocol import MODULE, PYTEST, READ_UNTOLD, SCRIPT, WORKER_FAILED, WORKER_FILE, ParentGone
 from .reads import as_told, entries_in, excluded_prefixes, files_read, journaled
 from .records import Ending, cell_places, exit_code, read_output
 from .reply import is_ready, read_reply
@@ -298,7 +298,7 @@ class Forking(Isolation):
                     os.execv(command[0], command)
                 child_main(job)
             finally:  # never back into the worker's code: its cleanup is the worker's, not this child's
-                os._exit(70)
+                os._exit(WORKER_FAILED)
         try:
             with contextlib.suppress(OSError):
                 os.setpgid(pid, pid)  # as the child does itself: whichever runs first, it leads its own group
@@ -314,7 +314,7 @@ class Forking(Isolation):
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if prctl(PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() != self.pid:
-            os._exit(70)  # the worker died before the signal was armed
+            os._exit(WORKER_FAILED)  # the worker died before the signal was armed
         for fd in inherited:
             os.close(fd)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -396,7 +396,7 @@ class Spawning(Isolation):
         if process is not None:
             self.end(process)
         self.remove_scratch()
-        os._exit(70)
+        os._exit(WORKER_FAILED)
 
     def start_and_wait(self, job, folder, log, deadline):
         try:

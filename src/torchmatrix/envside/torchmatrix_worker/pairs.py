@@ -28,6 +28,7 @@ from .protocol import (
     PYTEST,
     SCRIPT,
     UNAVAILABLE,
+    WORKER_FAILED,
 )
 from .reads import FilesRead, FromSources, SourceOnly, excluded_folders
 from .records import said_digest
@@ -37,7 +38,7 @@ from .reply import Reply
 def child_main(job):
     """Do ``job`` in this new process, store its answer in its file (``job["answer"]``: :class:`Reply`, made ready
     before the job begins) and end the process; never returns."""
-    status, own_pid, reply = 70, os.getpid(), None
+    status, own_pid, reply = WORKER_FAILED, os.getpid(), None
     try:
         reply = Reply(job["answer"])
         ordinary_signals()

@@ -75,6 +75,9 @@ INPUTS_VARIABLE = "TORCHMATRIX_INPUTS"
 """Names the folder of inputs every cell of a machine shares (the host's ``torchmatrix.variables.INPUTS``)."""
 
 
+WORKER_FAILED = 70
+"""The status the worker's own code ends a pair's process with where it failed there (``EX_SOFTWARE``)."""
+
 READ_UNTOLD = "not all written down"
 """What the worker sends as a pair's files read where one of its processes could not write down a file it read (its
 journal: a full disk, a file size limit): the record cannot say what its pair read, and is never current."""

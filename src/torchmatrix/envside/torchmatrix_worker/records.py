@@ -25,6 +25,7 @@ from .protocol import (
     SCRIPT_OR_TESTS,
     TIMEOUT,
     UNAVAILABLE,
+    WORKER_FAILED,
     defines_run,
     parsed,
 )  # fmt: skip
@@ -135,10 +136,6 @@ class Ending(object):
         self.log_tail = log_tail
         self.sides = sides or {}
         self.places = places
-
-
-WORKER_FAILED = 70
-"""The status the worker's own code ends a pair's process with where it failed there (isolation.py, pairs.py)."""
 
 
 def never_began(ending):
