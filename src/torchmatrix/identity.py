@@ -441,8 +441,8 @@ def inherited() -> dict[str, str]:
     scheduling policy (``chrt``), and each of Linux's ``/proc/self`` files that a program keeps across ``exec``: its
     personality (``setarch -R``), its OOM score's adjustment (``choom``), its timer slack, and every field of its
     ``status`` that is not this process's own (:data:`OWN_STATUS`: ``NoNewPrivs``, ``Seccomp``, ``Mems_allowed``,
-    ``THP_enabled``, the speculation mitigations; and a field a newer kernel adds). Each as the
-    kernel words it; none that cannot be asked here."""
+    ``THP_enabled``, the speculation mitigations; and a field a newer kernel adds), and the limits of its control
+    group (:func:`cgroup_limits`). Each as the kernel words it; none that cannot be asked here."""
     found: dict[str, str] = {}
     with contextlib.suppress(AttributeError, OSError):
         found["niceness"] = str(os.getpriority(os.PRIO_PROCESS, 0))
@@ -452,7 +452,69 @@ def inherited() -> dict[str, str]:
         with contextlib.suppress(OSError):
             found[name] = Path("/proc/self", name).read_text().strip()
     found.update((key, value) for key, value in kernel_status().items() if not _matches(key, OWN_STATUS))
+    found.update(cgroup_limits())
     return found
+
+
+CGROUP_LIMITS = (
+    ("cgroup_memory_max", "memory", ("memory.max", "memory.limit_in_bytes")),
+    ("cgroup_pids_max", "pids", ("pids.max",)),
+)  # fmt: skip
+"""The limits of Linux's control groups a pair runs under, as ``systemd-run -p MemoryMax=``, a container's
+``--memory`` or a batch system's job sets them, each with its controller and the files it is told in (cgroup v2's
+first, then v1's): the memory one decides where an allocation is killed, the pids one whether a fork fails, as
+``ulimit``'s do (:func:`resource_limits`), and every process a pair starts is in its group."""
+CGROUP_UNLIMITED = 1 << 62
+"""At or above it a limit is none: cgroup v1 says no memory limit as the largest page-aligned 64-bit value."""
+
+
+def cgroup_limits(membership: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")) -> dict[str, str]:
+    """The limits of :data:`CGROUP_LIMITS` this process, and every pair it starts, runs under: for each, the
+    lowest its group and the groups above it set (a child's limit cannot lift its parent's), in bytes or
+    processes; none where no group sets one (or there are none, off Linux), so that a machine without limits says
+    what it said before they were asked. A group's path is looked for under ``root`` (cgroup v2's folder, or v1's
+    ``root/<controller>``) from its deepest part that is there: inside a container, the folder holds the
+    container's own groups."""
+    try:
+        lines = membership.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return {}
+    groups: dict[str, str] = {}
+    for line in lines:
+        _, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        for controller in controllers.split(",") if controllers else [""]:
+            groups.setdefault(controller, path)
+    found: dict[str, str] = {}
+    for key, controller, files in CGROUP_LIMITS:
+        limits = [
+            limit
+            for base, path in ((root, groups.get("")), (root / controller, groups.get(controller)))
+            if path is not None
+            for limit in _group_limits(base, path, files)
+        ]
+        if limits:
+            found[key] = str(min(limits))
+    return found
+
+
+def _group_limits(base: Path, path: str, files: Sequence[str]) -> list[int]:
+    """The limits ``files`` set in the group ``path`` under ``base`` and in each group above it, up to ``base``."""
+    parts = [part for part in path.split("/") if part and part not in (".", "..")]
+    start = next((base.joinpath(*parts[i:]) for i in range(len(parts) + 1) if base.joinpath(*parts[i:]).is_dir()), None)
+    if start is None:
+        return []
+    limits = []
+    folder = start
+    while True:
+        for name in files:
+            with contextlib.suppress(OSError, ValueError):
+                text = (folder / name).read_text(encoding="utf-8").strip()
+                if text != "max" and int(text) < CGROUP_UNLIMITED:
+                    limits.append(int(text))
+        if folder == base or base not in folder.parents:
+            return limits
+        folder = folder.parent
 
 
 OWN_STATUS = (

@@ -330,3 +330,38 @@ def test_a_site_folders_pth_files_count_together_by_their_names_and_contents(tmp
     assert identity.file_digest(pth) not in (one, two)
     (tmp_path / "zz_evil.pth").unlink()
     assert identity.file_digest(pth) == one
+
+
+def cgroups(tmp_path: Path, membership: str, limits: dict[str, str]) -> tuple[Path, Path]:
+    """A ``/proc/self/cgroup`` saying ``membership`` and a cgroup folder holding ``limits`` (path → content)."""
+    tmp_path.mkdir()
+    told = tmp_path / "cgroup"
+    told.write_text(membership)
+    root = tmp_path / "fs"
+    root.mkdir()
+    for path, content in limits.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(content + "\n")
+    return told, root
+
+
+def test_the_memory_and_process_limits_of_a_pairs_control_group_are_part_of_the_state_it_inherits(
+    tmp_path: Path,
+) -> None:
+    """A container's or a batch job's memory limit decides where an allocation is killed, as ``ulimit -v`` does: a
+    probe that crashed under one runs again without it. The lowest limit of the group and those above it counts
+    (cgroup v2, and v1 seen from inside a container: its own groups from its folder's root); none is said where
+    no group sets one, as a machine without limits said before."""
+    v2 = cgroups(tmp_path / "v2", "0::/batch/job7\n", {
+        "memory.max": "max", "batch/memory.max": "2000000000", "batch/job7/memory.max": "max",
+        "batch/job7/pids.max": "64",
+    })  # fmt: skip
+    assert identity.cgroup_limits(*v2) == {"cgroup_memory_max": "2000000000", "cgroup_pids_max": "64"}
+    v1 = cgroups(tmp_path / "v1", "4:memory:/host/x1/trialc\n8:pids:/\n0::/\n", {
+        "memory/memory.limit_in_bytes": "9223372036854771712", "memory/trialc/memory.limit_in_bytes": "999997440",
+        "pids/pids.max": "max",
+    })  # fmt: skip
+    assert identity.cgroup_limits(*v1) == {"cgroup_memory_max": "999997440"}
+    free = cgroups(tmp_path / "free", "0::/user.slice\n", {"memory.max": "max", "user.slice/memory.max": "max"})
+    assert identity.cgroup_limits(*free) == {}
+    assert identity.cgroup_limits(tmp_path / "no-such-file", tmp_path) == {}
