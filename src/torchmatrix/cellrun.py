@@ -163,7 +163,7 @@ def _measure(
     if request.force:
         todo = freshness.ToRun(tuple(pairs), f"{freshness.FORCE}: re-measuring every pair")
     else:
-        todo = freshness.stale(stored, pairs, project.inputs(cell, env.location))
+        todo = freshness.stale(stored, pairs, project.inputs(cell, env.location), project.hardware)
     if not todo.pairs:
         assert stored is not None  # a cell with nothing stored has every pair to run
         return UpToDate(project.result_file(cell), stored, todo.reason, _gate(project, stored, request))

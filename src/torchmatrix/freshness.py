@@ -44,18 +44,28 @@ class ToRun:
     reason: str
 
 
-def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapping[str, Any]) -> ToRun:
-    """The ``pairs`` whose record in ``stored`` does not stand for a run from ``inputs`` (with :data:`TORCH_BUILD`).
+def stale(
+    stored: results.CellResult | None,
+    pairs: Sequence[Pair],
+    inputs: Mapping[str, Any],
+    hardware: identity.Machine | None = None,
+) -> ToRun:
+    """The ``pairs`` whose record in ``stored`` does not stand for a run from ``inputs`` (with :data:`TORCH_BUILD`)
+    on the machine ``hardware`` says.
 
     Decided per (probe, device) record: a record of another probe or device in
     the file (another matrix's) neither runs nor goes. Tests run as one pair,
-    and do when any of their records does not stand.
+    and do when any of their records does not stand. Every pair runs where
+    ``stored`` was made on another machine (:func:`made_elsewhere`).
     """
     everything = tuple(pairs)
     if stored is None:
         return ToRun(everything, "no stored result")
     if stored.outcome is not None:
         return ToRun(everything, f"the last run ended in {stored.outcome.value}")
+    elsewhere = made_elsewhere(stored, hardware)
+    if elsewhere:
+        return ToRun(everything, elsewhere)
     if inputs.get(TORCH_BUILD) is None:
         why = "no torch installed in the environment yet (new or rebuilt)"
         return ToRun(everything, "; ".join([why, *_besides_the_build(stored, pairs, inputs)]))
@@ -99,6 +109,24 @@ def stale(stored: results.CellResult | None, pairs: Sequence[Pair], inputs: Mapp
     return ToRun(tuple(chosen), count + "; ".join(dict.fromkeys([*said, *phrases])))
 
 
+def made_elsewhere(stored: results.CellResult, hardware: identity.Machine | None) -> str:
+    """Why the records of ``stored`` are no measurement of the machine ``hardware`` says, though filed under its
+    name (one named by hand, ``machine:``, that two machines share): ``stored`` says it was made on another machine
+    identity (:data:`identity.HARDWARE`); '' where it was made on this one, or either does not say. Its records
+    say nothing of this machine's arithmetic, and a result written here keeps none of them
+    (:func:`results.merged`): one file holds one machine's records."""
+    made = stored.environment.get(identity.HARDWARE)
+    if hardware is None or not isinstance(made, dict):
+        return ""
+    here = hardware.to_json()
+    if made == here:
+        return ""
+    return (
+        f"it was made on another machine, {identity.describe_hardware(made)}; "
+        f"this one is {identity.describe_hardware(here)}"
+    )
+
+
 def _wanted(inputs: Mapping[str, Any], record: Record, pair: Pair) -> dict[str, Any]:
     """What a run of ``pair`` from ``inputs`` would make ``record`` from (:func:`identity.record_inputs`)."""
     return identity.record_inputs(inputs, record.probe, pair.probe.name, pair.device)
@@ -133,6 +161,10 @@ class RunNow(Protocol):
     def identity_now(self, result: results.CellResult, record: Record) -> Mapping[str, Any] | None:
         """What a run now would make ``record`` of ``result`` from; None when it would not run its cell."""
 
+    @property
+    def hardware(self) -> identity.Machine:
+        """How this machine computes: a result filed under its name but made on another is not its own."""
+
 
 def marked_stale(found: Iterable[results.CellResult], current: RunNow) -> list[results.CellResult]:
     """``found``, each record whose identity is not what a run now would have shown as :data:`Outcome.STALE`.
@@ -147,8 +179,9 @@ def marked_stale(found: Iterable[results.CellResult], current: RunNow) -> list[r
     digests = identity.FileDigests()
     for result in found:
         records = []
+        here = result.machine == current.machine
+        elsewhere = made_elsewhere(result, current.hardware) if here else ""
         for record in result.records:
-            here = result.machine == current.machine
             wanted = current.identity_now(result, record)
             if current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
                 read = identity.Identity.stored(record.inputs).changed_files(digests) if here else []
@@ -158,6 +191,7 @@ def marked_stale(found: Iterable[results.CellResult], current: RunNow) -> list[r
             else:
                 said = record_changes(record, wanted if here else identity.portable(wanted), digests if here else None)
                 said += kind_changed(record, current.owner(record.probe))
+            said = [elsewhere, *said] if elsewhere else said
             records.append(_stale(record, said) if said else record)
         marked.append(dataclasses.replace(result, records=tuple(records)))
     return marked

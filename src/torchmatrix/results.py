@@ -251,9 +251,15 @@ def merged(stored: CellResult | None, new: CellResult) -> CellResult:
     (another matrix's, or pairs that were up to date) stay. A pair it ran
     replaces all of that pair's records, so a test that is gone goes too. A
     cell outcome (install-error, no-wheel, …) never replaces measured records:
-    it says what went wrong on one run, while they say what ran.
+    it says what went wrong on one run, while they say what ran. Nor does a
+    result made on another machine identity (:data:`~torchmatrix.identity.HARDWARE`)
+    than ``new``, filed under one name: its records would be said to be this
+    machine's.
     """
     if stored is None or stored.outcome is not None:
+        return new
+    made, here = stored.environment.get(HARDWARE), new.environment.get(HARDWARE)
+    if isinstance(made, dict) and isinstance(here, dict) and made != here:
         return new
     if new.outcome is not None:
         return stored if stored.records else new

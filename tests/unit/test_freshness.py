@@ -41,6 +41,17 @@ def stored(*records: Record, outcome: Outcome | None = None) -> CellResult:
     )  # fmt: skip
 
 
+HERE = identity.Machine("linux", "x86_64", "AMD EPYC 7B13", "AuthenticAMD", "25", "1", ("x86-64-v2", "x86-64-v3"))
+ELSEWHERE = identity.Machine(
+    "linux", "x86_64", "Intel(R) Xeon(R) CPU @ 2.20GHz", "GenuineIntel", "6", "85",
+    ("x86-64-v2", "x86-64-v3", "x86-64-v4"), ("avx512_vnni",),
+)  # fmt: skip
+
+
+def made_on(result: CellResult, machine: identity.Machine) -> CellResult:
+    return dataclasses.replace(result, environment={identity.HARDWARE: machine.to_json()})
+
+
 # --- which pairs are stale -----------------------------------------------------------
 
 
@@ -245,6 +256,7 @@ class RunNow:
 
     machine: str = "box"
     inputs: dict | None = dataclasses.field(default_factory=lambda: dict(INPUTS))
+    hardware: identity.Machine = HERE
 
     def owner(self, record_name: str) -> str | None:
         return record_name if record_name in INPUTS["probes"] else None
@@ -452,3 +464,22 @@ def test_a_record_that_ran_as_another_kind_than_a_run_now_would_make_it_is_stale
         Outcome.STALE,
         "was ✓ pass; the probe's kind changed: script → module",
     )
+
+
+def test_a_result_filed_under_this_machines_name_but_made_on_another_stands_for_no_run_here() -> None:
+    """``machine: box`` on two machines that compute differently: what one stored says nothing of the other's
+    arithmetic. A run here runs every pair (so the file it writes holds this machine's records alone, under its
+    identity), and until then every view shows them stale, saying where they were made."""
+    there = made_on(stored(), ELSEWHERE)
+    assert freshness.stale(made_on(stored(), HERE), PAIRS, INPUTS, HERE).pairs == ()
+    stale = freshness.stale(there, PAIRS, INPUTS, HERE)
+    assert stale.pairs == tuple(PAIRS)
+    assert stale.reason == (
+        "it was made on another machine, Intel(R) Xeon(R) CPU @ 2.20GHz (GenuineIntel 6/85, x86-64-v4, "
+        f"{ELSEWHERE.digest()}); this one is AMD EPYC 7B13 (AuthenticAMD 25/1, x86-64-v3, {HERE.digest()})"
+    )
+    assert freshness.stale(stored(), PAIRS, INPUTS, HERE).pairs == (), "a result that does not say stands"
+    marked = shown(there, RunNow())
+    assert [outcome for _, outcome, _ in marked] == [Outcome.STALE, Outcome.STALE]
+    assert all(message.startswith("was ✓ pass; it was made on another machine, Intel") for _, _, message in marked)
+    assert shown(there, RunNow(machine="other")) == shown(stored(), RunNow(machine="other")), "another's folder"

@@ -63,6 +63,21 @@ def test_a_run_replaces_only_the_records_it_made_and_leaves_no_temporary(tmp_pat
     assert (merged.message, merged.finished_at) == ("second", "2026-02-01T00:00:00+00:00")
 
 
+def test_a_run_keeps_no_record_made_on_another_machine_identity_filed_under_its_name(tmp_path: Path) -> None:
+    """``machine: box`` on two machines: a record the other made is not this one's, and one file says one
+    machine's identity; kept under this one's, it would be said to be computed here, and no reader could tell."""
+    amd = identity.Machine("linux", "x86_64", "AMD EPYC", "AuthenticAMD", "25", "1", ("x86-64-v3",)).to_json()
+    xeon = identity.Machine("linux", "x86_64", "Xeon", "GenuineIntel", "6", "85", ("x86-64-v4",)).to_json()
+    first = (record("slow", "cpu"), record("quick", "cpu", Outcome.FAIL))
+    results.write(tmp_path, result(records=first, environment={identity.HARDWARE: amd}))
+    path = results.write(tmp_path, result(records=(record("quick", "cpu"),), environment={identity.HARDWARE: xeon}))
+    merged = results.read(path)
+    assert [(found.probe, found.outcome) for found in merged.records] == [("quick", Outcome.PASS)]
+    assert merged.environment[identity.HARDWARE] == xeon
+    again = results.write(tmp_path, result(records=(record("slow", "cpu"),), environment={identity.HARDWARE: xeon}))
+    assert [found.probe for found in results.read(again).records] == ["quick", "slow"], "one machine's records stay"
+
+
 def test_a_run_of_tests_replaces_all_their_records_on_its_devices_so_a_test_that_is_gone_goes(tmp_path: Path) -> None:
     def test(name: str, device: str = "cpu", outcome: Outcome = Outcome.PASS) -> Record:
         return Record(f"tests/test_a.py::{name}", device, outcome, {}, "", 0.01, {"entry": "tests/test_a.py"})

@@ -127,6 +127,10 @@ class AsRan:
     def machine(self) -> str:
         return self.project.machine
 
+    @property
+    def hardware(self) -> identity.Machine:
+        return self.project.hardware
+
     def owner(self, record_name: str) -> Probe | None:
         return self.project.owner(record_name)
 
