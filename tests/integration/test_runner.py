@@ -465,6 +465,26 @@ def test_a_hung_worker_is_stopped_and_a_new_one_runs_the_rest(
     assert not _pair_folder(pids_file).exists()  # removed by this side, as the worker could not
 
 
+def test_a_pair_the_worker_answered_while_this_side_was_stopped_keeps_its_answer(
+    stub_torch_python: str, probes: dict[str, Probe], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This side stopped past the pair's limit (Ctrl-Z on nox, ``kill -STOP``; a terminal paused with Ctrl-S or a
+    pager not read, where it prints): the worker, in a process group of its own, ran on and answered. Its answer
+    is read, not taken for a hung worker's silence: the pair passed, as by hand."""
+    monkeypatch.setattr(runner, "GRACE_SECONDS", 1.0)
+    pairs = [Pair(probes["good"], "cpu"), Pair(probes["wrong"], "cpu")]
+
+    def stop_this_side(event: str, pair: Pair, _record: object) -> None:
+        if event == "start" and pair.probe.name == "good":
+            time.sleep(4)  # nothing here watches the worker meanwhile, as in a process stopped
+
+    cell = run_cell(stub_torch_python, pairs, 1.0, stop_this_side)
+    assert [(record.outcome, record.message) for record in cell.records] == [
+        (Outcome.PASS, "fine"),
+        (Outcome.FAIL, ""),
+    ]
+
+
 def _pair_folder(pids_file: Path) -> Path:
     """The temporary folder of the pair that wrote ``pids_file``."""
     return Path(Path(f"{pids_file}.tmp").read_text())

@@ -53,6 +53,9 @@ STOP_SECONDS = 5.0
 """How long a worker asked to stop (its stdin closed) has to end its pairs' processes before it is killed."""
 POLL_SECONDS = 0.5
 """How often a quiet worker is checked for having died (in case something it started holds its stdout open)."""
+STALL_SECONDS = 1.0
+"""How much longer than :data:`POLL_SECONDS` between two looks at the worker means this side was not watching (it
+was stopped, or its output blocked): the time is given back to the worker before it is taken for hung."""
 
 
 @dataclass(frozen=True)
@@ -224,8 +227,16 @@ class _Worker:
         started = time.monotonic()
         deadline = started + limit + GRACE_SECONDS
         died_at: float | None = None
+        watched = started
         while True:
             now = time.monotonic()
+            # Longer between two looks than a look waits: this side was stopped (Ctrl-Z, SIGSTOP) or held (a
+            # terminal paused, a pager not read), and watched nothing meanwhile. The worker, in a process group of
+            # its own, ran on and keeps the pair's limit itself: what it said then is read before it is judged hung.
+            unwatched = now - watched
+            if unwatched > POLL_SECONDS + STALL_SECONDS:
+                deadline = max(deadline + unwatched, now + GRACE_SECONDS)
+            watched = now
             if now >= deadline:
                 self._overran(session, running, limit, started, began_at, listener)
                 return session
