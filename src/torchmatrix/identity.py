@@ -442,7 +442,8 @@ def inherited() -> dict[str, str]:
     personality (``setarch -R``), its OOM score's adjustment (``choom``), its timer slack, and every field of its
     ``status`` that is not this process's own (:data:`OWN_STATUS`: ``NoNewPrivs``, ``Seccomp``, ``Mems_allowed``,
     ``THP_enabled``, the speculation mitigations; and a field a newer kernel adds), and the limits of its control
-    group (:func:`cgroup_limits`). Each as the kernel words it; none that cannot be asked here."""
+    group (:func:`cgroup_limits`); and the GPU driver its kernel runs (:func:`gpu_driver`). Each as the kernel words
+    it; none that cannot be asked here."""
     found: dict[str, str] = {}
     with contextlib.suppress(AttributeError, OSError):
         found["niceness"] = str(os.getpriority(os.PRIO_PROCESS, 0))
@@ -453,7 +454,24 @@ def inherited() -> dict[str, str]:
             found[name] = Path("/proc/self", name).read_text().strip()
     found.update((key, value) for key, value in kernel_status().items() if not _matches(key, OWN_STATUS))
     found.update(cgroup_limits())
+    found.update(gpu_driver())
     return found
+
+
+NVIDIA_DRIVER = Path("/proc/driver/nvidia/version")
+"""Where the NVIDIA kernel module says its version."""
+
+
+def gpu_driver() -> dict[str, str]:
+    """The NVIDIA driver the kernel runs, as it says it (``NVRM version: NVIDIA UNIX x86_64 Kernel Module
+    550.54.15 …``), where one is loaded: which CUDA a torch build can use with it decides whether a ``cuda`` pair
+    runs at all ("the NVIDIA driver on your system is too old"), and the code it compiles for the GPU. An upgrade
+    re-runs the records, where the GPU's model, the machine's name, stays. None where no driver is loaded."""
+    try:
+        first = NVIDIA_DRIVER.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return {}
+    return {"nvidia_driver": " ".join(first.split())}
 
 
 CGROUP_LIMITS = (

@@ -345,6 +345,19 @@ def cgroups(tmp_path: Path, membership: str, limits: dict[str, str]) -> tuple[Pa
     return told, root
 
 
+def test_the_gpu_driver_the_kernel_runs_is_part_of_the_state_a_pair_inherits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``cuda`` pair that found the driver too old runs again once it is upgraded: the driver's version, as the
+    kernel says it, is in what every pair inherits; nothing is said where no driver is loaded."""
+    version = tmp_path / "version"
+    monkeypatch.setattr(identity, "NVIDIA_DRIVER", version)
+    assert "nvidia_driver" not in identity.inherited()
+    version.write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC\n")
+    said = identity.inherited()["nvidia_driver"]
+    assert said == "NVRM version: NVIDIA UNIX x86_64 Kernel Module 550.54.15 Tue Mar 5 22:23:56 UTC 2024"
+
+
 def test_the_memory_and_process_limits_of_a_pairs_control_group_are_part_of_the_state_it_inherits(
     tmp_path: Path,
 ) -> None:
