@@ -282,6 +282,7 @@ def _install_and_run(
                 seen,
                 workdir=workdir,
                 torch_releases=project.torch_releases(),
+                own_output=project.matrix.output,
             )
             if not cell_run.import_failure:  # torch imported: what the environment holds is what ran
                 return cell_run, project.inputs(cell, env.location)
@@ -452,6 +453,7 @@ def run_pairs(
     *,
     workdir: Path,
     torch_releases: Sequence[str] = (),
+    own_output: Path | None = None,
 ) -> runner.CellRun:
     """Run each pair ``repeat`` times in the environment ``variables_seen``, from the folder ``workdir``; one record
     per pair (:mod:`.repeats`).
@@ -473,6 +475,7 @@ def run_pairs(
             variables_seen,
             workdir=workdir,
             torch_releases=torch_releases,
+            own_output=own_output,
         )
         if cell_run.import_failure:
             return cell_run

@@ -601,11 +601,19 @@ def _changed_since(path: str, began_at: float | None) -> tuple[float, bool] | No
     return (found.st_ctime, written) if began_at <= found.st_ctime else None
 
 
-def folder_files(folder: Path, limit: int = 5000) -> list[str]:
-    """Every file under ``folder`` but hidden ones and bytecode: what a pair may have read when nothing told which."""
+def folder_files(folder: Path, limit: int = 5000, leaving_out: Path | None = None) -> list[str]:
+    """Every file under ``folder`` but hidden ones, bytecode and those in the folder ``leaving_out`` (torchmatrix's
+    own output, written after the pair): what a pair may have read when nothing told which."""
     found: list[str] = []
+    left_out = os.path.realpath(leaving_out) if leaving_out is not None else None
     for root, folders, files in os.walk(folder):
-        folders[:] = sorted(name for name in folders if not name.startswith(".") and name != "__pycache__")
+        folders[:] = sorted(
+            name
+            for name in folders
+            if not name.startswith(".")
+            and name != "__pycache__"
+            and os.path.realpath(os.path.join(root, name)) != left_out
+        )
         found += [os.path.join(root, name) for name in sorted(files) if not name.startswith(".")]
         if len(found) >= limit:
             break

@@ -457,9 +457,15 @@ def test_a_hung_worker_is_stopped_and_a_new_one_runs_the_rest(
             worker = _wait_for_pids(pids_file)[0]
             os.kill(worker, signal.SIGSTOP)  # it no longer answers, nor stops the pair at the limit
 
-    cell = run_cell(stub_torch_python, pairs, 1.0, hang_the_worker)
+    output = probes["good"].path.parent / "out"
+    (output / "results").mkdir(parents=True)
+    (output / "results" / "torch-2.1.0-py3.11.json").write_text("{}")  # written after the pair, by this side
+    cell = run_cell(stub_torch_python, pairs, 1.0, hang_the_worker, own_output=output)
     assert [record.outcome for record in cell.records] == [Outcome.TIMEOUT, Outcome.PASS]
     assert cell.records[0].message == "stopped after 2 s: the worker hung instead of stopping it at 1 s"
+    hung_read = cell.records[0].inputs[identity.READ]
+    assert str(probes["good"].path) in hung_read  # every file of the probe's folder, but torchmatrix's own output
+    assert not [path for path in hung_read if path.startswith(str(output))], hung_read
     worker, pair_process, _ = _pids(pids_file)
     assert wait_until_dead([worker, pair_process]) == []  # the pair's process dies with its worker
     assert not _pair_folder(pids_file).exists()  # removed by this side, as the worker could not

@@ -92,7 +92,10 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     seen = project.pair_environment(python)
     workdir = project.matrix.run_from
     timeout, known = project.matrix.timeout, project.torch_releases()
-    cell_run = run_pairs(python, pairs, timeout, repeat, progress, None, seen, workdir=workdir, torch_releases=known)
+    cell_run = run_pairs(
+        python, pairs, timeout, repeat, progress, None, seen,
+        workdir=workdir, torch_releases=known, own_output=project.matrix.output,
+    )  # fmt: skip
     if cell_run.import_failure:
         raise TorchmatrixError(f"{python}: torch does not import: {cell_run.import_failure}")
     environment = cell_run.environment

@@ -80,6 +80,7 @@ def run_cell(
     *,
     workdir: Path,
     torch_releases: Sequence[str] = (),
+    own_output: Path | None = None,
 ) -> CellRun:
     """Run ``pairs`` under ``python`` from the folder ``workdir``; every pair gets exactly one record, whatever happens.
 
@@ -89,6 +90,9 @@ def run_cell(
     ``variables_seen`` is the pairs' environment (:func:`torchmatrix.identity.pair_environment`); by default
     the one built for ``python`` with nothing declared. Each record's inputs hold what its pair read
     (:data:`identity.READ`).
+
+    ``own_output``: torchmatrix's own output folder (results and reports), never taken for what a pair read where
+    nothing told it (:func:`_files_read`): the run writes it after the pair.
 
     ``torch_releases``: every torch version the index lists, which what a script prints is normalised by as by its
     cell's own version (:func:`torchmatrix.worker.printed.normalised`).
@@ -104,7 +108,8 @@ def run_cell(
     done = 0
     while done < len(pairs):
         first = done
-        with _Worker(python, pairs, first, timeout, pycache_prefix, variables_seen, workdir, torch_releases) as worker:
+        options = (pycache_prefix, variables_seen, workdir, torch_releases, own_output)
+        with _Worker(python, pairs, first, timeout, *options) as worker:
             session = worker.follow(listener)
         records += session.records
         done += session.pairs
@@ -115,7 +120,7 @@ def run_cell(
                 return CellRun({}, (), import_failure=failure)
             # A later worker died before its first pair: the rest share its fate rather than loop.
             for pair in pairs[first:]:
-                record = _unanswered(pair, session.failure_outcome, {}, failure, 0.0, None)
+                record = _unanswered(pair, session.failure_outcome, {}, failure, 0.0, None, own_output)
                 listener("record", pair, record)
                 records.append(record)
             done = len(pairs)
@@ -145,8 +150,10 @@ class _Worker:
         variables_seen: dict[str, str] | None,
         workdir: Path,
         torch_releases: Sequence[str],
+        own_output: Path | None,
     ) -> None:
         self.pairs = pairs
+        self.own_output = own_output
         self.first = first
         self.timeout = timeout
         self.startup = max(timeout, STARTUP_SECONDS)
@@ -271,7 +278,7 @@ class _Worker:
             elif event == "alive" and running is not None and message.get("index") == running:
                 deadline = time.monotonic() + limit + GRACE_SECONDS  # tests: each gets the limit
             elif event == "records" and running is not None and message.get("index") == running:
-                for record in _records(self.pairs[running], message, began_at):
+                for record in _records(self.pairs[running], message, began_at, self.own_output):
                     session.records.append(record)
                     listener("record", self.pairs[running], record)
                 session.pairs += 1
@@ -296,7 +303,8 @@ class _Worker:
             return
         pair = self.pairs[running]
         message = f"stopped after {waited:g} s: the worker hung instead of stopping it at {limit:g} s"
-        record = _unanswered(pair, Outcome.TIMEOUT, {"limit": limit}, message, time.monotonic() - started, began_at)
+        took = time.monotonic() - started
+        record = _unanswered(pair, Outcome.TIMEOUT, {"limit": limit}, message, took, began_at, self.own_output)
         session.records.append(record)
         session.pairs += 1
         listener("record", pair, record)
@@ -313,7 +321,8 @@ class _Worker:
             return
         pair = self.pairs[running]
         message = f"the worker {how} while running {pair.probe.name} on {pair.device}" + (f":\n{log}" if log else "")
-        record = _unanswered(pair, Outcome.CRASH, {"exit_code": code}, message, time.monotonic() - started, began_at)
+        took = time.monotonic() - started
+        record = _unanswered(pair, Outcome.CRASH, {"exit_code": code}, message, took, began_at, self.own_output)
         session.records.append(record)
         session.pairs += 1
         listener("record", pair, record)
@@ -356,35 +365,45 @@ def _parse(line: bytes) -> dict[str, Any]:
     return message if isinstance(message, dict) else {}
 
 
-def _records(pair: Pair, message: dict[str, Any], began_at: float) -> list[Record]:
+def _records(pair: Pair, message: dict[str, Any], began_at: float, own_output: Path | None = None) -> list[Record]:
     """The records a "records" message holds; one saying so if it holds none (a pair gets at least one). The pair
     ended when the worker sent it (``ended_at``): the next pair may have begun since."""
     given, ended_at = message.get("records"), message.get("ended_at")
     ended_at = ended_at if isinstance(ended_at, float) else None
     records = (
-        [_record(pair, item, began_at, ended_at) for item in given if isinstance(item, dict)]
+        [_record(pair, item, began_at, ended_at, own_output) for item in given if isinstance(item, dict)]
         if isinstance(given, list)
         else []
     )
     if records:
         return records
-    return [_unanswered(pair, Outcome.ERROR, {}, "the worker sent no record of this pair", 0.0, began_at)]
+    said = "the worker sent no record of this pair"
+    return [_unanswered(pair, Outcome.ERROR, {}, said, 0.0, began_at, own_output)]
 
 
 def _unanswered(
-    pair: Pair, outcome: Outcome, metrics: dict[str, Any], message: str, duration: float, began_at: float | None
+    pair: Pair,
+    outcome: Outcome,
+    metrics: dict[str, Any],
+    message: str,
+    duration: float,
+    began_at: float | None,
+    own_output: Path | None,
 ) -> Record:
     """The record of a pair the worker gave none for (it died, hung, or said nothing): nothing says what it read."""
-    inputs = {identity.READ: _files_read(pair, None, (began_at, None), None)}
+    inputs = {identity.READ: _files_read(pair, None, (began_at, None), None, own_output)}
     return Record(pair.probe.name, pair.device, outcome, metrics, message, duration, inputs, *_kind_of(pair))
 
 
-def _record(pair: Pair, sent: dict[str, Any], began_at: float, ended_at: float | None) -> Record:
+def _record(
+    pair: Pair, sent: dict[str, Any], began_at: float, ended_at: float | None, own_output: Path | None
+) -> Record:
     """The record the worker sent, read as a result file's is (:meth:`Record.from_json`), with its device and inputs.
 
     A malformed one is the pair's ``error``, saying why: a worker's bad answer is data about the pair.
     """
-    inputs = {identity.READ: _files_read(pair, sent.get("read"), (began_at, ended_at), sent.get("read_as_found"))}
+    read = _files_read(pair, sent.get("read"), (began_at, ended_at), sent.get("read_as_found"), own_output)
+    inputs = {identity.READ: read}
     try:
         record = Record.from_json(dict(sent, device=pair.device, inputs=inputs))
     except MalformedRecord as exc:
@@ -417,16 +436,16 @@ def _record_name(pair: Pair, sent: Any) -> str:
 
 
 def _files_read(
-    pair: Pair, read: Any, ran: tuple[float | None, float | None], as_found: Any
+    pair: Pair, read: Any, ran: tuple[float | None, float | None], as_found: Any, own_output: Path | None
 ) -> dict[str, str | None] | None:
     """What the pair that ``ran`` from a time to a time (None: it never began, or its end is not known) read, by
-    content, less what it wrote
-    (:func:`identity.files_read`), and what it read of files changed after it read them as the worker found it
-    (``as_found``). Where the worker could not tell (a Python without audit hooks, a worker that died), every file
-    of the probe's folder (the matrix's, for tests, which pytest runs from), and for tests, or a file whose kind
-    pytest says, pytest's configuration files there or not (:func:`identity.pytest_configuration`): what the
-    pair's process would have said it looked for. None where a process of the pair could not write down all it
-    read (:data:`identity.READ_UNTOLD`): the record does not say what its pair read, and is never current.
+    content, less what it wrote (:func:`identity.files_read`), and what it read of files changed after it read them
+    as the worker found it (``as_found``). Where the worker could not tell (a Python without audit hooks, a worker
+    that died), every file of the probe's folder (the matrix's, for tests, which pytest runs from) but those of
+    torchmatrix's ``own_output``, and for tests, or a file whose kind pytest says, pytest's configuration files
+    there or not (:func:`identity.pytest_configuration`): what the pair's process would have said it looked for.
+    None where a process of the pair could not write down all it read (:data:`identity.READ_UNTOLD`): the record
+    does not say what its pair read, and is never current.
     """
     if read == identity.READ_UNTOLD:
         return None
@@ -434,7 +453,8 @@ def _files_read(
     if isinstance(read, list) and all(isinstance(path, str) for path in read):
         return identity.files_read(read, ran, _digests(as_found))
     tests_root = probe.kind is Kind.PYTEST and probe.root is not None and probe.root in probe.path.parents
-    read = identity.folder_files(probe.root if tests_root and probe.root else probe.path.parent)
+    folder = probe.root if tests_root and probe.root else probe.path.parent
+    read = identity.folder_files(folder, leaving_out=own_output)
     configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
     return identity.files_read([*read, *configuration], ran, _digests(as_found))
 
