@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import identity, results
-from .core import Outcome, Pair, Probe, Record
+from .core import Kind, Outcome, Pair, Probe, Record
 from .identity import TORCH_BUILD
 from .matrix import kinds
 from .results import INSTALLED_SESSION
@@ -228,7 +228,9 @@ def changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDiges
     they are not compared, as only the machine it ran on has them. The timeout counts only
     where it could change the outcome: a record that finished in less than the
     new limit would finish again, one that ran past its limit would run past a
-    lower one too.
+    lower one too. A test's record is timed from its own start alone, while its
+    limit also holds pytest's collection before it and the fixtures' teardown
+    after it: any lower limit counts for it.
     """
     made = identity.Identity.stored(record.inputs)
     probe = identity.maker(record)[0]
@@ -259,6 +261,8 @@ def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:
         return False
     if record.outcome is Outcome.TIMEOUT:
         return limit <= made_under
+    if record.kind is Kind.PYTEST:  # its duration is the test's alone, not the collection or teardown around it
+        return limit >= made_under
     return record.duration < limit
 
 

@@ -129,6 +129,16 @@ def test_the_timeout_counts_only_where_it_could_change_the_outcome(
         assert reason == f"the timeout changed: {made_under} → {limit}"
 
 
+def test_a_lower_timeout_counts_for_a_tests_record_however_short_the_test() -> None:
+    """A test is timed from its own start, but its limit holds pytest's collection of its module before it (a module
+    that sleeps 8 s as it imports, a test that takes 1 ms): under a limit lower than its own it can time out."""
+    made = record(duration=0.001, kind=Kind.PYTEST, inputs={**INPUTS, "timeout": 30})
+    assert not freshness.answers_for(made, identity.record_inputs({**INPUTS, "timeout": 5}, "autograd_dot"))
+    tests = Pair(Probe("autograd_dot", Path("autograd_dot.py"), kind=Kind.PYTEST), "cpu")
+    assert freshness.stale(stored(made), [tests], {**INPUTS, "timeout": 5}).reason == "the timeout changed: 30 → 5"
+    assert freshness.answers_for(made, identity.record_inputs({**INPUTS, "timeout": 60}, "autograd_dot"))
+
+
 def test_a_record_from_before_builds_were_recorded_is_stale() -> None:
     older = {key: value for key, value in INPUTS.items() if key != TORCH_BUILD}
     made = stored(*(record(pair.probe.name, pair.device, inputs=older) for pair in PAIRS))
