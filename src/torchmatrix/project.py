@@ -389,10 +389,12 @@ class Project:
         """The cell's result among ``stored`` (see :meth:`stored`) if its records of ``pairs`` (probe, device) stand.
 
         The torch build and the packages are compared where the environment a run would take is there
-        (:meth:`environment_now`); elsewhere nothing but installing tells which a new run would get.
+        (:meth:`environment_now`); elsewhere nothing but installing tells which a new run would get. A result made on
+        another machine identity, though filed under this machine's name, stands for no run here
+        (:func:`freshness.made_elsewhere`), as the report and a probe run say.
         """
         result = stored.get((cell.torch, cell.python_request))
-        if result is None or result.outcome is not None:
+        if result is None or result.outcome is not None or freshness.made_elsewhere(result, self.hardware):
             return None
         inputs, digests = self.inputs(cell, self.environment_now(cell)), identity.FileDigests()
         records = {(record.probe, record.device): record for record in result.records}

@@ -19,6 +19,7 @@ from torchmatrix.planner import Cell, plan
 from torchmatrix.project import Project, as_listed, environment_asks, load, with_releases
 
 from .test_cellenv import made_with, make_env
+from .test_freshness import ELSEWHERE, HERE
 from .test_plan import LINUX, LISTING, THIS_MACHINE
 from .test_results import result
 
@@ -188,6 +189,21 @@ def test_a_stored_record_of_torch_from_another_source_is_not_up_to_date(tmp_path
     assert here.up_to_date(cell, stored, [("autograd_dot", "cpu")]) is not None
     elsewhere = here.with_sources("https://pypi.org/simple", [str(tmp_path / "other-wheels")])
     assert elsewhere.up_to_date(elsewhere.cells[0], stored, [("autograd_dot", "cpu")]) is None
+
+
+def test_a_stored_record_made_on_another_machine_identity_under_this_ones_name_is_not_up_to_date(
+    tmp_path: Path,
+) -> None:
+    """``machine:`` named by hand on two machines: bisect and ``verify --run`` take none of the other's records for
+    a run here, as the report marks them stale, but run the cell again."""
+    here = dataclasses.replace(project(tmp_path, TorchEntry(Version("1.12.1"))), hardware=HERE)
+    cell = here.cells[0]
+    read = {identity.READ: {}}  # as the runner says of every record it makes
+    made = here.identified(here.inputs(cell), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1, read))
+    for machine, stands in ((HERE, True), (ELSEWHERE, False)):
+        environment = {identity.HARDWARE: machine.to_json()}
+        stored = {(cell.torch, None): result("1.12.1", records=(made,), environment=environment)}
+        assert (here.up_to_date(cell, stored, [("autograd_dot", "cpu")]) is not None) is stands
 
 
 def test_each_probe_session_is_tagged_with_its_torch_minor_and_its_python(tmp_path: Path) -> None:
