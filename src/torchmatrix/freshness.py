@@ -32,6 +32,7 @@ from .core import Kind, Outcome, Pair, Probe, Record
 from .identity import TORCH_BUILD
 from .matrix import kinds
 from .results import INSTALLED_SESSION
+from .worker import repeats
 
 FORCE = "--force"
 
@@ -228,7 +229,8 @@ def changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDiges
     they are not compared, as only the machine it ran on has them. The timeout counts only
     where it could change the outcome: a record that finished in less than the
     new limit would finish again, one that ran past its limit would run past a
-    lower one too. A test's record is timed from its own start alone, while its
+    lower one too, and one of several runs of which some ran past it (``unstable``)
+    might not under a higher one. A test's record is timed from its own start alone, while its
     limit also holds pytest's collection before it and the fixtures' teardown
     after it: any lower limit counts for it.
     """
@@ -259,11 +261,16 @@ def kind_changed(record: Record, probe: Probe | None) -> list[str]:
 def _timeout_keeps(record: Record, made_under: Any, limit: Any) -> bool:
     if not all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in (made_under, limit)):
         return False
-    if record.outcome is Outcome.TIMEOUT:
-        return limit <= made_under
+    runs = repeats.runs_of(record)  # a record of several runs: each had the whole limit
+    ended = [run for run in runs if run.get("outcome") != Outcome.TIMEOUT.value]
+    if len(ended) < len(runs) and limit > made_under:  # a run stopped at its limit might finish under a higher one
+        return False
+    if not ended:  # every run ran past its limit: it runs past a lower one too
+        return True
     if record.kind is Kind.PYTEST:  # its duration is the test's alone, not the collection or teardown around it
         return limit >= made_under
-    return record.duration < limit
+    took = [run.get("duration") for run in ended]
+    return all(isinstance(seconds, (int, float)) and seconds < limit for seconds in took)
 
 
 def words(change: identity.Change) -> str:

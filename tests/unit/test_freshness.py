@@ -139,6 +139,17 @@ def test_a_lower_timeout_counts_for_a_tests_record_however_short_the_test() -> N
     assert freshness.answers_for(made, identity.record_inputs({**INPUTS, "timeout": 60}, "autograd_dot"))
 
 
+def test_a_higher_timeout_counts_for_a_record_of_runs_of_which_one_ran_past_the_limit() -> None:
+    """``repeat: 4``, two runs stopped at 4 s and two that passed: ``unstable``. Under 20 s the stopped runs may
+    finish, and the record is stale; under 3 s the runs that passed in 2 s would pass again."""
+    runs = [{"outcome": outcome, "message": "", "duration": seconds, "metrics": {}}
+            for outcome, seconds in (("timeout", 5.2), ("timeout", 5.1), ("pass", 2.0), ("pass", 2.3))]  # fmt: skip
+    made = record(outcome=Outcome.UNSTABLE, duration=5.2, metrics={"repeats": runs}, inputs={**INPUTS, "timeout": 4})
+    assert not freshness.answers_for(made, identity.record_inputs({**INPUTS, "timeout": 20}, "autograd_dot"))
+    assert freshness.answers_for(made, identity.record_inputs({**INPUTS, "timeout": 3}, "autograd_dot"))
+    assert not freshness.answers_for(made, identity.record_inputs({**INPUTS, "timeout": 2}, "autograd_dot"))
+
+
 def test_a_record_from_before_builds_were_recorded_is_stale() -> None:
     older = {key: value for key, value in INPUTS.items() if key != TORCH_BUILD}
     made = stored(*(record(pair.probe.name, pair.device, inputs=older) for pair in PAIRS))
