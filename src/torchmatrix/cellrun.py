@@ -460,12 +460,15 @@ def run_pairs(
 
     Each run of a pair is in a round of its own, every pair once, and each round in workers of its own: two runs of
     one pair share no process, not even the worker the pair's process is forked from, so that what differs from one
-    process to the next (a pid, an address, an ``id()``) differs between them, as between two runs by hand.
+    process to the next (a pid, an address, an ``id()``) differs between them, as between two runs by hand; and
+    each round has a hash seed of its own (``PYTHONHASHSEED``: the first :data:`identity.SEED`, then one more each
+    round), so that an order that follows strings' hashes (a set printed) differs between them too, as it does
+    between two processes by hand. The generators' seed is one for all.
     The listener hears ("done", last pair, None) at the end, besides the runner's events.
     """
     records: list[core.Record] = []
     environment: dict[str, Any] = {}
-    for _ in range(repeat):
+    for run in range(repeat):
         cell_run = runner.run_cell(
             python,
             pairs,
@@ -476,6 +479,7 @@ def run_pairs(
             workdir=workdir,
             torch_releases=torch_releases,
             own_output=own_output,
+            hash_seed=identity.SEED + run,
         )
         if cell_run.import_failure:
             return cell_run

@@ -213,7 +213,8 @@ def of_run(parts: Mapping[str, Any]) -> dict[str, Any]:
 
 SEED = 0
 """The seed of every pair's process, in every cell and repeat: Python's ``random``, torch's generators, NumPy's global
-one, and the hash seed (``PYTHONHASHSEED``). Results are reproducible; a repeat shows nondeterminism that is not the
+one, and the hash seed (``PYTHONHASHSEED``), which each run of a repeat has one more of (``cellrun.run_pairs``), as
+each process by hand has its own. Results are reproducible; a repeat shows nondeterminism that is not the
 generators' (threads, atomics, uninitialised memory)."""
 
 PASSED_THROUGH = (

@@ -809,3 +809,28 @@ def test_the_report_of_a_repeat_run_judges_a_probe_it_was_not_given_by_the_matri
     shown = [line.split() for line in run.stdout.splitlines() if line.rstrip().endswith(("✓", "↻"))]
     rows = {words[-2]: words[-1] for words in shown}
     assert rows == {"b.py": "↻", "r.py": "✓"}, run.stdout
+
+
+HASHED = """\
+import torch
+
+tags = {{"torch-" + torch.__version__}} | {{"tag%d" % number for number in range(11)}}
+print("tags:", ", ".join(tags))
+"""
+
+
+def test_an_order_that_follows_strings_hashes_blames_no_release(tmp_path: Path) -> None:
+    """``--by-output --repeat 2``: a script prints a set of strings, one of which names the release; by hand its order
+    differs from one process to the next (each has a hash seed of its own), and so it does between a release's runs:
+    the two releases print alike."""
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.0.1"):
+        standin.wheel(wheels, version, {"dot": "pass"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "repro.py").write_text(HASHED.format())
+    run = torchmatrix(folder, "bisect", "repro.py", "--by-output", "--repeat", "2", "--from", "9.0.0", "--to", "9.0.1",
+                      environ={"TORCHMATRIX_FIND_LINKS": str(wheels)})  # fmt: skip
+    text = run.stdout + run.stderr
+    assert run.returncode == 1, text
+    assert "nothing to bisect" in text and "first release with NEW's outcome" not in text, text

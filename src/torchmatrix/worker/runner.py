@@ -81,6 +81,7 @@ def run_cell(
     workdir: Path,
     torch_releases: Sequence[str] = (),
     own_output: Path | None = None,
+    hash_seed: int = identity.SEED,
 ) -> CellRun:
     """Run ``pairs`` under ``python`` from the folder ``workdir``; every pair gets exactly one record, whatever happens.
 
@@ -90,6 +91,8 @@ def run_cell(
     ``variables_seen`` is the pairs' environment (:func:`torchmatrix.identity.pair_environment`); by default
     the one built for ``python`` with nothing declared. Each record's inputs hold what its pair read
     (:data:`identity.READ`).
+
+    ``hash_seed``: the pairs' ``PYTHONHASHSEED``: each run of a repeat gets one of its own (:func:`cellrun.run_pairs`).
 
     ``own_output``: torchmatrix's own output folder (results and reports), never taken for what a pair read where
     nothing told it (:func:`_files_read`): the run writes it after the pair.
@@ -108,7 +111,7 @@ def run_cell(
     done = 0
     while done < len(pairs):
         first = done
-        options = (pycache_prefix, variables_seen, workdir, torch_releases, own_output)
+        options = (pycache_prefix, variables_seen, workdir, torch_releases, own_output, hash_seed)
         with _Worker(python, pairs, first, timeout, *options) as worker:
             session = worker.follow(listener)
         records += session.records
@@ -151,6 +154,7 @@ class _Worker:
         workdir: Path,
         torch_releases: Sequence[str],
         own_output: Path | None,
+        hash_seed: int,
     ) -> None:
         self.pairs = pairs
         self.own_output = own_output
@@ -177,7 +181,7 @@ class _Worker:
             variables_seen = identity.pair_environment(python, {}, (), os.environ)
         self.process = subprocess.Popen(
             [python, "-s", "-u", *options, str(WORKER)],
-            env=_worker_environment(pairs, variables_seen),
+            env=_worker_environment(pairs, variables_seen, hash_seed),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -335,14 +339,16 @@ class _Worker:
         return ("…" + text) if size > STDERR_TAIL else text
 
 
-def _worker_environment(pairs: Sequence[Pair], variables_seen: dict[str, str]) -> dict[str, str]:
-    """The pairs' environment, with the probes' options where they read them.
+def _worker_environment(pairs: Sequence[Pair], variables_seen: dict[str, str], hash_seed: int) -> dict[str, str]:
+    """The pairs' environment, with the probes' options where they read them, and ``hash_seed`` as their
+    ``PYTHONHASHSEED``.
 
     Always set, to ``{}`` when no probe has options: options that reached a probe from the user's
     shell would make records that say nothing of them.
     """
     options = {pair.probe.name: pair.probe.options for pair in pairs if pair.probe.options}
-    return {**variables_seen, variables.PROBE_OPTIONS.name: json.dumps(options, sort_keys=True)}
+    probe_options = json.dumps(options, sort_keys=True)
+    return {**variables_seen, "PYTHONHASHSEED": str(hash_seed), variables.PROBE_OPTIONS.name: probe_options}
 
 
 def _pair_request(pair: Pair) -> dict[str, str]:
