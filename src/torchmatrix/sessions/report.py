@@ -100,9 +100,11 @@ def run(
     did += f" ({kept} unchanged)" if written and kept else " are up to date" if not written else ""
     session.log(safetext.for_terminal(f"{len(machines)} machine(s); {did}", keep_newlines=False))
     _add_to_step_summary(session, project, merged, bisections)
-    if options.diff:  # the two result sets as stored: what changed between them, not since
-        before, after = _merged(session, options.diff), model.build(results.scan(project.results_dir).results)
-        print(diff.render(diff.changes(before, after), str(options.diff), str(project.results_dir)), flush=True)
+    if options.diff:  # the two result sets as stored: what changed between them; a record stale now said so
+        stored = results.scan(project.results_dir).results
+        before, after = _merged(session, options.diff), model.build(stored)
+        found = diff.changes(before, after, model.build(freshness.marked_stale(stored, judge)))
+        print(diff.render(found, str(options.diff), str(project.results_dir)), flush=True)
 
 
 def _ran_here(result: results.CellResult, machine: str, ran: Sequence[str]) -> bool:

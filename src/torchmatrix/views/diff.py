@@ -20,21 +20,25 @@ class MarkChange:
     column: Column
     before: Outcome | None
     after: Outcome | None
+    stale: bool = False
+    """Whether the record after is stale now: what it says is not what a run now would show (the table's ↻)."""
 
 
-def changes(before: Report, after: Report) -> list[MarkChange]:
-    """Every (probe, torch release, machine, device) whose mark differs, in table order.
+def changes(before: Report, after: Report, now: Report | None = None) -> list[MarkChange]:
+    """Every (probe, torch release, machine, device) whose mark differs, in table order; each the report ``now``
+    (``after``'s results, their stale records marked) marks stale, said so.
 
     Only columns that either side shows count: a column unavailable throughout
     both would list nothing but `unavailable` coming and going.
     """
     old, new = _marks(before), _marks(after)
+    stale = {key for key, mark in _marks(now).items() if mark is Outcome.STALE} if now else set()
     shown = {*before.columns, *after.columns}
     keys = sorted(
         (key for key in old.keys() | new.keys() if key[2] in shown),
         key=lambda key: (key[0], key[1].sort_key(), key[2].sort_key()),
     )
-    return [MarkChange(*key, old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key)]
+    return [MarkChange(*key, old.get(key), new.get(key), key in stale) for key in keys if old.get(key) != new.get(key)]
 
 
 def _marks(report: Report) -> dict[tuple[str, Row, Column], Outcome]:
@@ -52,7 +56,7 @@ def render(found: list[MarkChange], before: str, after: str) -> str:
         return f"no cell changed outcome {sides}"
     rows = [
         [*map(safetext.report_line, (change.probe, change.row.label, change.column.label)),
-         _mark(change.before), _mark(change.after)]
+         _mark(change.before), ("↻ stale: " if change.stale else "") + _mark(change.after)]
         for change in found
     ]  # fmt: skip
     table = tabulate(rows, headers=["probe", "torch", "machine · device", "before", "after"], disable_numparse=True)
