@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import os
 import shutil
@@ -2342,23 +2343,129 @@ def test_a_folder_a_pth_file_names_that_was_not_there_is_a_change(tmp_path: Path
     assert changed_files(record.inputs[identity.READ]) != []
 
 
+def at_platform() -> str:
+    """What the kernel told the dynamic linker the platform is (``AT_PLATFORM``), which ``$PLATFORM`` names."""
+    getauxval = ctypes.CDLL(None).getauxval
+    getauxval.restype, getauxval.argtypes = ctypes.c_char_p, [ctypes.c_ulong]
+    return os.fsdecode(getauxval(15))
+
+
+LINKER_LOOKS_FIRST = {
+    "a folder it names": ("{first}", "", ""),
+    "a folder it names that was not there": ("{first}", None, ""),
+    "a folder of glibc-hwcaps in a folder it names": ("{first}", "glibc-hwcaps/x86-64-v2", "glibc-hwcaps/x86-64-v2"),
+    "a folder of the legacy hwcaps in a folder it names": ("{first}", "x86_64", "x86_64"),
+    "the folder its $PLATFORM names, not there": ("{first}/$PLATFORM", None, "{platform}"),
+}
+
+
 @pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler")
-def test_a_library_put_in_a_folder_ld_library_path_names_before_the_one_loaded_is_a_change(
-    stub_torch_python: str, tmp_path: Path
+@pytest.mark.parametrize("case", sorted(LINKER_LOOKS_FIRST))
+def test_a_library_put_where_the_linker_looks_along_ld_library_path_before_the_one_loaded_is_a_change(
+    stub_torch_python: str, tmp_path: Path, case: str
 ) -> None:
     """``LD_LIBRARY_PATH`` (the matrix's ``env:``) names two folders, and ``ctypes`` loads a library by its name from
-    the second: a library it links to put in the first is the one the dynamic linker loads by hand then."""
+    the second: a library it links to put in the first is the one the dynamic linker loads by hand then, and so is
+    one put in a folder it looks in before the first (``glibc-hwcaps/x86-64-v2``, ``x86_64``), in the first made
+    since, or in the folder its ``$PLATFORM`` names."""
+    named, made, put = LINKER_LOOKS_FIRST[case]
     first, second, other = tmp_path / "first", tmp_path / "second", tmp_path / "other"
-    for folder, value in ((first, None), (second, 2), (other, 9)):
+    for folder, value in ((second, 2), (other, 9)):
         folder.mkdir()
-        if value is not None:
-            build_linked_library(folder, value)
+        build_linked_library(folder, value)
+    if made is not None:
+        (first / made).mkdir(parents=True)
     probe = script(tmp_path, "by_name", "import ctypes\nprint(ctypes.CDLL('libop.so').value())\n")
-    seen = identity.pair_environment(stub_torch_python, {"LD_LIBRARY_PATH": f"{first}:{second}"}, (), os.environ)
+    searched = f"{named.format(first=first)}:{second}"
+    seen = identity.pair_environment(stub_torch_python, {"LD_LIBRARY_PATH": searched}, (), os.environ)
     [record] = runner.run_cell(
         stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path
     ).records
     assert printed(record) == ["2"], record.message
     assert is_current(record), record.inputs[identity.READ]
-    (other / "libdep.so").rename(first / "libdep.so")  # what libop.so links to: found there before its RUNPATH
+    target = first / put.format(platform=at_platform())
+    target.mkdir(parents=True, exist_ok=True)
+    (other / "libdep.so").rename(target / "libdep.so")  # what libop.so links to: found there before its RUNPATH
+    assert not is_current(record), record.inputs[identity.READ]
+
+
+ZIP_ON_PYTHONPATH = {
+    "a module put in it where the pair looked for one found later": (
+        {"other.py": "X = 1\n"},
+        "import colorsys\nprint(colorsys.rgb_to_hsv(1, 0, 0)[0])\n",
+        "0.0",
+        {"other.py": "X = 1\n", "colorsys.py": "def rgb_to_hsv(*colour):\n    return ['shadowed']\n"},
+    ),
+    "its sitecustomize changed": (
+        {"sitecustomize.py": "import os\nos.environ['MARK'] = '1'\n"},
+        "import os\nprint(os.environ.get('MARK'))\n",
+        "1",
+        {"sitecustomize.py": "import os\nos.environ['MARK'] = '2'\n"},
+    ),
+}
+
+
+def write_zip(path: Path, files: dict[str, str]) -> None:
+    with zipfile.ZipFile(path, "w") as made:
+        for name, text in files.items():
+            made.writestr(name, text)
+
+
+@pytest.mark.parametrize("case", sorted(ZIP_ON_PYTHONPATH))
+def test_a_zip_file_on_pythonpath_that_python_opened_as_it_started_counts_by_what_the_pair_looked_for_in_it(
+    stub_torch_python: str, tmp_path: Path, case: str
+) -> None:
+    """A zip file ``PYTHONPATH`` names (``env:``) is opened as Python starts (``site`` looks for ``sitecustomize``
+    there), before the pair hears anything, and ``zipimport`` keeps what is in it: a module put in it where the pair
+    looked for one, or the ``sitecustomize`` Python imported from it changed, is a change."""
+    before, source, printed_before, after = ZIP_ON_PYTHONPATH[case]
+    write_zip(tmp_path / "lib.zip", before)
+    seen = identity.pair_environment(stub_torch_python, {"PYTHONPATH": str(tmp_path / "lib.zip")}, (), os.environ)
+    [record] = runner.run_cell(
+        stub_torch_python, [Pair(script(tmp_path, "zipped", source), "cpu")], 30.0, variables_seen=seen,
+        workdir=tmp_path,
+    ).records  # fmt: skip
+    assert printed(record) == [printed_before], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    write_zip(tmp_path / "lib.zip", after)
+    assert not is_current(record), record.inputs[identity.READ]
+
+
+def test_a_module_of_an_ending_the_pair_added_to_python_s_put_where_it_was_looked_for_first_is_a_change(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """A pair that adds an ending to ``importlib.machinery.SOURCE_SUFFIXES`` (as Hy adds ``.hy``) imports
+    ``helper.hy`` from ``b``: one put in ``a``, looked in first, is a change, as a ``helper.py`` would be."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "helper.hy").write_text("WHO = '1'\n")
+    source = (
+        "import importlib.machinery, os, sys\nimportlib.machinery.SOURCE_SUFFIXES.insert(0, '.hy')\n"
+        "sys.path_importer_cache.clear()\nsys.path[0:0] = [os.path.abspath(folder) for folder in ('a', 'b')]\n"
+        "import helper\nprint(helper.WHO)\n"
+    )
+    record = run_alone(stub_torch_python, script(tmp_path, "hy", source), tmp_path)
+    assert printed(record) == ["1"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (tmp_path / "a" / "helper.hy").write_text("WHO = '2'\n")
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'a' / 'helper.hy'} appeared"]
+
+
+def test_a_pth_file_put_in_a_site_folder_a_pth_file_adds_is_a_change(tmp_path: Path) -> None:
+    """A ``.pth`` file of the environment that adds a site folder (``site.addsitedir``) has ``site`` run that
+    folder's ``.pth`` files too, as Python starts: one put there that adds a folder with a module the pair looked
+    for is a change."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    (tmp_path / "extra").mkdir()
+    (site_packages / "extra.pth").write_text(f"import site; site.addsitedir({str(tmp_path / 'extra')!r})\n")
+    (tmp_path / "found").mkdir()
+    (tmp_path / "found" / "extra_mod.py").write_text("WHO = '1'\n")
+    (tmp_path / "project").mkdir()
+    source = "try:\n    import extra_mod\n    print(extra_mod.WHO)\nexcept ImportError:\n    print('none')\n"
+    probe = script(tmp_path / "project", "optional", source)
+    record = run_alone(python, probe, tmp_path / "project")
+    assert printed(record) == ["none"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (tmp_path / "extra" / "more.pth").write_text(str(tmp_path / "found") + "\n")
+    assert printed(run_alone(python, probe, tmp_path / "project")) == ["1"]
     assert not is_current(record), record.inputs[identity.READ]

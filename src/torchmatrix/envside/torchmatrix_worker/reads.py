@@ -133,19 +133,24 @@ class FilesRead(object):
             self.asked_through.settle()
             self.write_down(BEGAN, None, self.began)
             for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
-                self.read(path)
+                self.read(archive_of(path) if in_a_file(path) else path)  # one of a zip file: its content
             self.searched_by_the_linker()
 
     def searched_by_the_linker(self):
         """Each folder ``LD_LIBRARY_PATH`` names, as this process started with it (``env:`` sets it), counts by what is
-        in it (:data:`FOLDER_LISTED`): the dynamic linker looks every library it loads by name up there before its own
-        folders and a library's ``RUNPATH`` (torch's, ``$ORIGIN``), so that a library put there is one it would load
-        instead. What it loaded from there is read by what it mapped (:meth:`read_libraries_mapped`)."""
+        in it (:data:`FOLDER_LISTED`), there or not: the dynamic linker looks every library it loads by name up there
+        before its own folders and a library's ``RUNPATH`` (torch's, ``$ORIGIN``), so that a library put there, or
+        the folder made since with one in it, is one it would load instead; and so does each folder in it that it
+        looks in first (:func:`linker_subfolders`: ``glibc-hwcaps/x86-64-v3``, ``tls``, ``x86_64``). What it loaded
+        from there is read by what it mapped (:meth:`read_libraries_mapped`)."""
         self.busy = True  # the hook's own look at them
         try:
-            for folder in linker_search_path(os.environ.get("LD_LIBRARY_PATH", "")):
-                if os.path.isdir(folder) and not self.leaves_out(folder):
-                    self.tell(folder + FOLDER_LISTED)
+            value = os.environ.get("LD_LIBRARY_PATH", "")
+            platform = linker_platform() if value else None
+            for named in linker_search_path(value, platform):
+                for folder in linker_subfolders(named, platform):
+                    if not self.leaves_out(folder):
+                        self.tell(folder + FOLDER_LISTED)
         finally:
             self.busy = False
 
@@ -660,21 +665,31 @@ class FilesRead(object):
         except Exception:  # what was looked for may be lost: said, as a lost entry is
             self.untold()
 
-    def file_finder_looked(self, name, folder):
+    def file_finder_looked(self, name, folder, suffixes=()):
         """Python's file finder looked ``name`` up in ``folder``, whichever finder asked it: the path-based finder for
         each folder it searched, or a finder of the pair's that walks folders itself (``sys.path``, a plugin folder)
         and never asks the path-based finder. The folder counts (:data:`LOOKED_FOR`), found there or not: a module
-        put there is one the lookup would find."""
+        put there is one the lookup would find. So does each file of the module's name that it looked for there
+        by another ending than Python's own (``suffixes``: ``name.hy``, where the pair added ``.hy`` to
+        ``importlib.machinery.SOURCE_SUFFIXES``, as Hy does), which the forms of a module do not name: there or
+        not, as a file read."""
         if self.busy:
             return  # this hook's own import
+        self.busy = True
         try:
             for where in absolute_folders([folder]):
-                looked = os.path.join(where, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
+                tail = name.rpartition(".")[2]
+                looked = os.path.join(where, tail + MODULE_LOOKED_FOR)
                 if looked not in self.found_by_path and not self.leaves_out(looked):
                     self.found_by_path.add(looked)
                     self.write_down(LOOKED_FOR, looked, where)
+                for suffix in suffixes:
+                    self.read(os.path.join(where, tail + suffix))
+                    self.read(os.path.join(where, tail, "__init__" + suffix))
         except Exception:  # what was looked for may be lost: said, as a lost entry is
             self.untold()
+        finally:
+            self.busy = False
 
     def found_it(self, state):
         """Whether the file in ``state`` (:func:`state_of`) is one the process found before it changed it
@@ -1045,8 +1060,8 @@ def files_read(entries, excluded):
             asked.setdefault(path, value)
         elif kind == SHARED:
             shared.add(path)
-        elif (kind == LOOKED_FOR and os.path.isfile(value)) or (kind == MODULE and in_a_file(path)):
-            continue  # a zip file on sys.path, a module imported from one: what is in it is the file's content
+        elif kind == MODULE and in_a_file(path):
+            continue  # a module imported from a zip file: what is in it is the file's content, which its import read
         if kind in (READ, SHARED, MODULE, LOOKED_FOR):
             read.add(path)
     inodes = dict((path, file_in(state)) for path, state in first.items() if state)
@@ -1074,12 +1089,16 @@ def in_a_file(path):
     """Whether ``path`` goes into a file (``lib.zip/module.py``, a module imported from a zip file, whose content is
     the zip file's, which the import opened): it is not there, and the nearest of its folders that is there is a
     file."""
-    if os.path.lexists(path):
-        return False
+    return not os.path.lexists(path) and os.path.isfile(archive_of(path))
+
+
+def archive_of(path):
+    """The file ``path`` goes into (:func:`in_a_file`): the zip file of a module imported from one, whose content
+    ``zipimport`` read (before the hook heard anything, for a ``sitecustomize`` on ``PYTHONPATH``)."""
     folder = os.path.dirname(path)
     while folder != os.path.dirname(folder) and not os.path.lexists(folder):
         folder = os.path.dirname(folder)
-    return os.path.isfile(folder)
+    return folder
 
 
 def written_since(state, began):
@@ -1127,12 +1146,15 @@ def goes_up(path):
 
 def site_startup_files():
     """``folder/*.pth`` (:data:`SITE_PTH_FILES`) for each site folder this interpreter's ``site`` ran the ``.pth``
-    files of as it started, before any audit hook: ``site.getsitepackages()``, and the user's
-    (``site.getusersitepackages()``) where it is enabled; and ``folder/sitecustomize.*`` and
-    ``folder/usercustomize.*`` (:data:`MODULE_LOOKED_FOR`) for each folder of ``sys.path`` then, which ``site``
-    imports them from (a folder a ``.pth`` file adds too), but the worker's own; none where ``site`` was not imported
-    at start (``-S``). They are in the environment, or named by it, yet what they run (an ``import`` line, a
-    ``sitecustomize``) changes what the pair sees."""
+    files of as it started, before any audit hook: ``site.getsitepackages()``, the user's
+    (``site.getusersitepackages()``) where it is enabled, and each other folder of ``sys.path`` then outside the
+    standard library, which a ``.pth`` file's ``import`` line may have added by ``site.addsitedir``, whose ``.pth``
+    files ``site`` runs too (one put in a folder added otherwise, which ``site`` runs not, counts as well); and
+    ``folder/sitecustomize.*`` and ``folder/usercustomize.*`` (:data:`MODULE_LOOKED_FOR`) for each folder of
+    ``sys.path`` then, which ``site`` imports them from (a folder a ``.pth`` file adds too, a zip file
+    ``PYTHONPATH`` names), but the worker's own; none where ``site`` was not imported at start (``-S``). They are
+    in the environment, or named by it, yet what they run (an ``import`` line, a ``sitecustomize``) changes what
+    the pair sees."""
     if sys.flags.no_site:
         return []
     sites = list(getattr(site, "getsitepackages", lambda: [])())
@@ -1140,9 +1162,12 @@ def site_startup_files():
         sites.append(site.getusersitepackages())
     searched = sites + [folder for folder in sys.path if folder and folder != os.path.dirname(WORKER_FILE)]
     modules = ("sitecustomize" + MODULE_LOOKED_FOR, "usercustomize" + MODULE_LOOKED_FOR)
-    found = [os.path.join(os.path.abspath(folder), SITE_PTH_FILES) for folder in sites if os.path.isdir(folder)]
-    found += [os.path.join(os.path.abspath(folder), name) for folder in searched if os.path.isdir(folder)
-              for name in modules]  # fmt: skip
+    stdlib = stdlib_prefixes()
+    added = [folder for folder in searched if not os.path.join(folder, "").startswith(stdlib)]  # site.addsitedir's?
+    found = [os.path.join(os.path.abspath(folder), SITE_PTH_FILES) for folder in sites + added
+             if os.path.isdir(folder)]  # fmt: skip
+    found += [os.path.join(os.path.abspath(folder), name) for folder in searched
+              if os.path.isdir(folder) or os.path.isfile(folder) for name in modules]  # fmt: skip
     return sorted(set(found))
 
 
@@ -1190,9 +1215,17 @@ def watch_file_finder(looked):
         try:
             return original(self, fullname, target)
         finally:
-            looked(fullname, self.path)
+            loaders = getattr(self, "_loaders", ())
+            looked(fullname, self.path, [suffix for suffix, _ in loaders if suffix not in PYTHONS_SUFFIXES])
 
     finder.find_spec = find_spec
+
+
+PYTHONS_SUFFIXES = frozenset(
+    _imp.extension_suffixes() + importlib.machinery.SOURCE_SUFFIXES + importlib.machinery.BYTECODE_SUFFIXES
+)
+"""The endings of a module's file Python's file finder takes by itself (an extension module's, ``.py``, ``.pyc``),
+as the worker found them, before a pair's code could add one: a module's forms in a folder (``folder/name.*``)."""
 
 
 def watch_library_loads(loaded):
@@ -1419,10 +1452,85 @@ def search_path(env):
     return os.get_exec_path(env)
 
 
-def linker_search_path(value):
+def linker_search_path(value, platform=None):
     """The folders ``value`` of ``LD_LIBRARY_PATH`` names, as the dynamic linker reads it (split at ``:`` and ``;``;
-    an empty one is the working folder), absolute."""
-    return [os.path.abspath(folder or os.curdir) for folder in value.replace(";", ":").split(":")] if value else []
+    an empty one is the working folder), absolute, each with its tokens expanded as the linker expands them
+    (:func:`linker_tokens`): ``$ORIGIN`` the folder of the program the process runs, ``$PLATFORM`` ``platform``
+    (the kernel's ``AT_PLATFORM``: :func:`linker_platform`), ``$LIB`` each folder of libraries the linker may mean
+    by it."""
+    if not value:
+        return []
+    folders = []
+    for folder in value.replace(";", ":").split(":"):
+        folders += [os.path.abspath(each or os.curdir) for each in linker_tokens(folder, platform)]
+    return list(dict.fromkeys(folders))
+
+
+LINKER_TOKENS = ("ORIGIN", "PLATFORM", "LIB")
+"""The dynamic string tokens the linker expands in ``LD_LIBRARY_PATH`` (``$ORIGIN`` or ``${ORIGIN}``)."""
+
+
+def linker_tokens(folder, platform=None):
+    """``folder`` with each token of :data:`LINKER_TOKENS` expanded, in each way the linker may expand it: the
+    folder of the program the process runs for ``$ORIGIN``, ``platform`` for ``$PLATFORM``, and for ``$LIB``
+    each of the system's folders of libraries (``lib``, ``lib64``, the multiarch ``lib/x86_64-linux-gnu``: which,
+    the linker was built to say)."""
+    values = {
+        "ORIGIN": [os.path.dirname(os.path.realpath(sys.executable))],
+        "PLATFORM": [platform or "$PLATFORM"],
+        "LIB": sorted(folder.strip("/") for folder in SYSTEM_LIBRARIES if folder.startswith("/lib")),
+    }
+    expanded = [folder]
+    for token in LINKER_TOKENS:
+        expanded = [
+            each.replace("${" + token + "}", value).replace("$" + token, value) if "$" in each else each
+            for each in expanded for value in values[token]
+        ]  # fmt: skip
+    return list(dict.fromkeys(expanded))
+
+
+LINKER_SUBFOLDERS = ("tls", "x86_64", "avx512_1", "haswell", "xeon_phi", "i386", "i486", "i586", "i686")
+"""The folders of a folder of ``LD_LIBRARY_PATH`` that the dynamic linker looks a library up in before the folder
+itself (glibc before 2.37, its legacy ``hwcaps``: ``tls/x86_64``, ``x86_64/x86_64``, by the CPU's abilities),
+with the kernel's ``AT_PLATFORM`` and the machine's name (:func:`linker_subfolders`)."""
+
+
+def linker_subfolders(folder, platform=None, depth=3):
+    """``folder``, and each folder in it where the dynamic linker looks a library up first, there: every folder of
+    its ``glibc-hwcaps`` (``glibc-hwcaps/x86-64-v3``: glibc 2.33 and newer, which looks in those the CPU
+    supports), and the legacy ``hwcaps`` ones, up to ``depth`` deep (:data:`LINKER_SUBFOLDERS`). One not there
+    counts by its folder's names, as it appears."""
+    found = [folder]
+    names = set(LINKER_SUBFOLDERS) | {platform, machine_name()}
+    hwcaps = os.path.join(folder, "glibc-hwcaps")
+    with contextlib.suppress(OSError):  # a folder not there, or not to be listed: counted by what is in it
+        if os.path.isdir(hwcaps):
+            found.append(hwcaps)
+            found += sorted(os.path.join(hwcaps, name) for name in os.listdir(hwcaps)
+                            if os.path.isdir(os.path.join(hwcaps, name)))  # fmt: skip
+        for name in sorted(os.listdir(folder)) if depth and os.path.isdir(folder) else []:
+            if name in names and os.path.isdir(os.path.join(folder, name)):
+                found += linker_subfolders(os.path.join(folder, name), platform, depth - 1)
+    return list(dict.fromkeys(found))
+
+
+def linker_platform():
+    """What the kernel told the dynamic linker the platform is (``AT_PLATFORM``: ``x86_64``, ``haswell``), which it
+    expands ``$PLATFORM`` to and looks in a folder of that name for; the machine's name where it cannot be asked."""
+    try:
+        import ctypes
+
+        getauxval = ctypes.CDLL(None).getauxval
+        getauxval.restype, getauxval.argtypes = ctypes.c_char_p, [ctypes.c_ulong]
+        platform = getauxval(15)  # AT_PLATFORM
+    except (AttributeError, ImportError, OSError, TypeError):
+        platform = None
+    return os.fsdecode(platform) if platform else machine_name()
+
+
+def machine_name():
+    """The machine's name as the kernel says it (``uname -m``: ``x86_64``, ``aarch64``); None where none does."""
+    return os.uname().machine if hasattr(os, "uname") else None
 
 
 def has_folder(name):
