@@ -1262,6 +1262,20 @@ def test_a_sitecustomize_put_in_the_environment_after_the_run_is_a_change(tmp_pa
     assert changed_files(read) == [f"{site_packages / 'sitecustomize'}{identity.MODULE_LOOKED_FOR} appeared"]
 
 
+def test_a_sitecustomize_of_the_environment_edited_after_the_run_is_a_change(tmp_path: Path) -> None:
+    """The ``sitecustomize`` of the environment's site folder, which ``site`` ran as the pair's interpreter started,
+    counts by its content, though no wheel installed it: one edited changes what every pair sees."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    (site_packages / "sitecustomize.py").write_text("import os\nos.environ['MARK'] = '1'\n")
+    (tmp_path / "project").mkdir()
+    probe = script(tmp_path / "project", "marked", "import os\nprint(os.environ.get('MARK'))\n")
+    record = run_alone(python, probe, tmp_path / "project")
+    assert printed(record) == ["1"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (site_packages / "sitecustomize.py").write_text("import os\nos.environ['MARK'] = 'edited'\n")
+    assert changed_files(record.inputs[identity.READ]) == [f"{site_packages / 'sitecustomize.py'} changed"]
+
+
 def test_a_file_the_pair_asked_about_then_changed_itself_counts_as_it_found_it(stub_torch_python: str, tmp_path: Path):
     """A cache check: the script decides by a file's time, then touches it. What it decided by is the old time: its
     record is never current, as one that updates a file it read is not."""

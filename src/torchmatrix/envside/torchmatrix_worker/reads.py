@@ -1152,7 +1152,8 @@ def site_startup_files():
     files ``site`` runs too (one put in a folder added otherwise, which ``site`` runs not, counts as well); and
     ``folder/sitecustomize.*`` and ``folder/usercustomize.*`` (:data:`MODULE_LOOKED_FOR`) for each folder of
     ``sys.path`` then, which ``site`` imports them from (a folder a ``.pth`` file adds too, a zip file
-    ``PYTHONPATH`` names), but the worker's own; none where ``site`` was not imported at start (``-S``). They are
+    ``PYTHONPATH`` names), but the worker's own, and the file of each it imported, by its content, the
+    environment's too; none where ``site`` was not imported at start (``-S``). They are
     in the environment, or named by it, yet what they run (an ``import`` line, a ``sitecustomize``) changes what
     the pair sees."""
     if sys.flags.no_site:
@@ -1168,6 +1169,10 @@ def site_startup_files():
              if os.path.isdir(folder)]  # fmt: skip
     found += [os.path.join(os.path.abspath(folder), name) for folder in searched
               if os.path.isdir(folder) or os.path.isfile(folder) for name in modules]  # fmt: skip
+    for name in ("sitecustomize", "usercustomize"):  # what it ran, by its content, in the environment too
+        where = module_attribute(sys.modules.get(name), "__file__")
+        if isinstance(where, str) and os.path.isabs(where) and os.path.isfile(where):
+            found.append(os.path.abspath(where))
     return sorted(set(found))
 
 
