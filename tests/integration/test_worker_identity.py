@@ -2465,12 +2465,14 @@ def test_a_module_of_an_ending_the_pair_added_to_python_s_put_where_it_was_looke
     assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'a' / 'helper.hy'} appeared"]
 
 
-def test_a_pth_file_put_in_a_site_folder_a_pth_file_adds_is_a_change(tmp_path: Path) -> None:
-    """A ``.pth`` file of the environment that adds a site folder (``site.addsitedir``) has ``site`` run that
-    folder's ``.pth`` files too, as Python starts: one put there that adds a folder with a module the pair looked
-    for is a change."""
+@pytest.mark.parametrize("there", [True, False])
+def test_a_pth_file_put_in_a_site_folder_a_pth_file_adds_is_a_change(tmp_path: Path, there: bool) -> None:
+    """A ``.pth`` file of the environment that adds a site folder (``site.addsitedir``, which adds one not there
+    yet too) has ``site`` run that folder's ``.pth`` files too, as Python starts: one put there that adds a folder
+    with a module the pair looked for is a change."""
     python, site_packages = stub_torch_venv(tmp_path / "venv")
-    (tmp_path / "extra").mkdir()
+    if there:
+        (tmp_path / "extra").mkdir()
     (site_packages / "extra.pth").write_text(f"import site; site.addsitedir({str(tmp_path / 'extra')!r})\n")
     (tmp_path / "found").mkdir()
     (tmp_path / "found" / "extra_mod.py").write_text("WHO = '1'\n")
@@ -2480,6 +2482,7 @@ def test_a_pth_file_put_in_a_site_folder_a_pth_file_adds_is_a_change(tmp_path: P
     record = run_alone(python, probe, tmp_path / "project")
     assert printed(record) == ["none"], record.message
     assert is_current(record), record.inputs[identity.READ]
+    (tmp_path / "extra").mkdir(exist_ok=True)
     (tmp_path / "extra" / "more.pth").write_text(str(tmp_path / "found") + "\n")
     assert printed(run_alone(python, probe, tmp_path / "project")) == ["1"]
     assert not is_current(record), record.inputs[identity.READ]

@@ -1149,7 +1149,9 @@ def site_startup_files():
     files of as it started, before any audit hook: ``site.getsitepackages()``, the user's
     (``site.getusersitepackages()``) where it is enabled, and each other folder of ``sys.path`` then outside the
     standard library, which a ``.pth`` file's ``import`` line may have added by ``site.addsitedir``, whose ``.pth``
-    files ``site`` runs too (one put in a folder added otherwise, which ``site`` runs not, counts as well); and
+    files ``site`` runs too, there or not (``site.addsitedir`` adds a folder not there yet; one put in a folder
+    added otherwise, which ``site`` runs not, counts as well; not a zip file's, such as the standard library's
+    ``python311.zip``); and
     ``folder/sitecustomize.*`` and ``folder/usercustomize.*`` (:data:`MODULE_LOOKED_FOR`) for each folder of
     ``sys.path`` then, which ``site`` imports them from (a folder a ``.pth`` file adds too, a zip file
     ``PYTHONPATH`` names), but the worker's own, and the file of each it imported, by its content, the
@@ -1166,7 +1168,7 @@ def site_startup_files():
     stdlib = stdlib_prefixes()
     added = [folder for folder in searched if not os.path.join(folder, "").startswith(stdlib)]  # site.addsitedir's?
     found = [os.path.join(os.path.abspath(folder), SITE_PTH_FILES) for folder in sites + added
-             if os.path.isdir(folder)]  # fmt: skip
+             if os.path.isdir(folder) or not (os.path.lexists(folder) or folder.endswith(".zip"))]  # fmt: skip
     found += [os.path.join(os.path.abspath(folder), name) for folder in searched
               if os.path.isdir(folder) or os.path.isfile(folder) for name in modules]  # fmt: skip
     for name in ("sitecustomize", "usercustomize"):  # what it ran, by its content, in the environment too
