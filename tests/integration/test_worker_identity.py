@@ -2403,6 +2403,30 @@ def test_a_library_put_where_the_linker_looks_along_ld_library_path_before_the_o
     assert not is_current(record), record.inputs[identity.READ]
 
 
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler")
+def test_a_library_put_in_a_relative_folder_of_ld_library_path_from_where_the_pair_went_is_a_change(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """The dynamic linker looks in a folder ``LD_LIBRARY_PATH`` names by a relative path from the working folder of
+    the moment it loads a library: from the folder a pair changed to (``os.chdir``) too."""
+    second, other = tmp_path / "second", tmp_path / "other"
+    for folder, value in ((second, 2), (other, 9)):
+        folder.mkdir()
+        build_linked_library(folder, value)
+    (tmp_path / "sub").mkdir()
+    source = "import ctypes, os\nos.chdir('sub')\nprint(ctypes.CDLL('libop.so').value())\n"
+    seen = identity.pair_environment(stub_torch_python, {"LD_LIBRARY_PATH": f"rel:{second}"}, (), os.environ)
+    [record] = runner.run_cell(
+        stub_torch_python, [Pair(script(tmp_path, "went", source), "cpu")], 30.0, variables_seen=seen,
+        workdir=tmp_path,
+    ).records  # fmt: skip
+    assert printed(record) == ["2"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (tmp_path / "sub" / "rel").mkdir()
+    (other / "libdep.so").rename(tmp_path / "sub" / "rel" / "libdep.so")
+    assert not is_current(record), record.inputs[identity.READ]
+
+
 ZIP_ON_PYTHONPATH = {
     "a module put in it where the pair looked for one found later": (
         {"other.py": "X = 1\n"},

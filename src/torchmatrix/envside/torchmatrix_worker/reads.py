@@ -121,6 +121,10 @@ class FilesRead(object):
         self.not_the_pairs = self.stdlib + ("<frozen ",)  # code the hook's own work runs through
         self.code_of = {}  # whose each code object on the way to an event is (code_of), as it was first found
         self.asked_through, self.ended = AskedThrough(), False
+        self.linker_value = os.environ.get("LD_LIBRARY_PATH", "")  # as the dynamic linker read it as this began
+        named = self.linker_value.replace(";", ":").split(":") if self.linker_value else []
+        self.linker_relative = any(not os.path.isabs(folder) for folder in named)  # looked in from the working folder
+        self.linker_searched_from = set()  # the working folders LD_LIBRARY_PATH's were counted from
         if self.known:
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
@@ -145,7 +149,9 @@ class FilesRead(object):
         from there is read by what it mapped (:meth:`read_libraries_mapped`)."""
         self.busy = True  # the hook's own look at them
         try:
-            value = os.environ.get("LD_LIBRARY_PATH", "")
+            value = self.linker_value
+            with contextlib.suppress(OSError):
+                self.linker_searched_from.add(os.getcwd())
             platform = linker_platform() if value else None
             for named in linker_search_path(value, platform):
                 for folder in linker_subfolders(named, platform):
@@ -498,7 +504,13 @@ class FilesRead(object):
         """A library ``ctypes`` loaded, or an extension module loaded from ``origin`` outside the environment and the
         standard library: the libraries the dynamic linker loaded for it are read as they are now
         (:meth:`read_libraries_mapped`), in this process, whatever ends it, and before the pair may unload or rewrite
-        them. (What the environment's extension modules load is read as the process ends.)"""
+        them. (What the environment's extension modules load is read as the process ends.) Where ``LD_LIBRARY_PATH``
+        names a folder by a relative path, which the linker looks in from the working folder of now, and the pair
+        has changed folder since, that folder counts too (:meth:`searched_by_the_linker`)."""
+        if not self.busy and self.linker_relative:
+            with contextlib.suppress(OSError):  # a working folder removed: the linker finds nothing from there
+                if os.getcwd() not in self.linker_searched_from:
+                    self.searched_by_the_linker()
         if not self.busy and not (isinstance(origin, str) and self.leaves_out(origin)):
             self.busy = True
             try:
