@@ -2427,6 +2427,29 @@ def test_a_library_put_in_a_relative_folder_of_ld_library_path_from_where_the_pa
     assert not is_current(record), record.inputs[identity.READ]
 
 
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler")
+def test_a_link_to_a_library_the_environment_s_code_resolved_pointed_at_another_is_a_change(tmp_path: Path) -> None:
+    """``torch.ops.load_library`` loads a library by where its path leads (``os.path.realpath``): a link to it
+    (``libop.so`` to ``libop.so.1``, as a build links a library's versions) pointed at another build is a change,
+    though the file it pointed to is as it was."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    (site_packages / "oplibs.py").write_text(
+        "import ctypes, os\n\n\ndef load_library(path):\n    return ctypes.CDLL(os.path.realpath(path))\n"
+    )
+    for folder, value in ((tmp_path / "one", 2), (tmp_path / "two", 9)):
+        folder.mkdir()
+        build_linked_library(folder, value)
+    (tmp_path / "libop_link.so").symlink_to(tmp_path / "one" / "libop.so")
+    probe = script(tmp_path, "linked", "import oplibs\nprint(oplibs.load_library('libop_link.so').value())\n")
+    record = run_alone(python, probe, tmp_path)
+    assert printed(record) == ["2"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (tmp_path / "libop_link.so").unlink()
+    (tmp_path / "libop_link.so").symlink_to(tmp_path / "two" / "libop.so")
+    assert printed(run_alone(python, probe, tmp_path)) == ["9"]
+    assert not is_current(record), record.inputs[identity.READ]
+
+
 ZIP_ON_PYTHONPATH = {
     "a module put in it where the pair looked for one found later": (
         {"other.py": "X = 1\n"},

@@ -242,7 +242,7 @@ class FilesRead(object):
     def busy(self, value):
         self.thread.busy = value
 
-    def asked(self, path, dir_fd=None):
+    def asked(self, path, dir_fd=None, link=False):
         """The process asked about the file at ``path`` (whether it exists, what it is, its size, its time, where it
         links to). One not there counts as a file opened and not there does, so that its appearing is a change (a
         ``pytest.toml`` put beside the tests). One there that the pair's own code asked about counts by all that
@@ -254,7 +254,7 @@ class FilesRead(object):
             return
         self.busy = True
         try:
-            self.looked_at(located(path, dir_fd))
+            self.looked_at(located(path, dir_fd), link)
         except (RecursionError, MemoryError):  # what was asked may be lost: said, as a lost entry is
             self.untold()
         except Exception:  # noqa: S110 - an exception here would be the probe's stat's, which it is not
@@ -262,17 +262,23 @@ class FilesRead(object):
         finally:
             self.busy = False
 
-    def looked_at(self, path):
+    def looked_at(self, path, link=False):
         """The file or folder at ``path`` asked about, not opened (:meth:`asked`), or its extended attributes read
-        (``os.getxattr``, ``os.listxattr``), which :data:`FILE_STATED` holds too."""
+        (``os.getxattr``, ``os.listxattr``), which :data:`FILE_STATED` holds too. A ``link`` the environment's code
+        asked where it points (``os.readlink``: ``os.path.realpath``, as ``torch.ops.load_library`` resolves the
+        path of a library it loads, a ``libop.so`` linked to ``libop.so.1``) counts by where it leads
+        (:data:`LEADS_TO`) too: pointed at another file, it leads the code elsewhere."""
         where, path = path, self.counted(path)
         if path is not None and self.is_shared(path):
             self.sharing(path)
         elif path is not None:
             if not os.path.lexists(where):
                 self.read(where)
-            else:
-                self.tell(path + (FILE_STATED if self.asked_by_the_pair() else FILE_THERE))
+                return
+            by_the_pair = self.asked_by_the_pair()
+            self.tell(path + (FILE_STATED if by_the_pair else FILE_THERE))
+            if link and not by_the_pair and os.path.islink(where):
+                self.tell(path + LEADS_TO)
 
     def listing(self, folder):
         """A folder listed (``os.listdir``, ``os.scandir``, by its path or a descriptor; ``glob``, ``os.walk`` and
@@ -833,7 +839,7 @@ class Watched(object):
             return self.original(*arguments, **options)
         finally:
             if path is not None:
-                self.asked(path, options.get("dir_fd"))
+                self.asked(path, options.get("dir_fd"), self.__name__ == "readlink")
 
     @property
     def __signature__(self):
@@ -1051,7 +1057,7 @@ def files_read(entries, excluded):
         return None, {}
     began = min([value for kind, _, value in entries if kind == BEGAN and isinstance(value, (int, float))] or [None])
     first, asked, read, shared, files, kept_files, again = {}, {}, set(), set(), {}, set(), set()
-    read_at, found_as = {}, {}
+    read_at, found_as, zipped = {}, {}, {}
     for index, (kind, path, value) in enumerate(entries):
         if kind == READ:
             state = tuple(value) if value else None
@@ -1074,8 +1080,11 @@ def files_read(entries, excluded):
             shared.add(path)
         elif kind == MODULE and in_a_file(path):
             continue  # a module imported from a zip file: what is in it is the file's content, which its import read
+        elif kind == LOOKED_FOR and isinstance(value, str) and os.path.isfile(value):
+            zipped[path] = value  # a zip file on sys.path: by what was looked for in it, where it was not read
         if kind in (READ, SHARED, MODULE, LOOKED_FOR):
             read.add(path)
+    read -= set(path for path, archive in zipped.items() if archive in read)  # read: counted by its content
     inodes = dict((path, file_in(state)) for path, state in first.items() if state)
     found = dict((path, files[inode]) for path, inode in inodes.items() if inode in files)  # by any path, any process
     for path, inode in inodes.items():  # read, then changed unheard (by a program, through a link) before it was found
