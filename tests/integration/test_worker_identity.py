@@ -2450,6 +2450,31 @@ def test_a_link_to_a_library_the_environment_s_code_resolved_pointed_at_another_
     assert not is_current(record), record.inputs[identity.READ]
 
 
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler")
+def test_a_library_put_in_a_folder_a_loaded_library_s_runpath_names_before_the_one_used_is_a_change(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``libop.so``, loaded by its path, links ``libdep.so`` through its ``RUNPATH``, ``$ORIGIN/first:$ORIGIN/second``,
+    and the dynamic linker finds it in ``second``: one put in ``first`` is the one it loads by hand then."""
+    top = tmp_path / "top"
+    for name in ("first", "second", "other"):
+        (top / name).mkdir(parents=True)
+    for name, value in (("second", 2), ("other", 9)):
+        (top / name / "dep.c").write_text(f"int dep(void) {{ return {value}; }}\n")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(top / name / "libdep.so"), str(top / name / "dep.c")],
+                       check=True)  # fmt: skip
+    (top / "op.c").write_text("int dep(void);\nint value(void) { return dep(); }\n")
+    linked = [f"-L{top / 'second'}", "-ldep", "-Wl,-rpath,$ORIGIN/first:$ORIGIN/second"]
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(top / "libop.so"), str(top / "op.c"), *linked], check=True)
+    probe = script(tmp_path, "runpath", "import ctypes\nprint(ctypes.CDLL('top/libop.so').value())\n")
+    record = run_alone(stub_torch_python, probe, tmp_path)
+    assert printed(record) == ["2"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (top / "other" / "libdep.so").rename(top / "first" / "libdep.so")
+    assert printed(run_alone(stub_torch_python, probe, tmp_path)) == ["9"]
+    assert not is_current(record), record.inputs[identity.READ]
+
+
 ZIP_ON_PYTHONPATH = {
     "a module put in it where the pair looked for one found later": (
         {"other.py": "X = 1\n"},

@@ -125,6 +125,7 @@ class FilesRead(object):
         named = self.linker_value.replace(";", ":").split(":") if self.linker_value else []
         self.linker_relative = any(not os.path.isabs(folder) for folder in named)  # looked in from the working folder
         self.linker_searched_from = set()  # the working folders LD_LIBRARY_PATH's were counted from
+        self.searched_runpaths = set()  # the libraries whose RPATH and RUNPATH were counted (searched_for)
         if self.known:
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
@@ -603,8 +604,26 @@ class FilesRead(object):
                 continue
             if not replaced:
                 self.read(path)
+                self.searched_for(path)
             elif path not in self.reading:
                 self.untold()
+
+    def searched_for(self, library):
+        """The folders the ``library`` mapped (:meth:`read_libraries_mapped`) has the dynamic linker look the
+        libraries it links up in (its ``RPATH`` or ``RUNPATH``, :func:`elf_search_path`: ``$ORIGIN/lib``), each
+        with the folders in it the linker looks in first (:func:`linker_subfolders`), count by what is in them, as
+        those of ``LD_LIBRARY_PATH`` do: a library put in a folder it names before the one it found a library in is
+        the one it would load instead. Not the system's folders, whose libraries are the system's, nor those of the
+        interpreter's own program and ``libpython``, which are the interpreter's (:func:`interpreter_files`)."""
+        if library in self.searched_runpaths or library in INTERPRETER_FILES:
+            return
+        self.searched_runpaths.add(library)
+        named = ":".join(elf_search_path(library))
+        platform = linker_platform() if named else None
+        for folder in linker_search_path(named, platform, origin=os.path.dirname(library)):
+            for each in linker_subfolders(folder, platform):
+                if each not in SYSTEM_LIBRARIES and not self.leaves_out(each):
+                    self.tell(each + FOLDER_LISTED)
 
     def read_all_of(self, source):
         """The file at ``source`` read, or each file in the folder there (a folder moved), up to
@@ -1480,7 +1499,7 @@ def search_path(env):
     return os.get_exec_path(env)
 
 
-def linker_search_path(value, platform=None):
+def linker_search_path(value, platform=None, origin=None):
     """The folders ``value`` of ``LD_LIBRARY_PATH`` names, as the dynamic linker reads it (split at ``:`` and ``;``;
     an empty one is the working folder), absolute, each with its tokens expanded as the linker expands them
     (:func:`linker_tokens`): ``$ORIGIN`` the folder of the program the process runs, ``$PLATFORM`` ``platform``
@@ -1490,7 +1509,7 @@ def linker_search_path(value, platform=None):
         return []
     folders = []
     for folder in value.replace(";", ":").split(":"):
-        folders += [os.path.abspath(each or os.curdir) for each in linker_tokens(folder, platform)]
+        folders += [os.path.abspath(each or os.curdir) for each in linker_tokens(folder, platform, origin)]
     return list(dict.fromkeys(folders))
 
 
@@ -1498,13 +1517,14 @@ LINKER_TOKENS = ("ORIGIN", "PLATFORM", "LIB")
 """The dynamic string tokens the linker expands in ``LD_LIBRARY_PATH`` (``$ORIGIN`` or ``${ORIGIN}``)."""
 
 
-def linker_tokens(folder, platform=None):
+def linker_tokens(folder, platform=None, origin=None):
     """``folder`` with each token of :data:`LINKER_TOKENS` expanded, in each way the linker may expand it: the
-    folder of the program the process runs for ``$ORIGIN``, ``platform`` for ``$PLATFORM``, and for ``$LIB``
+    folder of the program the process runs (or ``origin``, a library's own) for ``$ORIGIN``, ``platform`` for
+    ``$PLATFORM``, and for ``$LIB``
     each of the system's folders of libraries (``lib``, ``lib64``, the multiarch ``lib/x86_64-linux-gnu``: which,
     the linker was built to say)."""
     values = {
-        "ORIGIN": [os.path.dirname(os.path.realpath(sys.executable))],
+        "ORIGIN": [origin or os.path.dirname(os.path.realpath(sys.executable))],
         "PLATFORM": [platform or "$PLATFORM"],
         "LIB": sorted(folder.strip("/") for folder in SYSTEM_LIBRARIES if folder.startswith("/lib")),
     }
@@ -1542,9 +1562,83 @@ def linker_subfolders(folder, platform=None, depth=3):
     return list(dict.fromkeys(found))
 
 
-def linker_platform():
+def interpreter_files():
+    """The interpreter's own program and shared library (``libpython3.11.so.1.0``), links resolved: what the dynamic
+    linker loads for them is the interpreter's, part of a record's identity by its exact version."""
+    library = sysconfig.get_config_var("INSTSONAME")
+    folder = sysconfig.get_config_var("LIBDIR")
+    files = [sys.executable] + ([os.path.join(folder, library)] if library and folder else [])
+    return frozenset(os.path.realpath(path) for path in files if path)
+
+
+INTERPRETER_FILES = interpreter_files()
+"""The interpreter's own files (:func:`interpreter_files`)."""
+
+DT_RPATH, DT_RUNPATH, DT_STRTAB = 15, 29, 5
+"""The entries of an ELF file's dynamic section that name the folders its libraries are looked up in, and where
+the text they point into is."""
+
+
+def elf_search_path(path, open_file=os.open, pread=os.pread, close=os.close):
+    """The folders the ELF file at ``path`` names in its ``RPATH`` and ``RUNPATH`` (``$ORIGIN:$ORIGIN/lib``), as it
+    says them, tokens and all; none where it is no ELF file or names none. Read as the dynamic linker reads it, by
+    ``os``'s functions as this module was imported."""
+    import struct
+
+    try:
+        fd = open_file(path, os.O_RDONLY)
+    except OSError:
+        return []
+    try:
+        header = pread(fd, 64, 0)
+        if len(header) < 52 or header[:4] != b"\x7fELF" or header[4] not in (1, 2) or header[5] not in (1, 2):
+            return []
+        wide, order = header[4] == 2, "<" if header[5] == 1 else ">"
+        at, count_at = (0x20, 0x36) if wide else (0x1C, 0x2A)
+        (table,) = struct.unpack_from(order + ("Q" if wide else "I"), header, at)
+        size, count = struct.unpack_from(order + "HH", header, count_at)
+        entry = order + ("IIQQQQQQ" if wide else "IIIIIIII")
+        segments = [struct.unpack_from(entry, pread(fd, size, table + size * index)) for index in range(count)]
+        if wide:  # (type, offset, address, size in the file) of each segment
+            segments = [(kind, offset, address, filesz) for kind, _, offset, address, _, filesz, _, _ in segments]
+        else:
+            segments = [(kind, offset, address, filesz) for kind, offset, address, _, filesz, _, _, _ in segments]
+        dynamic = next(((offset, filesz) for kind, offset, _, filesz in segments if kind == 2), None)  # PT_DYNAMIC
+        if dynamic is None:
+            return []
+        pair = order + ("qQ" if wide else "iI")
+        step = struct.calcsize(pair)
+        table = pread(fd, dynamic[1], dynamic[0])
+        tags = [struct.unpack_from(pair, table, at) for at in range(0, len(table) - step + 1, step)]
+        strings = next((value for tag, value in tags if tag == DT_STRTAB), None)
+        if strings is None:
+            return []
+        loaded = [offset + strings - address for kind, offset, address, filesz in segments
+                  if kind == 1 and address <= strings < address + filesz]  # fmt: skip
+        if not loaded:  # no PT_LOAD segment holds the text
+            return []
+        folders = []
+        for tag, value in tags:
+            if tag in (DT_RPATH, DT_RUNPATH):
+                text = pread(fd, 4096, loaded[0] + value).partition(b"\0")[0]
+                folders += os.fsdecode(text).split(":")
+        return folders
+    except (OSError, ValueError, struct.error):
+        return []
+    finally:
+        close(fd)
+
+
+def linker_platform(known=[]):  # noqa: B006 - asked of the kernel once a process
     """What the kernel told the dynamic linker the platform is (``AT_PLATFORM``: ``x86_64``, ``haswell``), which it
     expands ``$PLATFORM`` to and looks in a folder of that name for; the machine's name where it cannot be asked."""
+    if not known:
+        known.append(auxiliary_platform())
+    return known[0]
+
+
+def auxiliary_platform():
+    """:func:`linker_platform`, asked of the kernel."""
     try:
         import ctypes
 
