@@ -137,8 +137,12 @@ class FilesRead(object):
             watch_exit(self.ending)
             self.asked_through.settle()
             self.write_down(BEGAN, None, self.began)
-            for path in module_files():  # what ran before the hook (a .pth's import), written down in case of a crash
-                self.read(archive_of(path) if in_a_file(path) else path)  # one of a zip file: its content
+            self.busy = True  # the hook's own look at what ran before it (a .pth's import), none of the pair's
+            try:
+                for path in module_files():  # written down in case of a crash
+                    self.read(archive_of(path) if in_a_file(path) else path)  # one of a zip file: its content
+            finally:
+                self.busy = False
             self.searched_by_the_linker()
 
     def searched_by_the_linker(self):
