@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from torchmatrix import identity
 from torchmatrix.core import Outcome, Probe, Record
 from torchmatrix.worker import repeats
 
@@ -63,3 +64,19 @@ def test_the_records_of_rounds_are_merged_per_pair_in_the_order_of_the_first_rou
     assert repeats.runs_of(single[0]) == [
         {"outcome": "pass", "message": "", "duration": 0.1, "metrics": {"error": 1.0}}
     ]
+
+
+def test_what_a_pairs_runs_read_is_what_every_run_read() -> None:
+    """A run that its own hash seed led to another file than the first run read it: that file is the record's input
+    too; one two runs found otherwise is never current; one run whose reads are not told leaves them all untold."""
+
+    def reading(read: dict[str, str | None] | None) -> Record:
+        return Record("flaky", "cpu", Outcome.PASS, {}, "", 0.1, {identity.READ: read})
+
+    alpha, eps = {"data/alpha.txt": "a1", "probe.py": "p"}, {"data/eps.txt": "e1", "probe.py": "p"}
+    [merged] = repeats.merged([reading(alpha), reading(eps)], 2)
+    assert merged.inputs[identity.READ] == {"data/alpha.txt": "a1", "data/eps.txt": "e1", "probe.py": "p"}
+    [changed] = repeats.merged([reading(alpha), reading({"data/alpha.txt": "a2"})], 2)
+    assert changed.inputs[identity.READ] == {"data/alpha.txt": repeats.READ_OTHERWISE, "probe.py": "p"}
+    [untold] = repeats.merged([reading(alpha), reading(None)], 2)
+    assert untold.inputs[identity.READ] is None

@@ -16,7 +16,9 @@ a process, as two runs by hand do not. The N records of a pair become one:
 Either way the record keeps every run under ``metrics.repeats`` (outcome,
 message, seconds, metrics), so that a metric can be compared run by run
 (:mod:`torchmatrix.bisection.criteria`), and its duration is the longest run's: each run
-had the whole timeout. A record of one run is left as it was.
+had the whole timeout. What it read is what every run read (:func:`read_by_all`): a run
+that a hash seed of its own led to another file, and that file changed, is a change. A record of one run is left
+as it was.
 """
 
 from __future__ import annotations
@@ -26,11 +28,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from .. import identity
 from ..core import Outcome, Record
 from . import printed
 
 REPEATS = "repeats"
 """The key of the runs in a merged record's metrics."""
+
+READ_OTHERWISE = "read otherwise by another run"
+"""The digest of a file two runs of a pair found otherwise (one changed it, or it changed between them): none a
+file has, so that the record is never current by it."""
 
 
 def merged(records: Sequence[Record], repeat: int) -> list[Record]:
@@ -49,7 +56,7 @@ def merged(records: Sequence[Record], repeat: int) -> list[Record]:
 
 def merge(runs: Sequence[Record]) -> Record:
     """One record for the runs of one pair (see the module's docstring)."""
-    first = runs[0]
+    first = dataclasses.replace(runs[0], inputs={**runs[0].inputs, identity.READ: read_by_all(runs)})
     each = [_run_json(run) for run in runs]
     longest = max(run.duration for run in runs)
     outcomes = Counter(run.outcome for run in runs)
@@ -61,6 +68,19 @@ def merge(runs: Sequence[Record]) -> Record:
     return dataclasses.replace(
         first, outcome=Outcome.UNSTABLE, metrics={REPEATS: each}, message=message, duration=longest
     )
+
+
+def read_by_all(runs: Sequence[Record]) -> dict[str, str | None] | None:
+    """What the ``runs`` of one pair read, each file by what they found it to hold (:data:`READ_OTHERWISE` where
+    two found it otherwise); None where what one of them read is not told, as then what they all read is not."""
+    read: dict[str, str | None] = {}
+    for run in runs:
+        said = run.inputs.get(identity.READ)
+        if not isinstance(said, dict):
+            return None
+        for path, digest in said.items():
+            read[path] = digest if read.get(path, digest) == digest else READ_OTHERWISE
+    return read
 
 
 def counts(outcomes: Counter[Outcome]) -> str:

@@ -119,7 +119,7 @@ class FilesRead(object):
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         self.not_the_pairs = self.stdlib + ("<frozen ",)  # code the hook's own work runs through
-        self.code_of = {}  # whose each code object on the way to an event is (code_of), as it was first found
+        self.file_of = {}  # whose the code of each file on the way to an event is (file_of), as it was first found
         self.asked_through, self.ended = AskedThrough(), False
         self.linker_value = os.environ.get("LD_LIBRARY_PATH", "")  # as the dynamic linker read it as this began
         named = self.linker_value.replace(";", ":").split(":") if self.linker_value else []
@@ -230,9 +230,13 @@ class FilesRead(object):
         :data:`ENTRANCES` nor the standard library's is the worker's, not the pair's code (a signal handler, a
         ``__del__``) run in the middle of it."""
         while frame is not None:
-            whose = self.code_of.get(frame.f_code)
-            if whose is None:
-                whose = self.code_of[frame.f_code] = code_of(frame.f_code, self.not_the_pairs)
+            code = frame.f_code
+            if code.co_filename == HOOK_FILE:
+                whose = PASSED_THROUGH if code.co_name in ENTRANCES else WORKERS
+            else:
+                whose = self.file_of.get(code.co_filename)
+                if whose is None:
+                    whose = self.file_of[code.co_filename] = file_of(code.co_filename, self.not_the_pairs)
             if whose is not PASSED_THROUGH:
                 return whose is WORKERS
             frame = frame.f_back
@@ -950,15 +954,15 @@ functions, the extension modules' loader), from the pair's code and this hook's 
 
 
 PASSED_THROUGH, WORKERS, PAIRS = "passed through", "the worker's", "the pair's"
-"""Whose a code object on the way to what is heard is (:func:`code_of`)."""
+"""Whose code on the way to what is heard is: this hook's :data:`ENTRANCES` and the standard library's are passed
+through by the hook's own work and the pair's alike (:meth:`FilesRead.own_look`, :func:`file_of`)."""
 
 
-def code_of(code, passed_through):
-    """Whose ``code`` is: one of this hook's :data:`ENTRANCES` or code of ``passed_through`` (the standard
-    library's, frozen or not), through which the hook's own work and the pair's alike pass; the worker's; or the
-    pair's."""
-    where = code.co_filename
-    if (where == HOOK_FILE and code.co_name in ENTRANCES) or where.startswith(passed_through):
+def file_of(where, passed_through):
+    """Whose the code of the file ``where`` is (by its name: a code object's equality leaves its file out): code
+    of ``passed_through`` (the standard library's, frozen or not), through which the hook's own work and the pair's
+    alike pass; the worker's; or the pair's."""
+    if where.startswith(passed_through):
         return PASSED_THROUGH
     return WORKERS if where.startswith(WORKER_PACKAGE) else PAIRS
 
