@@ -2558,3 +2558,52 @@ def test_a_pth_file_put_in_a_site_folder_a_pth_file_adds_is_a_change(tmp_path: P
     (tmp_path / "extra" / "more.pth").write_text(str(tmp_path / "found") + "\n")
     assert printed(run_alone(python, probe, tmp_path / "project")) == ["1"]
     assert not is_current(record), record.inputs[identity.READ]
+
+
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler")
+def test_a_library_put_in_a_folder_an_environments_library_has_the_linker_look_in_first_is_a_change(
+    tmp_path: Path,
+) -> None:
+    """A library of the environment (a package's, built from source) whose ``RUNPATH`` names a folder outside it
+    before its own (``/usr/local/cuda/lib64``, then ``$ORIGIN``): a library it links put there is the one the
+    dynamic linker loads by hand then."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    first, other = tmp_path / "first", tmp_path / "other"
+    for folder in (first, other):
+        folder.mkdir()
+    for folder, value in ((site_packages, 1), (other, 2)):
+        (folder / "dep.c").write_text(f"int dep(void) {{ return {value}; }}\n")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(folder / "libdep.so"), str(folder / "dep.c")], check=True)
+    (site_packages / "op.c").write_text("int dep(void);\nint value(void) { return dep(); }\n")
+    runpath = f"-Wl,--enable-new-dtags,-rpath,{first}:$ORIGIN"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(site_packages / "libop.so"), str(site_packages / "op.c"),
+                    f"-L{site_packages}", "-ldep", runpath], check=True)  # fmt: skip
+    (tmp_path / "project").mkdir()
+    source = f"import ctypes\nprint(ctypes.CDLL({str(site_packages / 'libop.so')!r}).value())\n"
+    record = run_alone(python, script(tmp_path / "project", "runpath", source), tmp_path / "project")
+    assert printed(record) == ["1"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (other / "libdep.so").rename(first / "libdep.so")
+    assert not is_current(record), record.inputs[identity.READ]
+
+
+def test_a_library_ld_preload_names_that_was_not_there_is_a_change_and_a_system_folder_is_the_systems(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """``LD_PRELOAD`` (the matrix's ``env:``) names a library that is not there, which the dynamic linker skips: put
+    there, it is loaded into every process by hand. A system folder ``LD_LIBRARY_PATH`` names holds the system's
+    libraries, which count as the system's do: not by what is in it."""
+    preloaded = tmp_path / "pre" / "libpre.so"
+    system = sorted(reads.SYSTEM_LIBRARIES)[0]
+    declared = {"LD_PRELOAD": str(preloaded), "LD_LIBRARY_PATH": system}
+    probe = script(tmp_path, "plain", "print('ran')\n")
+    seen = identity.pair_environment(stub_torch_python, declared, (), os.environ)
+    [record] = runner.run_cell(
+        stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path
+    ).records
+    assert printed(record) == ["ran"], record.message
+    assert not [path for path in record.inputs[identity.READ] if path.startswith(system + " ")]
+    assert is_current(record), record.inputs[identity.READ]
+    preloaded.parent.mkdir()
+    preloaded.write_bytes(b"a library")
+    assert not is_current(record), record.inputs[identity.READ]

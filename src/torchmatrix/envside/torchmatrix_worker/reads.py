@@ -122,6 +122,7 @@ class FilesRead(object):
         self.file_of = {}  # whose the code of each file on the way to an event is (file_of), as it was first found
         self.asked_through, self.ended = AskedThrough(), False
         self.linker_value = os.environ.get("LD_LIBRARY_PATH", "")  # as the dynamic linker read it as this began
+        self.preloaded = preloaded_by_path(os.environ.get("LD_PRELOAD", ""))
         named = self.linker_value.replace(";", ":").split(":") if self.linker_value else []
         self.linker_relative = any(not os.path.isabs(folder) for folder in named)  # looked in from the working folder
         self.linker_searched_from = set()  # the working folders LD_LIBRARY_PATH's were counted from
@@ -151,7 +152,8 @@ class FilesRead(object):
         before its own folders and a library's ``RUNPATH`` (torch's, ``$ORIGIN``), so that a library put there, or
         the folder made since with one in it, is one it would load instead; and so does each folder in it that it
         looks in first (:func:`linker_subfolders`: ``glibc-hwcaps/x86-64-v3``, ``tls``, ``x86_64``). What it loaded
-        from there is read by what it mapped (:meth:`read_libraries_mapped`)."""
+        from there is read by what it mapped (:meth:`read_libraries_mapped`). Each library ``LD_PRELOAD`` names by a
+        path is read, there or not: the linker skips one that is not there, and loads it once it is."""
         self.busy = True  # the hook's own look at them
         try:
             value = self.linker_value
@@ -159,9 +161,10 @@ class FilesRead(object):
                 self.linker_searched_from.add(os.getcwd())
             platform = linker_platform() if value else None
             for named in linker_search_path(value, platform):
-                for folder in linker_subfolders(named, platform):
-                    if not self.leaves_out(folder):
-                        self.tell(folder + FOLDER_LISTED)
+                self.searched_by_the_linker_in(named, platform)
+            for preloaded in self.preloaded:  # there or not: the linker skips one not there, and loads it once there
+                if not self.leaves_out(preloaded):
+                    self.read(preloaded)
         finally:
             self.busy = False
 
@@ -601,18 +604,22 @@ class FilesRead(object):
     def read_libraries_mapped(self):
         """Each file the process has mapped to run (the kernel's ``/proc/self/maps``, its executable mappings) is
         read: the libraries the dynamic linker loaded for one ``ctypes`` or an extension module loaded by its path,
-        which no audit event tells. The linker's own folders (:data:`SYSTEM_LIBRARIES`) hold the system's, as a
-        library named without a folder is (:meth:`loaded`). One replaced since it was mapped (``(deleted)``) is not
+        which no audit event tells, and the folders each has the linker look its libraries up in, the environment's
+        libraries' too (:meth:`searched_for`). The linker's own folders (:data:`SYSTEM_LIBRARIES`) hold the system's,
+        as a library named without a folder is (:meth:`loaded`). One replaced since it was mapped (``(deleted)``) is not
         what its path now holds: where it was not read as it was loaded (an extension module is), what was read is
         not told (:attr:`untold`)."""
         for path in mapped_to_run():
             replaced = path.endswith(DELETED)
             path = path[: -len(DELETED)] if replaced else path
-            if is_the_systems(path) or self.leaves_out(path):
+            if is_the_systems(path):
+                continue
+            if not replaced:  # the environment's too: a folder outside it its RUNPATH names is looked in
+                self.searched_for(path)
+            if self.leaves_out(path):
                 continue
             if not replaced:
                 self.read(path)
-                self.searched_for(path)
             elif path not in self.reading:
                 self.untold()
 
@@ -629,9 +636,17 @@ class FilesRead(object):
         named = ":".join(elf_search_path(library))
         platform = linker_platform() if named else None
         for folder in linker_search_path(named, platform, origin=os.path.dirname(library)):
-            for each in linker_subfolders(folder, platform):
-                if each not in SYSTEM_LIBRARIES and not self.leaves_out(each):
-                    self.tell(each + FOLDER_LISTED)
+            self.searched_by_the_linker_in(folder, platform)
+
+    def searched_by_the_linker_in(self, folder, platform):
+        """``folder``, where the dynamic linker looks libraries up, and each folder in it it looks in first
+        (:func:`linker_subfolders`), count by what is in them; not one of the system's folders
+        (:data:`SYSTEM_LIBRARIES`), whose libraries are the system's, nor what this hook leaves out."""
+        if folder in SYSTEM_LIBRARIES:
+            return
+        for each in linker_subfolders(folder, platform):
+            if not self.leaves_out(each):
+                self.tell(each + FOLDER_LISTED)
 
     def read_all_of(self, source):
         """The file at ``source`` read, or each file in the folder there (a folder moved), up to
@@ -1505,6 +1520,12 @@ def search_path(env):
     if env is not None:
         env = dict((os.fsdecode(key), os.fsdecode(value)) for key, value in env.items())
     return os.get_exec_path(env)
+
+
+def preloaded_by_path(value):
+    """The libraries ``value`` of ``LD_PRELOAD`` names by a path (split at ``:`` and white space, as the dynamic
+    linker splits it), absolute; one named without a folder is looked up in the system's folders."""
+    return [os.path.abspath(name) for name in value.replace(":", " ").split() if has_folder(name)]
 
 
 def linker_search_path(value, platform=None, origin=None):
