@@ -614,7 +614,7 @@ class FilesRead(object):
             path = path[: -len(DELETED)] if replaced else path
             if is_the_systems(path):
                 continue
-            if not replaced:  # the environment's too: a folder outside it its RUNPATH names is looked in
+            if not replaced and not self.is_the_interpreters(path):  # the environment's too
                 self.searched_for(path)
             if self.leaves_out(path):
                 continue
@@ -622,6 +622,12 @@ class FilesRead(object):
                 self.read(path)
             elif path not in self.reading:
                 self.untold()
+
+    def is_the_interpreters(self, library):
+        """Whether ``library`` is one of the standard library's extension modules (``lib-dynload``), not the
+        environment's (in a venv, Python's folder of the standard library's platform files is the venv's
+        ``lib/python3.X``, which holds its site folder)."""
+        return library.startswith(self.stdlib) and not library.startswith(self.environments_code)
 
     def searched_for(self, library):
         """The folders the ``library`` mapped (:meth:`read_libraries_mapped`) has the dynamic linker look the
