@@ -1609,15 +1609,16 @@ def interpreter_files():
 INTERPRETER_FILES = interpreter_files()
 """The interpreter's own files (:func:`interpreter_files`)."""
 
-DT_RPATH, DT_RUNPATH, DT_STRTAB = 15, 29, 5
-"""The entries of an ELF file's dynamic section that name the folders its libraries are looked up in, and where
+DT_NULL, DT_RPATH, DT_RUNPATH, DT_STRTAB = 0, 15, 29, 5
+"""The entries of an ELF file's dynamic section: its end, the folders its libraries are looked up in, and where
 the text they point into is."""
 
 
 def elf_search_path(path, open_file=os.open, pread=os.pread, close=os.close):
-    """The folders the ELF file at ``path`` names in its ``RPATH`` and ``RUNPATH`` (``$ORIGIN:$ORIGIN/lib``), as it
-    says them, tokens and all; none where it is no ELF file or names none. Read as the dynamic linker reads it, by
-    ``os``'s functions as this module was imported."""
+    """The folders the ELF file at ``path`` names in its ``RUNPATH``, else its ``RPATH`` (``$ORIGIN:$ORIGIN/lib``),
+    as it says them, tokens and all; none where it is no ELF file or names none. Read as the dynamic linker reads
+    it (its dynamic section up to its ``DT_NULL``; an ``RPATH`` beside a ``RUNPATH`` is ignored), by ``os``'s
+    functions as this module was imported."""
     import struct
 
     try:
@@ -1645,6 +1646,7 @@ def elf_search_path(path, open_file=os.open, pread=os.pread, close=os.close):
         step = struct.calcsize(pair)
         table = pread(fd, dynamic[1], dynamic[0])
         tags = [struct.unpack_from(pair, table, at) for at in range(0, len(table) - step + 1, step)]
+        tags = tags[: next((index for index, (tag, _) in enumerate(tags) if tag == DT_NULL), len(tags))]
         strings = next((value for tag, value in tags if tag == DT_STRTAB), None)
         if strings is None:
             return []
@@ -1652,12 +1654,12 @@ def elf_search_path(path, open_file=os.open, pread=os.pread, close=os.close):
                   if kind == 1 and address <= strings < address + filesz]  # fmt: skip
         if not loaded:  # no PT_LOAD segment holds the text
             return []
-        folders = []
-        for tag, value in tags:
-            if tag in (DT_RPATH, DT_RUNPATH):
-                text = pread(fd, 4096, loaded[0] + value).partition(b"\0")[0]
-                folders += os.fsdecode(text).split(":")
-        return folders
+        named = dict((tag, value) for tag, value in tags if tag in (DT_RPATH, DT_RUNPATH))
+        chosen = named.get(DT_RUNPATH, named.get(DT_RPATH))  # the linker ignores an RPATH where a RUNPATH is
+        if chosen is None:
+            return []
+        text = pread(fd, 4096, loaded[0] + chosen).partition(b"\0")[0]
+        return os.fsdecode(text).split(":")
     except (OSError, ValueError, struct.error):
         return []
     finally:
