@@ -2400,7 +2400,68 @@ def test_a_library_put_where_the_linker_looks_along_ld_library_path_before_the_o
     target = first / put.format(platform=at_platform())
     target.mkdir(parents=True, exist_ok=True)
     (other / "libdep.so").rename(target / "libdep.so")  # what libop.so links to: found there before its RUNPATH
+    [again] = runner.run_cell(
+        stub_torch_python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path
+    ).records  # by hand: whether the linker loads it from there is the linker's to say (glibc 2.37: no legacy hwcaps)
+    assert is_current(record) == (printed(again) == ["2"]), (printed(again), record.inputs[identity.READ])
+    assert printed(again) == ["9"] or (case.startswith("a folder of the legacy") and not reads.has_legacy_hwcaps())
+
+
+@pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler")
+def test_ld_library_path_counts_as_the_linker_read_it_as_the_process_started(tmp_path: Path) -> None:
+    """The dynamic linker reads ``LD_LIBRARY_PATH`` once, as the process starts: a ``.pth`` file that takes it out
+    of ``os.environ`` changes nothing it loads, and a library put in a folder it names is still a change."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    (site_packages / "forget.pth").write_text("import os; os.environ.pop('LD_LIBRARY_PATH', None)\n")
+    first, second, other = tmp_path / "first", tmp_path / "second", tmp_path / "other"
+    first.mkdir()
+    for folder, value in ((second, 2), (other, 9)):
+        folder.mkdir()
+        build_linked_library(folder, value)
+    probe = script(tmp_path, "by_name", "import ctypes\nprint(ctypes.CDLL('libop.so').value())\n")
+    seen = identity.pair_environment(python, {"LD_LIBRARY_PATH": f"{first}:{second}"}, (), os.environ)
+    [record] = runner.run_cell(python, [Pair(probe, "cpu")], 30.0, variables_seen=seen, workdir=tmp_path).records
+    assert printed(record) == ["2"], record.message
+    assert is_current(record), record.inputs[identity.READ]
+    (other / "libdep.so").rename(first / "libdep.so")
     assert not is_current(record), record.inputs[identity.READ]
+
+
+def test_a_script_starts_with_the_variables_the_pair_was_given_not_those_the_worker_s_site_left(tmp_path: Path) -> None:
+    """A ``.pth`` file's line runs in every Python of the environment, the worker's too: what it appends to a
+    variable, the script's process sees appended as by hand (in a venv whose ``lib64`` leads to ``lib``, Python
+    3.11's ``site`` runs it twice), not again on top of what the worker's own ``site`` appended."""
+    python, site_packages = stub_torch_venv(tmp_path / "venv")
+    (site_packages / "mark.pth").write_text(
+        "import os; os.environ['TM_MARKS'] = os.environ.get('TM_MARKS', '') + '+'\n"
+    )
+    by_hand = subprocess.run([python, "-c", "import os; print(os.environ['TM_MARKS'])"], capture_output=True, text=True)
+    record = run_alone(python, script(tmp_path, "marks", "import os\nprint(os.environ['TM_MARKS'])\n"), tmp_path)
+    assert printed(record) == by_hand.stdout.split(), record.message
+
+
+@pytest.mark.parametrize(
+    "version, legacy",
+    [("glibc 2.36", True), ("glibc 2.37", False), ("glibc 2.40", False), ("glibc 3.0", False), ("musl", True),
+     ("glibc x", True)],
+)  # fmt: skip
+def test_the_legacy_hwcaps_folders_are_counted_where_glibc_still_looks_in_them(version: str, legacy: bool) -> None:
+    """glibc 2.37 stopped looking libraries up in the legacy ``hwcaps`` folders; what cannot be asked counts them."""
+    assert reads.has_legacy_hwcaps(version) is legacy
+
+
+def test_origin_and_the_linker_s_variables_are_asked_of_the_kernel() -> None:
+    """``$ORIGIN`` is the folder of the program the kernel runs, and a variable's value is the one the process
+    started with."""
+    code = (
+        "import os\nfrom torchmatrix.envside.torchmatrix_worker import reads\nos.environ.pop('SEEN')\n"
+        "os.environ['LATER'] = '1'\nprint(reads.started_with('SEEN'), reads.started_with('LATER') or '-')\n"
+        "print(reads.running_program())\n"
+    )
+    told = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "SEEN": "a=b:c"}, capture_output=True, text=True
+    )
+    assert told.stdout.splitlines() == ["a=b:c -", os.path.realpath(sys.executable)], told.stderr
 
 
 @pytest.mark.skipif(not CAN_BUILD_LIBRARIES, reason="needs a C compiler")

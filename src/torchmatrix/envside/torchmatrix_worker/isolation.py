@@ -16,7 +16,7 @@ import time
 
 from .pairs import child_main
 from .protocol import MODULE, PYTEST, READ_UNTOLD, SCRIPT, WORKER_FAILED, WORKER_FILE, ParentGone
-from .reads import as_told, entries_in, excluded_prefixes, files_read, journaled
+from .reads import entries_in, environment_at_start, excluded_prefixes, files_read, journaled
 from .records import Ending, cell_places, exit_code, read_output
 from .reply import is_ready, read_reply
 
@@ -110,7 +110,7 @@ class Isolation(object):
             untold = True
         if untold:
             return READ_UNTOLD, {}
-        return files_read(as_told(entries), excluded_prefixes(self.scratch))
+        return files_read(entries, excluded_prefixes(self.scratch))
 
     def kill_children(self, deadline):
         """Kill and reap every child the worker still has: with the subreaper, whatever a pair left running."""
@@ -295,7 +295,7 @@ class Forking(Isolation):
                 self.enter_child(folder, log.fileno(), self.private)
                 if job["job"] == SCRIPT:  # as python runs it: in a new interpreter, which its own import torch loads
                     command = child_command(job)
-                    os.execv(command[0], command)
+                    os.execve(command[0], command, child_environment(folder))
                 child_main(job)
             finally:  # never back into the worker's code: its cleanup is the worker's, not this child's
                 os._exit(WORKER_FAILED)
@@ -402,7 +402,7 @@ class Spawning(Isolation):
         try:
             self.process = subprocess.Popen(
                 child_command(job),
-                cwd=self.workdir, env=dict(os.environ, **temporary_folder(folder)),
+                cwd=self.workdir, env=child_environment(folder),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, **own_process_group()
             )  # fmt: skip
             timed_out = not self.imported(self.process, job["answer"]) or not ended_within(self.process, deadline)
@@ -467,6 +467,14 @@ def ended_within(process, deadline):
             return True
         except subprocess.TimeoutExpired:
             pass
+
+
+def child_environment(folder):
+    """The variables a job's new Python starts with: those the worker started with, which the parent built (the
+    pair's environment: :func:`environment_at_start`), not what the worker's own ``site`` and imports left in
+    ``os.environ`` (a ``.pth`` file's line that changed it would change it twice, by hand once), with its own
+    temporary folder (``folder``)."""
+    return dict(environment_at_start(), **temporary_folder(folder))
 
 
 def child_command(job):

@@ -111,18 +111,17 @@ class FilesRead(object):
         self.shared_files = set()
         self.thread = threading.local()  # what this hook is doing, per thread: another's events still count
         self.known = hasattr(sys, "addaudithook")
-        self.lookups = []
         self.asked_about = {}
         self.found_by_inode, self.links = {}, {}
-        self.found_files, self.read_elsewhere, self.hashed, self.told_looked_for = [], set(), 0, set()
+        self.found_files, self.read_elsewhere, self.hashed = [], set(), 0
         self.found_by_path = set()
         self.environments_code = environments_code()
         self.stdlib = stdlib_prefixes()
         self.not_the_pairs = self.stdlib + ("<frozen ",)  # code the hook's own work runs through
         self.file_of = {}  # whose the code of each file on the way to an event is (file_of), as it was first found
         self.asked_through, self.ended = AskedThrough(), False
-        self.linker_value = os.environ.get("LD_LIBRARY_PATH", "")  # as the dynamic linker read it as this began
-        self.preloaded = preloaded_by_path(os.environ.get("LD_PRELOAD", ""))
+        self.linker_value = started_with("LD_LIBRARY_PATH")  # as the dynamic linker read it
+        self.preloaded = preloaded_by_path(started_with("LD_PRELOAD"))
         named = self.linker_value.replace(";", ":").split(":") if self.linker_value else []
         self.linker_relative = any(not os.path.isabs(folder) for folder in named)  # looked in from the working folder
         self.linker_searched_from = set()  # the working folders LD_LIBRARY_PATH's were counted from
@@ -130,7 +129,6 @@ class FilesRead(object):
         if self.known:
             sys.addaudithook(self.heard)
             watch_lookups(self.asked, self.opening_in)
-            sys.meta_path.insert(0, ModuleLookups(self.lookups, self.looked_for))
             watch_path_finder(self.path_finder_found)
             watch_file_finder(self.file_finder_looked)
             watch_extension_loads(self.loading, self.loaded_by_the_linker)
@@ -141,7 +139,8 @@ class FilesRead(object):
             self.busy = True  # the hook's own look at what ran before it (a .pth's import), none of the pair's
             try:
                 for path in module_files():  # written down in case of a crash
-                    self.read(archive_of(path) if in_a_file(path) else path)  # one of a zip file: its content
+                    if not self.leaves_out(path):  # the environment's and the standard library's: none
+                        self.read(archive_of(path) if in_a_file(path) else path)  # one of a zip file: its content
             finally:
                 self.busy = False
             self.searched_by_the_linker()
@@ -699,19 +698,6 @@ class FilesRead(object):
         state = state_of(where or path)
         return state is None or (written_since(state, self.began) and not self.found_it(state))
 
-    def looked_for(self, name, folders):
-        """A module ``name`` looked for in ``folders``: each folder is written down as it is looked in, where it was
-        found not known yet. A child this process forked tells nothing at its end (a ``DataLoader``'s worker, ended
-        by ``os._exit``): each counts (:data:`LOOKED_FOR`). This process tells its own lookups at its end, up to
-        where each was found (:meth:`entries`); until then they are :data:`SEARCHED`, which count as looked for
-        where it never tells its end (it crashed, was stopped, or left without it)."""
-        kind = SEARCHED if os.getpid() == self.pid else LOOKED_FOR
-        for folder in folders:
-            looked = os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR)
-            if looked not in self.told_looked_for and not self.leaves_out(looked):
-                self.told_looked_for.add(looked)
-                self.write_down(kind, looked, folder)
-
     def path_finder_found(self, name, path, spec):
         """Python's path-based finder looked ``name`` up in ``path`` (``sys.path`` where None) and found ``spec``
         (None: nothing), whichever finder asked it (the import system, pytest's assertion rewriting, a type checker's
@@ -779,11 +765,9 @@ class FilesRead(object):
         """What this process read, as it knows it itself, in the journal's entries (:data:`READ` and the rest; None
         where this Python has no audit hooks): the worker makes of them and of its children's journal what was read
         (:func:`files_read`), outside this process, which nothing the pair's code left set there reaches. Each of
-        its modules is read (:data:`MODULE`), and each folder each was looked for in, up to the one it was found in
-        (:data:`LOOKED_FOR`: a form that comes first there, a package before a module, would be found instead), or
-        every one where what holds its name is no file found by that name there (:func:`found_by_its_name`); a
-        built-in or frozen module is found before any folder is searched. ``final``: the process ends (:data:`ENDED`
-        then says it told its lookups); else it may go on (an ``exec`` that fails)."""
+        its modules is read (:data:`MODULE`); the folders each was looked for in were written down as Python's finders
+        looked (:meth:`path_finder_found`, :meth:`file_finder_looked`). ``final``: the process ends; else it may go
+        on (an ``exec`` that fails)."""
         if not self.known:
             return None
         self.busy = True  # nothing of what follows is the pair's
@@ -798,17 +782,6 @@ class FilesRead(object):
         entries += [[SHARED, path, None] for path in sorted(self.shared_files)]
         entries += [[ASKED, entry, digest] for entry, digest in list(self.asked_about.items()) if digest is not OWN]
         entries += [[MODULE, path, None] for path in sorted(set(module_files()))]
-        for name, folders in list(self.lookups):
-            spec = module_attribute(sys.modules.get(name), "__spec__")
-            if getattr(spec, "origin", None) in ("built-in", "frozen"):
-                continue
-            found_in = folder_of(spec) if found_by_its_name(spec, name) else None
-            for folder in folders:
-                entries.append([LOOKED_FOR, os.path.join(folder, name.rpartition(".")[2] + MODULE_LOOKED_FOR), folder])
-                if folder == found_in:
-                    break
-        if final:
-            entries.append([ENDED, None, None])
         return [entry for entry in entries if entry[1] is None or not self.leaves_out(entry[1])]
 
 
@@ -1031,7 +1004,7 @@ def as_first_found(paths, found, first_seen):
 
 
 READ, FOUND, KEPT, AGAIN, SHARED, ASKED = "read", "found", "kept", "read again", "shared", "asked"
-BEGAN, MODULE, LOOKED_FOR, SEARCHED, ENDED = "began", "module", "looked for", "searched", "ended"
+BEGAN, MODULE, LOOKED_FOR = "began", "module", "looked for"
 """The entries of a journal, and of what a process says it read at its end (:meth:`FilesRead.entries`): ``[READ,
 path, state]`` (:func:`state_of`, as the file was first read), ``[FOUND, path, [device, inode, digest, state]]``
 (what the file of that inode held before the process changed it, whatever path reads it, and its state then),
@@ -1041,9 +1014,7 @@ path that led to another file as it was read again), ``[SHARED, path, None]`` (o
 an input as it is left: :meth:`FilesRead.is_shared`), ``[ASKED, path + ending, digest]`` (a file asked about or a
 folder listed, as first found: :meth:`FilesRead.tell`), ``[BEGAN, None, time]`` (when the process began to watch),
 ``[MODULE, path, None]`` (the file of a module it holds), ``[LOOKED_FOR, folder/name.*, folder]`` (a module looked
-for in a folder, which counts where the folder is one, not a zip file), ``[SEARCHED, folder/name.*, folder]`` (the same,
-of the pair's process as it looked, which counts where no ``[ENDED, None, None]`` says that the process told its
-lookups at its end: :func:`as_told`)."""
+for in a folder, which counts where the folder is one, not a zip file)."""
 
 MISSING, KEPT_FILE = object(), object()
 """What :meth:`FilesRead.changing` finds of a file it has not seen, and of one it has kept (:data:`KEPT`)."""
@@ -1075,20 +1046,7 @@ def entries_in(lines):
     return entries
 
 
-KINDS = (READ, FOUND, KEPT, AGAIN, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR, SEARCHED, ENDED)
-
-
-def as_told(entries):
-    """``entries`` as the pair's processes told them: where the pair's process told its lookups at its end
-    (:data:`ENDED`), each up to where its module was found, those it wrote down as it looked (:data:`SEARCHED`) are
-    left out; where it never told them (it crashed, was stopped, or left by ``os._exit``), each counts, as looked
-    for (:data:`LOOKED_FOR`)."""
-    ended = any(kind == ENDED for kind, _, _ in entries)
-    return [
-        [LOOKED_FOR, path, value] if kind == SEARCHED else [kind, path, value]
-        for kind, path, value in entries
-        if not (ended and kind == SEARCHED) and kind != ENDED
-    ]
+KINDS = (READ, FOUND, KEPT, AGAIN, SHARED, ASKED, BEGAN, MODULE, LOOKED_FOR)
 
 
 NONE = type(None)
@@ -1381,21 +1339,6 @@ def watch_extension_loads(loading, loaded):
     loader.create_module = create_module
 
 
-class ModuleLookups(object):
-    """A finder that finds nothing: first on ``sys.meta_path``, it hears every module looked for, with the folders
-    it is looked for in (``sys.path`` then, or its package's ``__path__``), tells ``looked_for`` of it, and leaves the
-    finding to the others."""
-
-    def __init__(self, lookups, looked_for):
-        self.lookups, self.looked_for = lookups, looked_for
-
-    def find_spec(self, name, path=None, target=None):
-        folders = absolute_folders(sys.path if path is None else path)
-        self.lookups.append((name, folders))
-        self.looked_for(name, folders)
-        return None
-
-
 def absolute_folders(folders):
     """Each of ``folders`` that is text, as an absolute path, from the working folder of now, where a relative one is
     looked in (``""``: the working folder itself); one relative to a working folder that is gone names none."""
@@ -1405,18 +1348,6 @@ def absolute_folders(folders):
             with contextlib.suppress(OSError):
                 found.append(os.path.abspath(folder or os.curdir))
     return found
-
-
-def found_by_its_name(spec, name):
-    """Whether the module of ``spec``, which ``sys.modules`` holds as ``name``, is the file a lookup of ``name`` finds
-    (``name.py``, ``name.*.so``, ``name/__init__.py``): not another module put in its place (a shim), nor a file
-    loaded by its path under that name (a fallback), which a lookup that searched on found nowhere."""
-    origin, last = getattr(spec, "origin", None), name.rpartition(".")[2]
-    if getattr(spec, "name", None) != name or not isinstance(origin, str):
-        return False
-    if spec.submodule_search_locations:
-        return os.path.basename(os.path.dirname(origin)) == last
-    return os.path.basename(origin).partition(".")[0] == last
 
 
 def folder_of(spec):
@@ -1559,7 +1490,7 @@ def linker_tokens(folder, platform=None, origin=None):
     each of the system's folders of libraries (``lib``, ``lib64``, the multiarch ``lib/x86_64-linux-gnu``: which,
     the linker was built to say)."""
     values = {
-        "ORIGIN": [origin or os.path.dirname(os.path.realpath(sys.executable))],
+        "ORIGIN": [origin or os.path.dirname(running_program())],
         "PLATFORM": [platform or "$PLATFORM"],
         "LIB": sorted(folder.strip("/") for folder in SYSTEM_LIBRARIES if folder.startswith("/lib")),
     }
@@ -1578,13 +1509,69 @@ itself (glibc before 2.37, its legacy ``hwcaps``: ``tls/x86_64``, ``x86_64/x86_6
 with the kernel's ``AT_PLATFORM`` and the machine's name (:func:`linker_subfolders`)."""
 
 
+def started_with(name):
+    """The value of the variable ``name`` this process started with (:func:`environment_at_start`), as the dynamic
+    linker read it: what a ``.pth`` file or ``sitecustomize`` set in ``os.environ`` since reaches no linker."""
+    return environment_at_start().get(name, "")
+
+
+def environment_at_start(open_file=os.open, read=os.read, close=os.close):
+    """The variables this process started with, as the kernel says them (``/proc/self/environ``), before ``site``
+    and what it ran (a ``.pth`` file's line, ``sitecustomize``) changed ``os.environ``; ``os.environ``'s where the
+    kernel cannot be asked."""
+    try:
+        fd = open_file("/proc/self/environ", os.O_RDONLY)
+    except OSError:
+        return dict(os.environ)
+    try:
+        chunks = []
+        while True:
+            chunk = read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        close(fd)
+    found = {}
+    for entry in b"".join(chunks).split(b"\0"):
+        key, equals, value = entry.partition(b"=")
+        if equals:
+            found.setdefault(os.fsdecode(key), os.fsdecode(value))  # the first of a name, as getenv reads it
+    return found
+
+
+def running_program(readlink=os.readlink):
+    """The program this process runs, as the kernel says it (``/proc/self/exe``): its folder is the dynamic linker's
+    ``$ORIGIN`` for ``LD_LIBRARY_PATH``; where the kernel cannot be asked, where ``sys.executable`` leads."""
+    try:
+        return readlink("/proc/self/exe")
+    except OSError:
+        return os.path.realpath(sys.executable)
+
+
+def has_legacy_hwcaps(version=None):
+    """Whether the dynamic linker also looks a library up in the legacy ``hwcaps`` folders (``tls``, ``x86_64``,
+    ``haswell``): glibc before 2.37 does (``os.confstr("CS_GNU_LIBC_VERSION")``: ``glibc 2.36``); where the C library
+    is no glibc or cannot be asked, taken to, as counting more folders only re-runs more."""
+    try:
+        version = version or os.confstr("CS_GNU_LIBC_VERSION")
+    except (AttributeError, OSError, ValueError):
+        return True
+    name, _, number = (version or "").partition(" ")
+    try:
+        return name != "glibc" or tuple(int(part) for part in number.split(".")[:2]) < (2, 37)
+    except ValueError:
+        return True
+
+
 def linker_subfolders(folder, platform=None, depth=3):
     """``folder``, and each folder in it where the dynamic linker looks a library up first, there: every folder of
     its ``glibc-hwcaps`` (``glibc-hwcaps/x86-64-v3``: glibc 2.33 and newer, which looks in those the CPU
-    supports), and the legacy ``hwcaps`` ones, up to ``depth`` deep (:data:`LINKER_SUBFOLDERS`). One not there
+    supports), and the legacy ``hwcaps`` ones where it has them (:func:`has_legacy_hwcaps`), up to ``depth`` deep
+    (:data:`LINKER_SUBFOLDERS`). One not there
     counts by its folder's names, as it appears."""
     found = [folder]
-    names = set(LINKER_SUBFOLDERS) | {platform, machine_name()}
+    names = set(LINKER_SUBFOLDERS) | {platform, machine_name()} if has_legacy_hwcaps() else set()
     hwcaps = os.path.join(folder, "glibc-hwcaps")
     with contextlib.suppress(OSError):  # a folder not there, or not to be listed: counted by what is in it
         if os.path.isdir(hwcaps):
