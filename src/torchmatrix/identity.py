@@ -487,13 +487,15 @@ CGROUP_UNLIMITED = 1 << 62
 """At or above it a limit is none: cgroup v1 says no memory limit as the largest page-aligned 64-bit value."""
 
 
-def cgroup_limits(membership: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")) -> dict[str, str]:
+def cgroup_limits(
+    membership: Path = Path("/proc/self/cgroup"), mounts: Path = Path("/proc/self/mountinfo")
+) -> dict[str, str]:
     """The limits of :data:`CGROUP_LIMITS` this process, and every pair it starts, runs under: for each, the
     lowest its group and the groups above it set (a child's limit cannot lift its parent's), in bytes or
     processes; none where no group sets one (or there are none, off Linux), so that a machine without limits says
-    what it said before they were asked. A group's path is looked for under ``root`` (cgroup v2's folder, or v1's
-    ``root/<controller>``) from its deepest part that is there: inside a container, the folder holds the
-    container's own groups."""
+    what it said before they were asked. Where each group's folder is, the kernel says: the group ``membership``
+    names, in the mount of its hierarchy (``mounts``, :func:`cgroup_mounts`) that holds it, from that mount's root
+    (inside a container, its own groups'); a group no mount here shows is not asked."""
     try:
         lines = membership.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -504,27 +506,56 @@ def cgroup_limits(membership: Path = Path("/proc/self/cgroup"), root: Path = Pat
         controllers, _, path = rest.partition(":")
         for controller in controllers.split(",") if controllers else [""]:
             groups.setdefault(controller, path)
+    mounted = cgroup_mounts(mounts)
     found: dict[str, str] = {}
     for key, controller, files in CGROUP_LIMITS:
         limits = [
             limit
-            for base, path in ((root, groups.get("")), (root / controller, groups.get(controller)))
-            if path is not None
-            for limit in _group_limits(base, path, files)
+            for hierarchy in ("", controller)
+            if hierarchy in groups
+            for root, point in mounted.get(hierarchy, [])
+            for limit in _group_limits(point, _below(groups[hierarchy], root), files)
         ]
         if limits:
             found[key] = str(min(limits))
     return found
 
 
-def _group_limits(base: Path, path: str, files: Sequence[str]) -> list[int]:
+def cgroup_mounts(mounts: Path) -> dict[str, list[tuple[str, Path]]]:
+    """Where each hierarchy of control groups is mounted, as the kernel says it (``/proc/self/mountinfo``): for
+    each controller of cgroup v1 (``memory``, ``pids``) and for cgroup v2 (``""``), the root of the hierarchy each
+    mount shows and the folder it is mounted on."""
+    try:
+        lines = mounts.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return {}
+    found: dict[str, list[tuple[str, Path]]] = {}
+    for line in lines:
+        fields = line.split()
+        if "-" not in fields[6:]:
+            continue
+        kind = fields[6:][fields[6:].index("-") + 1 :]
+        if len(kind) < 3 or kind[0] not in ("cgroup", "cgroup2"):
+            continue
+        root, point = (re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), field) for field in fields[3:5])
+        for hierarchy in [""] if kind[0] == "cgroup2" else kind[2].split(","):
+            found.setdefault(hierarchy, []).append((root, Path(point)))
+    return found
+
+
+def _below(path: str, root: str) -> str | None:
+    """``path``, a group's, from ``root``, the root of a mount of its hierarchy; None where the mount holds none of
+    it."""
+    relative = os.path.relpath(path or "/", root)
+    return None if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
+def _group_limits(base: Path, path: str | None, files: Sequence[str]) -> list[int]:
     """The limits ``files`` set in the group ``path`` under ``base`` and in each group above it, up to ``base``."""
-    parts = [part for part in path.split("/") if part and part not in (".", "..")]
-    start = next((base.joinpath(*parts[i:]) for i in range(len(parts) + 1) if base.joinpath(*parts[i:]).is_dir()), None)
-    if start is None:
+    if path is None or not (base / path).is_dir():
         return []
     limits = []
-    folder = start
+    folder = base / path
     while True:
         for name in files:
             with contextlib.suppress(OSError, ValueError):
@@ -602,9 +633,10 @@ def _changed_since(path: str, began_at: float | None) -> tuple[float, bool] | No
     return (found.st_ctime, written) if began_at <= found.st_ctime else None
 
 
-def folder_files(folder: Path, limit: int = 5000, leaving_out: Path | None = None) -> list[str]:
+def folder_files(folder: Path, limit: int = 5000, leaving_out: Path | None = None) -> list[str] | None:
     """Every file under ``folder`` but hidden ones, bytecode and those in the folder ``leaving_out`` (torchmatrix's
-    own output, written after the pair): what a pair may have read when nothing told which."""
+    own output, written after the pair): what a pair may have read when nothing told which. None where there are
+    more than ``limit``: what the pair read is then not told, rather than told in part."""
     found: list[str] = []
     left_out = os.path.realpath(leaving_out) if leaving_out is not None else None
     for root, folders, files in os.walk(folder):
@@ -616,9 +648,9 @@ def folder_files(folder: Path, limit: int = 5000, leaving_out: Path | None = Non
             and os.path.realpath(os.path.join(root, name)) != left_out
         )
         found += [os.path.join(root, name) for name in sorted(files) if not name.startswith(".")]
-        if len(found) >= limit:
-            break
-    return found[:limit]
+        if len(found) > limit:
+            return None
+    return found
 
 
 PYTEST_CONFIGURATION = (
@@ -768,14 +800,16 @@ def pth_files(folder: Path) -> list[str]:
 def pth_folders_not_there(folder: Path, content: bytes) -> list[str]:
     """The folders a ``.pth`` file of ``folder`` holding ``content`` names that are not there: ``site`` adds to
     ``sys.path`` only those that are as Python starts, so one made since (with a module an import then finds) is a
-    change, as the file's content is. Its comments and ``import`` lines name none."""
-    missing = []
-    for line in content.decode("utf-8", "surrogateescape").splitlines():
-        if line.startswith("#") or not line.strip() or line.startswith(("import ", "import\t")):
-            continue
-        named = os.path.abspath(os.path.join(folder, line.rstrip()))
-        if not os.path.exists(named):
-            missing.append(named)
+    change, as the file's content is. Its comments and ``import`` lines name none. A byte order mark opens the
+    first line as Python before 3.13 reads it, and not as 3.13 and newer do (``utf-8-sig``): both count."""
+    missing: list[str] = []
+    for encoding in ("utf-8", "utf-8-sig"):
+        for line in content.decode(encoding, "surrogateescape").splitlines():
+            if line.startswith("#") or not line.strip() or line.startswith(("import ", "import\t")):
+                continue
+            named = os.path.abspath(os.path.join(folder, line.rstrip()))
+            if not os.path.exists(named) and named not in missing:
+                missing.append(named)
     return missing
 
 

@@ -216,6 +216,8 @@ def test_a_folder_read_whole_leaves_out_hidden_files_and_bytecode(tmp_path: Path
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")
     assert identity.folder_files(tmp_path) == [str(tmp_path / "repro.py"), str(tmp_path / "lib" / "helper.py")]
+    assert identity.folder_files(tmp_path, limit=2) is not None
+    assert identity.folder_files(tmp_path, limit=1) is None  # not told, rather than told in part
 
 
 CPUINFO = Path(__file__).parents[1] / "data" / "cpuinfo"
@@ -300,6 +302,15 @@ def test_a_file_dated_in_the_future_was_not_written_by_the_pair_and_is_read(tmp_
     assert identity.files_read([str(ahead)], (time.time(), None)) == {str(ahead): identity.file_digest(ahead)}
 
 
+def test_a_folder_a_pth_file_opened_by_a_byte_order_mark_names_counts_as_python_3_13_reads_it(tmp_path: Path) -> None:
+    """Python 3.13's ``site`` reads a ``.pth`` file as ``utf-8-sig``: the folder its first line names, made since,
+    is a change; before 3.13 the mark is part of the name, which counts too."""
+    (tmp_path / "extra.pth").write_bytes(b"\xef\xbb\xbf" + str(tmp_path / "plugins").encode() + b"\n")
+    before = identity.file_digest(tmp_path / identity.SITE_PTH_FILES)
+    (tmp_path / "plugins").mkdir()
+    assert identity.file_digest(tmp_path / identity.SITE_PTH_FILES) != before
+
+
 def test_a_cpu_pairs_record_says_the_accelerators_variables_empty_as_its_pair_sees_them() -> None:
     """The worker hides every accelerator from a cpu pair, whatever the matrix sets or the shell passes."""
     caller = {"HIP_VISIBLE_DEVICES": "1", "CUDA_LAUNCH_BLOCKING": "1"}
@@ -332,17 +343,18 @@ def test_a_site_folders_pth_files_count_together_by_their_names_and_contents(tmp
     assert identity.file_digest(pth) == one
 
 
-def cgroups(tmp_path: Path, membership: str, limits: dict[str, str]) -> tuple[Path, Path]:
-    """A ``/proc/self/cgroup`` saying ``membership`` and a cgroup folder holding ``limits`` (path → content)."""
+def cgroups(tmp_path: Path, membership: str, mounts: str, limits: dict[str, str]) -> tuple[Path, Path]:
+    """A ``/proc/self/cgroup`` saying ``membership``, a ``/proc/self/mountinfo`` saying ``mounts`` (``{fs}``: the
+    folder of cgroup folders), and that folder holding ``limits`` (path → content)."""
     tmp_path.mkdir()
-    told = tmp_path / "cgroup"
+    told, mounted, root = tmp_path / "cgroup", tmp_path / "mountinfo", tmp_path / "fs"
     told.write_text(membership)
-    root = tmp_path / "fs"
+    mounted.write_text(mounts.format(fs=root))
     root.mkdir()
     for path, content in limits.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(content + "\n")
-    return told, root
+    return told, mounted
 
 
 def test_the_gpu_driver_the_kernel_runs_is_part_of_the_state_a_pair_inherits(
@@ -363,18 +375,29 @@ def test_the_memory_and_process_limits_of_a_pairs_control_group_are_part_of_the_
 ) -> None:
     """A container's or a batch job's memory limit decides where an allocation is killed, as ``ulimit -v`` does: a
     probe that crashed under one runs again without it. The lowest limit of the group and those above it counts
-    (cgroup v2, and v1 seen from inside a container: its own groups from its folder's root); none is said where
-    no group sets one, as a machine without limits said before."""
-    v2 = cgroups(tmp_path / "v2", "0::/batch/job7\n", {
+    (cgroup v2, and v1 seen from inside a container: its own groups from the root of its mount, as the kernel says
+    it); none is said where no group sets one, as a machine without limits said before."""
+    v2 = cgroups(tmp_path / "v2", "0::/batch/job7\n", "30 23 0:26 / {fs} rw,nosuid - cgroup2 cgroup2 rw\n", {
         "memory.max": "max", "batch/memory.max": "2000000000", "batch/job7/memory.max": "max",
         "batch/job7/pids.max": "64",
     })  # fmt: skip
     assert identity.cgroup_limits(*v2) == {"cgroup_memory_max": "2000000000", "cgroup_pids_max": "64"}
-    v1 = cgroups(tmp_path / "v1", "4:memory:/host/x1/trialc\n8:pids:/\n0::/\n", {
+    container = (
+        "35 31 0:32 /host/x1 {fs}/memory ro,nosuid - cgroup cgroup rw,memory\n"
+        "39 31 0:36 / {fs}/pids ro,nosuid - cgroup cgroup rw,pids\n"
+        "41 31 0:38 / {fs}/unified rw - cgroup2 cgroup2 rw\n"
+    )
+    v1 = cgroups(tmp_path / "v1", "4:memory:/host/x1/trialc\n8:pids:/\n0::/\n", container, {
         "memory/memory.limit_in_bytes": "9223372036854771712", "memory/trialc/memory.limit_in_bytes": "999997440",
-        "pids/pids.max": "max",
+        "pids/pids.max": "max", "memory/host/x1/trialc/memory.limit_in_bytes": "7",  # the mount's root is /host/x1
     })  # fmt: skip
     assert identity.cgroup_limits(*v1) == {"cgroup_memory_max": "999997440"}
-    free = cgroups(tmp_path / "free", "0::/user.slice\n", {"memory.max": "max", "user.slice/memory.max": "max"})
+    free = cgroups(tmp_path / "free", "0::/user.slice\n", "30 23 0:26 / {fs} rw - cgroup2 cgroup2 rw\n", {
+        "memory.max": "max", "user.slice/memory.max": "max",
+    })  # fmt: skip
     assert identity.cgroup_limits(*free) == {}
-    assert identity.cgroup_limits(tmp_path / "no-such-file", tmp_path) == {}
+    unseen = cgroups(
+        tmp_path / "unseen", "4:memory:/elsewhere/job\n", container, {"memory/job/memory.limit_in_bytes": "5"}
+    )
+    assert identity.cgroup_limits(*unseen) == {}  # a group no mount here shows: not taken for another of its name
+    assert identity.cgroup_limits(tmp_path / "no-such-file", tmp_path / "none") == {}
