@@ -317,7 +317,7 @@ def _as_one(seen: Sequence[str]) -> str:
     only punctuation parts are one: a per-process value (a uuid, whose pieces vary in number) reads the same however
     it split."""
     words = [re.split(r"(\s+)", line) for line in seen]
-    joined = "".join(_stretch_as_one(stretch) for stretch in _stretches(words))
+    joined = "".join(_stretch_as_one(stretch, _word_as_one) for stretch in _stretches(words))
     mark = re.escape(PER_PROCESS_LINE)
     return re.sub(f"{mark}(?:[^\\w\\s]*{mark})+", PER_PROCESS_LINE, joined)
 
@@ -348,11 +348,12 @@ def _matched(first: list[str], other: list[str]) -> dict[int, int]:
     return {block.a + offset: block.b + offset for block in blocks for offset in range(block.size)}
 
 
-def _stretch_as_one(stretch: Sequence[list[str]]) -> str:
-    """A stretch of words as its runs printed it: word by word where they hold as many, else one mark."""
-    if len({len(words) for words in stretch}) > 1:
+def _stretch_as_one(stretch: Sequence[list[str]], as_one: Callable[[Sequence[str]], str]) -> str:
+    """A stretch of words (or of a word's pieces) as its runs printed it: each as one (``as_one``) where they hold
+    as many, else one mark."""
+    if len({len(items) for items in stretch}) > 1:
         return PER_PROCESS_LINE
-    return "".join(_word_as_one(word) for word in zip(*stretch, strict=True))
+    return "".join(as_one(item) for item in zip(*stretch, strict=True))
 
 
 def _word_as_one(seen: Sequence[str]) -> str:
@@ -362,14 +363,12 @@ def _word_as_one(seen: Sequence[str]) -> str:
     if len(set(seen)) == 1:
         return seen[0]
     pieces = [_PIECE.findall(word) for word in seen]
-    return "".join(_pieces_as_one(stretch) for stretch in _stretches(pieces))
+    return "".join(_stretch_as_one(stretch, _piece_as_one) for stretch in _stretches(pieces))
 
 
-def _pieces_as_one(stretch: Sequence[list[str]]) -> str:
-    """A stretch of a word's pieces as its runs printed it: piece by piece where they hold as many, else one mark."""
-    if len({len(pieces) for pieces in stretch}) > 1:
-        return PER_PROCESS_LINE
-    return "".join(PER_PROCESS_LINE if len(set(piece)) > 1 else piece[0] for piece in zip(*stretch, strict=True))
+def _piece_as_one(seen: Sequence[str]) -> str:
+    """A piece of a word as its runs printed it: as they all did, or the mark where they differ."""
+    return seen[0] if len(set(seen)) == 1 else PER_PROCESS_LINE
 
 
 def _one_line(text: str) -> str:

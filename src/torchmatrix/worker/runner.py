@@ -111,8 +111,10 @@ def run_cell(
     done = 0
     while done < len(pairs):
         first = done
-        options = (pycache_prefix, variables_seen, workdir, torch_releases, own_output, hash_seed)
-        with _Worker(python, pairs, first, timeout, *options) as worker:
+        with _Worker(
+            python, pairs, first, timeout, pycache_prefix=pycache_prefix, variables_seen=variables_seen,
+            workdir=workdir, torch_releases=torch_releases, own_output=own_output, hash_seed=hash_seed,
+        ) as worker:  # fmt: skip
             session = worker.follow(listener)
         records += session.records
         done += session.pairs
@@ -149,6 +151,7 @@ class _Worker:
         pairs: Sequence[Pair],
         first: int,
         timeout: float,
+        *,
         pycache_prefix: Path | None,
         variables_seen: dict[str, str] | None,
         workdir: Path,
@@ -450,8 +453,8 @@ def _files_read(
     that died), every file of the probe's folder (the matrix's, for tests, which pytest runs from) but those of
     torchmatrix's ``own_output``, and for tests, or a file whose kind pytest says, pytest's configuration files
     there or not (:func:`identity.pytest_configuration`): what the pair's process would have said it looked for.
-    None where a process of the pair could not write down all it read (:data:`identity.READ_UNTOLD`): the record
-    does not say what its pair read, and is never current.
+    None where a process of the pair could not write down all it read (:data:`identity.READ_UNTOLD`), or the
+    folder holds too many files to stand for it: the record does not say what its pair read, and is never current.
     """
     if read == identity.READ_UNTOLD:
         return None
@@ -461,6 +464,8 @@ def _files_read(
     tests_root = probe.kind is Kind.PYTEST and probe.root is not None and probe.root in probe.path.parents
     folder = probe.root if tests_root and probe.root else probe.path.parent
     read = identity.folder_files(folder, leaving_out=own_output)
+    if read is None:  # too many to stand for what it read
+        return None
     configuration = identity.pytest_configuration(probe.path) if probe.kind.may_be_tests else []
     return identity.files_read([*read, *configuration], ran, _digests(as_found))
 
