@@ -20,7 +20,7 @@ from torchmatrix.bisection.words import answer
 from torchmatrix.core import Kind, Outcome, Probe, Record
 from torchmatrix.errors import UsageError
 from torchmatrix.index import releases
-from torchmatrix.matrix import Matrix
+from torchmatrix.matrix import Matrix, TorchEntry
 from torchmatrix.project import Project
 from torchmatrix.sessions import childnox
 from torchmatrix.sessions.bisect import _Bisection, _result_handed_back, run
@@ -488,6 +488,35 @@ def test_where_no_python_installs_both_sides_of_the_answer_it_says_the_python_ch
     assert session.said[-1] == said
     summary = json.loads(summary_file(tmp_path, "autograd_dot-cpu-1.9.0-1.12.0").read_text())
     assert summary["boundaries"] == [{"probe": "autograd_dot", "device": "cpu", "says": said}]
+
+
+def test_where_the_matrix_pins_each_side_to_a_python_of_its_own_the_answer_names_the_pins_not_a_bisect_that_repeats(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    # Every release has wheels for 3.9 and 3.10, but the matrix pins the older two to 3.9 and the newer to 3.10: the
+    # bisect holds each pin, so no second bisect runs both sides on one Python, whatever Pythons install them.
+    versions = ("1.9.0", "1.10.0", "1.11.0", "1.12.0")
+    listing = offline_index(
+        private_cache, *(f"torch-{v}-cp{m}-cp{m}-manylinux1_x86_64.whl" for v in versions for m in (39, 310))
+    )
+    here = dataclasses.replace(project(tmp_path), listing=listing)
+    pinned = dict(zip(versions, ("3.9", "3.9", "3.10", "3.10"), strict=True))
+    entries = tuple(TorchEntry(Version(version), (python,)) for version, python in pinned.items())
+    here = dataclasses.replace(here, matrix=dataclasses.replace(here.matrix, torch=entries))
+    for version, outcome in zip(versions, (Outcome.FAIL, Outcome.FAIL, Outcome.PASS, Outcome.PASS), strict=True):
+        store(here, version, outcome)
+    session = Session("autograd_dot", "--from", "1.9.0", "--to", "1.12.0")
+    run(here, session, tmp_path / "noxfile.py")
+
+    assert session.said[0].endswith(
+        "the matrix pins Python 3.9 for 1.9.0–1.10.0, then 3.10 for 1.11.0–1.12.0; an answer at a change of Python "
+        "says so"
+    )
+    assert session.said[-1] == (
+        "the Python changes here too: torch 1.10.0 ran on Python 3.9, 1.11.0 on 3.10, so the change may be "
+        "Python's, not torch's; the matrix pins torch 1.10.0 to Python 3.9 and 1.11.0 to 3.10, and both install on "
+        "Python 3.10 here: pin both to it, bisect again"
+    )
 
 
 @pytest.mark.parametrize(

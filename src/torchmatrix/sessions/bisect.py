@@ -419,6 +419,14 @@ class _Bisection:
         )
         if here:
             python = max(here, key=Version)
+            pins = {entry.version: entry.pythons for entry in project.matrix.torch if entry.pythons}
+            held = [(version, pins[version]) for version in (old, new) if version in pins]
+            if any(python not in minors for _, minors in held):  # a bisect again holds them: the matrix must change
+                said = " and ".join(
+                    f"{'torch ' if index == 0 else ''}{version} to {'Python ' if index == 0 else ''}{', '.join(minors)}"
+                    for index, (version, minors) in enumerate(held)
+                )
+                return f"the matrix pins {said}, and both install on Python {python} here: pin both to it, bisect again"
             return f"both install on Python {python} here: bisect --from {old} --to {new} runs both on it"
         wheels = [
             {*planner.python_minors([wheel for wheel in listing.wheels_for(v) if wheel.fits(project.platforms)])}
@@ -485,10 +493,10 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
     project.require_writable(project.machine_dir)
     versions, listing = _candidates(project, session, request, command)
     pinned = {entry.version: entry.pythons for entry in project.matrix.torch if entry.pythons}
-    spans = planner.held_pythons(
-        versions, listing, project.interpreters, project.platforms, library.requires_python(project.matrix.project),
-        pinned=pinned,
-    )  # fmt: skip
+    needs = library.requires_python(project.matrix.project)
+    spans = planner.held_pythons(versions, listing, project.interpreters, project.platforms, needs, pinned=pinned)
+    unpinned = planner.held_pythons(versions, listing, project.interpreters, project.platforms, needs)
+    pythons = _pythons_said(spans, pinned=len(spans) > len(unpinned))
     cells, held = held_cells(project, listing, spans, versions)
     job = _Bisection(project, session, noxfile, request, versions, cells, held, listing)
     job.with_tests_as_questions()
@@ -501,7 +509,7 @@ def run(project: Project, session: nox.Session, noxfile: Path, command: str | No
         most = f"to build: the 2 ends and at most {per_change} cells per pair that changed"
     session.log(
         f"bisect {request.describe()}: {len(versions)} releases from {dated(request.old)} to {dated(request.new)} "
-        f"({', '.join(map(dated, versions))}); {whole} known already, {most}; {_pythons_said(spans)}"
+        f"({', '.join(map(dated, versions))}); {whole} known already, {most}; {pythons}"
     )
     found = search.search(versions, job.build, request.keys, known, on_look=job.on_look, same=request.criterion.same)
     summary = job.write_summary(found)
@@ -550,14 +558,13 @@ def held_cells(
     return cells, held
 
 
-def _pythons_said(spans: Sequence[planner.Held]) -> str:
-    """``on Python 3.10 throughout``, or each Python and its releases where none installs them all."""
+def _pythons_said(spans: Sequence[planner.Held], pinned: bool = False) -> str:
+    """``on Python 3.10 throughout``, or each Python and its releases where none installs them all, or where the
+    matrix's pins of Pythons (``pinned``) hold them apart though one would."""
     if len(spans) <= 1:
         return f"on Python {spans[0].python} throughout" if spans else "no release has a Python here"
-    return (
-        f"no Python here installs every release: Python {', then '.join(span.describe() for span in spans)}; "
-        "an answer at a change of Python says so"
-    )
+    why = "the matrix pins" if pinned else "no Python here installs every release:"
+    return f"{why} Python {', then '.join(span.describe() for span in spans)}; an answer at a change of Python says so"
 
 
 def _candidates(
