@@ -61,6 +61,9 @@ not the rules' words, which the result keeps beside its inputs (``CellResult.con
 VENV_SEED = "venv_seed"
 """The part holding what the cell's environment was seeded with (``python -m venv``'s pip and setuptools): the
 interpreter's ensurepip says what."""
+INTERPRETER_BUILD = "interpreter_build"
+"""The part holding a digest of the interpreter as built and installed, its standard library's files among it
+(:func:`torchmatrix.interpreters.build`): a Python rebuilt or patched in place keeps its path and version."""
 ENVIRONMENT = "environment"
 """The part holding every variable that reaches a pair (:func:`environment_identity`)."""
 CPUS = "cpus"
@@ -111,6 +114,7 @@ PARTS = (
     Part(VENV_SEED, "the environment's seed", implied=[]),
     Part("interpreter", "the interpreter"),
     Part("python_version", "the Python version"),
+    Part(INTERPRETER_BUILD, "the interpreter's build", shown=Shown.CHANGED),
     Part("worker", "torchmatrix's worker script", portable=True, shown=Shown.CHANGED),
     Part(TORCH_BUILD, "the torch build", shown=Shown.CHANGED, on_disk=True),
     Part(PACKAGES, "the installed packages", shown=Shown.CHANGED, on_disk=True),

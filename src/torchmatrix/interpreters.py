@@ -274,3 +274,55 @@ def _ask(path: str) -> dict[str, Any] | None:
         return json.loads(completed.stdout) if completed.returncode == 0 else None
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
+
+
+_BUILD_QUERY = (
+    "import json, sys, sysconfig\n"
+    "paths = sysconfig.get_paths()\n"
+    "shared = sysconfig.get_config_var('Py_ENABLE_SHARED') and sysconfig.get_config_var('LDLIBRARY')\n"
+    "library = shared and sysconfig.get_config_var('LIBDIR')\n"
+    "print(json.dumps({'version': sys.version, 'executable': sys.executable,"
+    " 'stdlib': sorted({paths['stdlib'], paths['platstdlib']}),"
+    " 'library': library and shared and library + '/' + shared}))\n"
+)
+_NOT_THE_STANDARD_LIBRARY = frozenset({"site-packages", "dist-packages", "__pycache__"})
+
+
+@functools.lru_cache(maxsize=64)
+def build(path: str) -> str | None:
+    """A digest of the interpreter at ``path`` as it is built and installed: its full version (``sys.version``, with
+    its build's date and compiler), and the name, size and modification time of its executable, its shared library
+    and every file of its standard library (not its site folders, nor bytecode). A Python rebuilt or patched in place
+    (a distribution's update of one version, ``pyenv install --force``, a module of the standard library edited)
+    keeps its path and version, which a record's identity holds too, but not this. None where it cannot be asked.
+    Asked once a process: what it reads may change while the interpreter's own file does not."""
+    found = _ask_build(path) if os.path.isfile(path) else None
+    if found is None:
+        return None
+    digest = hashlib.sha256(str(found["version"]).encode())
+    files = [found["executable"], *([found["library"]] if found.get("library") else [])]
+    for root in found["stdlib"]:
+        for folder, names, filenames in os.walk(root):
+            names[:] = sorted(name for name in names if name not in _NOT_THE_STANDARD_LIBRARY)
+            files += [os.path.join(folder, name) for name in sorted(filenames)]
+    for file in files:
+        try:
+            stat = os.stat(file)
+        except OSError:
+            digest.update(f"{file}\0gone\n".encode())
+            continue
+        digest.update(f"{file}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _ask_build(path: str) -> dict[str, Any] | None:
+    try:
+        completed = subprocess.run(
+            [path, "-S", "-c", _BUILD_QUERY], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
+        )
+        found = json.loads(completed.stdout) if completed.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("stdlib"), list) or not found.get("executable"):
+        return None
+    return found

@@ -332,6 +332,7 @@ class Project:
             identity.VENV_SEED: list(cell.seed),
             "interpreter": cell.interpreter.path if cell.interpreter else None,
             "python_version": ".".join(map(str, cell.interpreter.version)) if cell.interpreter else None,
+            identity.INTERPRETER_BUILD: interpreters.build(cell.interpreter.path) if cell.interpreter else None,
             "devices": list(self.matrix.devices),
             "timeout": self.matrix.timeout,
             "repeat": self.matrix.repeat,

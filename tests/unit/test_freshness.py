@@ -17,6 +17,7 @@ INPUTS = {
     "requirements": ["torch==1.9.0", "numpy<2"],
     "interpreter": "/usr/bin/python3.9",
     "python_version": "3.9.18",
+    identity.INTERPRETER_BUILD: "e" * 64,
     "devices": ["cpu", "cuda"],
     "timeout": 300,
     "probes": {"autograd_dot": "a" * 64, "batched_matmul": "b" * 64},
@@ -81,6 +82,7 @@ def test_a_record_measured_in_an_installed_torch_is_re_measured_in_the_cells_env
         ({TORCH_BUILD: "1.9.0 sha256:" + "9" * 64}, "the torch build changed"),
         ({"python_version": "3.9.19"}, "the Python version changed: 3.9.18 → 3.9.19"),
         ({"interpreter": "/opt/python3.9"}, "the interpreter changed: /usr/bin/python3.9 → /opt/python3.9"),
+        ({identity.INTERPRETER_BUILD: "f" * 64}, "the interpreter's build changed"),  # patched in place
         ({"requirements": ["torch==1.9.0"]}, "the requirements changed: torch==1.9.0 numpy<2 → torch==1.9.0"),
         ({"worker": "0" * 64}, "torchmatrix's worker script changed"),
     ],

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from packaging.tags import Tag
 
+from torchmatrix import interpreters
 from torchmatrix.interpreters import Interpreter, _seed
 
 LINUX = ["manylinux_2_36_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "linux_x86_64"]
@@ -31,3 +35,38 @@ def test_the_seed_is_read_from_the_wheels_ensurepip_names() -> None:
     named = ["setuptools-65.5.0-py3-none-any.whl", "pip-23.2.1-py3-none-any.whl", "README.txt"]
     assert _seed(named) == ("pip==23.2.1", "setuptools==65.5.0")
     assert _seed(None) == () and _seed([]) == ()  # no ensurepip, or one that failed: nothing seeded
+
+
+def test_an_interpreter_patched_in_place_keeps_its_path_and_version_but_not_its_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A distribution's update of one Python version, or a module of its standard library edited: the build's digest
+    tells it, by the files' names, sizes and times; its site folders and bytecode are not its build."""
+    stdlib = tmp_path / "lib" / "python3.12"
+    (stdlib / "json").mkdir(parents=True)
+    (stdlib / "colorsys.py").write_text("def rgb_to_hsv(r, g, b):\n    ...\n")
+    (stdlib / "json" / "__init__.py").write_text("")
+    executable = tmp_path / "bin" / "python3.12"
+    executable.parent.mkdir()
+    executable.write_text("")
+    answer = {"version": "3.12.1 (main, Jan  5 2024)", "executable": str(executable), "stdlib": [str(stdlib)]}
+    monkeypatch.setattr(interpreters, "_ask_build", lambda path: dict(answer))
+
+    def build() -> str | None:
+        interpreters.build.cache_clear()
+        return interpreters.build(str(executable))
+
+    first = build()
+    assert first is not None and build() == first
+    (stdlib / "site-packages").mkdir()
+    (stdlib / "site-packages" / "anything.py").write_text("")
+    (stdlib / "__pycache__").mkdir()
+    (stdlib / "__pycache__" / "colorsys.cpython-312.pyc").write_bytes(b"\0")
+    assert build() == first
+    (stdlib / "colorsys.py").write_text("def rgb_to_hsv(r, g, b):\n    return (0.0, 0.0, 0.0)\n")
+    patched = build()
+    assert patched != first
+    answer["version"] = "3.12.1 (main, Mar  1 2024)"  # rebuilt: another build date
+    assert build() not in (first, patched)
+    executable.unlink()
+    assert build() is None  # no interpreter there: nothing to ask
