@@ -17,6 +17,7 @@ turns into nox's words: a success, a skip or a failure.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -466,6 +467,44 @@ def run_pairs(
     between two processes by hand. The generators' seed is one for all.
     The listener hears ("done", last pair, None) at the end, besides the runner's events.
     """
+    made = _made_before_the_pairs(own_output)
+    try:
+        return _run_rounds(python, pairs, timeout, repeat, listener, pycache_prefix, variables_seen, workdir,
+                           torch_releases, own_output)  # fmt: skip
+    except BaseException:  # Ctrl-C: a cell that stores nothing leaves nothing, not even the folder it made
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only while empty
+        raise
+
+
+def _made_before_the_pairs(output: Path | None) -> list[Path]:
+    """Make torchmatrix's own output folder before any pair runs, and return the folders made, outermost first.
+
+    The run writes its results there after the pairs: a pair that listed a folder holding it (the folder it runs
+    from, which torch's own import lists too, looking for its backends) would find it there in every later run but
+    the first, whose record would then be stale at once, and run again. Where it cannot be made, writing the result
+    says why."""
+    if output is None:
+        return []
+    missing = [folder for folder in (output, *output.parents) if not folder.exists()]
+    with contextlib.suppress(OSError):
+        output.mkdir(parents=True, exist_ok=True)
+    return [folder for folder in reversed(missing) if folder.is_dir()]
+
+
+def _run_rounds(
+    python: str,
+    pairs: Sequence[core.Pair],
+    timeout: float,
+    repeat: int,
+    listener: runner.Listener,
+    pycache_prefix: Path | None,
+    variables_seen: dict[str, str] | None,
+    workdir: Path,
+    torch_releases: Sequence[str],
+    own_output: Path | None,
+) -> runner.CellRun:
     records: list[core.Record] = []
     environment: dict[str, Any] = {}
     for run in range(repeat):

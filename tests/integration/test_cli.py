@@ -834,3 +834,25 @@ def test_an_order_that_follows_strings_hashes_blames_no_release(tmp_path: Path) 
     text = run.stdout + run.stderr
     assert run.returncode == 1, text
     assert "nothing to bisect" in text and "first release with NEW's outcome" not in text, text
+
+
+def test_a_first_run_makes_its_output_folder_before_any_pair_so_a_folder_a_script_listed_stays_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """The results go under the folder the script runs from and lists (torch's own import lists it too, looking for
+    its backends' distributions): made after the pair, the output folder was a change, and the report the run
+    queued showed what it had just measured stale, and the next run ran it again."""
+    wheels = tmp_path / "wheels"
+    standin.wheel(wheels, "9.0.0", {"dot": "pass"})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "ls.py").write_text('import os\nimport torch\nprint(sorted(os.listdir(".")))\n')
+    (folder / "matrix.yaml").write_text(
+        f"torch: [9.0.0]\nprobes: [ls.py]\ndevices: [cpu]\noutput: out/here\nfind_links: [{wheels}]\n"
+    )
+    first = torchmatrix(folder, "probe")
+    assert first.returncode == 0, first.stdout + first.stderr
+    [row] = [line for line in first.stdout.splitlines() if line.startswith("9.0.0")]
+    assert "✓" in row, first.stdout + first.stderr
+    again = torchmatrix(folder, "probe")
+    assert "up to date" in again.stdout + again.stderr, again.stdout + again.stderr
