@@ -203,3 +203,19 @@ def test_an_answer_resting_on_a_stale_record_is_shown_stale(tmp_path: Path) -> N
     assert [change.stale for change in marked.changes] == [True, False]
     assert marked.changes[0].cells()[2] == f"↻ stale: {FOUND.old.category} → {FOUND.new.category}"
     assert summaries.marked_stale([found], set())[0].changes == found.changes
+
+
+def test_a_stale_answer_says_of_each_end_what_changed_there(tmp_path: Path) -> None:
+    """A record at an end stale for a change (its message's), another run again since showing otherwise: the row says
+    both, by release, where the notes of the probes' tables speak of other cells."""
+    put(tmp_path, "all-cpu-1.11.0-2.6.0.json", summary_json())
+    (found,), _ = summaries.scan(tmp_path)
+    ends = [("linux-x86_64", end, FOUND.probe, FOUND.device) for end in (FOUND.last_old, FOUND.first_new)]
+    why = {ends[0]: "the variables the pairs see changed: XVAR", ends[1]: "its record, run again since, shows fail"}
+    (marked,) = summaries.marked_stale([found], why)
+    said = marked.changes[0].cells()[2]
+    assert said == (
+        f"↻ stale: {FOUND.old.category} → {FOUND.new.category} (torch {FOUND.last_old}: the variables the pairs see "
+        f"changed: XVAR; torch {FOUND.first_new}: its record, run again since, shows fail)"
+    )
+    assert "why" not in marked.changes[0].to_json()  # a view's, never stored

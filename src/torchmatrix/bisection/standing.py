@@ -27,13 +27,13 @@ def answers_marked_stale(
             machines = [result for result in stored if result.machine == summary.machine]
             stale_by_question[question] = freshness.marked_stale(machines, as_asked(project, summary))
         stale = {
-            (result.machine, result.torch, record.probe, record.device)
+            (result.machine, result.torch, record.probe, record.device): _what_changed(record.message)
             for result in stale_by_question[question]
             if summaries.its_own(summary, result)
             for record in result.records
             if record.outcome is Outcome.STALE
         }
-        marked += summaries.marked_stale([summary], stale | summaries.contradicted(summary, stored))
+        marked += summaries.marked_stale([summary], {**stale, **summaries.contradicted(summary, stored)})
     return marked
 
 
@@ -42,3 +42,8 @@ def as_asked(project: Project, summary: summaries.Summary) -> Project:
     asked = project.with_repeat(summary.repeat) if summary.repeat is not None else project
     find_links = summary.find_links if summary.find_links is not None else asked.find_links
     return asked.with_sources(summary.index_url or asked.matrix.index_url, find_links)
+
+
+def _what_changed(message: str) -> str:
+    """What a stale record's message (``was ✓ pass; the timeout changed: 60 → 30``) says changed."""
+    return message.partition("; ")[2] or message

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,9 +119,12 @@ class BisectedChange:
     commits: Commits | None = None
     stale: bool = False
     """Whether the stored records it rests on are stale now (:func:`marked_stale`): a view's, never stored."""
+    why: str = ""
+    """What made it stale, where that was said (:func:`marked_stale`): a view's, never stored."""
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
+        data.pop("why")
         data["between"] = list(self.between)
         if self.commits:
             data["commits"]["url"] = self.commits.url  # for whoever reads the file; a reader makes it again
@@ -155,7 +158,9 @@ class BisectedChange:
         return [
             self.probe,
             self.device,
-            ("↻ stale: " if self.stale else "") + f"{self.old.category} → {self.new.category}",
+            ("↻ stale: " if self.stale else "")
+            + f"{self.old.category} → {self.new.category}"
+            + (f" ({self.why})" if self.stale and self.why else ""),
             dated_text(self.first_new),
             dated_text(self.last_old),
             ", ".join(map(dated_text, self.between)),
@@ -167,19 +172,24 @@ COLUMNS = ("probe", "device", "OLD → NEW", "first with NEW's", "last with OLD'
 """The header of the "changed in" table; each :meth:`BisectedChange.cells` fills one row."""
 
 
-def marked_stale(found: Iterable[Summary], stale: Collection[tuple[str, str, str, str]]) -> list[Summary]:
+def marked_stale(
+    found: Iterable[Summary], stale: Collection[tuple[str, str, str, str]] | Mapping[tuple[str, str, str, str], str]
+) -> list[Summary]:
     """``found``, each change marked stale whose record at either end is (``stale``: machine, torch, probe, device
-    of every stale record): an answer is worth what the records it rests on are."""
+    of every stale record, or each to what made it so): an answer is worth what the records it rests on are, and
+    says of each end that is not what it was, and why (``torch 1.12.0: the variables the pairs see changed: X``)."""
+    reasons = stale if isinstance(stale, Mapping) else dict.fromkeys(stale, "")
     marked = []
     for summary in found:
-        changes = tuple(
-            dataclasses.replace(change, stale=True)
-            if {(summary.machine, end, change.probe, change.device) for end in (change.last_old, change.first_new)}
-            & set(stale)
-            else change
-            for change in summary.changes
-        )
-        marked.append(dataclasses.replace(summary, changes=changes))
+        changes = []
+        for change in summary.changes:
+            ends = [(end, (summary.machine, end, change.probe, change.device))
+                    for end in dict.fromkeys((change.last_old, change.first_new))]  # fmt: skip
+            said = [f"torch {dated_text(end)}: {reasons[key]}" for end, key in ends if reasons.get(key)]
+            if any(key in reasons for _, key in ends):
+                change = dataclasses.replace(change, stale=True, why="; ".join(said))
+            changes.append(change)
+        marked.append(dataclasses.replace(summary, changes=tuple(changes)))
     return marked
 
 
@@ -190,7 +200,7 @@ def its_own(summary: Summary, result: results.CellResult) -> bool:
     return result.machine == summary.machine and cells.get(result.torch, result.cell_id) == result.cell_id
 
 
-def contradicted(summary: Summary, stored: Iterable[results.CellResult]) -> set[tuple[str, str, str, str]]:
+def contradicted(summary: Summary, stored: Iterable[results.CellResult]) -> dict[tuple[str, str, str, str], str]:
     """The ends of ``summary``'s changes whose records are no longer what the answer rests on: none stored any
     more, or one stored that now shows, by its comparison, other than the answer says that end showed (run again
     since, from other files or by another bisection; untestable now), as (machine, torch, probe, device), which
@@ -198,12 +208,15 @@ def contradicted(summary: Summary, stored: Iterable[results.CellResult]) -> set[
     ends = {(change.probe, change.device, end): side.category for change in summary.changes
             for end, side in ((change.last_old, change.old), (change.first_new, change.new))}  # fmt: skip
     mine = [result for result in stored if its_own(summary, result)]
-    found = set()
+    found = {}
     for (probe, device, end), category in ends.items():
         seen = [criteria.observe(result, probe, device, summary.compare).category
                 for result in mine if result.torch == end]  # fmt: skip
-        if not seen or any(each is None or not summary.compare.same(each, category) for each in seen):
-            found.add((summary.machine, end, probe, device))
+        if not seen:
+            found[(summary.machine, end, probe, device)] = "its record is no longer stored"
+        elif any(each is None or not summary.compare.same(each, category) for each in seen):
+            shown = ", ".join(sorted({str(each) if each is not None else "nothing to compare" for each in seen}))
+            found[(summary.machine, end, probe, device)] = f"its record, run again since, shows {shown}, not {category}"
     return found
 
 
