@@ -50,7 +50,7 @@ SAMPLE = textwrap.dedent(
 
 
 sys.path.insert(0, str(ENVSIDE))
-from torchmatrix_worker.reads import as_told, entries_in, excluded_prefixes, files_read, journaled  # noqa: E402
+from torchmatrix_worker.reads import entries_in, excluded_prefixes, files_read, journaled  # noqa: E402
 
 
 def main() -> None:
@@ -84,7 +84,7 @@ def main() -> None:
                 if journal:  # the worker's part: outside the pair's process, where no hook hears it
                     began = time.perf_counter()
                     lines = [json.dumps(entry).encode("ascii") for entry in told]  # as the reply carries them
-                    entries = as_told(journaled(journal) + entries_in(lines))
+                    entries = journaled(journal) + entries_in(lines)
                     found, _ = files_read(entries, excluded_prefixes(str(scratch)))
                     listing.append(time.perf_counter() - began)
                     listed = max(listed, len(found))
