@@ -33,6 +33,7 @@ import fnmatch
 import functools
 import glob
 import hashlib
+import hmac
 import importlib
 import json
 import os
@@ -48,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from .core import Record
+from .util.cachedir import cache_dir
 
 TORCH_BUILD = "torch_build"
 """The part holding the torch build's digest (:func:`torchmatrix.environment.cellenv.torch_build`)."""
@@ -328,8 +330,41 @@ def environment_identity(
         why: {name: value for name, value in sorted(taken.items()) if name not in declared}
         for why, taken in taken_from_caller(passed, caller).items()
     }
-    given = {name: _digest(value.encode()) for name, value in reaching.pop("passed").items()}
+    given = {name: passed_digest(value) for name, value in reaching.pop("passed").items()}
     return {"set": dict(sorted(declared.items())), "passed": given, **reaching}
+
+
+def passed_digest(value: str) -> str:
+    """A digest of a value ``pass_env:`` takes from the caller, keyed by a secret of this user's
+    (:func:`passed_key`): results may be shared and committed, and a plain sha256 of a value that can be guessed (a
+    short token, ``prod``) gives it away to whoever tries the guesses."""
+    return hmac.new(passed_key(), value.encode(), hashlib.sha256).hexdigest()
+
+
+PASSED_KEY = "passed-values.key"
+"""The file of torchmatrix's cache folder holding the key of :func:`passed_digest`."""
+
+
+def passed_key() -> bytes:
+    """The key of :func:`passed_digest`: 32 random bytes kept in torchmatrix's cache folder, made the first time,
+    readable by this user alone. Made in full before it is there (linked into place), so that two runs at once take
+    one key. A new key (the cache folder emptied) makes each record whose pairs a ``pass_env:`` value reached stale
+    once."""
+    path = cache_dir() / PASSED_KEY
+    with contextlib.suppress(OSError):
+        return path.read_bytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    made = path.with_name(f"{PASSED_KEY}.{os.getpid()}")
+    fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as key:
+        key.write(os.urandom(32))
+    try:
+        os.link(made, path)  # never replaces a key another run made first
+    except FileExistsError:
+        pass
+    finally:
+        made.unlink()
+    return path.read_bytes()
 
 
 HIDDEN_ON_CPU = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
@@ -343,7 +378,7 @@ def seen_on(environment: Any, device: str | None) -> Any:
     such record, as it is."""
     if device != "cpu" or not isinstance(environment, dict):
         return environment
-    empty = {why: _digest(b"") if why == "passed" else "" for why in environment}
+    empty = {why: passed_digest("") if why == "passed" else "" for why in environment}
     return {
         why: {name: empty[why] if name in HIDDEN_ON_CPU else value for name, value in given.items()}
         if isinstance(given, dict)

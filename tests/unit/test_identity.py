@@ -60,7 +60,7 @@ def test_what_a_record_depends_on_holds_values_set_digests_of_values_passed_and_
     described = identity.environment_identity({"MY_BACKEND": "torch"}, ("MY_TOKEN",), CALLER)
     assert described == {
         "set": {"MY_BACKEND": "torch"},
-        "passed": {"MY_TOKEN": hashlib.sha256(b"s3cret").hexdigest()},
+        "passed": {"MY_TOKEN": identity.passed_digest("s3cret")},
         "steering": {"OMP_NUM_THREADS": "4"},
         "needed": {"HOME": "/home/me", "LC_ALL": "C.UTF-8"},
     }
@@ -73,6 +73,22 @@ def test_what_a_record_depends_on_holds_values_set_digests_of_values_passed_and_
     assert unrelated == described
     for shaping in ({"TZ": "Asia/Tokyo"}, {"LANG": "de_DE.UTF-8"}, {"HOME": "/home/other"}):
         assert identity.environment_identity({"MY_BACKEND": "torch"}, ("MY_TOKEN",), {**CALLER, **shaping}) != described
+
+
+def test_a_passed_value_s_digest_is_keyed_by_a_secret_of_the_user_s_so_a_guess_cannot_be_tried_on_it(
+    private_cache: Path,
+) -> None:
+    """A results file shared or committed holds a digest of each passed value: a plain sha256 of a value that can be
+    guessed gives it away. Keyed by a secret in the user's cache folder (made once, for this user alone), one value
+    has one digest on this machine, which no one without the key can try guesses on."""
+    digest = identity.passed_digest("prod")
+    assert digest != hashlib.sha256(b"prod").hexdigest()
+    assert identity.passed_digest("prod") == digest != identity.passed_digest("staging")
+    key = private_cache / identity.PASSED_KEY
+    assert len(key.read_bytes()) == 32 and key.stat().st_mode & 0o077 == 0
+    assert list(private_cache.iterdir()) == [key]  # nothing else left behind
+    key.unlink()
+    assert identity.passed_digest("prod") != digest  # a new key: such records re-run once
 
 
 SHELL = {
