@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -61,3 +62,29 @@ def test_a_signal_the_parent_ignores_reaches_neither(tmp_path: Path) -> None:
     )
     ran = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=120)
     assert (ran.returncode, ran.stdout) == (3, "True\n")
+
+
+@pytest.mark.parametrize("whom", ["group", "parent"])
+def test_ctrl_c_lets_the_child_undo_what_it_holds_before_the_parent_ends(tmp_path: Path, whom: str) -> None:
+    """Ctrl-C in a terminal reaches the whole process group: the child (nox) ends as it does on its own, saying it
+    stored nothing and removing its temporary folders, not killed first. Sent to the parent alone, it reaches the
+    child from the parent."""
+    pid_file, undone = tmp_path / "child.pid", tmp_path / "undone"
+    child = (
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "try:\n    time.sleep(60)\n"
+        f"except KeyboardInterrupt:\n    time.sleep(1)\n    open({str(undone)!r}, 'w').close()\n"
+    )
+    parent = (
+        "import sys\nfrom torchmatrix.util import tethered\ntethered.GRACE_SECONDS = 2.0\n"
+        f"sys.exit(tethered.run([sys.executable, '-c', {child!r}]))\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", parent], start_new_session=True) as running:
+        pid = started(pid_file)
+        if whom == "group":
+            os.killpg(running.pid, signal.SIGINT)
+        else:
+            running.send_signal(signal.SIGINT)
+        running.wait(timeout=60)
+    assert wait_until_dead([pid], seconds=60) == []
+    assert undone.exists()

@@ -32,18 +32,44 @@ def run(argv: Sequence[str], **options: Any) -> int:
     """Run ``argv`` (with ``subprocess.Popen``'s ``options``) to its end, and return its exit status.
 
     A signal of :data:`PASSED_ON` that this process gets meanwhile is sent to the child; once the child has ended,
-    this process ends by the signal too (or does what its handler of it before said): :func:`_end_by`."""
+    this process ends by the signal too (or does what its handler of it before said): :func:`_end_by`. Ctrl-C lets
+    the child end as it does on its own first (:func:`_let_end`)."""
     heard: list[int] = []
     child = subprocess.Popen(argv, preexec_fn=_ends_with(os.getpid()), **options)
     with child, _passing_on(child, heard):
         try:
             status = child.wait()
-        except BaseException:  # Ctrl-C: as subprocess.run, the child goes at once
+        except KeyboardInterrupt:
+            _let_end(child)
+            raise
+        except BaseException:
             child.kill()
             raise
     for signum in heard[:1]:
         _end_by(signum)
     return status
+
+
+GRACE_SECONDS = 10.0
+"""How long an interrupted child is given to end by itself (nox: ``interrupted: nothing stored``, its temporary
+folders removed), before it is sent Ctrl-C itself, and then again before it is killed."""
+
+
+def _let_end(child: subprocess.Popen[Any]) -> None:
+    """Ctrl-C reached this process: in a terminal it reached the child too (the terminal sends it to the whole
+    process group), which ends as it does on its own, what it holds undone; where it was sent to this process
+    alone, the child is sent it after :data:`GRACE_SECONDS`; killed where it has not ended as long after that, or
+    at a second Ctrl-C."""
+    try:
+        for interrupt in (False, True):
+            if interrupt:
+                child.send_signal(signal.SIGINT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=GRACE_SECONDS)
+                return
+    finally:
+        if child.poll() is None:
+            child.kill()
 
 
 def _end_by(signum: int) -> NoReturn:
