@@ -1620,6 +1620,90 @@ def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pyte
     assert records[5].message == "RuntimeError: the bug"
 
 
+ALIKE_CONFTEST = """
+import pytest
+
+def pytest_pycollect_makeitem(collector, name, obj):
+    if name.startswith("check_") and callable(obj):
+        return [pytest.Function.from_parent(collector, name="check", callobj=obj)]
+"""
+
+
+def test_tests_that_share_a_node_id_are_one_record_that_fails_where_one_of_them_fails(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """pytest runs two items of one node id (a conftest.py's collector named them alike), and by hand the run
+    fails where one fails: one record, failing, and a result file that can be read back."""
+    (tmp_path / "alike").mkdir()
+    (tmp_path / "alike" / "conftest.py").write_text(ALIKE_CONFTEST)
+    (tmp_path / "alike" / "test_alike.py").write_text(
+        "def check_a():\n    assert False, 'check_a fails'\n\ndef check_b():\n    pass\n"
+    )
+    cell = run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / "alike" / "test_alike.py", tmp_path), "cpu")], 20.0)
+    assert [(r.probe, r.outcome) for r in cell.records] == [("alike/test_alike.py::check", Outcome.FAIL)]
+    assert cell.records[0].message.startswith("pytest ran 2 tests of this node id, 1 of them failed: ")
+    assert "check_a fails" in cell.records[0].message
+
+
+SESSION_FAILS_CONFTEST = """
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    print("leak check: 1 tensor left on the device")
+    session.exitstatus = 3
+"""
+
+
+def test_a_pytest_run_that_fails_though_its_tests_pass_has_a_record_that_says_so(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """By hand, ``pytest test_leaks.py`` exits 3 (a conftest.py's check at the session's end): no record of it
+    passes alone."""
+    (tmp_path / "leaks").mkdir()
+    (tmp_path / "leaks" / "conftest.py").write_text(SESSION_FAILS_CONFTEST)
+    (tmp_path / "leaks" / "test_leaks.py").write_text("def test_fine():\n    pass\n")
+    (tmp_path / "fine").mkdir()
+    (tmp_path / "fine" / "test_fine.py").write_text("def test_fine():\n    pass\n")
+    pairs = [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu") for name in ("leaks/test_leaks.py", "fine")]
+    cell = run_cell(pytest_python, pairs, 20.0)
+    assert [(r.probe, r.outcome) for r in cell.records] == [
+        ("leaks/test_leaks.py::test_fine", Outcome.PASS),
+        ("leaks/test_leaks.py", Outcome.ERROR),
+        ("fine/test_fine.py::test_fine", Outcome.PASS),
+    ]
+    assert cell.records[1].message.startswith("pytest ended with exit code 3 though none of its tests failed: ")
+    assert "leak check: 1 tensor left on the device" in cell.records[1].message
+
+
+def test_tests_pytest_xdist_runs_are_tests_whose_every_file_beside_them_counts(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """``-n 2`` in ``addopts``: pytest-xdist collects and runs the tests in processes of its own. A file of tests
+    that all pass is tests, not a script; and the helper they import there, which the pair's process never reads,
+    is an input of their records, as every file of their folder is."""
+    pytest.importorskip("xdist")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -n 2\n")
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "test_spread.py").write_text("from helper import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
+    cell = run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / "test_spread.py", tmp_path), "cpu")], 60.0)
+    assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in cell.records] == [
+        ("test_spread.py::test_value", Outcome.PASS, Kind.PYTEST, "pytest collected 1 test from it")
+    ]
+    assert str(tmp_path / "helper.py") in cell.records[0].inputs[identity.READ]
+
+
+def test_a_failing_test_pytest_xdist_ran_keeps_what_it_raised(pytest_python: str, tmp_path: Path) -> None:
+    """pytest-xdist runs the test in a process of its own, where it raised: its record keeps what it raised, which
+    ``bisect --by-output`` compares, as a test run in the pair's process does."""
+    pytest.importorskip("xdist")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -n 2\n")
+    (tmp_path / "test_raises.py").write_text("def test_value():\n    raise ValueError('the value is 5')\n")
+    cell = run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / "test_raises.py", tmp_path), "cpu")], 60.0)
+    assert [(r.probe, r.outcome) for r in cell.records] == [("test_raises.py::test_value", Outcome.FAIL)]
+    assert cell.records[0].metrics["raised"] == "ValueError: the value is 5"
+
+
 AS_BY_HAND = {  # `pytest tests/test_by_hand.py` typed in m/, `pytest test_slow.py` in slow/: as each passes or not
     "setup.py": "from setuptools import setup\nsetup()\n",  # pytest's root, by hand, is the folder above the matrix's
     "conftest.py": "import pytest\n\n@pytest.fixture\ndef value():\n    return 2\n",

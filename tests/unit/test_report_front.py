@@ -122,6 +122,21 @@ def test_a_file_that_did_not_collect_is_said_so_not_counted_as_a_test() -> None:
     assert "0 of 1 pass" not in shown
 
 
+def test_a_file_whose_pytest_run_failed_after_its_tests_passed_is_said_so_not_said_uncollected() -> None:
+    """pytest's run failed though none of its tests did (a conftest.py's check at the session's end): the file's
+    record beside its tests says so, never that the file did not collect."""
+    why = "pytest ended with exit code 3 though none of its tests failed: leak check failed"
+    ended = Record(SUITE.removesuffix("::"), "cpu", Outcome.ERROR, {"pytest_exit": 3, "after_tests": True}, why, 0.0)
+    records = (record("test_rearrange"), ended)
+    probes = {"tests/": "0" * 64}
+    failed = cell("linux-x86_64", "2.2.0", "3.11", records, inputs={"devices": ["cpu"], "probes": probes})
+    report = model.build([failed])
+    tests = front(report)
+    assert tests is not None
+    said = tests.summary(tests.rows[0], report.columns[0], quote=str)
+    assert said == f"✓ pass; E tests/test_ops.py: pytest's run failed after its tests (error: {why})"
+
+
 def many_skipped(device_reason: bool = False) -> list[CellResult]:
     """A suite of 2 tests that pass and 9 that pytest skipped; with ``device_reason``, a CUDA column its torch
     lacks too (and a release that has it)."""

@@ -7,6 +7,7 @@ and closed for each line, so that whatever ends the process, the worker finds
 which tests ended, which one was running, and which were not reached:
 
     {"collected": [nodeid, ...]}
+    {"collected": [nodeid, ...], "distributed": "pytest-xdist"}  (collected in pytest-xdist's processes, where they run)
     {"deselected": [nodeid, ...], "by": "-m 'not slow'"}  (pytest's options deselected them)
     {"start": nodeid, "at": time.time()}
     {"ended": "Exit: why"}  (pytest.exit() ended the session in the test running)
@@ -121,10 +122,17 @@ class Progress(object):
         where = os.path.relpath(os.path.join(self.rootdir, path), self.root).replace(os.sep, "/")
         return where + colons + rest
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session):
         """pytest begins to collect: what ends it before this is its own configuration (a ``conftest.py``), not the
-        file it was asked about."""
+        file it was asked about. First, before pytest-xdist's, which collects in its own processes and returns."""
         self.write({"collecting": True})
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        """pytest-xdist (``-n 2`` in ``addopts``) collected the tests in a process of its own, where they run: what
+        they read there (a helper module, a data file) is read outside the pair's process, which cannot say it."""
+        self.write({"collected": [self.named(nodeid) for nodeid in ids], "distributed": "pytest-xdist"})
 
     def by_name(self, report):
         """Whether pytest takes the file ``report`` is of for a test module by its name alone (its ``python_files``,
@@ -167,6 +175,8 @@ class Progress(object):
         """What a test showed: all it printed (the ``last`` phase's report holds every phase's), and what the phase
         that ``failed`` raised."""
         raised = self.raised.pop((failed.nodeid, failed.when), "") if failed is not None else ""
+        if failed is not None and not raised:  # raised in another process (pytest-xdist's): as its report says
+            raised = getattr(getattr(failed.longrepr, "reprcrash", None), "message", None) or ""
         unseen = self.unseen.pop(last.nodeid, None)
         if unseen is None:  # never called (collected, or its setup failed): as pytest captures now
             unseen = output_unseen(self.config)

@@ -97,8 +97,12 @@ def cell_text(
     if all(entry.record is None for _, entry in entries):  # the cell did not run: its outcome says why
         return entries[0][1].mark.value
     files: dict[tuple[Outcome, str], list[str]] = {}
+    after: list[str] = []
     for probe, entry in entries:
-        if probe in uncollected and entry.record is not None:
+        if probe in uncollected and entry.record is not None and entry.record.metrics.get(AFTER_TESTS) is True:
+            after.append(f"{entry.mark.symbol} {quote(probe)}: pytest's run failed after its tests ({entry.mark.value}"
+                         f": {quote(collect_error(entry.record.message))})")  # fmt: skip
+        elif probe in uncollected and entry.record is not None:
             files.setdefault((entry.mark, collect_error(entry.record.message)), []).append(probe)
     tested = [(probe, entry) for probe, entry in entries if probe not in uncollected]
     mixed = any(is_test(probe) for probe, _ in tested)
@@ -111,7 +115,12 @@ def cell_text(
         for (mark, cause), probes in files.items()
     ]
     shown = _tests_text(tested, shorten, quote, join) if any(entry.record for _, entry in tested) else ""
-    return "; ".join(filter(None, [shown, *each, *said]))
+    return "; ".join(filter(None, [shown, *each, *said, *after]))
+
+
+AFTER_TESTS = "after_tests"
+"""The metric of a record of a file whose pytest run failed though none of its tests did (its records' worker
+names it so): shown as such, not as a file that did not collect."""
 
 
 CAUSE_LIMIT = 120

@@ -15,6 +15,7 @@ from .answers import exit_answer, malformed, pair_answer, tail, unavailable
 from .protocol import (
     CRASH,
     ERROR,
+    FAIL,
     MAX_ANSWER_BYTES,
     MAX_MESSAGE,
     MODULE,
@@ -29,6 +30,9 @@ from .protocol import (
     defines_run,
     parsed,
 )  # fmt: skip
+
+FAILED = (FAIL, ERROR, CRASH, TIMEOUT)
+"""The outcomes of a test that fail pytest's run."""
 
 
 class Found(object):
@@ -64,8 +68,35 @@ def records_of(isolation, pair, absent, limit, found, alive):
         found.kinds[name] = kind, reason, decided_by
     else:
         records = run_as(kind, isolation, pair, limit, alive, decided_by)
+    records = one_per_name(records)
     found.records[name] = [record["probe"] for record in records]
     return [dict(record, kind=kind, kind_reason=reason) for record in records]
+
+
+def one_per_name(records):
+    """``records`` with one record per name: pytest runs every item it collected, and two may share a node id (a
+    ``conftest.py``'s ``pytest_pycollect_makeitem`` that names two functions alike); by hand the run fails if one of
+    them does. Their record is the first that failed (``fail``, ``error``, ``crash``, ``timeout``), else the first
+    skipped, else the first, saying how many ran under that name."""
+    named = {}
+    for record in records:
+        named.setdefault(record["probe"], []).append(record)
+    merged = []
+    for record in records:
+        alike = named.pop(record["probe"], None)
+        if alike is None:
+            continue
+        if len(alike) == 1:
+            merged.append(record)
+            continue
+        failed = [one for one in alike if one["outcome"] in FAILED]
+        skipped = [one for one in alike if one["outcome"] == UNAVAILABLE]
+        chosen = (failed or skipped or alike)[0]
+        said = "pytest ran {} tests of this node id, {} of them failed".format(len(alike), len(failed))
+        message = said + (": " + chosen["message"] if chosen.get("message") else "")
+        duration = sum(one.get("duration", 0.0) for one in alike)
+        merged.append(dict(chosen, message=tail(message), duration=duration))
+    return merged
 
 
 DEFINED_HERE = "it defines run(device), as the cell's Python parses it (the host's Python cannot)"
@@ -424,8 +455,10 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
     while True:
         alive()
         ending = isolation.run(dict(pair, job=PYTEST, targets=targets), limit, alive)
-        read.append(ending.read)
         events = ProgressOfTests(ending.sides.get("progress", b""), ending.places)
+        # tests pytest-xdist ran in processes of its own read there what the pair's cannot tell: as a process that
+        # could not say what it read, every file of the tests' folder counts (runner._files_read)
+        read.append((None, ending.read[1]) if events.distributed and ending.read[0] != READ_UNTOLD else ending.read)
         if not said:
             said = events.collection(ending)
             if asking and not events.holds_tests(ending):
@@ -440,7 +473,8 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
                 return [dict(tests_ended(answer, ending, pair["name"]), probe=pair["name"], duration=0.0)], said
             if events.running is not None:  # pytest.exit() in it, or a plugin that ended the session there
                 records.append(dict(ended_in(answer, events), probe=events.running, duration=events.running_for()))
-            return records + [dict(not_reached(answer), probe=test, duration=0.0) for test in left], said
+            records += [dict(not_reached(answer), probe=test, duration=0.0) for test in left]
+            return records + session_failed(answer, records, ending, pair["name"]), said
         fate = pair_record(ending, events.running or pair["name"], pair["device"], limit)
         if events.running is None and not events.ended:  # it got nowhere: the tests left share its fate
             return records + [dict(fate, probe=test, duration=0.0) for test in left or [pair["name"]]], said
@@ -449,6 +483,21 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         if not left:
             return records, said
         targets = [os.path.join(pair["root"], test) for test in left]
+
+
+def session_failed(answer, records, ending, name):
+    """A record named after the path pytest ran on where pytest's run failed though none of its tests did (a
+    ``conftest.py``'s ``pytest_sessionfinish`` that sets the exit status, a coverage floor, ``--cov-fail-under``):
+    by hand that run fails, and each test's record passing would hide it. None where pytest's exit status is
+    0, or 5 (no test ran: its options deselected every one), or a test's record says why."""
+    code = answer.get("pytest_exit")
+    if code in (None, 0, 5) or any(record["outcome"] in FAILED for record in records):
+        return []
+    lines = [line.strip() for line in ending.log_tail.splitlines() if line.strip()]
+    said = ": " + " / ".join(lines[-3:]) if lines else ""
+    message = "pytest ended with exit code {} though none of its tests failed{}".format(code, said)
+    metrics = {"pytest_exit": code, "after_tests": True}  # views.supported.AFTER_TESTS
+    return [{"outcome": ERROR, "metrics": metrics, "message": tail(message), "probe": name, "duration": 0.0}]
 
 
 def tests_ended(answer, ending, name):
@@ -500,6 +549,7 @@ class ProgressOfTests(object):
         self.tests_by_name = False
         self.ended_session = ""
         self.collecting = False
+        self.distributed = False
         for line in data.decode("utf-8", "replace").splitlines():
             try:
                 event = json.loads(line)
@@ -509,6 +559,7 @@ class ProgressOfTests(object):
                 continue
             if isinstance(event.get("collected"), list):
                 self.collected = [str(test) for test in event["collected"]]
+                self.distributed = self.distributed or bool(event.get("distributed"))
             elif isinstance(event.get("deselected"), list):
                 tests = [str(test) for test in event["deselected"]]
                 self.deselected += tests
