@@ -377,6 +377,17 @@ def test_what_every_run_prints_in_another_order_still_counts(printing: Callable[
     assert printed.same(old, release_of(*printing("fail")[::-1]))
 
 
+def test_a_set_every_run_prints_in_an_order_of_its_own_is_no_change() -> None:
+    """Each run orders a set by its own hash seed: which item comes last, before the ``}``, is the process's own.
+    Two releases whose every run printed the same set are the same, whichever item each run printed last; one
+    whose set holds another item is not."""
+    old = release_of(["on: {'cuda', 'V', 'mps', 'cpu'}"], ["on: {'cuda', 'mps', 'cpu', 'V'}"])
+    new = release_of(["on: {'cuda', 'mps', 'V', 'cpu'}"], ["on: {'mps', 'cuda', 'V', 'cpu'}"])
+    assert printed.same(old, new) and printed.same(new, old)
+    other = release_of(["on: {'cuda', 'xla', 'V', 'cpu'}"], ["on: {'xla', 'cuda', 'V', 'cpu'}"])
+    assert not printed.same(old, other)
+
+
 def test_runs_alike_are_compared_by_digest_as_one_run_is() -> None:
     one, other = release_of(["a 1"], ["a 1"]), release_of(["a 2"], ["a 2"])
     assert Printed.from_category(one).shared is None and not printed.same(one, other)

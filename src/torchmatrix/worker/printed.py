@@ -246,8 +246,19 @@ def one_release(runs: Sequence[Printed]) -> Printed | str:
     return f"{split} of {len(runs)} runs; first difference: {first_change(most, other)}"
 
 
+_ENDS = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
+"""A word between the marks of punctuation that begin and end it."""
+
+
 def _words(lines: Sequence[str]) -> list[str]:
-    return [word for line in lines for word in line.split()]
+    """The words of ``lines``, each mark of punctuation that begins or ends one a word of its own: a set or a
+    mapping printed in another order (``{'cuda', 'cpu'}``, ``{'cpu', 'cuda'}``) is the same words, though which of
+    its items comes last, before the ``}``, is each process's own."""
+    words = []
+    for word in (word for line in lines for word in line.split()):
+        begins, core, ends = _ENDS.match(word).groups()  # type: ignore[union-attr]  # every text matches
+        words += [*begins, *([core] if core else []), *ends]
+    return words
 
 
 def same(one: str, other: str) -> bool:
