@@ -54,6 +54,21 @@ def test_diff_takes_a_results_folder_or_an_output_folder_holding_one(tmp_path: P
         parse(["--diff", str(tmp_path / "missing")])
 
 
+def test_diff_refuses_a_folder_that_holds_no_results_never_says_every_cell_is_new(tmp_path: Path) -> None:
+    """``--diff ../last-week`` where the results are in ``../last-week/out/results``: compared with nothing, every
+    cell would be said to have changed; a folder of other files is no results folder either. An empty one is."""
+    (tmp_path / "last-week" / "out" / "results" / "linux").mkdir(parents=True)
+    (tmp_path / "last-week" / "out" / "compatibility.json").write_text("{}")
+    with pytest.raises(UsageError, match=r"holds no results/, but .*last-week/out does"):
+        parse(["--diff", str(tmp_path / "last-week")])
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("")
+    with pytest.raises(UsageError, match="holds neither results/ nor a machine's result files"):
+        parse(["--diff", str(tmp_path / "notes")])
+    (tmp_path / "empty").mkdir()
+    assert parse(["--diff", str(tmp_path / "empty")]).diff == tmp_path / "empty"
+
+
 def test_help_prints_the_options_and_ends_the_session_not_the_run(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(HelpShown):  # never SystemExit, which would end nox inside the session
         parse(["--help"])

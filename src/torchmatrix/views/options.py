@@ -82,4 +82,14 @@ def _results_folder(path: Path | None) -> Path | None:
         return path / "results"
     if not path.is_dir():
         raise UsageError(f"--diff: {path} is not a folder\n  hint: give a results folder, e.g. other/reports/results")
+    inner = sorted(folder.parent for folder in path.glob("*/results") if folder.is_dir())
+    if inner:  # a project's folder, whose output folder holds the results: compared with none, every cell is new
+        raise UsageError(
+            f"--diff: {path} holds no results/, but {inner[0]} does\n  hint: give {inner[0]} (its output folder)"
+        )
+    if any(path.iterdir()) and not any(path.glob("*/*.json")):
+        raise UsageError(
+            f"--diff: {path} holds neither results/ nor a machine's result files (results/<machine>/<cell>.json)\n"
+            "  hint: give a results folder, e.g. other/reports/results"
+        )
     return path
