@@ -184,7 +184,10 @@ def marked_stale(found: Iterable[results.CellResult], current: RunNow) -> list[r
         elsewhere = made_elsewhere(result, current.hardware) if here else ""
         for record in result.records:
             wanted = current.identity_now(result, record)
-            if current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
+            holder = file_probe(record, current)
+            if holder is not None:  # a test of a file the matrix now runs as a module or a script: not its record
+                said = kind_changed(record, holder) or [f"probe {holder.name} makes no test records now"]
+            elif current.owner(record.probe) is None:  # another matrix's: what it read is all there is to ask
                 read = identity.Identity.stored(record.inputs).changed_files(digests) if here else []
                 said = [words(change) for change in read]
             elif wanted is None:
@@ -244,6 +247,17 @@ def changes(record: Record, wanted: Mapping[str, Any], files: identity.FileDiges
         if change.part.key != "timeout" or not _timeout_keeps(record, change.before, change.after)
     ]
     return found + (made.changed_files(files) if files is not None else [])
+
+
+def file_probe(record: Record, current: RunNow) -> Probe | None:
+    """The probe of the matrix that is the file ``record``, a test's, is of, where no probe makes that test's record
+    now: the matrix runs the file as a module or a script (its ``kind:`` removed or changed, ``run(device)``
+    added). None where the record is no test's, or a probe makes it."""
+    file, colons, _ = record.probe.partition("::")
+    if not colons or current.owner(record.probe) is not None:
+        return None
+    holder = current.owner(file)
+    return holder if isinstance(holder, Probe) and not holder.kind.may_be_tests else None
 
 
 def kind_changed(record: Record, probe: Probe | None) -> list[str]:

@@ -489,6 +489,24 @@ def test_a_record_that_ran_as_another_kind_than_a_run_now_would_make_it_is_stale
     )
 
 
+def test_a_test_of_a_file_the_matrix_now_runs_as_a_module_is_stale_never_another_matrixs_record() -> None:
+    """``{probe: both.py, kind: tests}`` made ``both.py::test_bad``; with ``kind:`` removed the matrix runs both.py
+    as its run(device): no probe makes that test's record now, yet it is the file's, and what it read is unchanged.
+    Every view shows it stale, as the probe session says, never as a current outcome."""
+    module = Probe("both.py", Path("both.py"), kind=Kind.MODULE)
+    test = record(probe="both.py::test_bad", kind=Kind.PYTEST, outcome=Outcome.FAIL)
+
+    class Owned(RunNow):
+        def owner(self, record_name: str) -> Probe | None:
+            return module if record_name == module.name else None
+
+    [marked] = freshness.marked_stale([stored(test)], Owned())
+    assert (marked.records[0].outcome, marked.records[0].message) == (
+        Outcome.STALE,
+        "was ✗ fail; the probe's kind changed: pytest → module",
+    )
+
+
 def test_a_result_filed_under_this_machines_name_but_made_on_another_stands_for_no_run_here() -> None:
     """``machine: box`` on two machines that compute differently: what one stored says nothing of the other's
     arithmetic. A run here runs every pair (so the file it writes holds this machine's records alone, under its
