@@ -1674,6 +1674,10 @@ def test_a_pytest_run_that_fails_though_its_tests_pass_has_a_record_that_says_so
     ]
     assert cell.records[1].message.startswith("pytest ended with exit code 3 though none of its tests failed: ")
     assert "leak check: 1 tensor left on the device" in cell.records[1].message
+    named = Pair(loader.probe_at(tmp_path / "leaks" / "test_leaks.py", tmp_path, "test_fine"), "cpu")
+    [alone] = run_cell(pytest_python, [named], 20.0).records
+    assert (alone.probe, alone.outcome) == ("leaks/test_leaks.py::test_fine", Outcome.ERROR)  # its node id's record
+    assert alone.message.startswith("pytest ended with exit code 3 though none of its tests failed: ")
 
 
 def test_tests_pytest_xdist_runs_are_tests_whose_every_file_beside_them_counts(

@@ -474,7 +474,11 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
             if events.running is not None:  # pytest.exit() in it, or a plugin that ended the session there
                 records.append(dict(ended_in(answer, events), probe=events.running, duration=events.running_for()))
             records += [dict(not_reached(answer), probe=test, duration=0.0) for test in left]
-            return records + session_failed(answer, records, ending, pair["name"]), said
+            failed = session_failed(answer, records, ending, pair["name"])
+            if failed and any(record["probe"] == pair["name"] for record in records):  # a node id: its one test's
+                return [dict(record, **failed[0]) if record["probe"] == pair["name"] else record
+                        for record in records], said  # fmt: skip
+            return records + [dict(record, duration=0.0) for record in failed], said
         fate = pair_record(ending, events.running or pair["name"], pair["device"], limit)
         if events.running is None and not events.ended:  # it got nowhere: the tests left share its fate
             return records + [dict(fate, probe=test, duration=0.0) for test in left or [pair["name"]]], said
@@ -497,7 +501,7 @@ def session_failed(answer, records, ending, name):
     said = ": " + " / ".join(lines[-3:]) if lines else ""
     message = "pytest ended with exit code {} though none of its tests failed{}".format(code, said)
     metrics = {"pytest_exit": code, "after_tests": True}  # views.supported.AFTER_TESTS
-    return [{"outcome": ERROR, "metrics": metrics, "message": tail(message), "probe": name, "duration": 0.0}]
+    return [{"outcome": ERROR, "metrics": metrics, "message": tail(message), "probe": name}]
 
 
 def tests_ended(answer, ending, name):
