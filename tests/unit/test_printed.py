@@ -388,6 +388,18 @@ def test_a_set_every_run_prints_in_an_order_of_its_own_is_no_change() -> None:
     assert not printed.same(old, other)
 
 
+def test_the_sign_of_a_per_process_number_and_a_run_of_dots_are_no_words_of_their_own() -> None:
+    """A number each run prints anew (``hash("x")``, a random value) keeps its sign: runs of one release that all
+    happened to print a negative one share no ``-`` that another release's runs lack. So do dots a run prints as
+    time passes (``loading....``). A sign that moves from one item of a set to another is a change."""
+    negative = release_of(["h: -123456"], ["h: -98765"])
+    assert printed.same(negative, release_of(["h: 55555"], ["h: -4444"]))
+    dots = release_of(["loading.... done"], ["loading...... done"])
+    assert printed.same(dots, release_of(["loading... done"], ["loading....... done"]))
+    signs = release_of(["{('a', -1), ('b', 2)}"], ["{('b', 2), ('a', -1)}"])
+    assert not printed.same(signs, release_of(["{('a', 1), ('b', -2)}"], ["{('b', -2), ('a', 1)}"]))
+
+
 def test_runs_alike_are_compared_by_digest_as_one_run_is() -> None:
     one, other = release_of(["a 1"], ["a 1"]), release_of(["a 2"], ["a 2"])
     assert Printed.from_category(one).shared is None and not printed.same(one, other)

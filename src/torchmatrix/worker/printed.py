@@ -246,18 +246,23 @@ def one_release(runs: Sequence[Printed]) -> Printed | str:
     return f"{split} of {len(runs)} runs; first difference: {first_change(most, other)}"
 
 
-_ENDS = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
-"""A word between the marks of punctuation that begin and end it."""
+_ENDS = re.compile(r"^(\W*?)((?:[-+](?=\d))?\w.*?|)(\W*)$", re.DOTALL)
+"""A word between the marks of punctuation that begin and end it; a sign that begins a number is the number's."""
+_MARKS = re.compile(r"(\W)\1*")
+"""A mark of punctuation, or a run of one mark (``...``)."""
 
 
 def _words(lines: Sequence[str]) -> list[str]:
     """The words of ``lines``, each mark of punctuation that begins or ends one a word of its own: a set or a
     mapping printed in another order (``{'cuda', 'cpu'}``, ``{'cpu', 'cuda'}``) is the same words, though which of
-    its items comes last, before the ``}``, is each process's own."""
+    its items comes last, before the ``}``, is each process's own. A number keeps its sign (``-0.2``), and a run of
+    one mark is one word (``...``): a value each run prints anew would otherwise leave a ``-`` or a ``.`` that
+    every run of one release happened to print, and another's did not."""
     words = []
     for word in (word for line in lines for word in line.split()):
         begins, core, ends = _ENDS.match(word).groups()  # type: ignore[union-attr]  # every text matches
-        words += [*begins, *([core] if core else []), *ends]
+        marks = (mark.group(0) for mark in itertools.chain(_MARKS.finditer(begins), _MARKS.finditer(ends)))
+        words += [*marks, *([core] if core else [])]
     return words
 
 
