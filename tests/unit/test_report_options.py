@@ -69,6 +69,24 @@ def test_diff_refuses_a_folder_that_holds_no_results_never_says_every_cell_is_ne
     assert parse(["--diff", str(tmp_path / "empty")]).diff == tmp_path / "empty"
 
 
+def test_diff_refuses_a_project_folder_whose_json_files_are_no_results(tmp_path: Path) -> None:
+    """``--diff ../project``, whose output folder is ``build/reports`` and which holds an editor's settings
+    (``.vscode/settings.json``): a JSON file one folder down is no result file, and every cell would be said to be
+    new; the hint names the output folder. A folder of result files is taken."""
+    project = tmp_path / "project"
+    (project / "build" / "reports" / "results" / "linux").mkdir(parents=True)
+    (project / ".vscode").mkdir()
+    (project / ".vscode" / "settings.json").write_text("{}")
+    with pytest.raises(UsageError, match=r"holds no results/, but .*project/build/reports does"):
+        parse(["--diff", str(project)])
+    (project / ".vscode" / "other").mkdir()
+    with pytest.raises(UsageError, match="holds neither results/ nor a machine's result files"):
+        parse(["--diff", str(project / ".vscode")])
+    (tmp_path / "results" / "linux").mkdir(parents=True)
+    (tmp_path / "results" / "linux" / "torch-2.13.0-py3.13.json").write_text('{"schema": 2, "records": []}')
+    assert parse(["--diff", str(tmp_path / "results")]).diff == tmp_path / "results"
+
+
 def test_help_prints_the_options_and_ends_the_session_not_the_run(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(HelpShown):  # never SystemExit, which would end nox inside the session
         parse(["--help"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,14 +83,26 @@ def _results_folder(path: Path | None) -> Path | None:
         return path / "results"
     if not path.is_dir():
         raise UsageError(f"--diff: {path} is not a folder\n  hint: give a results folder, e.g. other/reports/results")
-    inner = sorted(folder.parent for folder in path.glob("*/results") if folder.is_dir())
+    inner = sorted(folder.parent for pattern in ("*/results", "*/*/results") for folder in path.glob(pattern)
+                   if folder.is_dir())  # fmt: skip
     if inner:  # a project's folder, whose output folder holds the results: compared with none, every cell is new
         raise UsageError(
             f"--diff: {path} holds no results/, but {inner[0]} does\n  hint: give {inner[0]} (its output folder)"
         )
-    if any(path.iterdir()) and not any(path.glob("*/*.json")):
+    # files of another kind (an editor's .vscode/settings.json) hold no cell's result
+    if any(path.iterdir()) and not any(_is_result(file) for file in path.glob("*/*.json")):
         raise UsageError(
             f"--diff: {path} holds neither results/ nor a machine's result files (results/<machine>/<cell>.json)\n"
             "  hint: give a results folder, e.g. other/reports/results"
         )
     return path
+
+
+def _is_result(file: Path) -> bool:
+    """Whether ``file`` is a cell's result file by what it says it is (a JSON object with its ``schema`` and
+    ``records``), of any schema: which it can be read as, the comparison says."""
+    try:
+        data = json.loads(file.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and type(data.get("schema")) is int and isinstance(data.get("records"), list)
