@@ -1708,6 +1708,24 @@ def test_a_failing_test_pytest_xdist_ran_keeps_what_it_raised(pytest_python: str
     assert cell.records[0].metrics["raised"] == "ValueError: the value is 5"
 
 
+def test_a_test_whose_pytest_xdist_process_died_fails_as_pytest_says_never_said_not_run(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """pytest-xdist's process died running a test (``os._exit``): by hand pytest fails it, ``worker 'gw0' crashed
+    while running``, and runs the rest in a new process; its record says so, not that pytest never ran it."""
+    pytest.importorskip("xdist")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -n 2\n")
+    dies = "import os\n\ndef test_dies():\n    os._exit(3)\n\ndef test_ok():\n    pass\n"
+    (tmp_path / "test_dies.py").write_text(dies)
+    cell = run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / "test_dies.py", tmp_path), "cpu")], 60.0)
+    assert sorted((r.probe, r.outcome) for r in cell.records) == [
+        ("test_dies.py::test_dies", Outcome.FAIL),
+        ("test_dies.py::test_ok", Outcome.PASS),
+    ]
+    died = next(record for record in cell.records if record.probe == "test_dies.py::test_dies")
+    assert "crashed while running 'test_dies.py::test_dies'" in died.message
+
+
 AS_BY_HAND = {  # `pytest tests/test_by_hand.py` typed in m/, `pytest test_slow.py` in slow/: as each passes or not
     "setup.py": "from setuptools import setup\nsetup()\n",  # pytest's root, by hand, is the folder above the matrix's
     "conftest.py": "import pytest\n\n@pytest.fixture\ndef value():\n    return 2\n",

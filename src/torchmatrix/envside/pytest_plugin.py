@@ -82,6 +82,7 @@ class Progress(object):
         self.raised = {}
         self.pid = os.getpid()
         self.unseen = {}
+        self.crashed = set()
 
     def write(self, event):
         if os.getpid() != self.pid:
@@ -134,6 +135,15 @@ class Progress(object):
         they read there (a helper module, a data file) is read outside the pair's process, which cannot say it."""
         self.write({"collected": [self.named(nodeid) for nodeid in ids], "distributed": "pytest-xdist"})
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem, report, sched):
+        """pytest-xdist's process died running ``crashitem``: pytest fails it (``worker 'gw0' crashed while running``)
+        by a report of its own, after which no test's end follows; it ends here, as pytest says it failed."""
+        duration = sum(getattr(one, "duration", 0.0) for one in self.reports.pop(report.nodeid, []))
+        shown = self.shown(report, report)
+        self.write(dict(verdict("fail", report), test=self.named(report.nodeid), duration=duration, **shown))
+        self.crashed.add(report.nodeid)
+
     def by_name(self, report):
         """Whether pytest takes the file ``report`` is of for a test module by its name alone (its ``python_files``,
         as it does in a folder it collects): a file so named that it cannot collect is tests it could not run, not
@@ -162,6 +172,9 @@ class Progress(object):
         self.write({"start": self.named(nodeid), "at": time.time()})
 
     def pytest_runtest_logreport(self, report):
+        if report.nodeid in self.crashed:  # its end is written (pytest_handlecrashitem)
+            self.crashed.discard(report.nodeid)
+            return
         self.reports.setdefault(report.nodeid, []).append(report)
 
     def pytest_runtest_logfinish(self, nodeid, location):
