@@ -1680,6 +1680,23 @@ def test_a_pytest_run_that_fails_though_its_tests_pass_has_a_record_that_says_so
     assert alone.message.startswith("pytest ended with exit code 3 though none of its tests failed: ")
 
 
+def test_a_pytest_run_whose_tests_pass_and_that_ends_as_if_none_ran_has_a_record_that_says_so(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """A ``conftest.py`` sets exit status 5 (no tests collected) after a test passed: by hand ``pytest`` fails,
+    exit code 5, so no record of it passes alone; a run whose options deselected every test has none."""
+    (tmp_path / "conftest.py").write_text(
+        SESSION_FAILS_CONFTEST.replace("session.exitstatus = 3", "session.exitstatus = 5")
+    )
+    (tmp_path / "test_five.py").write_text("def test_fine():\n    pass\n")
+    cell = run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / "test_five.py", tmp_path), "cpu")], 20.0)
+    assert [(r.probe, r.outcome) for r in cell.records] == [
+        ("test_five.py::test_fine", Outcome.PASS),
+        ("test_five.py", Outcome.ERROR),
+    ]
+    assert cell.records[1].message.startswith("pytest ended with exit code 5 though none of its tests failed: ")
+
+
 def test_tests_pytest_xdist_runs_are_tests_whose_every_file_beside_them_counts(
     pytest_python: str, tmp_path: Path
 ) -> None:

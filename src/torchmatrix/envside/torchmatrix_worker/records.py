@@ -493,9 +493,11 @@ def session_failed(answer, records, ending, name):
     """A record named after the path pytest ran on where pytest's run failed though none of its tests did (a
     ``conftest.py``'s ``pytest_sessionfinish`` that sets the exit status, a coverage floor, ``--cov-fail-under``):
     by hand that run fails, and each test's record passing would hide it. None where pytest's exit status is
-    0, or 5 (no test ran: its options deselected every one), or a test's record says why."""
+    0, or 5 where no test ran (its options deselected every one; 5 after a test ran is a hook's), or a test's
+    record says why."""
     code = answer.get("pytest_exit")
-    if code in (None, 0, 5) or any(record["outcome"] in FAILED for record in records):
+    none_ran = all(record["outcome"] == UNAVAILABLE for record in records)
+    if code in (None, 0) or (code == 5 and none_ran) or any(record["outcome"] in FAILED for record in records):
         return []
     lines = [line.strip() for line in ending.log_tail.splitlines() if line.strip()]
     said = ": " + " / ".join(lines[-3:]) if lines else ""
