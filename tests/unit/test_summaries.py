@@ -219,3 +219,15 @@ def test_a_stale_answer_says_of_each_end_what_changed_there(tmp_path: Path) -> N
         f"changed: XVAR; torch {FOUND.first_new}: its record, run again since, shows fail)"
     )
     assert "why" not in marked.changes[0].to_json()  # a view's, never stored
+
+
+def test_a_change_by_output_reads_in_its_row_as_what_it_printed_never_its_digest_and_lines() -> None:
+    """``bisect --all --by-output``: an end's category is how it ended, a digest and every line kept; its row shows
+    what it printed in a few words, as the bisect's own lines do."""
+    from torchmatrix.worker.printed import Printed
+
+    old, new = (Printed("pass", digit * 64, False, (f"x = {digit}",) * 3) for digit in "12")
+    change = BisectedChange("repro.py", "cpu", Side(old.category(), old.describe()), Side(new.category(),
+                            new.describe()), "1.11.0", "1.12.0", ())  # fmt: skip
+    assert change.cells()[2] == f"{old.describe()} → {new.describe()}"
+    assert "sha256" not in change.cells()[2] and "\n" not in change.cells()[2]

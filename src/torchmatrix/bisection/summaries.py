@@ -101,6 +101,11 @@ class Side:
     category: str
     detail: str
 
+    def shown(self) -> str:
+        """The category in a row: by output, one of many lines (how it ended, a digest, what it printed), what it
+        printed in a few words (its detail)."""
+        return self.detail if "\n" in self.category else self.category
+
 
 @dataclass(frozen=True)
 class BisectedChange:
@@ -159,7 +164,7 @@ class BisectedChange:
             self.probe,
             self.device,
             ("↻ stale: " if self.stale else "")
-            + f"{self.old.category} → {self.new.category}"
+            + f"{self.old.shown()} → {self.new.shown()}"
             + (f" ({self.why})" if self.stale and self.why else ""),
             dated_text(self.first_new),
             dated_text(self.last_old),
@@ -215,8 +220,10 @@ def contradicted(summary: Summary, stored: Iterable[results.CellResult]) -> dict
         if not seen:
             found[(summary.machine, end, probe, device)] = "its record is no longer stored"
         elif any(each is None or not summary.compare.same(each, category) for each in seen):
-            shown = ", ".join(sorted({str(each) if each is not None else "nothing to compare" for each in seen}))
-            found[(summary.machine, end, probe, device)] = f"its record, run again since, shows {shown}, not {category}"
+            label = summary.compare.label if summary.compare.by_output else str
+            shown = ", ".join(sorted({label(each) if each is not None else "nothing to compare" for each in seen}))
+            said = f"its record, run again since, shows {shown}, not {label(category)}"
+            found[(summary.machine, end, probe, device)] = said
     return found
 
 
