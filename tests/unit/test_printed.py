@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -406,3 +407,12 @@ def test_runs_alike_are_compared_by_digest_as_one_run_is() -> None:
     varied = release_of(["a 1"], ["a 2"])
     assert printed.same(varied, release_of(["a 3"], ["a 4"]))
     assert not printed.same(varied, one)  # every run of one printed "1", not every run of the other
+
+
+def test_a_long_word_of_punctuation_between_letters_is_split_in_linear_time() -> None:
+    """A run printed one word of 200,000 marks between two letters (a progress line, ``a!!!…!!!a``): its words are
+    found at once, never by a pattern that tries each place the word's end could be (about half an hour)."""
+    started = time.monotonic()
+    words = printed._words(["a" + "!" * 200_000 + "a", "(-1.5),"])
+    assert time.monotonic() - started < 5.0
+    assert words == ["a!" + "!" * 199_999 + "a", "(", ")", ",", "-1.5"]

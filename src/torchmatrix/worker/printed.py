@@ -246,10 +246,25 @@ def one_release(runs: Sequence[Printed]) -> Printed | str:
     return f"{split} of {len(runs)} runs; first difference: {first_change(most, other)}"
 
 
-_ENDS = re.compile(r"^(\W*?)((?:[-+](?=\d))?\w.*?|)(\W*)$", re.DOTALL)
-"""A word between the marks of punctuation that begin and end it; a sign that begins a number is the number's."""
+_MARKS_AT_START = re.compile(r"\W*")
+"""The marks of punctuation a word begins with (matched at its start, and at its reversed end's: never a pattern
+that tries each place its end could be, which takes a time that grows as the square of a word's length)."""
 _MARKS = re.compile(r"(\W)\1*")
 """A mark of punctuation, or a run of one mark (``...``)."""
+_SIGNED = re.compile(r"[-+]\d")
+
+
+def _word_ends(word: str) -> tuple[str, str, str]:
+    """A word as the marks that begin it, what is between them, and the marks that end it; a sign that begins a
+    number is the number's (``(-1.5),``: ``(``, ``-1.5``, ``),``)."""
+    begins = _MARKS_AT_START.match(word).group()  # type: ignore[union-attr]  # every text matches
+    if len(begins) == len(word):
+        return "", "", word
+    ends = _MARKS_AT_START.match(word[::-1]).group()[::-1]  # type: ignore[union-attr]
+    core = word[len(begins) : len(word) - len(ends)]
+    if begins and _SIGNED.match(begins[-1] + core[:1]):
+        begins, core = begins[:-1], begins[-1] + core
+    return begins, core, ends
 
 
 def _words(lines: Sequence[str]) -> list[str]:
@@ -260,7 +275,7 @@ def _words(lines: Sequence[str]) -> list[str]:
     every run of one release happened to print, and another's did not."""
     words = []
     for word in (word for line in lines for word in line.split()):
-        begins, core, ends = _ENDS.match(word).groups()  # type: ignore[union-attr]  # every text matches
+        begins, core, ends = _word_ends(word)
         marks = (mark.group(0) for mark in itertools.chain(_MARKS.finditer(begins), _MARKS.finditer(ends)))
         words += [*marks, *([core] if core else [])]
     return words
