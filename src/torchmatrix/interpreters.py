@@ -301,8 +301,21 @@ def build(path: str) -> str | None:
         return None
     digest = hashlib.sha256(str(found["version"]).encode())
     files = [found["executable"], *([found["library"]] if found.get("library") else [])]
+    walked: set[tuple[int, int]] = set()
     for root in found["stdlib"]:
-        for folder, names, filenames in os.walk(root):
+        # A folder of it that is a link (a package kept elsewhere) is followed: python imports its files by the link's
+        # path, which a pair's reads leave out as the standard library's. Each folder is walked once, so a link that
+        # leads back up the tree ends.
+        for folder, names, filenames in os.walk(root, followlinks=True):
+            try:
+                stat = os.stat(folder)
+            except OSError:
+                names[:] = []
+                continue
+            if (stat.st_dev, stat.st_ino) in walked:
+                names[:] = []
+                continue
+            walked.add((stat.st_dev, stat.st_ino))
             names[:] = sorted(name for name in names if name not in _NOT_THE_STANDARD_LIBRARY)
             files += [os.path.join(folder, name) for name in sorted(filenames)]
     for file in files:

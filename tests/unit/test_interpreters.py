@@ -70,3 +70,32 @@ def test_an_interpreter_patched_in_place_keeps_its_path_and_version_but_not_its_
     assert build() not in (first, patched)
     executable.unlink()
     assert build() is None  # no interpreter there: nothing to ask
+
+
+def test_a_folder_of_the_standard_library_that_is_a_link_counts_by_the_files_it_leads_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package of the standard library kept elsewhere and linked in (``lib/python3.13/tomllib -> /srv/tomllib``):
+    python imports its files by the link's path, which the pair's reads leave out as the standard library's, so the
+    build counts them; a link that leads back up the tree is walked once."""
+    stdlib = tmp_path / "lib" / "python3.13"
+    stdlib.mkdir(parents=True)
+    elsewhere = tmp_path / "srv" / "tomllib"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "_parser.py").write_text("def loads(s):\n    ...\n")
+    (stdlib / "tomllib").symlink_to(elsewhere)
+    (stdlib / "loop").symlink_to(stdlib)
+    executable = tmp_path / "bin" / "python3.13"
+    executable.parent.mkdir()
+    executable.write_text("")
+    answer = {"version": "3.13.0", "executable": str(executable), "stdlib": [str(stdlib)]}
+    monkeypatch.setattr(interpreters, "_ask_build", lambda path: dict(answer))
+
+    def build() -> str | None:
+        interpreters.build.cache_clear()
+        return interpreters.build(str(executable))
+
+    first = build()
+    assert first is not None and build() == first
+    (elsewhere / "_parser.py").write_text("def loads(s):\n    raise ValueError(s)\n")
+    assert build() != first
