@@ -1557,6 +1557,18 @@ def test_a_file_is_tests_when_pytest_collects_tests_from_it_and_a_script_when_it
     assert alone.kind_reason.startswith("pytest could not run: pytest does not import in this cell")
 
 
+def test_a_file_that_hangs_as_pytest_collects_it_then_as_a_script_is_stopped_at_its_limit_each_time(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """pytest imports a file to collect it: one that hangs so is stopped at the limit, then runs as a script, with the
+    limit afresh, and is stopped again; never taken for a hung worker (a limit longer than the worker's grace)."""
+    (tmp_path / "repro.py").write_text("import time\nprint('waiting', flush=True)\ntime.sleep(3600)\n")
+    limit = runner.GRACE_SECONDS + 2
+    (record,) = run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / "repro.py", tmp_path), "cpu")], limit).records
+    assert (record.outcome, record.kind, record.message) == (Outcome.TIMEOUT, Kind.SCRIPT, f"stopped after {limit:g} s")
+    assert record.metrics["output"] == ["waiting"]
+
+
 COULD_NOT_RUN = {  # pytest on each, by hand, fails; none is a script that passes
     "badparam/test_param.py": (
         "import pytest\n\n@pytest.mark.parametrize('dtype', ['float32'])\ndef test_cast(dtyp):\n    assert False\n"

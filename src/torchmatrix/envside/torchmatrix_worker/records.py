@@ -142,6 +142,7 @@ def asked_records(isolation, pair, limit, alive):
     decided_by = list(read)
     if records is not None:
         return (PYTEST, said, decided_by), with_files_read(records, read)
+    alive()  # the script's run gets the limit afresh, as pytest's ask had it (a file that hangs as it is imported)
     ending = isolation.run(dict(pair, job=SCRIPT), limit)
     read.append(ending.read)
     record = dict(script_record(ending, pair, limit), probe=pair["name"], duration=time.perf_counter() - began)
