@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.tags import Tag
@@ -37,6 +39,24 @@ def test_the_seed_is_read_from_the_wheels_ensurepip_names() -> None:
     assert _seed(None) == () and _seed([]) == ()  # no ensurepip, or one that failed: nothing seeded
 
 
+def asked_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str, stdlib: Path
+) -> tuple[Path, dict[str, Any], Callable[[], str | None]]:
+    """An interpreter at ``tmp_path/bin/python`` that answers ``version`` and ``stdlib`` when its build is asked:
+    its executable, its answer (to change), and its build's digest asked anew each call."""
+    executable = tmp_path / "bin" / "python"
+    executable.parent.mkdir()
+    executable.write_text("")
+    answer: dict[str, Any] = {"version": version, "executable": str(executable), "stdlib": [str(stdlib)]}
+    monkeypatch.setattr(interpreters, "_ask_build", lambda path: dict(answer))
+
+    def build() -> str | None:
+        interpreters.build.cache_clear()
+        return interpreters.build(str(executable))
+
+    return executable, answer, build
+
+
 def test_an_interpreter_patched_in_place_keeps_its_path_and_version_but_not_its_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -46,16 +66,7 @@ def test_an_interpreter_patched_in_place_keeps_its_path_and_version_but_not_its_
     (stdlib / "json").mkdir(parents=True)
     (stdlib / "colorsys.py").write_text("def rgb_to_hsv(r, g, b):\n    ...\n")
     (stdlib / "json" / "__init__.py").write_text("")
-    executable = tmp_path / "bin" / "python3.12"
-    executable.parent.mkdir()
-    executable.write_text("")
-    answer = {"version": "3.12.1 (main, Jan  5 2024)", "executable": str(executable), "stdlib": [str(stdlib)]}
-    monkeypatch.setattr(interpreters, "_ask_build", lambda path: dict(answer))
-
-    def build() -> str | None:
-        interpreters.build.cache_clear()
-        return interpreters.build(str(executable))
-
+    executable, answer, build = asked_build(tmp_path, monkeypatch, "3.12.1 (main, Jan  5 2024)", stdlib)
     first = build()
     assert first is not None and build() == first
     (stdlib / "site-packages").mkdir()
@@ -85,16 +96,7 @@ def test_a_folder_of_the_standard_library_that_is_a_link_counts_by_the_files_it_
     (elsewhere / "_parser.py").write_text("def loads(s):\n    ...\n")
     (stdlib / "tomllib").symlink_to(elsewhere)
     (stdlib / "loop").symlink_to(stdlib)
-    executable = tmp_path / "bin" / "python3.13"
-    executable.parent.mkdir()
-    executable.write_text("")
-    answer = {"version": "3.13.0", "executable": str(executable), "stdlib": [str(stdlib)]}
-    monkeypatch.setattr(interpreters, "_ask_build", lambda path: dict(answer))
-
-    def build() -> str | None:
-        interpreters.build.cache_clear()
-        return interpreters.build(str(executable))
-
+    _, _, build = asked_build(tmp_path, monkeypatch, "3.13.0", stdlib)
     first = build()
     assert first is not None and build() == first
     (elsewhere / "_parser.py").write_text("def loads(s):\n    raise ValueError(s)\n")
