@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from .core import Record
+from .errors import TorchmatrixError
 from .util.cachedir import cache_dir
 
 TORCH_BUILD = "torch_build"
@@ -364,7 +365,13 @@ def passed_key() -> bytes:
         pass
     finally:
         made.unlink()
-    return path.read_bytes()
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise TorchmatrixError(
+            f"{path}: {error.strerror}: torchmatrix keeps the key of the passed variables' digests there; remove "
+            f"what is there and run again (the records a passed value reached then run again once)"
+        ) from None
 
 
 HIDDEN_ON_CPU = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")

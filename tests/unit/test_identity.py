@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import freshness, identity
+from torchmatrix.errors import TorchmatrixError
 
 CALLER = {
     "PATH": "/home/me/.venv/bin:/usr/bin",
@@ -89,6 +90,10 @@ def test_a_passed_value_s_digest_is_keyed_by_a_secret_of_the_user_s_so_a_guess_c
     assert list(private_cache.iterdir()) == [key]  # nothing else left behind
     key.unlink()
     assert identity.passed_digest("prod") != digest  # a new key: such records re-run once
+    key.unlink()
+    key.mkdir()
+    with pytest.raises(TorchmatrixError, match="passed-values.key: Is a directory: .* remove what is there"):
+        identity.passed_digest("prod")
 
 
 SHELL = {
