@@ -2455,7 +2455,8 @@ def test_origin_and_the_linker_s_variables_are_asked_of_the_kernel() -> None:
     started with."""
     code = (
         "import os\nfrom torchmatrix.envside.torchmatrix_worker import reads\nos.environ.pop('SEEN')\n"
-        "os.environ['LATER'] = '1'\nprint(reads.started_with('SEEN'), reads.started_with('LATER') or '-')\n"
+        "os.environ['LATER'] = '1'\nstarted = reads.environment_at_start()\n"
+        "print(started['SEEN'], started.get('LATER', '-'))\n"
         "print(reads.running_program())\n"
     )
     told = subprocess.run(

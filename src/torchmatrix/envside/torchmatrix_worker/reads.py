@@ -120,8 +120,9 @@ class FilesRead(object):
         self.not_the_pairs = self.stdlib + ("<frozen ",)  # code the hook's own work runs through
         self.file_of = {}  # whose the code of each file on the way to an event is (file_of), as it was first found
         self.asked_through, self.ended = AskedThrough(), False
-        self.linker_value = started_with("LD_LIBRARY_PATH")  # as the dynamic linker read it
-        self.preloaded = preloaded_by_path(started_with("LD_PRELOAD"))
+        started = environment_at_start()  # as the dynamic linker read it
+        self.linker_value = started.get("LD_LIBRARY_PATH", "")
+        self.preloaded = preloaded_by_path(started.get("LD_PRELOAD", ""))
         named = self.linker_value.replace(";", ":").split(":") if self.linker_value else []
         self.linker_relative = any(not os.path.isabs(folder) for folder in named)  # looked in from the working folder
         self.linker_searched_from = set()  # the working folders LD_LIBRARY_PATH's were counted from
@@ -1507,12 +1508,6 @@ LINKER_SUBFOLDERS = ("tls", "x86_64", "avx512_1", "haswell", "xeon_phi", "i386",
 """The folders of a folder of ``LD_LIBRARY_PATH`` that the dynamic linker looks a library up in before the folder
 itself (glibc before 2.37, its legacy ``hwcaps``: ``tls/x86_64``, ``x86_64/x86_64``, by the CPU's abilities),
 with the kernel's ``AT_PLATFORM`` and the machine's name (:func:`linker_subfolders`)."""
-
-
-def started_with(name):
-    """The value of the variable ``name`` this process started with (:func:`environment_at_start`), as the dynamic
-    linker read it: what a ``.pth`` file or ``sitecustomize`` set in ``os.environ`` since reaches no linker."""
-    return environment_at_start().get(name, "")
 
 
 def environment_at_start(open_file=os.open, read=os.read, close=os.close):
