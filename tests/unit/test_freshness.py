@@ -463,6 +463,17 @@ def test_a_rebuilt_environment_says_what_else_changed() -> None:
     )
 
 
+class OwnedBy(RunNow):
+    """A run now whose one probe is ``probe``: the owner of its own record alone."""
+
+    def __init__(self, probe: Probe) -> None:
+        super().__init__()
+        self.probe = probe
+
+    def owner(self, record_name: str) -> Probe | None:
+        return self.probe if record_name == self.probe.name else None
+
+
 def test_a_record_that_ran_as_another_kind_than_a_run_now_would_make_it_is_stale() -> None:
     """A file a host's Python could not parse ran as a script there; a host that parses it finds run(device): its
     records are not what a run now would make, whatever else is unchanged. A file asked of pytest may be a script or
@@ -478,11 +489,7 @@ def test_a_record_that_ran_as_another_kind_than_a_run_now_would_make_it_is_stale
     assert freshness.stale(stored(as_module), [Pair(asked, "cpu")], INPUTS).pairs == (Pair(asked, "cpu"),)
     assert freshness.stale(stored(as_module), [Pair(unparsed, "cpu")], INPUTS).pairs == ()
 
-    class Owned(RunNow):
-        def owner(self, record_name: str) -> Probe | None:
-            return module if record_name == module.name else None
-
-    [marked] = freshness.marked_stale([stored(as_script)], Owned())
+    [marked] = freshness.marked_stale([stored(as_script)], OwnedBy(module))
     assert (marked.records[0].outcome, marked.records[0].message) == (
         Outcome.STALE,
         "was ✓ pass; the probe's kind changed: script → module",
@@ -496,11 +503,7 @@ def test_a_test_of_a_file_the_matrix_now_runs_as_a_module_is_stale_never_another
     module = Probe("both.py", Path("both.py"), kind=Kind.MODULE)
     test = record(probe="both.py::test_bad", kind=Kind.PYTEST, outcome=Outcome.FAIL)
 
-    class Owned(RunNow):
-        def owner(self, record_name: str) -> Probe | None:
-            return module if record_name == module.name else None
-
-    [marked] = freshness.marked_stale([stored(test)], Owned())
+    [marked] = freshness.marked_stale([stored(test)], OwnedBy(module))
     assert (marked.records[0].outcome, marked.records[0].message) == (
         Outcome.STALE,
         "was ✗ fail; the probe's kind changed: pytest → module",
