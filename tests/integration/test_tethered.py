@@ -76,7 +76,7 @@ def test_ctrl_c_lets_the_child_undo_what_it_holds_before_the_parent_ends(tmp_pat
         f"except KeyboardInterrupt:\n    time.sleep(1)\n    open({str(undone)!r}, 'w').close()\n"
     )
     parent = (
-        "import sys\nfrom torchmatrix.util import tethered\ntethered.GRACE_SECONDS = 2.0\n"
+        "import sys\nfrom torchmatrix.util import tethered\ntethered.GRACE_SECONDS = 5.0\n"
         f"sys.exit(tethered.run([sys.executable, '-c', {child!r}]))\n"
     )
     with subprocess.Popen([sys.executable, "-c", parent], start_new_session=True) as running:
