@@ -41,6 +41,7 @@ import platform
 import re
 import subprocess
 import sys
+import time
 import types
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -346,32 +347,57 @@ PASSED_KEY = "passed-values.key"
 """The file of torchmatrix's cache folder holding the key of :func:`passed_digest`."""
 
 
+KEY_BYTES = 32
+
+
 def passed_key() -> bytes:
     """The key of :func:`passed_digest`: 32 random bytes kept in torchmatrix's cache folder, made the first time,
     readable by this user alone. Made in full before it is there (linked into place), so that two runs at once take
-    one key. A new key (the cache folder emptied) makes each record whose pairs a ``pass_env:`` value reached stale
+    one key; where the cache's file system has no hard links, created in place by one run, which the others wait a
+    moment for. A new key (the cache folder emptied) makes each record whose pairs a ``pass_env:`` value reached stale
     once."""
     path = cache_dir() / PASSED_KEY
-    with contextlib.suppress(OSError):
-        return path.read_bytes()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(50):
+        try:
+            key = path.read_bytes()
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                _make_key(path)  # never replaces a key another run made first
+            continue
+        except OSError as error:
+            raise TorchmatrixError(_unusable_key(path, error.strerror)) from None
+        if len(key) == KEY_BYTES:
+            return key
+        time.sleep(0.1)  # being written by the run that created it
+    raise TorchmatrixError(_unusable_key(path, f"not a key of {KEY_BYTES} bytes"))
+
+
+def _unusable_key(path: Path, why: str) -> str:
+    return (
+        f"{path}: {why}: torchmatrix keeps the key of the passed variables' digests there; remove what is there and "
+        f"run again (the records a passed value reached then run again once)"
+    )
+
+
+def _make_key(path: Path) -> None:
+    """Write a new key to ``path``: whole before it is there where the file system links, else created in place."""
+    key = os.urandom(KEY_BYTES)
     made = path.with_name(f"{PASSED_KEY}.{os.getpid()}")
-    fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as key:
-        key.write(os.urandom(32))
+    _write_new(made, key, os.O_TRUNC)
     try:
-        os.link(made, path)  # never replaces a key another run made first
+        os.link(made, path)
     except FileExistsError:
-        pass
+        raise
+    except OSError:  # no hard links (a FAT or SMB cache folder): created by one run alone
+        _write_new(path, key, os.O_EXCL)
     finally:
         made.unlink()
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise TorchmatrixError(
-            f"{path}: {error.strerror}: torchmatrix keeps the key of the passed variables' digests there; remove "
-            f"what is there and run again (the records a passed value reached then run again once)"
-        ) from None
+
+
+def _write_new(path: Path, content: bytes, flag: int) -> None:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | flag, 0o600), "wb") as file:
+        file.write(content)
 
 
 HIDDEN_ON_CPU = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")

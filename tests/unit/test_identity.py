@@ -96,6 +96,24 @@ def test_a_passed_value_s_digest_is_keyed_by_a_secret_of_the_user_s_so_a_guess_c
         identity.passed_digest("prod")
 
 
+def test_a_passed_value_s_key_is_made_where_the_cache_s_file_system_has_no_hard_links(
+    private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(source: object, target: object) -> None:
+        raise PermissionError(1, "Operation not permitted")  # as a FAT or SMB folder answers
+
+    monkeypatch.setattr(os, "link", no_links)
+    digest = identity.passed_digest("prod")
+    key = private_cache / identity.PASSED_KEY
+    assert len(key.read_bytes()) == 32 and key.stat().st_mode & 0o077 == 0
+    assert list(private_cache.iterdir()) == [key]
+    assert identity.passed_digest("prod") == digest  # made once, then read
+    key.write_bytes(b"short")
+    monkeypatch.setattr(identity.time, "sleep", lambda seconds: None)
+    with pytest.raises(TorchmatrixError, match="passed-values.key: not a key of 32 bytes: .* remove what is there"):
+        identity.passed_digest("prod")
+
+
 SHELL = {
     **CALLER,
     "USER": "me",
