@@ -366,7 +366,7 @@ def passed_key() -> bytes:
                 _make_key(path)  # never replaces a key another run made first
             continue
         except OSError as error:
-            raise TorchmatrixError(_unusable_key(path, error.strerror)) from None
+            raise TorchmatrixError(_unusable_key(path, error.strerror or str(error))) from None
         if len(key) == KEY_BYTES:
             return key
         time.sleep(0.1)  # being written by the run that created it

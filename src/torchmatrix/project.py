@@ -19,7 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from . import core, freshness, identity, interpreters, results, variables
-from .environment import cellenv, disk, library
+from .environment import cellenv, disk, givenenv, library
 from .errors import ConfigError, TorchmatrixError, UsageError
 from .index import releases
 from .index.findlinks import pip_find_links
@@ -61,6 +61,11 @@ class Project:
     )
     """What a run now would make a stored result from, by its (torch, Python asked): worked out once per result of
     :meth:`identity_now`, not once per record (a test suite's result holds a record per test)."""
+    _installed_parts: dict[str, dict[str, object]] = dataclasses.field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """What each Python with a torch installed already says of its environment (:meth:`installed_inputs`), asked
+    once."""
 
     @property
     def offline(self) -> bool:
@@ -275,7 +280,8 @@ class Project:
         folder it ran from alone.
         """
         if result.session == results.INSTALLED_SESSION:
-            return self.record_inputs(self.installed_inputs(), record.probe, record.device)
+            python = str(result.inputs.get("installed_python", ""))
+            return self.record_inputs(self.installed_inputs(python), record.probe, record.device)
         key = (result.torch, result.python_request)
         if key not in self._run_inputs:
             cell = self._cell_of(result)
@@ -340,11 +346,7 @@ class Project:
             "worker": self._worker_hash,
             "project": f"{self.built_library.name} {self.built_library.contents}" if self.built_library else None,
             "index": identity.build_source(self.matrix.index_url, self.find_links),
-            identity.ENVIRONMENT: self.environment_identity(),
-            identity.CPUS: identity.usable_cpus(),
-            identity.LIMITS: identity.resource_limits(),
-            identity.CREDENTIALS: identity.credentials(),
-            identity.PROCESS: identity.inherited(),
+            **self._reaching_the_pairs(),
             "seed": identity.SEED,
             "workdir": str(self.matrix.run_from),
             **self._options(),
@@ -371,10 +373,32 @@ class Project:
                 taken[env] = (build, cellenv.package_set(env))
         return next(iter(taken)) if len(set(taken.values())) == 1 else None
 
-    def installed_inputs(self) -> dict[str, object]:
-        """What a record measured in a torch installed already is made from: its probe, its options and the folder it
-        runs from alone."""
-        return {"probes": dict(self._probe_hashes), "workdir": str(self.matrix.run_from), **self._options()}
+    def installed_inputs(self, python: str) -> dict[str, object]:
+        """What a record measured in the torch installed already in ``python`` is made from: its probe, its options,
+        the folder it runs from, what reaches its pairs from this machine, and what ``python``'s environment says of
+        itself where it is here (:func:`givenenv.parts`). Not what a cell's install is made from (requirements,
+        constraints, seed, index), which nothing installed; nor the timeout, the runs per pair and the worker, which
+        such records made before did not hold."""
+        if python not in self._installed_parts:
+            self._installed_parts[python] = givenenv.parts(python)
+        return {
+            **self._installed_parts[python],
+            "probes": dict(self._probe_hashes),
+            **self._reaching_the_pairs(),
+            "workdir": str(self.matrix.run_from),
+            **self._options(),
+        }
+
+    def _reaching_the_pairs(self) -> dict[str, object]:
+        """What reaches every pair from this machine and the caller: the variables, the CPUs, the resource limits,
+        the credentials and the rest of the process state they inherit."""
+        return {
+            identity.ENVIRONMENT: self.environment_identity(),
+            identity.CPUS: identity.usable_cpus(),
+            identity.LIMITS: identity.resource_limits(),
+            identity.CREDENTIALS: identity.credentials(),
+            identity.PROCESS: identity.inherited(),
+        }
 
     def _options(self) -> dict[str, object]:
         """The probes' options, by probe, where the matrix gives any: what :func:`identity.record_inputs` reads."""

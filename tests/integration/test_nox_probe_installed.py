@@ -76,3 +76,24 @@ def test_a_python_is_found_on_path_by_its_name(tmp_path: Path, matrix: Path, ins
     assert run.returncode == 0, run.stdout + run.stderr
     (result,) = results.scan(tmp_path / "out" / "results").results
     assert result.environment["python_executable"] == installed_python
+
+
+def test_a_package_installed_in_the_named_python_since_makes_its_records_stale(
+    tmp_path: Path, matrix: Path, installed_python: str
+) -> None:
+    """What the named Python's environment holds is asked of it, as a cell's environment is read: a package installed
+    there since is a change the report names, not a record that stays current."""
+    run = nox(tmp_path, matrix, "-s", "probe-installed", "--", installed_python)
+    assert run.returncode == 0, run.stdout + run.stderr
+    table = tmp_path / "out" / "COMPATIBILITY.md"
+    assert "stale" not in table.read_text(encoding="utf-8")
+    uv = [sys.executable, "-m", "uv", "pip"]
+    subprocess.run([*uv, "install", "-q", "--python", installed_python, "six"], check=True)
+    try:
+        report = nox(tmp_path, matrix, "-s", "report")
+    finally:
+        subprocess.run([*uv, "uninstall", "-q", "--python", installed_python, "six"], check=True)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert "stale: was ✓ pass; the installed packages changed" in table.read_text(encoding="utf-8")
+    again = nox(tmp_path, matrix, "-s", "report")  # the package gone again: the environment the records were made in
+    assert again.returncode == 0 and "stale" not in table.read_text(encoding="utf-8"), again.stdout + again.stderr

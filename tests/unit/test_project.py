@@ -172,8 +172,9 @@ def test_a_release_on_the_python_a_bisect_held_is_wanted_as_that_cell(tmp_path: 
 
 def test_a_record_measured_in_a_torch_installed_already_is_current_while_its_probe_is(tmp_path: Path) -> None:
     here = project(tmp_path, TorchEntry(Version("1.12.1")))
-    made = here.identified(here.installed_inputs(), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
-    installed = result("2.11.0", session="probe-installed", records=(made,))
+    gone = str(tmp_path / "gone" / "python")  # another machine's, or removed: nothing of its environment is asked
+    made = here.identified(here.installed_inputs(gone), Record("autograd_dot", "cpu", Outcome.PASS, {}, "", 0.1))
+    installed = result("2.11.0", session="probe-installed", records=(made,), inputs={"installed_python": gone})
     assert made.inputs["probe"] and here.identity_now(installed, made) == {
         key: value for key, value in made.inputs.items() if key != "read"
     }

@@ -101,7 +101,12 @@ def asked_mismatch(env: Path, asked: Mapping[str, Any]) -> str:
 
 def package_set(env: Path) -> str | None:
     """A digest of every distribution installed in ``env`` with its version: the resolved package set."""
-    folders = [str(folder) for folder in site_packages(env)]
+    return packages_in(site_packages(env))
+
+
+def packages_in(site_folders: Sequence[Path]) -> str | None:
+    """A digest of every distribution installed in ``site_folders`` with its version; None where there are none."""
+    folders = [str(folder) for folder in site_folders]
     if not folders:
         return None
     found = {f"{canonicalize_name(dist.metadata['Name'])}=={dist.version}"
@@ -207,7 +212,12 @@ def torch_build(env: Path) -> str | None:
 
     None when ``env`` holds no torch, or one whose files are not recorded (nothing identifies its build then).
     """
-    folders = [str(folder) for folder in site_packages(env)]
+    return torch_build_in(site_packages(env))
+
+
+def torch_build_in(site_folders: Sequence[Path]) -> str | None:
+    """:func:`torch_build` of the torch installed in ``site_folders``."""
+    folders = [str(folder) for folder in site_folders]
     distributions = list(importlib.metadata.distributions(name="torch", path=folders)) if folders else []
     records = [(dist.version, dist.read_text("RECORD")) for dist in distributions]
     if not records or any(record is None for _, record in records):

@@ -104,9 +104,7 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
     except InvalidVersion:
         raise TorchmatrixError(f"{python}: its torch reports no release version: {environment.get('torch')}") from None
     python_minor = ".".join(str(environment.get("python", "")).split(".")[:2]) or None
-    # No inputs to be up to date with (nothing was installed), but the probe that made each record, so that
-    # a later run of tests replaces all of theirs.
-    records = [project.identified(project.installed_inputs(), record) for record in cell_run.records]
+    records = [project.identified(project.installed_inputs(python), record) for record in cell_run.records]
     result = cell_result(
         project,
         started,

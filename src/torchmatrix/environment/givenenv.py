@@ -1,0 +1,52 @@
+"""What a Python with a torch installed already says of itself: the parts of a ``probe-installed`` record's identity
+that its environment alone tells, asked of that Python as a cell's are read from the environment torchmatrix built.
+
+Its interpreter (the path named, its version and its build), and, of the site folders it imports from as a pair's
+process starts (``python -I``: the environment's own, and the system's where the environment lets them in), the torch
+build and the package set. A package installed there since, a torch upgraded, the system site packages switched on or
+off, or the interpreter rebuilt in place: each makes the records measured there stale.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .. import identity, interpreters
+from .cellenv import packages_in, torch_build_in
+
+_QUERY = (
+    "import json, site, sys\n"
+    "print(json.dumps({'site': site.getsitepackages(), 'version': '.'.join(map(str, sys.version_info[:3]))}))\n"
+)
+
+
+def parts(python: str) -> dict[str, object]:
+    """The parts of a record's identity that ``python``'s environment tells; none where ``python`` is not here (a
+    record of another machine, an environment removed since): what cannot be asked is not compared."""
+    if not os.path.isfile(python):
+        return {}
+    said = _ask(python)
+    folders = [Path(folder) for folder in said.get("site", []) if os.path.isdir(folder)]
+    return {
+        "interpreter": python,
+        "python_version": said.get("version"),
+        identity.INTERPRETER_BUILD: interpreters.build(python),
+        identity.TORCH_BUILD: torch_build_in(folders),
+        identity.PACKAGES: packages_in(folders),
+    }
+
+
+def _ask(python: str) -> dict[str, Any]:
+    """What ``python -I`` says of its site folders and version; nothing where it does not answer."""
+    try:
+        completed = subprocess.run(
+            [python, "-I", "-c", _QUERY], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+        said = json.loads(completed.stdout) if completed.returncode == 0 else {}
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
+    return said if isinstance(said, dict) else {}
