@@ -339,8 +339,9 @@ def environment_identity(
 def passed_digest(value: str) -> str:
     """A digest of a value ``pass_env:`` takes from the caller, keyed by a secret of this user's
     (:func:`passed_key`): results may be shared and committed, and a plain sha256 of a value that can be guessed (a
-    short token, ``prod``) gives it away to whoever tries the guesses."""
-    return hmac.new(passed_key(), value.encode(), hashlib.sha256).hexdigest()
+    short token, ``prod``) gives it away to whoever tries the guesses. Of the bytes the pair is given: a value that is
+    no UTF-8 text (Python holds its other bytes as lone surrogates) has a digest of its own, as any value has."""
+    return hmac.new(passed_key(), value.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
 
 
 PASSED_KEY = "passed-values.key"

@@ -96,6 +96,18 @@ def test_a_passed_value_s_digest_is_keyed_by_a_secret_of_the_user_s_so_a_guess_c
         identity.passed_digest("prod")
 
 
+def test_a_passed_value_that_is_no_utf8_text_has_a_digest_of_its_bytes(private_cache: Path) -> None:
+    """A variable of the shell whose bytes are no UTF-8 text (``MY_TOKEN=$'a\\xff'``) reaches the pair as those
+    bytes: its digest is theirs, one for each such value, never an error that stops the run and the report."""
+    latin = os.fsdecode(b"caf\xe9")
+    other = os.fsdecode(b"caf\xe8")
+    digest = identity.passed_digest(latin)
+    assert digest == identity.passed_digest(latin) != identity.passed_digest(other)
+    assert identity.passed_digest("café") != digest  # the same letters in UTF-8 are other bytes
+    described = identity.environment_identity({}, ("MY_TOKEN",), {**CALLER, "MY_TOKEN": latin})
+    assert described["passed"] == {"MY_TOKEN": digest}
+
+
 def test_a_passed_value_s_key_is_made_where_the_cache_s_file_system_has_no_hard_links(
     private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
