@@ -329,11 +329,24 @@ def environment_identity(
     (``steering``: :data:`STEERING` and :data:`OWN`; ``needed``: :data:`PASSED_THROUGH`). A caller's variable the
     matrix sets reaches no pair, and is not among them."""
     reaching = {
-        why: {name: value for name, value in sorted(taken.items()) if name not in declared}
+        why: {_as_text(name): value for name, value in sorted(taken.items()) if name not in declared}
         for why, taken in taken_from_caller(passed, caller).items()
     }
     given = {name: passed_digest(value) for name, value in reaching.pop("passed").items()}
-    return {"set": dict(sorted(declared.items())), "passed": given, **reaching}
+    by_value = {why: {name: _as_text(value) for name, value in values.items()} for why, values in reaching.items()}
+    return {"set": {_as_text(name): _as_text(value) for name, value in sorted(declared.items())}, "passed": given,
+            **by_value}  # fmt: skip
+
+
+def _as_text(text: str) -> str:
+    """``text``, a variable's name or value, as a record holds it: as it is where it is UTF-8 text; else a NUL (which
+    no variable holds, so it is no other variable's text) and the repr of its bytes (``os.environ`` holds those no
+    encoding decodes as lone surrogates, which no UTF-8 file can)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "\0" + repr(os.fsencode(text))
+    return text
 
 
 def passed_digest(value: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
@@ -106,6 +107,20 @@ def test_a_passed_value_that_is_no_utf8_text_has_a_digest_of_its_bytes(private_c
     assert identity.passed_digest("café") != digest  # the same letters in UTF-8 are other bytes
     described = identity.environment_identity({}, ("MY_TOKEN",), {**CALLER, "MY_TOKEN": latin})
     assert described["passed"] == {"MY_TOKEN": digest}
+
+
+def test_a_variable_held_by_value_that_is_no_utf8_text_is_held_as_its_bytes_in_text_a_file_can_hold() -> None:
+    """``TORCH_MYVAR=$'a\\xff'`` reaches the pair as those bytes: the record holds them, one text for each such
+    value, and a result file can hold it (a lone surrogate stopped the run as its result was written)."""
+    latin, other = os.fsdecode(b"a\xff"), os.fsdecode(b"a\xfe")
+    name = os.fsdecode(b"TORCH_\xff")
+    described = identity.environment_identity({}, (), {**CALLER, "TORCH_MYVAR": latin, "LANG": other, name: "1"})
+    json.dumps(described, ensure_ascii=False).encode("utf-8")  # what writing the result does
+    assert described["steering"]["TORCH_MYVAR"] == "\0b'a\\xff'" and described["needed"]["LANG"] == "\0b'a\\xfe'"
+    assert described["steering"]["\0b'TORCH_\\xff'"] == "1"
+    assert identity.environment_identity({}, (), {**CALLER, "TORCH_MYVAR": other}) != described
+    literal = identity.environment_identity({}, (), {**CALLER, "TORCH_MYVAR": "\\0b'a\\xff'"})
+    assert literal["steering"]["TORCH_MYVAR"] == "\\0b'a\\xff'" != described["steering"]["TORCH_MYVAR"]
 
 
 def test_a_passed_value_s_key_is_made_where_the_cache_s_file_system_has_no_hard_links(
