@@ -1792,6 +1792,38 @@ def test_tests_run_as_pytest_typed_in_the_matrixs_folder_runs_them(pytest_python
     assert sorted(path.name for path in (tmp_path / "m").rglob("*")) == ["test_by_hand.py", "tests"]
 
 
+DROPPED_BY_A_HOOK = {  # a conftest.py that narrows pytest's list itself, without pytest_deselected
+    "conftest.py": (
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    items[:] = [item for item in items if 'cuda' not in item.name]\n"
+    ),
+    "test_cuda_ops.py": "def test_cuda_matmul():\n    assert False\n\ndef test_cuda_wrong():\n    assert False\n",
+    "test_mixed.py": "def test_cpu():\n    pass\n\ndef test_cuda():\n    assert False\n",
+}
+
+
+def test_tests_a_conftest_hook_removes_are_left_out_not_a_script_that_passes(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """By hand, `pytest test_cuda_ops.py` runs no test (exit code 5): its file is tests none of which ran, never a
+    script that passes; in a file that keeps some, those removed are left out, as if deselected."""
+    for name, text in DROPPED_BY_A_HOOK.items():
+        (tmp_path / name).write_text(text)
+    pairs = [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu") for name in ("test_cuda_ops.py", "test_mixed.py")]
+    records = run_cell(pytest_python, pairs, 20.0).records
+    removed = ("deselected by pytest's options "
+               "(a pytest_collection_modifyitems hook of a conftest.py or plugin, which removed it)")  # fmt: skip
+    assert [(r.probe, r.outcome, r.kind, r.kind_reason, r.message) for r in records] == [
+        ("test_cuda_ops.py::test_cuda_matmul", Outcome.UNAVAILABLE, Kind.PYTEST,
+         "pytest collected 2 tests from it, 2 deselected", removed),
+        ("test_cuda_ops.py::test_cuda_wrong", Outcome.UNAVAILABLE, Kind.PYTEST,
+         "pytest collected 2 tests from it, 2 deselected", removed),
+        ("test_mixed.py::test_cuda", Outcome.UNAVAILABLE, Kind.PYTEST,
+         "pytest collected 2 tests from it, 1 deselected", removed),
+        ("test_mixed.py::test_cpu", Outcome.PASS, Kind.PYTEST, "pytest collected 2 tests from it, 1 deselected", ""),
+    ]  # fmt: skip
+
+
 def test_tests_without_pytest_or_without_tests_say_so(
     stub_torch_python: str, pytest_python: str, tmp_path: Path
 ) -> None:

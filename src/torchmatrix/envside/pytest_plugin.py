@@ -8,7 +8,7 @@ which tests ended, which one was running, and which were not reached:
 
     {"collected": [nodeid, ...]}
     {"collected": [nodeid, ...], "distributed": "pytest-xdist"}  (collected in pytest-xdist's processes, where they run)
-    {"deselected": [nodeid, ...], "by": "-m 'not slow'"}  (pytest's options deselected them)
+    {"deselected": [nodeid, ...], "by": "-m 'not slow'"}  (pytest's options deselected them, or a hook removed them)
     {"start": nodeid, "at": time.time()}
     {"ended": "Exit: why"}  (pytest.exit() ended the session in the test running)
     {"collecting": true}  (pytest began to collect)
@@ -83,6 +83,8 @@ class Progress(object):
         self.pid = os.getpid()
         self.unseen = {}
         self.crashed = set()
+        self.found = []
+        self.left_out = set()
 
     def write(self, event):
         if os.getpid() != self.pid:
@@ -157,8 +159,17 @@ class Progress(object):
             name = os.path.basename(path)
             return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
+    def pytest_itemcollected(self, item):
+        """Each test pytest collects, before any ``pytest_collection_modifyitems`` narrows the list."""
+        self.found.append(item.nodeid)
+
     def pytest_collection_finish(self, session):
         self.write({"collected": [self.named(item.nodeid) for item in session.items]})
+        kept = set(item.nodeid for item in session.items) | self.left_out
+        dropped = [nodeid for nodeid in dict.fromkeys(self.found) if nodeid not in kept]
+        if dropped:  # a hook took them out of the list, not telling pytest (``items[:] = ...``): left out all the same
+            by = "a pytest_collection_modifyitems hook of a conftest.py or plugin, which removed it"
+            self.write({"deselected": [self.named(nodeid) for nodeid in dropped], "by": by})
 
     def pytest_deselected(self, items):
         """Tests pytest's options leave out (``-m``, ``-k``, ``--deselect`` in its ``addopts``): by hand they do not
@@ -166,6 +177,7 @@ class Progress(object):
         option = self.config.option
         chosen = [(flag, getattr(option, name, "")) for flag, name in (("-m", "markexpr"), ("-k", "keyword"))]
         by = " ".join("{} {!r}".format(flag, value) for flag, value in chosen if value)
+        self.left_out.update(item.nodeid for item in items)
         self.write({"deselected": [self.named(item.nodeid) for item in items], "by": by or "--deselect or a plugin"})
 
     def pytest_runtest_logstart(self, nodeid, location):
