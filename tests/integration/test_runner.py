@@ -1582,6 +1582,9 @@ COULD_NOT_RUN = {  # pytest on each, by hand, fails; none is a script that passe
     ),
     "exits/test_exit.py": "import pytest\n\ndef test_a():\n    pass\n\ndef test_z():\n    pytest.exit('giving up')\n",
     "raises/repro.py": "raise RuntimeError('the bug')\n",  # no test module by its name: a script, which raises
+    "typo/check_dtype.py": (  # no test module by its name, which imports: pytest cannot collect the test it defines
+        "import pytest\n\n@pytest.mark.parametrize('dtype', ['float32'])\ndef test_sum(dtyp):\n    pass\n"
+    ),
     "configure_fails/test_one.py": "def test_one():\n    assert 1 == 2\n",
     "configure_fails/conftest.py": "def pytest_configure(config):\n    raise RuntimeError('no CUDA toolkit')\n",
     "exits0/test_exit0.py": (
@@ -1597,7 +1600,13 @@ def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pyte
     named = ["badparam/test_param.py", "conftest_fails/test_dot.py", "subtests/test_sub.py", "exits/test_exit.py"]
     records = [
         record
-        for name in [*named, "raises/repro.py", "exits0/test_exit0.py", "configure_fails/test_one.py"]
+        for name in [
+            *named,
+            "raises/repro.py",
+            "typo/check_dtype.py",
+            "exits0/test_exit0.py",
+            "configure_fails/test_one.py",
+        ]  # fmt: skip
         for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
     ]
     assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
@@ -1617,6 +1626,12 @@ def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pyte
         ("exits/test_exit.py::test_a", Outcome.PASS, Kind.PYTEST, "pytest collected 2 tests from it"),
         ("exits/test_exit.py::test_z", Outcome.ERROR, Kind.PYTEST, "pytest collected 2 tests from it"),
         ("raises/repro.py", Outcome.ERROR, Kind.SCRIPT, "pytest collected no test from it"),
+        (
+            "typo/check_dtype.py",
+            Outcome.ERROR,
+            Kind.PYTEST,
+            "pytest could not collect it, the tests it defines, once it imported",
+        ),
         # by hand: exit status 0, the run green, test_b never run
         ("exits0/test_exit0.py::test_a", Outcome.PASS, Kind.PYTEST, "pytest collected 2 tests from it"),
         ("exits0/test_exit0.py::test_b", Outcome.UNAVAILABLE, Kind.PYTEST, "pytest collected 2 tests from it"),

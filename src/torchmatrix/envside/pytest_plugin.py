@@ -85,6 +85,7 @@ class Progress(object):
         self.crashed = set()
         self.found = []
         self.left_out = set()
+        self.imported = set()
 
     def write(self, event):
         if os.getpid() != self.pid:
@@ -100,7 +101,7 @@ class Progress(object):
     def pytest_collectreport(self, report):
         if report.failed or report.skipped:
             outcome = "error" if report.failed else "unavailable"
-            said = dict(verdict(outcome, report), duration=0.0, tests_by_name=self.by_name(report))
+            said = dict(verdict(outcome, report), duration=0.0, tests_because=self.tests_because(report))
             said["test"] = self.named(report.nodeid)
             self.write(dict(said, **self.shown(report, report)))
 
@@ -146,10 +147,29 @@ class Progress(object):
         self.write(dict(verdict("fail", report), test=self.named(report.nodeid), duration=duration, **shown))
         self.crashed.add(report.nodeid)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_make_collect_report(self, collector):
+        """A collector that failed where its module had imported: what failed is collecting the tests it defines."""
+        outcome = yield
+        report = outcome.get_result()
+        module = collector.getparent(pytest.Module) if report.failed else None
+        if module is not None and getattr(module, "_obj", None) is not None:
+            self.imported.add(report.nodeid)
+
+    def tests_because(self, report):
+        """Why a file pytest could not collect is tests it could not run, not a script; '' where it is not: pytest
+        takes it for a test module by its name, or it imported and what failed was collecting the tests it defines (a
+        parametrize naming no argument of its test). One named otherwise that failed to import is collected only
+        because it was named on the command line: a script whose top level raised."""
+        if self.by_name(report):
+            return "a test module by its name"
+        if report.nodeid in self.imported:
+            return "the tests it defines, once it imported"
+        return ""
+
     def by_name(self, report):
         """Whether pytest takes the file ``report`` is of for a test module by its name alone (its ``python_files``,
-        as it does in a folder it collects): a file so named that it cannot collect is tests it could not run, not
-        a script (one named otherwise is collected only because it was named on the command line)."""
+        as it does in a folder it collects)."""
         path = str(getattr(report, "fspath", "") or "")
         try:
             from _pytest.pathlib import fnmatch_ex

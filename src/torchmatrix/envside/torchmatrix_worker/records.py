@@ -553,7 +553,7 @@ class ProgressOfTests(object):
         self.ended = []
         self.running = None
         self.started_at = None
-        self.tests_by_name = False
+        self.tests_because = ""
         self.ended_session = ""
         self.collecting = False
         self.distributed = False
@@ -578,18 +578,20 @@ class ProgressOfTests(object):
             elif "start" in event:
                 self.running, self.started_at = str(event["start"]), event.get("at")
             elif "test" in event:
-                self.tests_by_name = self.tests_by_name or event.get("tests_by_name") is True
+                because = event.get("tests_because")
+                self.tests_because = self.tests_because or (because if isinstance(because, str) else "")
                 self.ended.append(record_of_test(event, places))
                 if self.ended[-1]["probe"] == self.running:
                     self.running = None
 
     def holds_tests(self, ending):
         """Whether the path pytest ran on is tests, as pytest says: it collected a test from it; or it could not
-        collect a file it takes for a test module by its name (an import error, a bad parametrize), or failed before
+        collect a file it takes for a test module by its name (an import error, a bad parametrize), or the tests a
+        file of another name defines once it imported (a bad parametrize), or failed before
         it began to collect (a ``conftest.py`` that raised or called ``pytest.exit()``), which by hand is a test
         run that failed, not a script; or its options deselected every test of it. A file it collected nothing
         from, without an error, is a script."""
-        if self.collected or self.deselected or self.tests_by_name:
+        if self.collected or self.deselected or self.tests_because:
             return True
         return self.failed_before_collecting(ending)
 
@@ -605,8 +607,8 @@ class ProgressOfTests(object):
             left_out = ", {} deselected".format(len(self.deselected)) if self.deselected else ""
             return "pytest collected {} test{} from it{}".format(count, "" if count == 1 else "s", left_out)
         answer = answer_of(ending)
-        if self.tests_by_name:
-            return "pytest could not collect it, a test module by its name"
+        if self.tests_because:
+            return "pytest could not collect it, " + self.tests_because
         if self.failed_before_collecting(ending):
             return "pytest ended with exit code {} before collecting it".format(answer["pytest_exit"])
         if self.collected is not None or (answer is not None and "pytest_exit" in answer):
