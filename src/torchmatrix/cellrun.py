@@ -242,7 +242,10 @@ def _ensure_sound(env: CellEnvironment, cell: Cell, source: Any, asked: dict[str
 
 
 def _rebuild(env: CellEnvironment, why: str) -> None:
+    """Make ``env`` anew, its marker removed first: the removal of what it held may stop halfway (Ctrl-C, a file
+    that cannot be removed), and what is left of it is then no environment that counts as built."""
     env.log(safetext.for_terminal(f"rebuilding {env.location}: {why}"))
+    cellenv.unmark_built(env.location)
     env.rebuild()
 
 

@@ -14,15 +14,17 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchmatrix import cellrun, results
+from torchmatrix import cellrun, identity, results
 from torchmatrix.cellrun import CellOutcome, CellRequest, Installer, NothingStored, UpToDate, Written
 from torchmatrix.core import Constraint, Outcome, PinSource
+from torchmatrix.environment import cellenv
 from torchmatrix.index import releases
 from torchmatrix.matrix import PinRule, TorchEntry
 from torchmatrix.project import Project
 from torchmatrix.sessions import probe as probe_session
 from torchmatrix.sessions.handback import ResultFile, Stored
 
+from .test_cellenv import ASKED, SOURCE, make_env
 from .test_project import project
 from .test_results import result
 
@@ -205,3 +207,23 @@ def test_under_strict_a_cell_this_machine_has_no_python_for_fails_unless_expecte
     assert isinstance(strict, CellOutcome) and strict.not_allowed == (f"✗ {cell.id}: no-interpreter (no Python 3.10)",)
     loose = cellrun.run_cell(here, cell, Environment(tmp_path / "again"), Installer(), CellRequest())
     assert isinstance(loose, CellOutcome) and loose.not_allowed == ()
+
+
+class StoppedRebuild(Environment):
+    """An environment whose making anew stops halfway, as at Ctrl-C while uv clears it: what was there stays."""
+
+    def rebuild(self) -> None:
+        raise KeyboardInterrupt
+
+
+def test_a_rebuild_stopped_halfway_leaves_no_environment_that_counts_as_built(tmp_path: Path) -> None:
+    env = StoppedRebuild(tmp_path)
+    make_env(env.location)
+    cellenv.mark_built(env.location, SOURCE, ASKED)
+    here = planned(tmp_path)
+    elsewhere = identity.build_source("https://pypi.org/simple", ["/srv/wheels"])
+    with pytest.raises(KeyboardInterrupt):
+        cellrun._ensure_sound(env, here.cells[0], elsewhere, ASKED)
+    # Run again from where it came from, the torch and packages left where the removal stopped vouch for nothing.
+    assert cellenv.built_torch(env.location) is None and cellenv.half_built(env.location)
+    assert cellenv.source_mismatch(env.location, SOURCE) == ""

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchmatrix.environment import disk
+from torchmatrix.environment import cellenv, disk
 from torchmatrix.errors import UsageError
 from torchmatrix.matrix import TorchEntry
 from torchmatrix.sessions import clean
 
+from .test_cellenv import ASKED, SOURCE, make_env
 from .test_disk import survey, two_releases
 from .test_project import project
 
@@ -73,3 +74,18 @@ def test_what_clean_says_it_removes_frees_and_keeps(two_releases: tuple[Path, Pa
     assert clean.said(found, nothing, ["2.2.0"], usage, dry_run=False) == [
         "torch 2.2.0: nothing kept here (no environment, no cached wheel of its own)"
     ]
+
+
+def test_an_environment_whose_removal_stops_halfway_no_longer_counts_as_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = make_env(tmp_path / "probe-1-9-0")
+    cellenv.mark_built(env, SOURCE, ASKED)
+
+    def stopped(path: Path) -> None:
+        raise KeyboardInterrupt  # Ctrl-C while the removal is under way: what it has not reached stays
+
+    monkeypatch.setattr(clean.shutil, "rmtree", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        clean.remove_environment(env)
+    assert cellenv.half_built(env) and cellenv.built_torch(env) is None

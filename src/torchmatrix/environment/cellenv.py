@@ -6,7 +6,9 @@ place over a fraction of its files, which the next install takes for done.
 So an environment counts as built only when a marker says so: written after
 the install finished and torch imported there, for the build then installed
 and where it came from (the index and find-links), and removed before
-anything is installed again. An installer asked for ``torch==X`` from another
+anything is installed again, and before the environment is made anew or removed
+(a removal stopped halfway leaves packages, torch's ``RECORD`` among them, over
+what it took away). An installer asked for ``torch==X`` from another
 index keeps the torch it has: an environment built from elsewhere is rebuilt.
 
 The build is identified without importing torch (which costs seconds): by the

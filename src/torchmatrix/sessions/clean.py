@@ -14,6 +14,7 @@ import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
@@ -67,13 +68,20 @@ def run(project: Project, session: nox.Session, command: str | None = None) -> N
     for env in removal.environments:
         with cellenv.locked(env, functools.partial(print, f"waiting for the run that uses {env} to end", flush=True)):
             if env.exists():  # another clean may have removed it while this one waited
-                shutil.rmtree(env)
+                remove_environment(env)
     for folder in removal.bytecode:  # compiled by the environments' Pythons, which are gone
         shutil.rmtree(folder, ignore_errors=True)
     for wheel in removal.wheels:
         uvcache.forget(wheel)
     if removal.wheels:
         print(safetext.for_terminal(_pruned(uv)), flush=True)
+
+
+def remove_environment(env: Path) -> None:
+    """Remove ``env``, its marker first: a removal stopped halfway (Ctrl-C) leaves what is left of it no
+    environment that counts as built, which the next run rebuilds rather than reuses."""
+    cellenv.unmark_built(env)
+    shutil.rmtree(env)
 
 
 def _outside(project: Project, word: str) -> bool:
