@@ -1855,6 +1855,22 @@ def test_tests_without_pytest_or_without_tests_say_so(
     )
 
 
+def test_a_file_named_as_tests_where_pytest_does_not_import_is_an_error_and_a_script_still_runs(
+    stub_torch_python: str, tmp_path: Path
+) -> None:
+    """pytest cannot be asked where it does not import (an environment broken halfway, a Python with its own torch
+    and no pytest): a test module by pytest's default names is tests that cannot run, as `pytest FILE` by hand
+    fails, never a script whose tests nobody calls passing; a file named otherwise runs as the script it may be."""
+    (tmp_path / "test_only.py").write_text("def test_x():\n    assert False\n")
+    (tmp_path / "repro.py").write_text("print('ran')\n")
+    pairs = [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu") for name in ("test_only.py", "repro.py")]
+    tests, script = run_cell(stub_torch_python, pairs, 20.0).records
+    assert (tests.probe, tests.outcome, tests.kind) == ("test_only.py", Outcome.ERROR, Kind.PYTEST)
+    assert tests.message.startswith("pytest does not import in this cell: No module named 'pytest'")
+    assert tests.kind_reason.startswith("pytest could not run: pytest does not import in this cell")
+    assert (script.probe, script.outcome, script.kind) == ("repro.py", Outcome.PASS, Kind.SCRIPT)
+
+
 def test_the_tests_leave_nothing_in_their_folder(pytest_python: str, tmp_path: Path) -> None:
     probe = sample_tests(tmp_path, "def test_fine():\n    assert True\n")
     cell = run_cell(pytest_python, [Pair(probe, "cpu")], 10.0)

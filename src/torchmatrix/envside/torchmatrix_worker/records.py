@@ -462,7 +462,7 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         read.append((None, ending.read[1]) if events.distributed and ending.read[0] != READ_UNTOLD else ending.read)
         if not said:
             said = events.collection(ending)
-            if asking and not events.holds_tests(ending):
+            if asking and not events.holds_tests(ending) and not named_as_tests_pytest_cannot_run(ending, pair):
                 return None, said
         records += events.ended
         expected = events.collected if events.collected is not None else expected
@@ -488,6 +488,18 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         if not left:
             return records, said
         targets = [os.path.join(pair["root"], test) for test in left]
+
+
+def named_as_tests_pytest_cannot_run(ending, pair):
+    """Whether pytest does not import in this cell (a broken environment, a pin of the cell's), so it cannot be
+    asked, and the file is named as pytest's default ``python_files`` name test modules (``test_*.py``,
+    ``*_test.py``): tests that cannot run, an error, never a script whose functions nobody calls passing. A file
+    named otherwise runs as the script it may be (a Python with its own torch and no pytest runs ``repro.py``)."""
+    answer = answer_of(ending)
+    if answer is None or "pytest_exit" in answer or answer.get("outcome") != ERROR:
+        return False
+    name = os.path.basename(pair["path"])
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def session_failed(answer, records, ending, name):
