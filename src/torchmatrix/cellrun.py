@@ -227,8 +227,8 @@ def _set_aside(path: Path) -> str:
 
 def _ensure_sound(env: CellEnvironment, cell: Cell, source: Any, asked: dict[str, object]) -> None:
     """Rebuild ``env`` if another Python made it, its torch came from elsewhere than ``source``, it was built for
-    other packages than ``asked`` (it may hold some a new environment would not), or an install into it was
-    stopped halfway."""
+    other packages than ``asked`` (it may hold some a new environment would not), an install into it was stopped
+    halfway, or a removal of it was (a file its packages installed is gone)."""
     assert cell.interpreter is not None
     mismatch = (
         cellenv.interpreter_mismatch(env.location, cell.interpreter)
@@ -239,6 +239,8 @@ def _ensure_sound(env: CellEnvironment, cell: Cell, source: Any, asked: dict[str
         _rebuild(env, mismatch)
     elif cellenv.half_built(env.location):
         _rebuild(env, "its last install did not finish, or torch never imported there")
+    elif gone := cellenv.missing_file(env.location):
+        _rebuild(env, f"{gone}, which its packages installed, is gone: a removal of it stopped halfway")
 
 
 def _rebuild(env: CellEnvironment, why: str) -> None:

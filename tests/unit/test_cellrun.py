@@ -227,3 +227,25 @@ def test_a_rebuild_stopped_halfway_leaves_no_environment_that_counts_as_built(tm
     # Run again from where it came from, the torch and packages left where the removal stopped vouch for nothing.
     assert cellenv.built_torch(env.location) is None and cellenv.half_built(env.location)
     assert cellenv.source_mismatch(env.location, SOURCE) == ""
+
+
+def test_an_environment_a_removal_left_halfway_is_rebuilt_though_its_marker_stayed(tmp_path: Path) -> None:
+    """``nox --reuse-venv=never`` clears the environment before torchmatrix's code runs: stopped halfway, the marker
+    may stay over packages whose files are gone, which the installer, reading their metadata, takes for installed."""
+    env = Environment(tmp_path)
+    site = (
+        make_env(env.location, "torch/__init__.py,sha256=AAAA,1\ntorch/__pycache__/x.pyc,,\n")
+        / "lib/python3.9/site-packages"
+    )
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("")
+    cellenv.mark_built(env.location, SOURCE, ASKED)
+    cell = planned(tmp_path).cells[0]
+    cellrun._ensure_sound(env, cell, SOURCE, ASKED)
+    assert env.rebuilt == 0  # whole, its bytecode never compiled
+    (site / "torch" / "__init__.py").unlink()
+    cellrun._ensure_sound(env, cell, SOURCE, ASKED)
+    assert env.rebuilt == 1
+    assert env.lines[-1].endswith(
+        "torch/__init__.py, which its packages installed, is gone: a removal of it stopped halfway"
+    )

@@ -164,6 +164,22 @@ def half_built(env: Path) -> bool:
     return holds_torch(env) and built_torch(env) is None
 
 
+def missing_file(env: Path) -> str | None:
+    """A file that a distribution installed in ``env`` lists in its ``RECORD`` and that is gone (its path from the
+    site folder), else None: what a removal stopped halfway leaves (``nox --reuse-venv=never`` and ``uv venv
+    --clear`` remove an environment in the order its folder lists it, before torchmatrix's code runs), which the
+    installer, reading each package's metadata alone, takes for installed. Bytecode, which installers compile or
+    not, and the scripts outside the site folder are left out."""
+    for folder in site_packages(env):
+        for dist in importlib.metadata.distributions(path=[str(folder)]):
+            for row in csv.reader(io.StringIO(dist.read_text("RECORD") or "")):
+                path = row[0] if row else ""
+                counted = path and not path.startswith(("..", "/")) and not path.endswith(".pyc")
+                if counted and not os.path.lexists(folder / path):
+                    return path
+    return None
+
+
 def installed_versions(env: Path, names: Iterable[str]) -> dict[str, str | None]:
     """The version of each of ``names`` installed in ``env`` (None where it is not), read without importing."""
     folders = [str(folder) for folder in site_packages(env)]
