@@ -18,9 +18,12 @@ from typing import Any
 from .. import identity, interpreters
 from .cellenv import packages_in, torch_build_in
 
+_MARK = "torchmatrix-given-environment:"
+"""What the answer's line begins with: a ``.pth`` file or a ``sitecustomize`` may print as the Python starts."""
 _QUERY = (
     "import json, site, sys\n"
-    "print(json.dumps({'site': site.getsitepackages(), 'version': '.'.join(map(str, sys.version_info[:3]))}))\n"
+    f"print({_MARK!r} + json.dumps({{'site': site.getsitepackages(), "
+    "'version': '.'.join(map(str, sys.version_info[:3]))}))\n"
 )
 
 
@@ -41,12 +44,15 @@ def parts(python: str) -> dict[str, object]:
 
 
 def _ask(python: str) -> dict[str, Any]:
-    """What ``python -I`` says of its site folders and version; nothing where it does not answer."""
+    """What ``python -I`` says of its site folders and version, after whatever its start printed; nothing where it
+    does not answer."""
     try:
         completed = subprocess.run(
-            [python, "-I", "-c", _QUERY], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
-        )
-        said = json.loads(completed.stdout) if completed.returncode == 0 else {}
+            [python, "-I", "-c", _QUERY], capture_output=True, encoding="utf-8", errors="replace", timeout=60,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        _, marked, answer = completed.stdout.rpartition(_MARK)
+        said = json.loads(answer.partition("\n")[0]) if completed.returncode == 0 and marked else {}
     except (OSError, subprocess.SubprocessError, ValueError):
         return {}
     return said if isinstance(said, dict) else {}
