@@ -1854,12 +1854,21 @@ def excluded_prefixes(scratch):
     return tuple(os.path.join(folder, "") for folder in excluded_folders(scratch))
 
 
+def environment_folders():
+    """The folders of the environment the pair runs in: a virtual environment's prefix, else the site folders."""
+    if sys.prefix != getattr(sys, "base_prefix", sys.prefix) or hasattr(sys, "real_prefix"):
+        return [sys.prefix, sys.exec_prefix]
+    return list(getattr(site, "getsitepackages", lambda: [])()) + sysconfig_folders("purelib", "platlib")
+
+
 def excluded_folders(scratch):
     """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers
     (the environment, and the interpreter's standard library; not the rest of the prefix it is installed in, such as
-    ``/usr/local``, whose other files are anyone's), the pairs' own folders (in ``scratch``) and the worker's."""
-    folders = [sys.prefix, sys.exec_prefix, *sysconfig_folders("stdlib", "platstdlib"),
-               os.path.dirname(WORKER_FILE), scratch]  # fmt: skip
+    ``/usr/local``, whose other files are anyone's), the pairs' own folders (in ``scratch``) and the worker's. The
+    environment is the virtual environment's folder; a Python that runs in none (``/usr/bin/python3``, a conda
+    prefix, a torch installed already) has its site folders alone: its prefix (``/usr``) holds anyone's files."""
+    folders = [*environment_folders(), *sysconfig_folders("stdlib", "platstdlib"), os.path.dirname(WORKER_FILE),
+               scratch]  # fmt: skip
     prefix = getattr(sys, "pycache_prefix", None)
     given = folders + ([prefix] if prefix else [])
     return sorted(set(given + [os.path.realpath(folder) for folder in given]))
