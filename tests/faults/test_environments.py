@@ -104,11 +104,28 @@ def test_a_broken_environment_is_rebuilt_once_and_never_costs_the_good_result(
     own_envs.matrix([torch_here], ["ok"])
     assert own_envs.nox("-s", "probe").returncode == 0
     env = own_envs.env(torch_here.version)
-    torch_file(env, "_utils_internal.py").unlink()  # what a stopped copy leaves out; the marker still vouches
+    torch_file(env, "_utils_internal.py").write_text("raise ImportError('edited')\n")  # the marker still vouches
 
     forced = own_envs.nox("-s", "probe", "--", "--force")
     assert forced.returncode == 0, forced.output
     assert "rebuilding" in forced.output and "torch does not import" in forced.output
     result = own_envs.result(f"torch-{torch_here.version}-py{torch_here.python}")
     assert (result.outcome, [record.outcome for record in result.records]) == (None, [Outcome.PASS])
+    assert "edited" not in torch_file(env, "_utils_internal.py").read_text()
+
+
+def test_an_environment_a_file_of_whose_packages_is_gone_is_rebuilt_before_its_pairs_run(
+    own_envs: Workspace, torch_here: Torch
+) -> None:
+    """What a removal stopped halfway leaves (``nox --reuse-venv=never`` clears an environment before torchmatrix's
+    code runs): the marker over packages some of whose files are gone, which the installer takes for installed."""
+    own_envs.matrix([torch_here], ["ok"])
+    assert own_envs.nox("-s", "probe").returncode == 0
+    env = own_envs.env(torch_here.version)
+    torch_file(env, "_utils_internal.py").unlink()
+
+    forced = own_envs.nox("-s", "probe", "--", "--force")
+    assert forced.returncode == 0, forced.output
+    assert "torch/_utils_internal.py, which its packages installed, is gone" in forced.output
+    assert "torch does not import" not in forced.output  # found before a pair ran
     assert torch_file(env, "_utils_internal.py").exists()
