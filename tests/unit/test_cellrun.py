@@ -249,3 +249,18 @@ def test_an_environment_a_removal_left_halfway_is_rebuilt_though_its_marker_stay
     assert env.lines[-1].endswith(
         "torch/__init__.py, which its packages installed, is gone: a removal of it stopped halfway"
     )
+
+
+def test_an_environment_virtualenv_seeded_is_not_rebuilt_for_the_bytecode_folders_its_record_lists(
+    tmp_path: Path,
+) -> None:
+    """virtualenv's seeder lists each ``__pycache__`` folder as a row of its own, and copies none where it compiled
+    nothing: a folder of bytecode that is not there is no removal stopped halfway, or every run rebuilds."""
+    env = Environment(tmp_path)
+    record = "torch/__init__.py,sha256=AAAA,1\ntorch/__pycache__,,\ntorch/sub/__pycache__/x.cpython-39.pyc,,\n"
+    site = make_env(env.location, record) / "lib/python3.9/site-packages"
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("")
+    cellenv.mark_built(env.location, SOURCE, ASKED)
+    cellrun._ensure_sound(env, planned(tmp_path).cells[0], SOURCE, ASKED)
+    assert env.rebuilt == 0 and cellenv.missing_file(env.location) is None

@@ -169,12 +169,14 @@ def missing_file(env: Path) -> str | None:
     site folder), else None: what a removal stopped halfway leaves (``nox --reuse-venv=never`` and ``uv venv
     --clear`` remove an environment in the order its folder lists it, before torchmatrix's code runs), which the
     installer, reading each package's metadata alone, takes for installed. Bytecode, which installers compile or
-    not, and the scripts outside the site folder are left out."""
+    not, is left out, and so are its ``__pycache__`` folders, which virtualenv's seeder lists as rows of their own
+    whether it compiled them or not; so are the scripts outside the site folder."""
     for folder in site_packages(env):
         for dist in importlib.metadata.distributions(path=[str(folder)]):
             for row in csv.reader(io.StringIO(dist.read_text("RECORD") or "")):
                 path = row[0] if row else ""
-                counted = path and not path.startswith(("..", "/")) and not path.endswith(".pyc")
+                bytecode = path.endswith(".pyc") or "__pycache__" in path.split("/")
+                counted = path and not path.startswith(("..", "/")) and not bytecode
                 if counted and not os.path.lexists(folder / path):
                     return path
     return None
