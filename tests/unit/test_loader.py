@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -181,6 +182,7 @@ OPT_IN_PROBE = "# /// script\n# [tool.torchmatrix]\n# opt-in = true\n# ///\ndef 
         ("torch: [1.9.0]\nenv: {A: [x]}\n", 2, "env.A", "expected a single value", 'e.g. "1"'),
         ("torch: [1.9.0]\nenv: [A]\n", 2, "env", "mapping of variable names", ""),
         ("torch: [1.9.0]\nenv: {A: " + "x" * 40000 + "}\n", 2, "env.A", "longer than 32 KiB", "a file"),
+        ('torch: [1.9.0]\nenv: {A: "\\ud800"}\n', 2, "env.A", "no process can be handed", "\\udce9"),
         ("torch: [1.9.0]\npass_env: ['*']\n", 2, "pass_env[0]", "not a variable name or pattern", "MY_*"),
         ("torch: [1.9.0]\npass_env: [VIRTUAL_ENV]\n", 2, "pass_env[0]", "set by torchmatrix", ""),
         ("torch: [1.9.0]\nmachine: ../evil\n", 2, "machine", "cannot name a results folder", "evil"),
@@ -197,6 +199,12 @@ def test_each_mistake_names_file_line_key_and_a_hint(
     assert problem in error.problem
     assert hint in error.hint
     assert str(error).startswith(f"{error.file}:{line}:" if line else f"{error.file}:")
+
+
+def test_a_value_that_is_no_utf8_text_is_the_bytes_a_pair_is_handed(tmp_path: Path, probes_dir: Path) -> None:
+    # YAML writes a byte that is no UTF-8 as the escape Python holds it by (surrogateescape): it loads, never a crash
+    matrix = load_matrix(write(tmp_path, 'torch: [1.9.0]\nenv: {A: "caf\\udce9"}\n'), probes_dir)
+    assert [(name, os.fsencode(value)) for name, value in matrix.env] == [("A", b"caf\xe9")]
 
 
 def test_the_known_pins_file_is_valid() -> None:

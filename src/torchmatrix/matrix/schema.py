@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -356,7 +357,12 @@ def _variables(doc: Document, path: KeyPath, value: Any) -> dict[str, str]:
         text = given if isinstance(given, str) else doc.text(where).strip()
         if "\0" in text:
             raise fail(doc, where, "a variable cannot hold a NUL character")
-        if len(text.encode("utf-8")) > MAX_VARIABLE_BYTES:
+        try:
+            handed = os.fsencode(text)  # the bytes a process is handed: "\udce9" (YAML's escape) is the byte 0xe9
+        except UnicodeEncodeError:
+            hint = 'write a byte that is no UTF-8 as "\\udcXX" (0xe9: "\\udce9")'
+            raise fail(doc, where, f"{text!r} holds a character no process can be handed", hint) from None
+        if len(handed) > MAX_VARIABLE_BYTES:
             raise fail(doc, where, f"longer than {MAX_VARIABLE_BYTES >> 10} KiB, more than a process may be handed",
                        "put it in a file and name the file")  # fmt: skip
         found[name] = text
