@@ -73,6 +73,23 @@ def test_the_runner_and_result_files_refuse_a_record_for_one_reason_each_its_own
     assert str(refused.value) == f"does not fit schema {results.SCHEMA_VERSION}: records[1]: {reason}"
 
 
+def test_a_file_the_worker_found_whose_name_is_no_utf8_is_recorded_as_not_there(tmp_path: Path) -> None:
+    # a folder named by bytes that are no UTF-8 (a TMPDIR of them) that changed while the pair ran: the worker found it
+    # by its name; the record names it with U+FFFD, which names no file, so it must say it is not there, as every check
+    # after finds it, or the record is stale at once and every run after runs it again
+    folder = tmp_path / "tmp\udcff"
+    folder.mkdir()
+    entry = f"{folder}{protocol.FILE_THERE}"
+    sent = dict(RECORD.to_json(), read=[entry], read_as_found={entry: protocol.asked_digest(entry)})
+    del sent["device"], sent["inputs"]
+    assert sent["read_as_found"][entry] == "a folder"
+    line = json.dumps({"records": [sent]}).encode("ascii")
+    (made,) = runner._records(Pair(Probe("sweep", tmp_path / "sweep.py"), "cpu"), runner._parse(line), time.time())
+    named = f"{tmp_path}/tmp\ufffd{protocol.FILE_THERE}"
+    assert made.inputs["read"] == {named: None}
+    assert protocol.asked_digest(named) is None  # as a check finds it now: the record is current
+
+
 def test_the_outcomes_the_worker_sends_are_those_of_a_record_but_the_one_the_host_makes() -> None:
     made_by_the_host = {Outcome.UNSTABLE}  # repeated runs that disagree (torchmatrix.worker.repeats)
     sent = set(protocol.OUTCOMES_THE_WORKER_MAY_SEND)

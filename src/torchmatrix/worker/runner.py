@@ -368,10 +368,26 @@ def _parse(line: bytes) -> dict[str, Any]:
     try:
         message = json.loads(line)
         if storedjson.SURROGATE_ESCAPE.search(line.decode("latin-1")):  # a lone one would break every writer
-            message = storedjson.text_only(message)
+            message = storedjson.text_only(_unnamed_as_gone(message))
     except (ValueError, RecursionError):
         return {}
     return message if isinstance(message, dict) else {}
+
+
+def _unnamed_as_gone(message: Any) -> Any:
+    """``message`` with each file the worker found as the pair read it (``read_as_found``) whose name is no UTF-8
+    text as not there: it is recorded with U+FFFD in its name (:func:`storedjson.text_only`), which names no file, and
+    is so found by every check after; as the worker found it (``a folder``, a digest), the record would be stale at
+    once, and every run after would run it again."""
+    records = message.get("records") if isinstance(message, dict) else None
+    for item in records if isinstance(records, list) else []:
+        found = item.get("read_as_found") if isinstance(item, dict) else None
+        if isinstance(found, dict):
+            item["read_as_found"] = {
+                path: None if isinstance(path, str) and storedjson.text_only(path) != path else digest
+                for path, digest in found.items()
+            }
+    return message
 
 
 def _records(pair: Pair, message: dict[str, Any], began_at: float, own_output: Path | None = None) -> list[Record]:
