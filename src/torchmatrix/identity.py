@@ -349,6 +349,13 @@ def _as_text(text: str) -> str:
     return text
 
 
+def folder_text(folder: Path) -> str:
+    """``folder`` (the one the pairs run from, ``workdir``) as a record holds it: its path where it is UTF-8 text;
+    else as :func:`_as_text` holds a variable's value, so that one named by bytes that are no UTF-8 (a folder of
+    Latin-1 names the ``torchmatrix`` command is started in) is recorded, never an error as the result is written."""
+    return _as_text(str(folder))
+
+
 def passed_digest(value: str) -> str:
     """A digest of a value ``pass_env:`` takes from the caller, keyed by a secret of this user's
     (:func:`passed_key`): results may be shared and committed, and a plain sha256 of a value that can be guessed (a

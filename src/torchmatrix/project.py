@@ -348,7 +348,7 @@ class Project:
             "index": identity.build_source(self.matrix.index_url, self.find_links),
             **self._reaching_the_pairs(),
             "seed": identity.SEED,
-            "workdir": str(self.matrix.run_from),
+            "workdir": identity.folder_text(self.matrix.run_from),
             **self._options(),
         }
 
@@ -385,7 +385,7 @@ class Project:
             **self._installed_parts[python],
             "probes": dict(self._probe_hashes),
             **self._reaching_the_pairs(),
-            "workdir": str(self.matrix.run_from),
+            "workdir": identity.folder_text(self.matrix.run_from),
             **self._options(),
         }
 

@@ -13,6 +13,7 @@ import pytest
 
 from torchmatrix import freshness, identity
 from torchmatrix.errors import TorchmatrixError
+from torchmatrix.util import storedjson
 
 CALLER = {
     "PATH": "/home/me/.venv/bin:/usr/bin",
@@ -467,3 +468,12 @@ def test_the_memory_and_process_limits_of_a_pairs_control_group_are_part_of_the_
     )
     assert identity.cgroup_limits(*unseen) == {}  # a group no mount here shows: not taken for another of its name
     assert identity.cgroup_limits(tmp_path / "no-such-file", tmp_path / "none") == {}
+
+
+def test_a_folder_named_by_bytes_that_are_no_utf8_is_held_as_a_text_of_its_own() -> None:
+    # the folder the pairs run from, where the ``torchmatrix`` command is started in one of Latin-1 names: its record is
+    # written (no error as its result is sealed), and another such folder is another value
+    held = identity.folder_text(Path(os.fsdecode(b"/srv/caf\xe9")))
+    storedjson.sealed({"workdir": held})
+    assert held != identity.folder_text(Path(os.fsdecode(b"/srv/caf\xe8")))
+    assert identity.folder_text(Path("/srv/café")) == "/srv/café"
