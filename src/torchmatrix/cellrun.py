@@ -227,8 +227,8 @@ def _set_aside(path: Path) -> str:
 
 def _ensure_sound(env: CellEnvironment, cell: Cell, source: Any, asked: dict[str, object]) -> None:
     """Rebuild ``env`` if another Python made it, its torch came from elsewhere than ``source``, it was built for
-    other packages than ``asked`` (it may hold some a new environment would not), an install into it was stopped
-    halfway, or a removal of it was (a file its packages installed is gone)."""
+    other packages than ``asked`` (it may hold some a new environment would not), or an install into it was
+    stopped halfway."""
     assert cell.interpreter is not None
     mismatch = (
         cellenv.interpreter_mismatch(env.location, cell.interpreter)
@@ -239,7 +239,15 @@ def _ensure_sound(env: CellEnvironment, cell: Cell, source: Any, asked: dict[str
         _rebuild(env, mismatch)
     elif cellenv.half_built(env.location):
         _rebuild(env, "its last install did not finish, or torch never imported there")
-    elif gone := cellenv.missing_file(env.location):
+
+
+def _ensure_whole(env: CellEnvironment) -> None:
+    """Rebuild ``env`` where a file its packages installed is gone: a removal of it stopped halfway (``nox
+    --reuse-venv=never`` clears it before torchmatrix's code runs) leaves the marker over what is left, which the
+    installer, reading each package's metadata alone, takes for installed. Asked only where pairs are to run: it
+    reads every package's ``RECORD``."""
+    gone = cellenv.missing_file(env.location)
+    if gone:
         _rebuild(env, f"{gone}, which its packages installed, is gone: a removal of it stopped halfway")
 
 
@@ -268,6 +276,7 @@ def _install_and_run(
     release, may be what is broken. A failure in a new environment is the
     cell's ``install-error``.
     """
+    _ensure_whole(env)
     for rebuilt in (False, True):
         reused = not rebuilt and cellenv.holds_torch(env.location)
         cellenv.unmark_built(env.location)  # the install may stop halfway: until torch imports, nothing vouches for it

@@ -240,11 +240,10 @@ def test_an_environment_a_removal_left_halfway_is_rebuilt_though_its_marker_stay
     (site / "torch").mkdir()
     (site / "torch" / "__init__.py").write_text("")
     cellenv.mark_built(env.location, SOURCE, ASKED)
-    cell = planned(tmp_path).cells[0]
-    cellrun._ensure_sound(env, cell, SOURCE, ASKED)
+    cellrun._ensure_whole(env)
     assert env.rebuilt == 0  # whole, its bytecode never compiled
     (site / "torch" / "__init__.py").unlink()
-    cellrun._ensure_sound(env, cell, SOURCE, ASKED)
+    cellrun._ensure_whole(env)
     assert env.rebuilt == 1
     assert env.lines[-1].endswith(
         "torch/__init__.py, which its packages installed, is gone: a removal of it stopped halfway"
@@ -262,5 +261,5 @@ def test_an_environment_virtualenv_seeded_is_not_rebuilt_for_the_bytecode_folder
     (site / "torch").mkdir()
     (site / "torch" / "__init__.py").write_text("")
     cellenv.mark_built(env.location, SOURCE, ASKED)
-    cellrun._ensure_sound(env, planned(tmp_path).cells[0], SOURCE, ASKED)
+    cellrun._ensure_whole(env)
     assert env.rebuilt == 0 and cellenv.missing_file(env.location) is None
