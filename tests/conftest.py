@@ -55,15 +55,19 @@ def rewrite(path: Path, change: Callable[[dict[str, Any]], Any], *, seal: bool =
 
 
 def default_signals() -> None:
-    """``preexec_fn`` for a process a test signals: SIGINT and SIGTERM as a foreground job gets them.
+    """``preexec_fn`` for a process a test signals: SIGINT, SIGTERM and SIGHUP as a foreground job gets them.
 
-    A job a shell starts in the background (``nohup``, ``cmd &``, a CI runner's wrapper) inherits SIGINT
-    ignored, and so would every process the suite starts: a Python that starts with SIGINT ignored installs
-    no KeyboardInterrupt handler, so a test's Ctrl-C would not reach it. The test sets what it relies on.
+    A job a shell starts in the background (``cmd &``, a CI runner's wrapper) inherits SIGINT ignored, and one
+    ``nohup`` starts SIGHUP, and so would every process the suite starts: a Python that starts with SIGINT ignored
+    installs no KeyboardInterrupt handler, so a test's Ctrl-C would not reach it, nor its SIGHUP end it. The test
+    sets what it relies on.
     """
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in SIGNALLED:
         signal.signal(signum, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(SIGNALLED))
+
+
+SIGNALLED = (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []))
 
 
 FOREGROUND = None if sys.platform == "win32" else default_signals
