@@ -104,7 +104,9 @@ def test_a_broken_environment_is_rebuilt_once_and_never_costs_the_good_result(
     own_envs.matrix([torch_here], ["ok"])
     assert own_envs.nox("-s", "probe").returncode == 0
     env = own_envs.env(torch_here.version)
-    torch_file(env, "_utils_internal.py").write_text("raise ImportError('edited')\n")  # the marker still vouches
+    edited = torch_file(env, "_utils_internal.py")
+    edited.unlink()  # a file of its own, not the one uv's cache links into every environment, then edited
+    edited.write_text("raise ImportError('edited')\n")  # the marker still vouches
 
     forced = own_envs.nox("-s", "probe", "--", "--force")
     assert forced.returncode == 0, forced.output
