@@ -1903,6 +1903,27 @@ def test_a_conftest_that_skips_at_import_makes_its_tests_unavailable_saying_why_
     ]
 
 
+def test_a_test_module_whose_conftest_skips_at_import_is_unavailable_never_a_script_that_passes(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """``tests/cuda/test_kernels.py`` named alone, whose ``conftest.py`` skips where there is no GPU: by hand its
+    tests are skipped; run as a script, its failing test would be a pass nobody saw. A file of another name whose
+    conftest.py skipped it is still the script it may be."""
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "conftest.py").write_text(
+        'import pytest\n\npytest.skip("needs a GPU", allow_module_level=True)\n'
+    )
+    (tmp_path / "gpu" / "test_kernels.py").write_text("def test_kernel():\n    assert False\n")
+    (tmp_path / "gpu" / "repro.py").write_text("print('ran')\n")
+    pairs = [
+        Pair(loader.probe_at(tmp_path / "gpu" / name, tmp_path), "cpu") for name in ("test_kernels.py", "repro.py")
+    ]
+    tests, script = run_cell(pytest_python, pairs, 20.0).records
+    assert (tests.probe, tests.outcome, tests.kind) == ("gpu/test_kernels.py", Outcome.UNAVAILABLE, Kind.PYTEST)
+    assert tests.message == "gpu/conftest.py skipped every test at its import: needs a GPU"
+    assert (script.probe, script.outcome, script.kind) == ("gpu/repro.py", Outcome.PASS, Kind.SCRIPT)
+
+
 def test_a_failing_test_keeps_what_pytest_shows_it_printed_a_subprocess_s_stderr_included(
     pytest_python: str, tmp_path: Path
 ) -> None:

@@ -492,11 +492,13 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
 
 def named_as_tests_pytest_cannot_run(ending, pair):
     """Whether pytest does not import in this cell (a broken environment, a pin of the cell's), so it cannot be
-    asked, and the file is named as pytest's default ``python_files`` name test modules (``test_*.py``,
-    ``*_test.py``): tests that cannot run, an error, never a script whose functions nobody calls passing. A file
-    named otherwise runs as the script it may be (a Python with its own torch and no pytest runs ``repro.py``)."""
+    asked, or a ``conftest.py`` skipped every test at its import (``pytest.skip(..., allow_module_level=True)`` where
+    there is no GPU, or on an old torch), and the file is named as pytest's default ``python_files`` name test
+    modules (``test_*.py``, ``*_test.py``): tests that cannot run (an error) or that do not apply (``unavailable``),
+    as by hand, never a script whose functions nobody calls passing. A file named otherwise runs as the script it
+    may be (a Python with its own torch and no pytest runs ``repro.py``)."""
     answer = answer_of(ending)
-    if answer is None or "pytest_exit" in answer or answer.get("outcome") != ERROR:
+    if answer is None or "pytest_exit" in answer or answer.get("outcome") not in (ERROR, UNAVAILABLE):
         return False
     name = os.path.basename(pair["path"])
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
