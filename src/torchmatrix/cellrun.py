@@ -180,7 +180,7 @@ def _measure(
     packages = cellenv.installed_versions(env.location, project.installed_names(cell))
     environment = {**cell_run.environment, "packages": packages} if packages else cell_run.environment
     result = _cell_result(project, cell, started, records=records, environment=environment, inputs=inputs)
-    path = write(project, result)
+    path = write(project, result, todo.pairs)
     if isinstance(path, NothingStored):
         return path
     env.log(safetext.for_terminal(f"{cell.id}: {tally(records)}; written to {path}", keep_newlines=False))
@@ -642,10 +642,17 @@ def cell_result(project: Project, started: str, **fields: Any) -> CellResult:
     )  # fmt: skip
 
 
-def write(project: Project, result: CellResult) -> Path | NothingStored:
-    """Store ``result``: its file, or, where that fails, why, with the result printed as JSON so it is not lost."""
+def write(project: Project, result: CellResult, ran: Sequence[core.Pair] = ()) -> Path | NothingStored:
+    """Store ``result``: its file, or, where that fails, why, with the result printed as JSON so it is not lost.
+
+    A stored record that one of the pairs it ``ran`` answers for (:meth:`core.Probe.covers`) goes, whoever made it:
+    the run said what that pair's tests are now (:func:`results.merged`)."""
+
+    def replaced(record: core.Record) -> bool:
+        return any(pair.device == record.device and pair.probe.covers(record.probe) for pair in ran)
+
     try:
-        return results.write(project.results_dir, result)
+        return results.write(project.results_dir, result, replaced)
     except OSError as exc:
         path = results.result_path(project.results_dir, result.machine, result.cell_id)
         print(json.dumps(result.to_json(), indent=2, sort_keys=True), flush=True)

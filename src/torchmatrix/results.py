@@ -218,8 +218,9 @@ def inputs_path(results_dir: Path, machine: str) -> Path:
     return results_dir / safe_name(machine) / INPUTS_FOLDER
 
 
-def write(results_dir: Path, result: CellResult) -> Path:
-    """Store ``result`` in its cell's file on this machine, atomically, with the records it did not re-measure.
+def write(results_dir: Path, result: CellResult, replaced: Callable[[Record], bool] | None = None) -> Path:
+    """Store ``result`` in its cell's file on this machine, atomically, with the records it did not re-measure
+    (``replaced``: whether a stored record is one the pairs that ran answer for, :func:`merged`).
 
     Read, merged (:func:`merged`) and replaced under the file's lock, so that two
     runs finishing at once (two matrices sharing one output) keep each other's
@@ -235,7 +236,7 @@ def write(results_dir: Path, result: CellResult) -> Path:
             raise OSError(errno.EEXIST, f"it holds a result this torchmatrix cannot keep: {exc}") from exc
         except (OSError, ValueError):
             stored = None  # none yet, or one no reader can use: the new result replaces it
-        text = atomicfile.json_text(storedjson.sealed(merged(stored, result).to_json()))
+        text = atomicfile.json_text(storedjson.sealed(merged(stored, result, replaced).to_json()))
         size = len(text.encode("utf-8"))
         if size > MAX_FILE_BYTES:
             raise OSError(errno.EFBIG, f"it would be {size / (1 << 20):.1f} MiB, over the {MAX_FILE_BYTES >> 20} MiB "
@@ -244,12 +245,16 @@ def write(results_dir: Path, result: CellResult) -> Path:
     return path
 
 
-def merged(stored: CellResult | None, new: CellResult) -> CellResult:
+def merged(stored: CellResult | None, new: CellResult, replaced: Callable[[Record], bool] | None = None) -> CellResult:
     """``new`` with every record of ``stored`` that ``new`` did not re-measure, each as it was made.
 
     A run replaces only the records it made: those of other probes or devices
     (another matrix's, or pairs that were up to date) stay. A pair it ran
-    replaces all of that pair's records, so a test that is gone goes too. A
+    replaces all of that pair's records, so a test that is gone goes too, and
+    every record ``replaced`` says it answers for, whoever made it: a test's
+    record a bisect of its node id made goes once the file that should hold
+    it ran (by hand, ``pytest FILE`` there holds no such test), never kept as
+    a record of that file which no run of it replaces. A
     cell outcome (install-error, no-wheel, …) never replaces measured records:
     it says what went wrong on one run, while they say what ran. Nor does a
     result made on another machine identity (:data:`~torchmatrix.identity.HARDWARE`)
@@ -268,7 +273,8 @@ def merged(stored: CellResult | None, new: CellResult) -> CellResult:
     kept = [
         fresh.pop((record.probe, record.device), record)
         for record in stored.records
-        if (record.probe, record.device) in fresh or maker(record) not in remade
+        if (record.probe, record.device) in fresh
+        or (maker(record) not in remade and not (replaced is not None and replaced(record)))
     ]
     return dataclasses.replace(new, records=(*kept, *fresh.values()))
 

@@ -95,6 +95,29 @@ def test_a_run_of_tests_replaces_all_their_records_on_its_devices_so_a_test_that
     assert identity.maker(merged.records[1]) == ("other", "cpu")
 
 
+def test_a_run_of_a_file_replaces_a_record_of_its_test_that_another_probe_made(tmp_path: Path) -> None:
+    """A bisect of ``t.py::test_b`` stored its error (not found) in a release whose file has no such test; once
+    the matrix runs ``t.py`` there, that record goes: kept, it would be a record of the file no run replaces, stale
+    for ever, and every run of the cell would run the file again for it."""
+
+    def test(name: str, entry: str, device: str = "cpu", outcome: Outcome = Outcome.PASS) -> Record:
+        return Record(f"t.py::{name}", device, outcome, {}, "", 0.01, {"entry": entry})
+
+    bisected = (test("test_b", "t.py::test_b", outcome=Outcome.ERROR), test("test_b", "t.py::test_b", "cuda"))
+    results.write(tmp_path, result(records=(*bisected, record("other", "cpu"))))
+    ran = (test("test_a", "t.py"),)
+
+    def covered(found: Record) -> bool:  # the file t.py ran on cpu
+        return found.device == "cpu" and found.probe.startswith("t.py::")
+
+    path = results.write(tmp_path, result(records=ran, finished="2026-02-01T00:00:00+00:00"), covered)
+    assert [(found.probe, found.device) for found in results.read(path).records] == [
+        ("t.py::test_b", "cuda"),  # another device's: the file did not run there
+        ("other", "cpu"),
+        ("t.py::test_a", "cpu"),
+    ]
+
+
 def test_a_cell_outcome_never_replaces_measured_records(tmp_path: Path) -> None:
     path = results.write(tmp_path, result(message="measured"))
     results.write(tmp_path, result(message="uv failed", outcome=Outcome.INSTALL_ERROR, records=()))

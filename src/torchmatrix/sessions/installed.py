@@ -118,7 +118,7 @@ def _probe(project: Project, session: nox.Session, python: str) -> Path:
         inputs={"installed_python": python, "repeat": repeat},
     )
     session.log(f"{result.cell_id}: {tally(records)}")
-    path = write(project, result)
+    path = write(project, result, pairs)
     if isinstance(path, NothingStored):
         raise TorchmatrixError(path.message)
     return path
