@@ -34,7 +34,10 @@ OLDEST = (3, 6)
 # Runs under any Python from 2.7 on, so that an old interpreter answers instead of crashing. Its seed is what
 # `python -m venv` installs in a new environment: ensurepip chooses the wheels (its own, or the ones a distribution
 # puts in their place) and hands them to pip; here it hands them to a stand-in that keeps their names. None: it has
-# no ensurepip to ask (Debian's and Ubuntu's Pythons, without their pythonX.Y-venv package).
+# no ensurepip to ask (Debian's and Ubuntu's Pythons, without their pythonX.Y-venv package). It is asked as in a new
+# environment, where `python -m venv` runs it: Debian's and Ubuntu's ensurepip exits in the system's Python itself
+# (`sys.exit(1)`, "ensurepip is disabled in Debian/Ubuntu for the system python") unless `sys.real_prefix` says
+# it runs in an environment, and an exit is no answer about the Python.
 _QUERY = (
     "import json, os, platform, sys, sysconfig\n"
     "def seed():\n"
@@ -48,8 +51,9 @@ _QUERY = (
     "        return None\n"
     "    try:\n"
     "        ensurepip._run_pip = run_pip\n"
+    "        sys.real_prefix = sys.prefix\n"
     "        ensurepip.bootstrap(upgrade=True, default_pip=True)\n"
-    "    except Exception:\n"
+    "    except BaseException:\n"
     "        return []\n"
     "    return wheels\n"
     "print(json.dumps({'implementation': platform.python_implementation(),"

@@ -146,3 +146,48 @@ def test_each_interpreters_seed_is_what_python_m_venv_installs(tmp_path: Path) -
     }
     assert names.get("3.11", {"pip", "setuptools"}) == {"pip", "setuptools"}  # 3.11 and older bundle setuptools
     assert names.get("3.12", {"pip"}) == {"pip"}  # 3.12 and newer, pip alone
+
+
+DEBIAN_ENSUREPIP = """
+import os, sys
+
+
+def _run_pip(args, additional_paths=None):
+    raise AssertionError("pip is run by the query's stand-in")
+
+
+def bootstrap(*, root=None, upgrade=False, user=False, altinstall=False, default_pip=False, verbosity=0):
+    # Debian's and Ubuntu's guard: refused in the system's Python, allowed in an environment of it
+    if not hasattr(sys, "real_prefix") and sys.prefix == getattr(sys, "base_prefix", sys.prefix):
+        print("ensurepip is disabled in Debian/Ubuntu for the system python.")
+        sys.exit(1)
+    names = ["setuptools-66.1.1-py3-none-any.whl", "pip-23.0.1-py3-none-any.whl"]
+    return _run_pip(["install"], [os.path.join("/usr/share/python-wheels", name) for name in names])
+"""
+
+
+def test_a_debian_python_is_found_and_asked_its_seed_as_in_a_new_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Debian's and Ubuntu's system Python (``/usr/bin/python3.11`` with python3.11-venv) seeds an environment with
+    the wheels of ``/usr/share/python-wheels``, but its ensurepip exits in the system's Python itself: asked as in a
+    new environment, as ``python -m venv`` asks it, it names them, and the Python is found, never passed over.
+    Debian's own, where this machine has it; a stand-in of its ensurepip in this test's Python everywhere."""
+    (tmp_path / "fake" / "ensurepip").mkdir(parents=True)
+    (tmp_path / "fake" / "ensurepip" / "__init__.py").write_text(DEBIAN_ENSUREPIP)
+    environ = {"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(fake_pyenv(tmp_path))}
+    with monkeypatch.context() as patched:
+        patched.setenv("PYTHONPATH", str(tmp_path / "fake"))
+        found = discover(environ, tmp_path / "c.json")
+    assert [python.seed for python in found if python.version == HOST_VERSION] == [
+        ("pip==23.0.1", "setuptools==66.1.1")
+    ]
+    debian = Path("/usr/bin/python3")
+    ensurepip = subprocess.run(
+        [str(debian), "-I", "-c", "import ensurepip; print(ensurepip.__file__)"], capture_output=True, text=True
+    ).stdout.strip() if debian.exists() else ""  # fmt: skip
+    if not ensurepip or "disabled in Debian" not in Path(ensurepip).read_text():
+        return
+    [system] = discover({"PATH": str(debian.parent), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "d.json")
+    subprocess.run([system.path, "-m", "venv", str(tmp_path / "venv")], check=True, capture_output=True)
+    assert system.seed == installed(tmp_path / "venv") != ()
