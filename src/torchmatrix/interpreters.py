@@ -56,13 +56,43 @@ _QUERY = (
     "    except BaseException:\n"
     "        return []\n"
     "    return wheels\n"
-    "print(json.dumps({'implementation': platform.python_implementation(),"
+    "def seed_from():\n"
+    "    try:\n"
+    "        import ensurepip\n"
+    "    except ImportError:\n"
+    "        return []\n"
+    "    folders = [os.path.join(os.path.dirname(ensurepip.__file__), '_bundled'),\n"
+    "               getattr(ensurepip, '_WHEEL_PKG_DIR', None) or sysconfig.get_config_var('WHEEL_PKG_DIR')]\n"
+    "    return [os.path.abspath(folder) for folder in folders if folder]\n"
+    "print(json.dumps({'seed_from': seed_from(), 'implementation': platform.python_implementation(),"
     " 'version': list(sys.version_info[:3]), 'abiflags': getattr(sys, 'abiflags', ''),"
     " 'bits': 64 if sys.maxsize > 2**32 else 32, 'executable': sys.executable,"
     " 'in_venv': sys.prefix != getattr(sys, 'base_prefix', sys.prefix), 'seed': seed()}))\n"
 )
 _QUERY_DIGEST = hashlib.sha256(_QUERY.encode()).hexdigest()[:16]
 """Part of every cached answer's stamp: an answer to an earlier query is asked again."""
+
+
+def _folders_stamp(folders: Any) -> list[Any]:
+    """Each of ``folders`` as its files stand: each file's name, size and modification time, or None where the folder
+    is not there. What ensurepip seeds from is no file of the interpreter's own: a distribution's wheel folder
+    (Debian's ``/usr/share/python-wheels``, updated with ``python3-pip-whl``), or its ``ensurepip/_bundled``."""
+    stamp: list[Any] = []
+    for folder in folders if isinstance(folders, list) else []:
+        try:
+            entries = sorted(os.scandir(str(folder)), key=lambda entry: entry.name)
+            stamp.append([folder, [[entry.name, *_size_and_time(entry)] for entry in entries]])
+        except OSError:
+            stamp.append([folder, None])
+    return stamp
+
+
+def _size_and_time(entry: os.DirEntry[str]) -> list[int]:
+    try:
+        stat = entry.stat()
+    except OSError:
+        return []
+    return [stat.st_size, stat.st_mtime_ns]
 
 
 @dataclass(frozen=True)
@@ -233,7 +263,7 @@ class _Cache:
             stat = os.stat(path)
         except OSError:
             return None
-        answer = self.answer(path, [stat.st_size, stat.st_mtime_ns, _QUERY_DIGEST], lambda: _ask(path))
+        answer = self.answer(path, [stat.st_size, stat.st_mtime_ns, _QUERY_DIGEST], lambda: _ask(path), _seeds_from)
         usable = answer and answer.get("implementation") == "CPython" and answer.get("bits") == 64
         if not usable or answer.get("in_venv"):
             return None
@@ -242,10 +272,13 @@ class _Cache:
         version = tuple(answer["version"])
         return Interpreter(executable, version, answer["abiflags"], source, _seed(seed), seed is not None)
 
-    def answer(self, key: str, stamp: list[Any], ask: Callable[[], Any]) -> Any:
-        """The answer kept under ``key`` while its ``stamp`` is unchanged; else ``ask()``'s, kept from now on."""
+    def answer(
+        self, key: str, stamp: list[Any], ask: Callable[[], Any], holds: Callable[[Any], bool] = lambda _: True
+    ) -> Any:
+        """The answer kept under ``key`` while its ``stamp`` is unchanged and it ``holds`` still; else ``ask()``'s,
+        kept from now on."""
         entry = self.entries.get(key)
-        if not isinstance(entry, dict) or entry.get("stamp") != stamp:
+        if not isinstance(entry, dict) or entry.get("stamp") != stamp or not holds(entry.get("answer")):
             entry = {"stamp": stamp, "answer": ask()}
             self.entries[key] = entry
             self.changed = True
@@ -271,13 +304,25 @@ def _seed(wheels: Any) -> tuple[str, ...]:
 
 
 def _ask(path: str) -> dict[str, Any] | None:
+    """What the interpreter at ``path`` says of itself (:data:`_QUERY`), with how the folders its ensurepip seeds from
+    stood as it said it (``seed_stamp``); None where it does not answer."""
     try:
         completed = subprocess.run(
             [path, "-c", _QUERY], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
         )
-        return json.loads(completed.stdout) if completed.returncode == 0 else None
+        answer = json.loads(completed.stdout) if completed.returncode == 0 else None
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
+    if isinstance(answer, dict):
+        answer["seed_stamp"] = _folders_stamp(answer.get("seed_from"))
+    return answer
+
+
+def _seeds_from(answer: Any) -> bool:
+    """Whether the folders a kept answer's ensurepip seeds from stand as they did when it was asked: a wheel there
+    replaced (a distribution's update of its pip or setuptools) changes what ``python -m venv`` seeds, though the
+    interpreter's executable stays."""
+    return not isinstance(answer, dict) or answer.get("seed_stamp") == _folders_stamp(answer.get("seed_from"))
 
 
 _BUILD_QUERY = (

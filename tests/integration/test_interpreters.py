@@ -191,3 +191,46 @@ def test_a_debian_python_is_found_and_asked_its_seed_as_in_a_new_environment(
     [system] = discover({"PATH": str(debian.parent), "PYENV_ROOT": str(tmp_path / "none")}, tmp_path / "d.json")
     subprocess.run([system.path, "-m", "venv", str(tmp_path / "venv")], check=True, capture_output=True)
     assert system.seed == installed(tmp_path / "venv") != ()
+
+
+WHEEL_FOLDER_ENSUREPIP = """
+import os, sys
+
+_WHEEL_PKG_DIR = os.environ["FAKE_WHEEL_PKG_DIR"]
+
+
+def _run_pip(args, additional_paths=None):
+    raise AssertionError("pip is run by the query's stand-in")
+
+
+def bootstrap(*, root=None, upgrade=False, user=False, altinstall=False, default_pip=False, verbosity=0):
+    names = sorted(os.listdir(_WHEEL_PKG_DIR))
+    return _run_pip(["install"], [os.path.join(_WHEEL_PKG_DIR, name) for name in names])
+"""
+
+
+def test_a_wheel_of_the_folder_ensurepip_seeds_from_replaced_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A distribution's update of the wheels ``python -m venv`` seeds with (Debian's ``python3-pip-whl`` in
+    ``/usr/share/python-wheels``) leaves the interpreter's executable as it was: the kept answer is asked again, and
+    the seed is the new one, not the one the cache remembers."""
+    (tmp_path / "fake" / "ensurepip").mkdir(parents=True)
+    (tmp_path / "fake" / "ensurepip" / "__init__.py").write_text(WHEEL_FOLDER_ENSUREPIP)
+    wheels = tmp_path / "python-wheels"
+    wheels.mkdir()
+    (wheels / "pip-23.0.1-py3-none-any.whl").write_bytes(b"old")
+    (wheels / "setuptools-66.1.1-py3-none-any.whl").write_bytes(b"old")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake"))
+    monkeypatch.setenv("FAKE_WHEEL_PKG_DIR", str(wheels))
+    environ = {"PATH": str(tmp_path / "empty"), "PYENV_ROOT": str(fake_pyenv(tmp_path))}
+
+    def seed() -> tuple[str, ...]:
+        [found] = [python.seed for python in discover(environ, tmp_path / "c.json") if python.version == HOST_VERSION]
+        return found
+
+    assert seed() == ("pip==23.0.1", "setuptools==66.1.1")
+    assert seed() == ("pip==23.0.1", "setuptools==66.1.1")
+    (wheels / "pip-23.0.1-py3-none-any.whl").unlink()
+    (wheels / "pip-26.0.1-py3-none-any.whl").write_bytes(b"new")
+    assert seed() == ("pip==26.0.1", "setuptools==66.1.1")
