@@ -83,6 +83,13 @@ def test_notes_that_differ_only_by_a_temporary_folder_or_an_address_are_one() ->
     assert model.per_run("/home/me/tmp/x and bits 0x3e99999a") == "/home/me/tmp/x and bits 0x3e99999a"
 
 
+def test_a_stale_note_names_the_file_that_changed_in_its_temporary_folder_as_it_is() -> None:
+    """What changed is no run's own: ``<tmp>/helper.py changed`` would hide which of /tmp's files it was."""
+    record = Record("t", "cpu", Outcome.STALE, {"was": "pass"}, "was ✓ pass; /tmp/work/extra/helper.py changed", 0.1)
+    note = model.note_text(model.Entry(Outcome.STALE, cell("box", "2.2.0", "3.11", (record,)), record))
+    assert note == "stale: was ✓ pass; /tmp/work/extra/helper.py changed"
+
+
 def test_the_page_shows_the_front_table_first_and_keeps_every_tests_table() -> None:
     rendered = page.render(model.build(suite()))
     assert rendered.index('<section id="tests">') < rendered.index('<section class="probe"')

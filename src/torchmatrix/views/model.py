@@ -411,7 +411,8 @@ def note_text(entry: Entry) -> str:
         story = shown + and_more if failing else record.message
         # The first line; a colon that introduced the lines left out (a crash's log) goes with them.
         story = story.splitlines()[0].rstrip(" :") if story.strip() else ""
-    story = per_run(story)
+    if record is None or record.outcome is not Outcome.STALE:  # a stale record's words name what changed, as it is
+        story = per_run(story)
     return safetext.report_line(f"{entry.mark.value}: {story}" if story.strip() else entry.mark.value, NOTE_LIMIT)
 
 
