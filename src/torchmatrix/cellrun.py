@@ -645,11 +645,16 @@ def cell_result(project: Project, started: str, **fields: Any) -> CellResult:
 def write(project: Project, result: CellResult, ran: Sequence[core.Pair] = ()) -> Path | NothingStored:
     """Store ``result``: its file, or, where that fails, why, with the result printed as JSON so it is not lost.
 
-    A stored record that one of the pairs it ``ran`` answers for (:meth:`core.Probe.covers`) goes, whoever made it:
-    the run said what that pair's tests are now (:func:`results.merged`)."""
+    A stored record that one of the pairs it ``ran`` answers for (:func:`freshness.pair_answers_for`) goes, whoever made
+    it: the run said what that pair's tests are now (:func:`results.merged`)."""
+    made: dict[tuple[str, str], list[core.Record]] = {}
+    for record in result.records:
+        made.setdefault(identity.maker(record), []).append(record)
 
     def replaced(record: core.Record) -> bool:
-        return any(pair.device == record.device and pair.probe.covers(record.probe) for pair in ran)
+        return any(
+            freshness.pair_answers_for(pair, record, made.get((pair.probe.name, pair.device), ())) for pair in ran
+        )
 
     try:
         return results.write(project.results_dir, result, replaced)

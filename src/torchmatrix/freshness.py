@@ -87,7 +87,7 @@ def stale(
             for maker, made_by in made.items()
             if maker not in makers
             for record in made_by
-            if record.device == pair.device and pair.probe.covers(record.probe)
+            if pair_answers_for(pair, record, records or ())
         ]
         if others:
             said.append(f"{others[0]} was made by another probe than {pair.probe.name}")
@@ -258,6 +258,21 @@ def file_probe(record: Record, current: RunNow) -> Probe | None:
         return None
     holder = current.owner(file)
     return holder if isinstance(holder, Probe) and not holder.kind.may_be_tests else None
+
+
+def pair_answers_for(pair: Pair, record: Record, own: Iterable[Record]) -> bool:
+    """Whether a run of ``pair``, whose own records are ``own``, says what ``record`` (another probe's) is now.
+
+    A file's or a test's run holds every test it covers (pytest collects a file it is named); a folder's holds only
+    the files pytest collects there: a script beside its tests (``tests/repro.py``), a test file named otherwise
+    (``tests/check_dot.py``, which pytest collects only where it is named) or one its options ignore holds no record
+    of the folder's, and the folder's run says nothing of it."""
+    if record.device != pair.device or not pair.probe.covers(record.probe):
+        return False
+    if not pair.probe.name.endswith("/"):
+        return True
+    file = record.probe.partition("::")[0]
+    return any(mine.probe.partition("::")[0] == file for mine in own)
 
 
 def kind_changed(record: Record, probe: Probe | None) -> list[str]:

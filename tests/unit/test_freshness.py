@@ -270,6 +270,28 @@ def test_tests_run_again_where_another_probe_made_the_record_of_one_of_them() ->
     assert freshness.stale(bisected, both, inputs).pairs == ()  # a probe of this run made it: the run is theirs
 
 
+def test_a_folder_answers_only_for_the_files_its_run_collects() -> None:
+    """``torchmatrix probe tests/repro.py`` (a script beside the tests) and ``tests/check_b.py`` (tests pytest
+    collects only where it is named) stored records under the folder ``tests/`` that the matrix runs: by hand,
+    ``pytest tests/`` runs neither, so the folder is up to date and its run keeps them; a test of a file it does
+    collect that another probe made (a bisect of a test since gone) is the folder's to say."""
+    folder = Probe("tests/", Path("tests"), kind=Kind.PYTEST)
+    inputs = {**INPUTS, "probes": {**INPUTS["probes"], folder.name: "e" * 64}}
+
+    def made(name: str, maker: str) -> Record:
+        return Record(name, "cpu", Outcome.PASS, {}, "", 0.01, identity.record_inputs(inputs, name, maker))
+
+    pair = Pair(folder, "cpu")
+    own = made("tests/test_a.py::test_x", folder.name)
+    script, named = made("tests/repro.py", "tests/repro.py"), made("tests/check_b.py::test_c", "tests/check_b.py")
+    gone = made("tests/test_a.py::test_gone", "tests/test_a.py::test_gone")
+    assert [freshness.pair_answers_for(pair, other, [own]) for other in (script, named, gone)] == [False, False, True]
+    assert freshness.stale(stored(own, script, named), [pair], inputs).pairs == ()
+    assert freshness.stale(stored(own, script, gone), [pair], inputs).reason == (
+        "tests/test_a.py::test_gone was made by another probe than tests/"
+    )
+
+
 # --- what every view shows of a stored record ---------------------------------------------------
 
 
