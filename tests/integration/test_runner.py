@@ -1924,6 +1924,27 @@ def test_a_test_module_whose_conftest_skips_at_import_is_unavailable_never_a_scr
     assert (script.probe, script.outcome, script.kind) == ("gpu/repro.py", Outcome.PASS, Kind.SCRIPT)
 
 
+def test_a_file_the_project_s_python_files_names_a_test_module_whose_conftest_skips_is_unavailable(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """``python_files = check_*.py``: ``gpu/check_kernels.py`` is a test module by the project's own rule, and its
+    conftest.py skips where there is no GPU; run as a script, its failing test would be a pass nobody saw. Under that
+    rule, ``test_*.py`` is no test module by its name, and runs as the script it may be."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = check_*.py\n")
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "conftest.py").write_text(
+        'import pytest\n\npytest.skip("needs a GPU", allow_module_level=True)\n'
+    )
+    (tmp_path / "gpu" / "check_kernels.py").write_text("def test_kernel():\n    assert False\n")
+    (tmp_path / "gpu" / "test_repro.py").write_text("print('ran')\n")
+    names = ("check_kernels.py", "test_repro.py")
+    pairs = [Pair(loader.probe_at(tmp_path / "gpu" / name, tmp_path), "cpu") for name in names]
+    tests, script = run_cell(pytest_python, pairs, 20.0).records
+    assert (tests.probe, tests.outcome, tests.kind) == ("gpu/check_kernels.py", Outcome.UNAVAILABLE, Kind.PYTEST)
+    assert tests.message == "gpu/conftest.py skipped every test at its import: needs a GPU"
+    assert (script.probe, script.outcome, script.kind) == ("gpu/test_repro.py", Outcome.PASS, Kind.SCRIPT)
+
+
 def test_a_failing_test_keeps_what_pytest_shows_it_printed_a_subprocess_s_stderr_included(
     pytest_python: str, tmp_path: Path
 ) -> None:

@@ -12,6 +12,7 @@ which tests ended, which one was running, and which were not reached:
     {"start": nodeid, "at": time.time()}
     {"ended": "Exit: why"}  (pytest.exit() ended the session in the test running)
     {"collecting": true}  (pytest began to collect)
+    {"named_as_tests": bool}  (the path it runs on is a test module by its ``python_files``; before any conftest.py)
     {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s,
      "printed": captured stdout, "raised": "Type: message", "output_unseen": why (where capture was off)}
 
@@ -109,6 +110,15 @@ class Progress(object):
         """The session ended in a test: ``pytest.exit()`` (or Ctrl-C), whose words pytest writes only to stderr."""
         self.write({"ended": "{}: {}".format(excinfo.typename, getattr(excinfo.value, "msg", excinfo.value))})
 
+    def pytest_load_initial_conftests(self, early_config):
+        """pytest read its configuration and is about to import the ``conftest.py`` files above the path it runs on:
+        whether that path is a test module by its ``python_files`` (the project's own ``check_*.py`` as well as
+        ``test_*.py``), said before a ``conftest.py`` can skip every test at its import, which ends pytest here."""
+        paths = [str(arg).partition("::")[0] for arg in early_config.known_args_namespace.file_or_dir or ()]
+        self.config = early_config
+        named = any(os.path.isfile(path) and self.by_name(os.path.abspath(path)) for path in paths)
+        self.write({"named_as_tests": named})
+
     def pytest_configure(self, config):
         self.config = config
         self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)
@@ -168,9 +178,9 @@ class Progress(object):
         return ""
 
     def by_name(self, report):
-        """Whether pytest takes the file ``report`` is of for a test module by its name alone (its ``python_files``,
-        as it does in a folder it collects)."""
-        path = str(getattr(report, "fspath", "") or "")
+        """Whether pytest takes the file ``report`` is of (or the path ``report``) for a test module by its name alone
+        (its ``python_files``, as it does in a folder it collects)."""
+        path = report if isinstance(report, str) else str(getattr(report, "fspath", "") or "")
         try:
             from _pytest.pathlib import fnmatch_ex
 

@@ -462,7 +462,7 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         read.append((None, ending.read[1]) if events.distributed and ending.read[0] != READ_UNTOLD else ending.read)
         if not said:
             said = events.collection(ending)
-            if asking and not events.holds_tests(ending) and not named_as_tests_pytest_cannot_run(ending, pair):
+            if asking and not events.holds_tests(ending) and not named_as_tests_pytest_cannot_run(ending, pair, events):
                 return None, said
         records += events.ended
         expected = events.collected if events.collected is not None else expected
@@ -490,16 +490,19 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         targets = [os.path.join(pair["root"], test) for test in left]
 
 
-def named_as_tests_pytest_cannot_run(ending, pair):
+def named_as_tests_pytest_cannot_run(ending, pair, events):
     """Whether pytest does not import in this cell (a broken environment, a pin of the cell's), so it cannot be
     asked, or a ``conftest.py`` skipped every test at its import (``pytest.skip(..., allow_module_level=True)`` where
-    there is no GPU, or on an old torch), and the file is named as pytest's default ``python_files`` name test
-    modules (``test_*.py``, ``*_test.py``): tests that cannot run (an error) or that do not apply (``unavailable``),
-    as by hand, never a script whose functions nobody calls passing. A file named otherwise runs as the script it
-    may be (a Python with its own torch and no pytest runs ``repro.py``)."""
+    there is no GPU, or on an old torch), and the file is named as a test module: by the project's ``python_files``
+    where pytest read it before the ``conftest.py`` ended it (``events``: :class:`ProgressOfTests`; ``check_*.py``
+    as well), else as pytest's default names them (``test_*.py``, ``*_test.py``): tests that cannot run (an error) or
+    that do not apply (``unavailable``), as by hand, never a script whose functions nobody calls passing. A file
+    named otherwise runs as the script it may be (a Python with its own torch and no pytest runs ``repro.py``)."""
     answer = answer_of(ending)
     if answer is None or "pytest_exit" in answer or answer.get("outcome") not in (ERROR, UNAVAILABLE):
         return False
+    if events.named_as_tests is not None:
+        return events.named_as_tests
     name = os.path.basename(pair["path"])
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
@@ -571,6 +574,9 @@ class ProgressOfTests(object):
         self.ended_session = ""
         self.collecting = False
         self.distributed = False
+        self.named_as_tests = None
+        """Whether pytest, having read its configuration, took the path for a test module by its ``python_files``
+        (None: it did not get so far, or did not say)."""
         for line in data.decode("utf-8", "replace").splitlines():
             try:
                 event = json.loads(line)
@@ -585,6 +591,8 @@ class ProgressOfTests(object):
                 tests = [str(test) for test in event["deselected"]]
                 self.deselected += tests
                 self.ended += [deselected(test, event.get("by")) for test in tests]
+            elif isinstance(event.get("named_as_tests"), bool):
+                self.named_as_tests = event["named_as_tests"]
             elif event.get("collecting") is True:
                 self.collecting = True
             elif isinstance(event.get("ended"), str):
