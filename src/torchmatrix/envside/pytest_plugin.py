@@ -114,7 +114,8 @@ class Progress(object):
         """pytest read its configuration and is about to import the ``conftest.py`` files above the path it runs on:
         whether that path is a test module by its ``python_files`` (the project's own ``check_*.py`` as well as
         ``test_*.py``), said before a ``conftest.py`` can skip every test at its import, which ends pytest here."""
-        paths = [str(arg).partition("::")[0] for arg in early_config.known_args_namespace.file_or_dir or ()]
+        given = getattr(getattr(early_config, "known_args_namespace", None), "file_or_dir", None) or ()
+        paths = [str(arg).partition("::")[0] for arg in given]
         self.config = early_config
         named = any(os.path.isfile(path) and self.by_name(os.path.abspath(path)) for path in paths)
         self.write({"named_as_tests": named})
