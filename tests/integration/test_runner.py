@@ -1903,46 +1903,34 @@ def test_a_conftest_that_skips_at_import_makes_its_tests_unavailable_saying_why_
     ]
 
 
+@pytest.mark.parametrize(
+    ("ini", "module", "script"),
+    [
+        ("", "test_kernels.py", "repro.py"),
+        ("[pytest]\npython_files = check_*.py\n", "check_kernels.py", "test_repro.py"),
+    ],
+    ids=["default-names", "python_files"],
+)
 def test_a_test_module_whose_conftest_skips_at_import_is_unavailable_never_a_script_that_passes(
-    pytest_python: str, tmp_path: Path
+    pytest_python: str, tmp_path: Path, ini: str, module: str, script: str
 ) -> None:
     """``tests/cuda/test_kernels.py`` named alone, whose ``conftest.py`` skips where there is no GPU: by hand its
-    tests are skipped; run as a script, its failing test would be a pass nobody saw. A file of another name whose
-    conftest.py skipped it is still the script it may be."""
+    tests are skipped; run as a script, its failing test would be a pass nobody saw. A test module is one by the
+    project's ``python_files`` (``check_*.py``) where it sets them; a file of another name whose conftest.py skipped
+    it is still the script it may be."""
+    if ini:
+        (tmp_path / "pytest.ini").write_text(ini)
     (tmp_path / "gpu").mkdir()
     (tmp_path / "gpu" / "conftest.py").write_text(
         'import pytest\n\npytest.skip("needs a GPU", allow_module_level=True)\n'
     )
-    (tmp_path / "gpu" / "test_kernels.py").write_text("def test_kernel():\n    assert False\n")
-    (tmp_path / "gpu" / "repro.py").write_text("print('ran')\n")
-    pairs = [
-        Pair(loader.probe_at(tmp_path / "gpu" / name, tmp_path), "cpu") for name in ("test_kernels.py", "repro.py")
-    ]
-    tests, script = run_cell(pytest_python, pairs, 20.0).records
-    assert (tests.probe, tests.outcome, tests.kind) == ("gpu/test_kernels.py", Outcome.UNAVAILABLE, Kind.PYTEST)
+    (tmp_path / "gpu" / module).write_text("def test_kernel():\n    assert False\n")
+    (tmp_path / "gpu" / script).write_text("print('ran')\n")
+    pairs = [Pair(loader.probe_at(tmp_path / "gpu" / name, tmp_path), "cpu") for name in (module, script)]
+    tests, ran = run_cell(pytest_python, pairs, 20.0).records
+    assert (tests.probe, tests.outcome, tests.kind) == (f"gpu/{module}", Outcome.UNAVAILABLE, Kind.PYTEST)
     assert tests.message == "gpu/conftest.py skipped every test at its import: needs a GPU"
-    assert (script.probe, script.outcome, script.kind) == ("gpu/repro.py", Outcome.PASS, Kind.SCRIPT)
-
-
-def test_a_file_the_project_s_python_files_names_a_test_module_whose_conftest_skips_is_unavailable(
-    pytest_python: str, tmp_path: Path
-) -> None:
-    """``python_files = check_*.py``: ``gpu/check_kernels.py`` is a test module by the project's own rule, and its
-    conftest.py skips where there is no GPU; run as a script, its failing test would be a pass nobody saw. Under that
-    rule, ``test_*.py`` is no test module by its name, and runs as the script it may be."""
-    (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = check_*.py\n")
-    (tmp_path / "gpu").mkdir()
-    (tmp_path / "gpu" / "conftest.py").write_text(
-        'import pytest\n\npytest.skip("needs a GPU", allow_module_level=True)\n'
-    )
-    (tmp_path / "gpu" / "check_kernels.py").write_text("def test_kernel():\n    assert False\n")
-    (tmp_path / "gpu" / "test_repro.py").write_text("print('ran')\n")
-    names = ("check_kernels.py", "test_repro.py")
-    pairs = [Pair(loader.probe_at(tmp_path / "gpu" / name, tmp_path), "cpu") for name in names]
-    tests, script = run_cell(pytest_python, pairs, 20.0).records
-    assert (tests.probe, tests.outcome, tests.kind) == ("gpu/check_kernels.py", Outcome.UNAVAILABLE, Kind.PYTEST)
-    assert tests.message == "gpu/conftest.py skipped every test at its import: needs a GPU"
-    assert (script.probe, script.outcome, script.kind) == ("gpu/test_repro.py", Outcome.PASS, Kind.SCRIPT)
+    assert (ran.probe, ran.outcome, ran.kind) == (f"gpu/{script}", Outcome.PASS, Kind.SCRIPT)
 
 
 def test_a_failing_test_keeps_what_pytest_shows_it_printed_a_subprocess_s_stderr_included(
