@@ -462,7 +462,7 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         read.append((None, ending.read[1]) if events.distributed and ending.read[0] != READ_UNTOLD else ending.read)
         if not said:
             said = events.collection(ending)
-            if asking and not events.holds_tests(ending) and not named_as_tests_pytest_cannot_run(ending, pair, events):
+            if asking and not events.holds_tests(ending, pair["path"]):
                 return None, said
         records += events.ended
         expected = events.collected if events.collected is not None else expected
@@ -488,23 +488,6 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         if not left:
             return records, said
         targets = [os.path.join(pair["root"], test) for test in left]
-
-
-def named_as_tests_pytest_cannot_run(ending, pair, events):
-    """Whether pytest does not import in this cell (a broken environment, a pin of the cell's), so it cannot be
-    asked, or a ``conftest.py`` skipped every test at its import (``pytest.skip(..., allow_module_level=True)`` where
-    there is no GPU, or on an old torch), and the file is named as a test module: by the project's ``python_files``
-    where pytest read it before the ``conftest.py`` ended it (``events``: :class:`ProgressOfTests`; ``check_*.py``
-    as well), else as pytest's default names them (``test_*.py``, ``*_test.py``): tests that cannot run (an error) or
-    that do not apply (``unavailable``), as by hand, never a script whose functions nobody calls passing. A file
-    named otherwise runs as the script it may be (a Python with its own torch and no pytest runs ``repro.py``)."""
-    answer = answer_of(ending)
-    if answer is None or "pytest_exit" in answer or answer.get("outcome") not in (ERROR, UNAVAILABLE):
-        return False
-    if events.named_as_tests is not None:
-        return events.named_as_tests
-    name = os.path.basename(pair["path"])
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def session_failed(answer, records, ending, name):
@@ -606,16 +589,32 @@ class ProgressOfTests(object):
                 if self.ended[-1]["probe"] == self.running:
                     self.running = None
 
-    def holds_tests(self, ending):
+    def holds_tests(self, ending, path):
         """Whether the path pytest ran on is tests, as pytest says: it collected a test from it; or it could not
         collect a file it takes for a test module by its name (an import error, a bad parametrize), or the tests a
         file of another name defines once it imported (a bad parametrize), or failed before
         it began to collect (a ``conftest.py`` that raised or called ``pytest.exit()``), which by hand is a test
         run that failed, not a script; or its options deselected every test of it. A file it collected nothing
-        from, without an error, is a script."""
+        from, without an error, is a script, but where pytest could not be asked (:meth:`unasked_test_module`)."""
         if self.collected or self.deselected or self.tests_because:
             return True
-        return self.failed_before_collecting(ending)
+        return self.failed_before_collecting(ending) or self.unasked_test_module(ending, path)
+
+    def unasked_test_module(self, ending, path):
+        """Whether pytest does not import in this cell (a broken environment, a pin of the cell's), so it cannot be
+        asked, or a ``conftest.py`` skipped every test at its import (``pytest.skip(..., allow_module_level=True)``
+        where there is no GPU, or on an old torch), and ``path`` is named as a test module: by the project's
+        ``python_files`` where pytest read it before the ``conftest.py`` ended it (``check_*.py`` as well), else as
+        pytest's default names them (``test_*.py``, ``*_test.py``): tests that cannot run (an error) or that do not
+        apply (``unavailable``), as by hand, never a script whose functions nobody calls passing. A file named
+        otherwise runs as the script it may be (a Python with its own torch and no pytest runs ``repro.py``)."""
+        answer = answer_of(ending)
+        if answer is None or "pytest_exit" in answer or answer.get("outcome") not in (ERROR, UNAVAILABLE):
+            return False
+        if self.named_as_tests is not None:
+            return self.named_as_tests
+        name = os.path.basename(path)
+        return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
     def failed_before_collecting(self, ending):
         """Whether pytest returned a failure (neither 0 nor 5, no tests) before it began to collect."""
