@@ -103,6 +103,19 @@ def test_the_package_set_changes_with_any_installed_version(tmp_path: Path) -> N
     assert cellenv.package_set(tmp_path / "nothing") is None
 
 
+def test_the_package_set_changes_with_a_package_installed_again_under_its_version(tmp_path: Path) -> None:
+    env = make_env(tmp_path / "env")
+    extra = next(env.glob("lib/python3.9/site-packages")) / "mypkg-0.1.0.dist-info"
+    extra.mkdir()
+    (extra / "METADATA").write_text("Metadata-Version: 2.1\nName: mypkg\nVersion: 0.1.0\n")
+    (extra / "RECORD").write_text("mypkg/__init__.py,sha256=AAAA,10\nmypkg/__pycache__/__init__.cpython-39.pyc,,\n")
+    before = cellenv.package_set(env)
+    (extra / "RECORD").write_text("mypkg/__init__.py,sha256=BBBB,10\nmypkg/__pycache__/__init__.cpython-39.pyc,,\n")
+    rebuilt = cellenv.package_set(env)
+    (extra / "RECORD").write_text("mypkg/__init__.py,sha256=BBBB,10\n")  # bytecode compiled or not: the same
+    assert before != rebuilt == cellenv.package_set(env)
+
+
 def test_an_environment_without_torch_is_not_half_built(tmp_path: Path) -> None:
     (tmp_path / "env" / "lib" / "python3.9" / "site-packages").mkdir(parents=True)
     assert not cellenv.holds_torch(tmp_path / "env") and not cellenv.half_built(tmp_path / "env")

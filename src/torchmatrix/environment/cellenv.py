@@ -107,12 +107,18 @@ def package_set(env: Path) -> str | None:
 
 
 def packages_in(site_folders: Sequence[Path]) -> str | None:
-    """A digest of every distribution installed in ``site_folders`` with its version; None where there are none."""
+    """A digest of every distribution installed in ``site_folders`` with its version and the files its ``RECORD``
+    lists, each by its digest (:func:`_wheel_entries`): a package rebuilt and installed again under the same version
+    (``pip install ./mypkg`` of edited sources, a wheel of the same name built anew) is another; None where there are
+    none."""
     folders = [str(folder) for folder in site_folders]
     if not folders:
         return None
-    found = {f"{canonicalize_name(dist.metadata['Name'])}=={dist.version}"
-             for dist in importlib.metadata.distributions(path=folders) if dist.metadata["Name"]}  # fmt: skip
+    found = set()
+    for dist in importlib.metadata.distributions(path=folders):
+        if dist.metadata["Name"]:
+            files = hashlib.sha256("\n".join(sorted(_wheel_entries(dist.read_text("RECORD") or ""))).encode())
+            found.add(f"{canonicalize_name(dist.metadata['Name'])}=={dist.version} {files.hexdigest()}")
     return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
 
 
