@@ -9,6 +9,7 @@ off, or the interpreter rebuilt in place: each makes the records measured there 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -39,8 +40,19 @@ def parts(python: str) -> dict[str, object]:
         "python_version": said.get("version"),
         identity.INTERPRETER_BUILD: interpreters.build(python),
         identity.TORCH_BUILD: torch_build_in(folders),
-        identity.PACKAGES: packages_in(folders),
+        identity.PACKAGES: _packages(folders),
     }
+
+
+def _packages(folders: list[Path]) -> str | None:
+    """The digest of the packages in ``folders`` (:func:`packages_in`) and of which folders they are: the system's
+    site folder let in (``include-system-site-packages``) is another set of packages, though it holds only those the
+    environment holds already (the pip and setuptools a new environment is seeded with), and its ``.pth`` files run
+    as the Python starts."""
+    found = packages_in(folders)
+    if found is None:
+        return None
+    return hashlib.sha256(json.dumps([[str(folder) for folder in folders], found]).encode()).hexdigest()
 
 
 def _ask(python: str) -> dict[str, Any]:
