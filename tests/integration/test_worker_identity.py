@@ -711,6 +711,19 @@ def test_a_module_loaded_by_its_path_from_cached_bytecode_is_read_and_so_is_a_mo
     assert str(loaded) in record.inputs[identity.READ] and str(tmp_path / "alone.pyc") in record.inputs[identity.READ]
 
 
+def test_a_file_in_the_virtual_environments_folder_but_outside_its_site_folders_is_read(tmp_path: Path) -> None:
+    """A project may live in its environment's folder (`python -m venv .` in its root, probe-installed of it): its
+    files count; the packages in the site folders are the environment's identity."""
+    python, site_packages = bare_venv(tmp_path / "project")
+    (site_packages / "torch.pth").write_text(str(DATA / "stub_torch") + "\n")
+    (tmp_path / "project" / "data.txt").write_text("kept")
+    probe = script(tmp_path / "project", "reads_data", "print(open('data.txt').read())\n")
+    record = run_alone(python, probe, tmp_path / "project")
+    assert printed(record) == ["kept"], record.message
+    (tmp_path / "project" / "data.txt").write_text("edited")
+    assert changed_files(record.inputs[identity.READ]) == [f"{tmp_path / 'project' / 'data.txt'} changed"]
+
+
 def test_a_file_beside_the_interpreters_standard_library_but_outside_it_is_read(
     stub_torch_python: str, tmp_path: Path
 ) -> None:

@@ -1855,18 +1855,16 @@ def excluded_prefixes(scratch):
 
 
 def environment_folders():
-    """The folders of the environment the pair runs in: a virtual environment's prefix, else the site folders."""
-    if sys.prefix != getattr(sys, "base_prefix", sys.prefix) or hasattr(sys, "real_prefix"):
-        return [sys.prefix, sys.exec_prefix]
+    """The folders of the environment the pair runs in: its site folders, whose packages its identity covers, not the
+    rest of its prefix: a virtual environment's folder may hold a project (``python -m venv .`` in one)."""
     return list(getattr(site, "getsitepackages", lambda: [])()) + sysconfig_folders("purelib", "platlib")
 
 
 def excluded_folders(scratch):
     """Where a pair's process reads nothing that identifies what it ran: what the environment's identity covers
-    (the environment, and the interpreter's standard library; not the rest of the prefix it is installed in, such as
-    ``/usr/local``, whose other files are anyone's), the pairs' own folders (in ``scratch``) and the worker's. The
-    environment is the virtual environment's folder; a Python that runs in none (``/usr/bin/python3``, a conda
-    prefix, a torch installed already) has its site folders alone: its prefix (``/usr``) holds anyone's files."""
+    (the environment's site folders, and the interpreter's standard library; not the rest of the prefix either is
+    in, such as ``/usr/local`` or a virtual environment's folder, whose other files are anyone's), the pairs' own
+    folders (in ``scratch``) and the worker's."""
     folders = [*environment_folders(), *sysconfig_folders("stdlib", "platstdlib"), os.path.dirname(WORKER_FILE),
                scratch]  # fmt: skip
     prefix = getattr(sys, "pycache_prefix", None)
