@@ -416,3 +416,22 @@ def test_a_long_word_of_punctuation_between_letters_is_split_in_linear_time() ->
     words = printed._words(["a" + "!" * 200_000 + "a", "(-1.5),"])
     assert time.monotonic() - started < 5.0
     assert words == ["a!" + "!" * 199_999 + "a", "(", ")", ",", "-1.5"]
+
+
+def test_a_path_to_a_held_pythons_environment_reads_as_a_matrix_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bisect holds one Python: a release whose matrix Python differs runs in .nox/held-python-3.10/probe-1-13-1,
+    the next in .nox/probe-2-0-0. ``print(os.path.relpath(torch.__file__))`` prints the same in both, never a change
+    between releases that is the folders' own."""
+    from torchmatrix.environment import disk
+    from torchmatrix.envside.torchmatrix_worker import records
+
+    assert records.HELD_PREFIX == disk.HELD_PREFIX
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setattr(sys, "base_prefix", "/usr/local")
+    seen = []
+    for prefix in ("/w/out/.nox/held-python-3.10/probe-1-13-1", "/w/out/.nox/probe-2-0-0"):
+        monkeypatch.setattr(sys, "prefix", prefix)
+        places = records.cell_places("/tmp/pair", "/tmp/worker")
+        relative = prefix.removeprefix("/w/") + "/lib/python3.10/site-packages/torch/__init__.py"
+        seen.append(printed.normalised(f"{relative}\n", places=[tuple(place) for place in places]))
+    assert seen[0] == seen[1] == "out/.nox/<cell environment's name>/lib/python3.10/site-packages/torch/__init__.py\n"

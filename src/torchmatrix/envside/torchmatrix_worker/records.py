@@ -264,6 +264,8 @@ def know_releases(versions):
 PAIR_FOLDER, WORKER_FOLDER, ENVIRONMENT = "<pair folder>", "<worker folder>", "<cell environment>"
 PAIR_FOLDER_NAME, WORKER_FOLDER_NAME = "<pair folder's name>", "<worker folder's name>"
 ENVIRONMENT_NAME = "<cell environment's name>"
+HELD_PREFIX = "held-python-"
+"""The folder that holds the environments of the cells on a Python a bisect holds (``disk.HELD_PREFIX``)."""
 PLACES = (
     ("the pair's temporary folder, where it runs", PAIR_FOLDER),
     ("the worker's temporary folder, which holds the pairs' folders", WORKER_FOLDER),
@@ -293,6 +295,12 @@ def cell_places(folder, scratch):
     name = os.path.basename(os.path.normpath(sys.prefix))
     if sys.prefix != getattr(sys, "base_prefix", sys.prefix) and len(name) > 3:
         found.setdefault(name, ENVIRONMENT_NAME)
+        # A cell on a Python a bisect holds lies one folder deeper (.nox/held-python-3.10/probe-2-1-0): that
+        # folder and its own name are the environment's name, so a path to it from the folder the pair runs in
+        # (os.path.relpath(torch.__file__)) reads as a matrix cell's does, never as a change between releases.
+        parent = os.path.basename(os.path.dirname(os.path.normpath(sys.prefix)))
+        if parent.startswith(HELD_PREFIX):
+            found.setdefault(parent + "/" + name, ENVIRONMENT_NAME)
     releases = [[version, TORCH_VERSION.decode("ascii")] for version in RELEASES if version not in found]
     return sorted(([path, token] for path, token in found.items()), key=lambda place: -len(place[0])) + releases
 
