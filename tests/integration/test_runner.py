@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from torchmatrix import identity, results
+from torchmatrix.bisection import criteria
 from torchmatrix.core import Kind, Outcome, Pair, Probe
 from torchmatrix.matrix import loader
 from torchmatrix.worker import runner
@@ -1501,6 +1502,7 @@ def test_a_node_id_pytest_does_not_find_says_so_on_its_records_first_line(pytest
     first = record.message.splitlines()[0]
     assert first.startswith("pytest exited with code 4 before running a test: ERROR: not found: "), first
     assert first.rstrip(":").endswith("tests/test_sample.py::test_nope"), first  # the colon opens the log below
+    assert record.metrics["pytest_exit"] == criteria.PYTEST_USAGE_ERROR  # a bisect says to correct it (test_criteria)
 
 
 def test_a_file_that_cannot_be_collected_is_an_error_of_its_own_and_the_rest_run(

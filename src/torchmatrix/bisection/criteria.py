@@ -112,6 +112,15 @@ NAME_ONE = "name one of them"
 as the ends run them, so this is said of one that holds several only at some release."""
 
 
+PYTEST_USAGE_ERROR = 4
+"""pytest's exit code for a command it refuses as given (``ExitCode.USAGE_ERROR``): a node id its file does not hold
+(``ERROR: not found: …``), an option it does not know."""
+CORRECT_IT = "correct the name or the option (`pytest --collect-only -q FILE` lists a file's tests)"
+"""What to do when pytest refused the command as given: it refuses it at every release, so no other end helps."""
+NAME_IS_WHAT_TO_CHANGE = (NAME_ONE, CORRECT_IT)
+"""How an observation's detail ends when no release helps: the name asked is what to change."""
+
+
 def not_one_test(name: str, tests: list[str]) -> str:
     """Why ``name`` (a test file, a class, a parametrized test's id) cannot be bisected as one record."""
     shown = ", ".join(tests[:3]) + (f", … {len(tests)} in all" if len(tests) > 3 else "")
@@ -165,6 +174,8 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
                                  "apply to this release)", len(runs))  # fmt: skip
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
+    if record.outcome is Outcome.ERROR and record.metrics.get("pytest_exit") == PYTEST_USAGE_ERROR:
+        return Observation(None, f"{_first_line(record.message)}; {CORRECT_IT}", len(runs))
     if criterion.by_output:
         return _output_observed(record)
     if criterion.metric is None and criterion.check is None:
