@@ -1649,6 +1649,53 @@ def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pyte
     assert records[5].message == "RuntimeError: the bug"
 
 
+ENDED_AS_PYTEST_BEGAN = {  # pytest on each, by hand, fails; none is a script whose failing test nobody calls
+    "conftest_exits/test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n",
+    "conftest_exits/conftest.py": "import sys\nsys.exit('needs CUDA')\n",
+    "conftest_dies/test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n",
+    "conftest_dies/conftest.py": "import os\nos._exit(1)\n",
+    "module_exits/test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n\nimport sys\nsys.exit(0)\n",
+}
+
+
+def test_a_test_module_whose_pytest_run_ends_before_it_collected_a_test_fails_and_never_passes_as_a_script(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """By hand ``pytest test_dot.py`` exits 1 where its conftest.py calls ``sys.exit('needs CUDA')`` or
+    ``os._exit(1)`` at its import, and 3 where the module itself raises ``SystemExit`` as pytest imports it: a run
+    that fails, never a script whose failing test nobody calls passing."""
+    for name, text in ENDED_AS_PYTEST_BEGAN.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    records = [
+        record
+        for name in ("conftest_exits/test_dot.py", "conftest_dies/test_dot.py", "module_exits/test_dot.py")
+        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
+    ]
+    assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
+        (
+            "conftest_exits/test_dot.py",
+            Outcome.ERROR,
+            Kind.PYTEST,
+            "pytest ended with exit code 1 before collecting it",
+        ),
+        (
+            "conftest_dies/test_dot.py",
+            Outcome.CRASH,
+            Kind.PYTEST,
+            "pytest's process exited with code 1 before collecting it",
+        ),
+        (
+            "module_exits/test_dot.py",
+            Outcome.ERROR,
+            Kind.PYTEST,
+            "pytest ended with exit code 3 as it collected it, a test module by its name",
+        ),
+    ]
+    assert "needs CUDA" in records[0].message
+    assert "SystemExit" in records[2].message
+
+
 ALIKE_CONFTEST = """
 import pytest
 

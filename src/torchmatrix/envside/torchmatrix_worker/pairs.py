@@ -566,6 +566,9 @@ def run_tests(job):
     except pytest.skip.Exception as skipped:  # a conftest.py that skips at its import: pytest lets it through
         where = skipping_conftest(skipped, job["root"])
         return unavailable("{} skipped every test at its import: {}".format(where, skipped.msg))
+    except SystemExit as exit:  # a conftest.py that calls sys.exit() at its import: pytest ends so by hand too
+        print_exit_code(exit)
+        return {"pytest_exit": exit_status(exit)}
     return {"pytest_exit": int(code)}
 
 

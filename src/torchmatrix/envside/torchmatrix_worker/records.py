@@ -469,7 +469,7 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         # could not say what it read, every file of the tests' folder counts (runner._files_read)
         read.append((None, ending.read[1]) if events.distributed and ending.read[0] != READ_UNTOLD else ending.read)
         if not said:
-            said = events.collection(ending)
+            said = events.collection(ending, pair["path"])
             if asking and not events.holds_tests(ending, pair["path"]):
                 return None, said
         records += events.ended
@@ -606,7 +606,26 @@ class ProgressOfTests(object):
         from, without an error, is a script, but where pytest could not be asked (:meth:`unasked_test_module`)."""
         if self.collected or self.deselected or self.tests_because:
             return True
-        return self.failed_before_collecting(ending) or self.unasked_test_module(ending, path)
+        return (
+            self.failed_before_collecting(ending)
+            or self.failed_test_module(ending, path)
+            or self.unasked_test_module(ending, path)
+        )
+
+    def failed_test_module(self, ending, path):
+        """Whether pytest returned a failure (neither 0 nor 5) as it collected ``path``, a test module by its name,
+        though no collector said it failed (its import raised ``SystemExit``, which pytest ends on as an internal
+        error, exit code 3; it called ``pytest.exit()``): by hand a run that fails, never a script that passes."""
+        answer = answer_of(ending)
+        return answer is not None and answer.get("pytest_exit") not in (0, 5, None) and self.named_module(path)
+
+    def named_module(self, path):
+        """Whether ``path`` is a test module by its name: by the project's ``python_files`` where pytest read them,
+        else as pytest's default names them (``test_*.py``, ``*_test.py``)."""
+        if self.named_as_tests is not None:
+            return self.named_as_tests
+        name = os.path.basename(path)
+        return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
     def unasked_test_module(self, ending, path):
         """Whether pytest does not import in this cell (a broken environment, a pin of the cell's), so it cannot be
@@ -619,17 +638,20 @@ class ProgressOfTests(object):
         answer = answer_of(ending)
         if answer is None or "pytest_exit" in answer or answer.get("outcome") not in (ERROR, UNAVAILABLE):
             return False
-        if self.named_as_tests is not None:
-            return self.named_as_tests
-        name = os.path.basename(path)
-        return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+        return self.named_module(path)
 
     def failed_before_collecting(self, ending):
-        """Whether pytest returned a failure (neither 0 nor 5, no tests) before it began to collect."""
+        """Whether pytest returned a failure (neither 0 nor 5, no tests) before it began to collect, or its process
+        ended there, once pytest had read its configuration (a ``conftest.py`` that called ``os._exit()``, crashed or
+        hung at its import): the file was never imported, and by hand the run fails."""
+        if self.collecting:
+            return False
         answer = answer_of(ending)
-        return answer is not None and answer.get("pytest_exit") not in (0, 5, None) and not self.collecting
+        if answer is None:
+            return self.named_as_tests is not None
+        return answer.get("pytest_exit") not in (0, 5, None)
 
-    def collection(self, ending):
+    def collection(self, ending, path):
         """What pytest said of the path it collected, in words: why it is tests, or why it is run as a script."""
         count = len(self.collected or ()) + len(self.deselected)
         if count:
@@ -638,14 +660,20 @@ class ProgressOfTests(object):
         answer = answer_of(ending)
         if self.tests_because:
             return "pytest could not collect it, " + self.tests_because
+        ended = "ran past its time limit" if ending.timed_out else exit_description(ending.code)
         if self.failed_before_collecting(ending):
+            if answer is None:
+                return "pytest's process {} before collecting it".format(ended)
             return "pytest ended with exit code {} before collecting it".format(answer["pytest_exit"])
+        if self.failed_test_module(ending, path):
+            return "pytest ended with exit code {} as it collected it, a test module by its name".format(
+                answer["pytest_exit"]
+            )
         if self.collected is not None or (answer is not None and "pytest_exit" in answer):
             return "pytest collected no test from it"
         if answer is not None:
             return "pytest could not run: " + str(answer.get("message", ""))
-        how = "ran past its time limit" if ending.timed_out else exit_description(ending.code)
-        return "pytest's process {} before it said what it collected".format(how)
+        return "pytest's process {} before it said what it collected".format(ended)
 
     def running_for(self):
         started = self.started_at if isinstance(self.started_at, (int, float)) else time.time()
