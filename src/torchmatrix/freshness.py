@@ -266,13 +266,17 @@ def pair_answers_for(pair: Pair, record: Record, own: Iterable[Record]) -> bool:
     A file's or a test's run holds every test it covers (pytest collects a file it is named); a folder's holds only
     the files pytest collects there: a script beside its tests (``tests/repro.py``), a test file named otherwise
     (``tests/check_dot.py``, which pytest collects only where it is named) or one its options ignore holds no record
-    of the folder's, and the folder's run says nothing of it."""
+    of the folder's, and the folder's run says nothing of it. A file under the folder that is gone is the folder's
+    to say: no run of any probe makes its records again, and ``pytest tests/`` holds none of them."""
     if record.device != pair.device or not pair.probe.covers(record.probe):
         return False
     if not pair.probe.name.endswith("/"):
         return True
     file = record.probe.partition("::")[0]
-    return any(mine.probe.partition("::")[0] == file for mine in own)
+    if any(mine.probe.partition("::")[0] == file for mine in own):
+        return True
+    root = pair.probe.root
+    return root is not None and not (root / file).exists()
 
 
 def kind_changed(record: Record, probe: Probe | None) -> list[str]:

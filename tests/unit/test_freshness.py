@@ -292,6 +292,29 @@ def test_a_folder_answers_only_for_the_files_its_run_collects() -> None:
     )
 
 
+def test_a_folder_answers_for_a_record_of_a_file_under_it_that_is_gone(tmp_path: Path) -> None:
+    """``torchmatrix probe tests/test_a.py`` stored its test's record, then the file was removed: no run of any probe
+    can make that record again, and ``pytest tests/`` holds no such test, so the folder's run replaces it (once)
+    rather than keep it, stale, under the folder that no run of the matrix re-runs; a file still there that its run
+    does not collect (a script beside the tests) stays another probe's."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_b.py").write_text("def test_y():\n    pass\n")
+    (tmp_path / "tests" / "repro.py").write_text("print(1)\n")
+    folder = Probe("tests/", tmp_path / "tests", kind=Kind.PYTEST, root=tmp_path)
+    inputs = {**INPUTS, "probes": {**INPUTS["probes"], folder.name: "e" * 64}}
+
+    def made(name: str, maker: str) -> Record:
+        return Record(name, "cpu", Outcome.PASS, {}, "", 0.01, identity.record_inputs(inputs, name, maker))
+
+    pair = Pair(folder, "cpu")
+    own = made("tests/test_b.py::test_y", folder.name)
+    gone, script = made("tests/test_a.py::test_x", "tests/test_a.py"), made("tests/repro.py", "tests/repro.py")
+    assert [freshness.pair_answers_for(pair, other, [own]) for other in (gone, script)] == [True, False]
+    assert freshness.stale(stored(own, gone), [pair], inputs).reason == (
+        "tests/test_a.py::test_x was made by another probe than tests/"
+    )
+
+
 # --- what every view shows of a stored record ---------------------------------------------------
 
 
