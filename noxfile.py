@@ -64,6 +64,8 @@ def docs(session: nox.Session) -> None:
 
 
 PARALLEL = ("--numprocesses", "auto", "--maxprocesses", "4", "--dist", "loadfile", "--no-loadscope-reorder")
+SLOWEST = ("--durations", "25")
+"""Each pass ends with its 25 slowest steps (a test's setup, call or teardown): where the suite's time goes."""
 """One pytest worker a CPU, four at most (each builds envs and installs torch); a file's tests share a worker.
 
 Files go out in the order pytest collects them: the slow tiers' (faults, integration) first, the unit tier's
@@ -79,5 +81,5 @@ def tests(session: nox.Session) -> None:
     if session.posargs:
         session.run("pytest", *session.posargs)  # as the user asked, in one process (`-n 2` for workers)
         return
-    session.run("pytest", *PARALLEL, "-m", "not serial")
-    session.run("pytest", "-m", "serial")
+    session.run("pytest", *PARALLEL, *SLOWEST, "-m", "not serial")
+    session.run("pytest", *SLOWEST, "-m", "serial")
