@@ -79,7 +79,7 @@ def test_ctrl_c_lets_the_child_undo_what_it_holds_before_the_parent_ends(tmp_pat
         "import sys\nfrom torchmatrix.util import tethered\ntethered.GRACE_SECONDS = 5.0\n"
         f"sys.exit(tethered.run([sys.executable, '-c', {child!r}]))\n"
     )
-    with subprocess.Popen([sys.executable, "-c", parent], start_new_session=True) as running:
+    with subprocess.Popen([sys.executable, "-c", parent], start_new_session=True, preexec_fn=FOREGROUND) as running:  # noqa: PLW1509
         pid = started(pid_file)
         if whom == "group":
             os.killpg(running.pid, signal.SIGINT)
