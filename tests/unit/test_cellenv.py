@@ -116,6 +116,31 @@ def test_the_package_set_changes_with_a_package_installed_again_under_its_versio
     assert before != rebuilt == cellenv.package_set(env)
 
 
+def test_the_package_set_changes_with_a_file_in_a_site_folder_that_no_record_lists(tmp_path: Path) -> None:
+    """A module put there by hand, or a package installed without a `RECORD` (a Linux distribution's `.egg-info`
+    one, updated under its version): no package's digest covers it, and the pairs' reads leave the site folders
+    out. Bytecode Python writes as it imports, and the `.pth` files the pairs' reads count, are no change."""
+    env = make_env(tmp_path / "env")
+    site = next(env.glob("lib/python3.9/site-packages"))
+    before = cellenv.package_set(env)
+    (site / "__pycache__").mkdir()
+    (site / "__pycache__" / "helper.cpython-39.pyc").write_bytes(b"compiled")
+    (site / "extra.pth").write_text("/somewhere\n")
+    assert cellenv.package_set(env) == before
+    (site / "helper.py").write_text("K = 1\n")
+    one = cellenv.package_set(env)
+    (site / "helper.py").write_text("K = 2\n")
+    two = cellenv.package_set(env)
+    info = site / "oldpkg-1.0.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: oldpkg\nVersion: 1.0\n")
+    (site / "oldpkg").mkdir()
+    (site / "oldpkg" / "__init__.py").write_text("patched = False\n")
+    unpatched = cellenv.package_set(env)
+    (site / "oldpkg" / "__init__.py").write_text("patched = True\n")
+    assert len({before, one, two, unpatched, cellenv.package_set(env)}) == 5
+
+
 def test_an_environment_without_torch_is_not_half_built(tmp_path: Path) -> None:
     (tmp_path / "env" / "lib" / "python3.9" / "site-packages").mkdir(parents=True)
     assert not cellenv.holds_torch(tmp_path / "env") and not cellenv.half_built(tmp_path / "env")

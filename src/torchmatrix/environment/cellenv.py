@@ -115,11 +115,55 @@ def packages_in(site_folders: Sequence[Path]) -> str | None:
     if not folders:
         return None
     found = set()
+    listed: set[str] = set()
     for dist in importlib.metadata.distributions(path=folders):
+        record = dist.read_text("RECORD") or ""
+        listed.update(_listed_files(Path(str(dist.locate_file(""))), record))
         if dist.metadata["Name"]:
-            files = hashlib.sha256("\n".join(sorted(_wheel_entries(dist.read_text("RECORD") or ""))).encode())
+            files = hashlib.sha256("\n".join(sorted(_wheel_entries(record))).encode())
             found.add(f"{canonicalize_name(dist.metadata['Name'])}=={dist.version} {files.hexdigest()}")
+    found.update(f"unlisted {path}" for path in _unlisted_files(folders, listed))
     return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
+
+
+def _listed_files(folder: Path, record: str) -> Iterator[str]:
+    """The files of ``folder`` that ``record`` lists with their digest: what its distribution's identity covers."""
+    for row in csv.reader(io.StringIO(record)):
+        if len(row) >= 2 and row[1]:
+            yield os.path.normpath(os.path.join(folder, row[0]))
+
+
+def _unlisted_files(folders: Sequence[str], listed: set[str]) -> Iterator[str]:
+    """``path sha256`` of each file of ``folders`` that no distribution's ``RECORD`` lists with its digest: a module
+    put there by hand (``cp helper.py site-packages/``), the files of a distribution installed without one (a Linux
+    distribution's ``.egg-info`` package, updated under its version), a file written over one a package installed.
+    Not bytecode, which Python writes as it imports; not the distributions' own metadata, whose names and versions
+    count; not the ``.pth`` files of each folder, which count in what each pair read."""
+    seen: set[str] = set()
+    for top in folders:
+        for root, dirs, files in os.walk(top, followlinks=True):
+            real = os.path.realpath(root)
+            if real in seen:
+                dirs[:] = []
+                continue
+            seen.add(real)
+            at_top = os.path.normpath(root) == os.path.normpath(top)
+            dirs[:] = sorted(name for name in dirs if name != "__pycache__"
+                             and not (at_top and name.endswith((".dist-info", ".egg-info"))))  # fmt: skip
+            for name in sorted(files):
+                path = os.path.normpath(os.path.join(root, name))
+                skipped = name.endswith((".pyc", ".pyo")) or (at_top and name.endswith((".pth", ".egg-info")))
+                if skipped or path in listed:
+                    continue
+                digest = hashlib.sha256()
+                try:
+                    with open(path, "rb") as file:
+                        for block in iter(lambda: file.read(1 << 20), b""):
+                            digest.update(block)
+                except OSError as error:
+                    yield f"{os.path.relpath(path, top)} ({error.strerror})"
+                    continue
+                yield f"{os.path.relpath(path, top)} {digest.hexdigest()}"
 
 
 SEED_ARGUMENTS = ("-I", "-m", "ensurepip", "--upgrade", "--default-pip")
