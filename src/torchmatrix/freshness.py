@@ -23,8 +23,10 @@ before the probes ran (e.g. ``install-error``) runs again, so a retry retries.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from . import identity, results
@@ -193,12 +195,26 @@ def marked_stale(found: Iterable[results.CellResult], current: RunNow) -> list[r
             elif wanted is None:
                 said = ["no cell of the matrix would make it (its torch is no release)"]
             else:
-                said = record_changes(record, wanted if here else identity.portable(wanted), digests if here else None)
+                differs = changes(record, wanted if here else identity.portable(wanted), digests if here else None)
+                said = [words(change) for change in differs if not _of_a_removed_environment(change, result)]
                 said += kind_changed(record, current.owner(record.probe))
             said = [elsewhere, *said] if elsewhere else said
             records.append(_stale(record, said) if said else record)
         marked.append(dataclasses.replace(result, records=tuple(records)))
     return marked
+
+
+def _of_a_removed_environment(change: identity.Change, result: results.CellResult) -> bool:
+    """Whether ``change`` is of a file in the environment ``result``'s cell ran in, which is gone (``nox -s clean``
+    removed it): what it held is the environment's, whose build and packages nothing can ask now either, so neither
+    counts against the record (a run builds the environment again, and then asks them)."""
+    python = result.environment.get("python_executable")
+    if change.part is not identity.READ_PART or result.session == INSTALLED_SESSION or not isinstance(python, str):
+        return False
+    env = Path(python).parent.parent  # a cell's venv: ENV/bin/python, ENV\\Scripts\\python.exe
+    path = identity.path_read(change.subject)
+    within = path == str(env) or path.startswith(os.path.join(str(env), ""))
+    return within and not env.exists()
 
 
 WAS = "was"

@@ -815,6 +815,12 @@ MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".so", ".pyd")
 (``name.cpython-311-x86_64-linux-gnu.so`` ends with ``.so``)."""
 
 
+def path_read(entry: str) -> str:
+    """The path an entry of a pair's ``read`` names, without what was asked of it (``path (whether it is there)``)."""
+    path: str = _protocol.asked_path(entry)[0]
+    return path
+
+
 def file_digest(path: Path) -> str | None:
     """The sha256 of the file at ``path``, and whether it may be run; None where it is no readable file. For a file
     only asked about (``path (whether it is there)``), ``there`` or ``a folder``, what it is; for one the pair's code

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
@@ -359,6 +360,32 @@ def test_a_record_whose_read_file_changed_is_stale_here(tmp_path: Path) -> None:
     assert shown(result, RunNow())[0][1] is Outcome.PASS
     helper.write_text("VALUE = 2\n")
     assert shown(result, RunNow()) == [("autograd_dot", Outcome.STALE, f"was ✓ pass; {helper} changed")]
+
+
+def test_a_file_of_a_cells_environment_that_nox_s_clean_removed_is_no_change_but_one_beside_it_is(
+    tmp_path: Path,
+) -> None:
+    """`nox -s clean -- 1.9.0` removes the environment, and with it every file the pairs read there (its `.pth`
+    files, its folders): nothing of it can be asked now, as neither can its build or packages, so a record stays what
+    it was; a file beside the environment still counts, and so does one of an environment that is there."""
+    env, data = tmp_path / ".nox" / "probe-1-9-0", tmp_path / "data.txt"
+    site = env / "lib" / "python3.9" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "extra.pth").write_text("import os\n")
+    data.write_text("kept")
+    pth, there = str(site / identity.SITE_PTH_FILES), str(env) + identity.FILE_THERE
+    read = {identity.READ: identity.files_read([pth, there, str(data)])}
+    made = record(inputs=INPUTS)
+    result = dataclasses.replace(
+        stored(dataclasses.replace(made, inputs={**made.inputs, **read})),
+        environment={"python_executable": str(env / "bin" / "python")},
+    )
+    (site / "extra.pth").unlink()
+    assert shown(result, RunNow()) == [("autograd_dot", Outcome.STALE, f"was ✓ pass; {pth} is gone")]
+    shutil.rmtree(env)
+    assert shown(result, RunNow()) == [("autograd_dot", Outcome.PASS, "")]
+    data.write_text("edited")
+    assert shown(result, RunNow()) == [("autograd_dot", Outcome.STALE, f"was ✓ pass; {data} changed")]
 
 
 RECORDING_READS = dict(INPUTS, environment={"set": {}, "passed": {}, "steering": {}, "needed": {}}, seed=0,
