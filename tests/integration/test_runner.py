@@ -1696,6 +1696,43 @@ def test_a_test_module_whose_pytest_run_ends_before_it_collected_a_test_fails_an
     assert "SystemExit" in records[2].message
 
 
+ENDED_SILENTLY = {  # pytest on each, by hand, exits 0 and prints nothing: its failing test never ran
+    "conftest_leaves/test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n",
+    "conftest_leaves/conftest.py": "import sys\nsys.exit(0)\n",
+    "module_leaves/test_dot.py": "import os\nos._exit(0)\n\ndef test_dot():\n    assert 2 * 14 == 27\n",
+}
+
+
+def test_a_test_module_whose_pytest_run_ends_with_0_before_a_test_ran_is_tests_that_did_not_run(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """By hand ``pytest test_dot.py`` exits 0 and says nothing where its conftest.py calls ``sys.exit(0)``, or the
+    module ``os._exit(0)``, as pytest imports it: its test never ran, as where the conftest.py calls ``os._exit(0)``;
+    never a script that passes."""
+    for name, text in ENDED_SILENTLY.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    records = [
+        record
+        for name in ("conftest_leaves/test_dot.py", "module_leaves/test_dot.py")
+        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
+    ]
+    assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
+        (
+            "conftest_leaves/test_dot.py",
+            Outcome.ERROR,
+            Kind.PYTEST,
+            "pytest ended with exit code 0 before collecting it",
+        ),
+        (
+            "module_leaves/test_dot.py",
+            Outcome.CRASH,
+            Kind.PYTEST,
+            "pytest's process exited with code 0 as it collected it, a test module by its name",
+        ),
+    ]
+
+
 ALIKE_CONFTEST = """
 import pytest
 

@@ -615,9 +615,13 @@ class ProgressOfTests(object):
     def failed_test_module(self, ending, path):
         """Whether pytest returned a failure (neither 0 nor 5) as it collected ``path``, a test module by its name,
         though no collector said it failed (its import raised ``SystemExit``, which pytest ends on as an internal
-        error, exit code 3; it called ``pytest.exit()``): by hand a run that fails, never a script that passes."""
+        error, exit code 3; it called ``pytest.exit()``), or its process ended there without a word (its import
+        called ``os._exit(0)``, crashed or hung): by hand a run that fails or runs none of its tests, never a script
+        that passes."""
         answer = answer_of(ending)
-        return answer is not None and answer.get("pytest_exit") not in (0, 5, None) and self.named_module(path)
+        if answer is None:
+            return self.collecting and self.collected is None and self.named_module(path)
+        return answer.get("pytest_exit") not in (0, 5, None) and self.named_module(path)
 
     def named_module(self, path):
         """Whether ``path`` is a test module by its name: by the project's ``python_files`` where pytest read them,
@@ -641,15 +645,18 @@ class ProgressOfTests(object):
         return self.named_module(path)
 
     def failed_before_collecting(self, ending):
-        """Whether pytest returned a failure (neither 0 nor 5, no tests) before it began to collect, or its process
-        ended there, once pytest had read its configuration (a ``conftest.py`` that called ``os._exit()``, crashed or
-        hung at its import): the file was never imported, and by hand the run fails."""
+        """Whether pytest returned a failure (neither 0 nor 5, no tests) before it began to collect, or returned 0 or
+        its process ended there once pytest had read its configuration (a ``conftest.py`` that called
+        ``sys.exit(0)`` or ``os._exit()``, crashed or hung at its import): the file was never imported, and by hand
+        the run fails or says nothing and runs none of its tests."""
         if self.collecting:
             return False
         answer = answer_of(ending)
         if answer is None:
             return self.named_as_tests is not None
-        return answer.get("pytest_exit") not in (0, 5, None)
+        if answer.get("pytest_exit") == 0:  # a conftest.py's sys.exit(0): by hand pytest says nothing, runs nothing
+            return self.named_as_tests is not None
+        return answer.get("pytest_exit") not in (5, None)
 
     def collection(self, ending, path):
         """What pytest said of the path it collected, in words: why it is tests, or why it is run as a script."""
@@ -666,6 +673,8 @@ class ProgressOfTests(object):
                 return "pytest's process {} before collecting it".format(ended)
             return "pytest ended with exit code {} before collecting it".format(answer["pytest_exit"])
         if self.failed_test_module(ending, path):
+            if answer is None:
+                return "pytest's process {} as it collected it, a test module by its name".format(ended)
             return "pytest ended with exit code {} as it collected it, a test module by its name".format(
                 answer["pytest_exit"]
             )
