@@ -316,6 +316,31 @@ def test_a_folder_answers_for_a_record_of_a_file_under_it_that_is_gone(tmp_path:
     )
 
 
+def test_a_folder_never_answers_for_another_matrix_s_record_of_a_file_of_its_own_folder(tmp_path: Path) -> None:
+    """Two matrices share one output: ``a/matrix.yaml`` runs ``tests/check_dot.py``, ``b/matrix.yaml`` runs
+    ``tests/``, where no ``check_dot.py`` is. The record of ``a``'s file read ``a/tests/check_dot.py``, which is
+    there: ``b``'s folder run says nothing of it, and it stays; one that read ``b/tests/check_dot.py``, gone, is the
+    folder's to replace."""
+    (tmp_path / "a" / "tests").mkdir(parents=True)
+    (tmp_path / "a" / "tests" / "check_dot.py").write_text("def test_x():\n    pass\n")
+    (tmp_path / "b" / "tests").mkdir(parents=True)
+    folder = Probe("tests/", tmp_path / "b" / "tests", kind=Kind.PYTEST, root=tmp_path / "b")
+    inputs = {**INPUTS, "probes": {**INPUTS["probes"], folder.name: "e" * 64}}
+
+    def made_in(where: str) -> Record:
+        name, maker = "tests/check_dot.py::test_x", "tests/check_dot.py"
+        made = {**identity.record_inputs(inputs, name, maker), "read": {str(tmp_path / where): "f" * 64}}
+        return Record(name, "cpu", Outcome.PASS, {}, "", 0.01, made)
+
+    own = Record("tests/test_b.py::test_y", "cpu", Outcome.PASS, {}, "", 0.01,
+                 identity.record_inputs(inputs, "tests/test_b.py::test_y", folder.name))  # fmt: skip
+    answered = [
+        freshness.pair_answers_for(Pair(folder, "cpu"), made_in(where), [own])
+        for where in ("a/tests/check_dot.py", "b/tests/check_dot.py")
+    ]
+    assert answered == [False, True]
+
+
 # --- what every view shows of a stored record ---------------------------------------------------
 
 
