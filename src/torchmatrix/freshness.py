@@ -299,7 +299,7 @@ def _read_there(record: Record, path: Path) -> bool:
     """Whether ``record`` was made of the file at ``path``, as the files it read say: another matrix that shares the
     output, from another folder, names its own ``tests/check_dot.py`` so too, and its record is its own to replace.
     Where the record could not say what it read, it is taken for this folder's."""
-    read = record.inputs.get("read")
+    read = record.inputs.get(identity.READ)
     if not isinstance(read, dict):
         return True
     return str(path) in read or os.path.realpath(path) in read

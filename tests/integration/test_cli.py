@@ -205,6 +205,42 @@ def test_a_bug_reports_test_file_is_bisected_by_file_and_by_node_id_from_any_fol
     assert "stale" not in shown and "| 2.1.0 | 3.11 | ✗ 1 of 2 pass; fail: test\\_fixed\\_in\\_2\\_1\\_1 |" in shown
 
 
+PARAMETERS_BY_RELEASE = """\
+import pytest
+import torch
+
+CASES = ["float32"] + (["float16"] if torch.__version__ >= "9.1" else [])  # as a dtype a release added
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_case(case):
+    pass
+"""
+
+
+def test_a_node_id_a_later_release_holds_is_bisected_to_it_and_one_no_end_holds_says_to_correct_the_name(
+    tmp_path: Path,
+) -> None:
+    """pytest refuses a node id its file does not hold (exit code 4): a case a later release's parameters hold is
+    bisected to the release that holds it; a typo, refused at both ends, says what to correct, never to widen."""
+    wheels = tmp_path / "wheels"
+    for version in ("9.0.0", "9.1.0"):
+        standin.wheel(wheels, version, {})
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "test_cases.py").write_text(PARAMETERS_BY_RELEASE)
+    given = ["--from", "9.0.0", "--to", "9.1.0", "--find-links", str(wheels)]
+    held = torchmatrix(folder, "bisect", "test_cases.py::test_case[float16]", *given)
+    text = held.stdout + held.stderr
+    assert held.returncode == 0, text
+    assert "first release with NEW's outcome (pass): torch 9.1.0" in text
+    typo = torchmatrix(folder, "bisect", "test_cases.py::test_cse[float32]", *given)
+    text = typo.stdout + typo.stderr
+    assert typo.returncode == 1, text
+    assert "torch 9.0.0 and 9.1.0 both refuse it on cpu, as pytest did: error (pytest exited with code 4" in text
+    assert "correct the name or the option" in text and "widen" not in text
+
+
 def test_a_bisects_releases_outside_the_matrix_are_said_by_plan_and_removed_by_clean_named_in_full(
     tmp_path: Path,
 ) -> None:

@@ -259,12 +259,13 @@ def test_same_outcome_at_both_ends_and_an_untestable_end_say_so() -> None:
         "torch 1.9.0 (--from): t.py::test_grad is not one test but holds 2 (t.py::test_grad[1], t.py::test_grad[2]): "
         "name one of them"
     ]  # another --from holds the same cases: no end helps
-    refused = Observation(None, f"pytest exited with code 4 before running a test: ERROR: not found: t.py::test_nop; "
-                                f"{criteria.CORRECT_IT}")  # fmt: skip
-    assert answer(verdict(Status.UNTESTABLE_END, [(0, refused)]), REQUEST) == [
-        "torch 1.9.0 (--from): pytest exited with code 4 before running a test: ERROR: not found: t.py::test_nop; "
-        "correct the name or the option (`pytest --collect-only -q FILE` lists a file's tests)"
-    ]  # pytest refuses it at every release: no end helps
+    refused = Observation("error", "error (pytest exited with code 4 before running a test: ERROR: not found: "
+                                   "t.py::test_nop)", refused=True)  # fmt: skip
+    assert answer(verdict(Status.SAME, [(0, refused), (4, refused)]), REQUEST) == [
+        "torch 1.9.0 and 1.12.0 both refuse it on cpu, as pytest did: error (pytest exited with code 4 before running "
+        "a test: ERROR: not found: t.py::test_nop); correct the name or the option (`pytest --collect-only -q FILE` "
+        "lists a file's tests)"
+    ]  # no wider range helps
     every = dataclasses.replace(REQUEST, every=True)  # --all names nothing: no name to change, and no --all to add
     assert answer(verdict(Status.UNTESTABLE_END, [(0, several)]), every) == [
         "torch 1.9.0 (--from): t.py::test_grad is not one test but holds 2 (t.py::test_grad[1], t.py::test_grad[2])"

@@ -254,20 +254,21 @@ def test_a_script_that_exits_125_is_skipped_by_its_own_word_not_an_unavailable_d
     )
 
 
-def test_a_test_pytest_refused_as_given_is_untestable_and_says_to_correct_it_not_to_widen() -> None:
-    """A typo'd node id: pytest refuses it (exit code 4, `ERROR: not found: …`) at every release alike, which is no
-    outcome to compare: no other end or range helps."""
+def test_a_test_pytest_refused_as_given_is_an_error_it_refused() -> None:
+    """A typo'd node id, or one a later release's parameters hold (`test_y[d1]`, a dtype torch 2.0 has): pytest
+    refuses it (exit code 4, `ERROR: not found: …`), an error like any, bisected against a release that holds it; a
+    release that refuses it is marked so, which the answer words where both ends refuse it."""
     message = "pytest exited with code 4 before running a test: ERROR: not found: /x/t.py::test_nope\nthe log"
     refused = result(records=(Record("t.py::test_nope", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
     for criterion in (Criterion(), Criterion(by_output=True)):
         seen = observe(refused, "t.py::test_nope", "cpu", criterion)
-        assert not seen.testable
-        assert seen.detail == (
-            "pytest exited with code 4 before running a test: ERROR: not found: /x/t.py::test_nope; correct the name "
-            "or the option (`pytest --collect-only -q FILE` lists a file's tests)"
+        assert (seen.category, seen.refused) == ("error", True)
+        assert (
+            seen.detail
+            == "error (pytest exited with code 4 before running a test: ERROR: not found: /x/t.py::test_nope)"
         )
     failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": 1}, "boom", 0.1),))
-    assert observe(failed, "t.py::test_a", "cpu", Criterion()).category == "error"
+    assert not observe(failed, "t.py::test_a", "cpu", Criterion()).refused
 
 
 def test_a_test_file_or_a_parametrized_tests_base_id_is_not_one_test_and_says_which_it_holds() -> None:

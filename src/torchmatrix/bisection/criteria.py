@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..checks import check_outcome, checks_of, value_key
@@ -116,9 +116,7 @@ PYTEST_USAGE_ERROR = 4
 """pytest's exit code for a command it refuses as given (``ExitCode.USAGE_ERROR``): a node id its file does not hold
 (``ERROR: not found: …``), an option it does not know."""
 CORRECT_IT = "correct the name or the option (`pytest --collect-only -q FILE` lists a file's tests)"
-"""What to do when pytest refused the command as given: it refuses it at every release, so no other end helps."""
-NAME_IS_WHAT_TO_CHANGE = (NAME_ONE, CORRECT_IT)
-"""How an observation's detail ends when no release helps: the name asked is what to change."""
+"""What to do when pytest refused the command as given at both ends: no wider range helps."""
 
 
 def not_one_test(name: str, tests: list[str]) -> str:
@@ -175,7 +173,7 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
     if record.outcome is Outcome.ERROR and record.metrics.get("pytest_exit") == PYTEST_USAGE_ERROR:
-        return Observation(None, f"{_first_line(record.message)}; {CORRECT_IT}", len(runs))
+        return replace(_by_outcome(record, len(runs)), refused=True)  # by output too: it printed no test's
     if criterion.by_output:
         return _output_observed(record)
     if criterion.metric is None and criterion.check is None:

@@ -55,6 +55,10 @@ class Observation:
     """How many runs of the probe it rests on (``repeat``)."""
     unstable: bool = False
     """Its runs disagreed: untestable, and no end to bisect from."""
+    refused: bool = False
+    """pytest refused the command as given (a node id the file does not hold there, an option it does not know): an
+    outcome like any (a test a later release's parameters hold), but where both ends refuse it, the name is what to
+    change."""
 
     @property
     def testable(self) -> bool:

@@ -108,7 +108,7 @@ def untestable_end(verdict: Verdict, request: BisectRequest, key: Key | None = N
             "with a threshold its noise stays on one side of (--metric NAME --above X)"
         )
     detail = seen.detail if seen else ""
-    if detail.endswith(criteria.NAME_IS_WHAT_TO_CHANGE):  # another end would hold the same: the name is to change
+    if detail.endswith(criteria.NAME_ONE):  # another end would hold the same tests: the name is what to change
         # With --all there is no name to change: the tests are those the ends ran.
         return f"torch {end} ({flag}): {detail.removesuffix(': ' + criteria.NAME_ONE) if request.every else detail}"
     if printed.NO_OUTPUT in detail:  # no release holds it: the criterion is what to change, as the detail says
@@ -131,6 +131,11 @@ def answer(verdict: Verdict, request: BisectRequest) -> list[str]:
         return [untestable_end(verdict, request)]
     assert old is not None and new is not None  # both ends were observed
     label = request.criterion.label
+    if verdict.status is Status.SAME and old.refused and new.refused:
+        return [
+            f"torch {request.old} and {request.new} both refuse it on {request.devices[0]}, as pytest did: "
+            f"{old.detail}; {criteria.CORRECT_IT}"
+        ]
     if verdict.status is Status.SAME:
         return [
             f"torch {request.old} and {request.new} both show {label(old.category)} on {request.devices[0]}: "
