@@ -1733,6 +1733,31 @@ def test_a_test_module_whose_pytest_run_ends_with_0_before_a_test_ran_is_tests_t
     ]
 
 
+def test_a_script_whose_folders_pytest_ends_with_0_before_collecting_is_run_as_the_script_it_is(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """A ``conftest.py`` whose ``pytest_sessionstart`` ends every pytest run with exit code 0 (nothing to test on this
+    machine) says nothing of ``repro.py`` beside it, which pytest never looked at: by hand ``python repro.py`` fails,
+    and so does its record, never an error of tests that did not run; ``test_dot.py`` beside it is tests that did
+    not run."""
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\n\ndef pytest_sessionstart(session):\n    pytest.exit('nothing to test here', returncode=0)\n"
+    )
+    (tmp_path / "repro.py").write_text("print('2 * 14 =', 2 * 14)\nassert 2 * 14 == 27, 'not 27'\n")
+    (tmp_path / "test_dot.py").write_text("def test_dot():\n    assert 2 * 14 == 27\n")
+    records = [
+        record
+        for name in ("repro.py", "test_dot.py")
+        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
+    ]
+    assert [(r.probe, r.outcome, r.kind) for r in records] == [
+        ("repro.py", Outcome.FAIL, Kind.SCRIPT),
+        ("test_dot.py", Outcome.ERROR, Kind.PYTEST),
+    ]
+    assert "not 27" in records[0].message
+    assert records[1].kind_reason == "pytest ended with exit code 0 before collecting it"
+
+
 ALIKE_CONFTEST = """
 import pytest
 

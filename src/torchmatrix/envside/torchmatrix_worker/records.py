@@ -645,17 +645,20 @@ class ProgressOfTests(object):
         return self.named_module(path)
 
     def failed_before_collecting(self, ending):
-        """Whether pytest returned a failure (neither 0 nor 5, no tests) before it began to collect, or returned 0 or
-        its process ended there once pytest had read its configuration (a ``conftest.py`` that called
-        ``sys.exit(0)`` or ``os._exit()``, crashed or hung at its import): the file was never imported, and by hand
-        the run fails or says nothing and runs none of its tests."""
+        """Whether pytest returned a failure (neither 0 nor 5, no tests) before it began to collect, or its process
+        ended there once pytest had read its configuration (a ``conftest.py`` that called ``os._exit()``, crashed or
+        hung at its import): the file was never imported, and by hand the run fails; or returned 0 there (a
+        ``conftest.py`` that called ``sys.exit(0)``, a ``pytest_sessionstart`` that called ``pytest.exit(...,
+        returncode=0)``) where the file is a test module by its ``python_files``: by hand pytest runs none of its
+        tests. A file named otherwise (``repro.py``) is a script there, as ``python repro.py`` by hand runs it:
+        pytest, ending well before it looked, never said it is tests."""
         if self.collecting:
             return False
         answer = answer_of(ending)
         if answer is None:
             return self.named_as_tests is not None
         if answer.get("pytest_exit") == 0:  # a conftest.py's sys.exit(0): by hand pytest says nothing, runs nothing
-            return self.named_as_tests is not None
+            return self.named_as_tests is True
         return answer.get("pytest_exit") not in (5, None)
 
     def collection(self, ending, path):
