@@ -262,11 +262,29 @@ def test_a_test_pytest_refused_as_given_is_an_error_it_refused() -> None:
     refused = result(records=(Record("t.py::test_nope", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
     for criterion in (Criterion(), Criterion(by_output=True)):
         seen = observe(refused, "t.py::test_nope", "cpu", criterion)
-        assert (seen.category, seen.refused) == ("error", True)
+        assert seen.refused and seen.testable
         assert (
             seen.detail
             == "error (pytest exited with code 4 before running a test: ERROR: not found: /x/t.py::test_nope)"
         )
+    assert observe(refused, "t.py::test_nope", "cpu", Criterion()).category == "error"
+
+
+def test_by_output_a_test_pytest_refused_at_one_end_is_compared_with_what_the_other_printed() -> None:
+    """`bisect t.py::test_y[float16] --by-output`, a case a later release's parameters hold: the release that refuses
+    it printed nothing, no test's output, and ended in pytest's error; compared with the output of a release that
+    ran it, it differs, and the answer reads it, never a traceback."""
+    message = "pytest exited with code 4 before running a test: ERROR: not found: /x/t.py::test_y\nthe log"
+    refused = result(records=(Record("t.py::test_y[float16]", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
+    ran = result(records=(Record("t.py::test_y[float16]", "cpu", Outcome.PASS, printed_metrics(["ok"]), "", 0.1),))
+    criterion = Criterion(by_output=True)
+    old = observe(refused, "t.py::test_y[float16]", "cpu", criterion)
+    new = observe(ran, "t.py::test_y[float16]", "cpu", criterion)
+    assert old.refused and old.category is not None and new.category is not None
+    assert not criterion.same(old.category, new.category) and criterion.same(old.category, old.category)
+    assert criterion.label(old.category) == (
+        "error: pytest exited with code 4 before running a test: ERROR: not found: /x/t.py::test_y, prints nothing"
+    )
     failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": 1}, "boom", 0.1),))
     assert not observe(failed, "t.py::test_a", "cpu", Criterion()).refused
 

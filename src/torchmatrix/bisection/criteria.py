@@ -16,6 +16,7 @@ a check, metric or output the record does not hold make a release untestable.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -173,7 +174,7 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
     if record.outcome is Outcome.ERROR and record.metrics.get("pytest_exit") == PYTEST_USAGE_ERROR:
-        return replace(_by_outcome(record, len(runs)), refused=True)  # by output too: it printed no test's
+        return _refused(record, len(runs), criterion)
     if criterion.by_output:
         return _output_observed(record)
     if criterion.metric is None and criterion.check is None:
@@ -194,6 +195,21 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
         return Observation(None, f"unstable: {split} of {len(runs)} runs", len(runs), True)
     category, text = seen[0]
     return Observation(category, text, len(runs))
+
+
+def _refused(record: Record, runs: int, criterion: Criterion) -> Observation:
+    """A record of pytest refusing the command as given (exit code 4): an error as by outcome, which a release that
+    holds the test differs from. By output, a release that printed nothing, no test's output, and ended so: what
+    --by-output compares with another release's output (:class:`printed.Printed`), never a category it cannot read."""
+    seen = replace(_by_outcome(record, runs), refused=True)
+    if not criterion.by_output:
+        return seen
+    nothing = printed.Printed(f"{record.outcome.value}: {_first_line(record.message)}", NOTHING_PRINTED, False, ())
+    return replace(seen, category=nothing.category())
+
+
+NOTHING_PRINTED = hashlib.sha256(b"").hexdigest()
+"""The digest of all a run printed where it printed nothing."""
 
 
 def _by_outcome(record: Record, runs: int) -> Observation:
