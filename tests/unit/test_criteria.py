@@ -304,3 +304,15 @@ def test_a_test_file_or_a_parametrized_tests_base_id_is_not_one_test_and_says_wh
     )
     assert "holds 5" in observe(found, "tests/test_dot.py", "cpu", Criterion()).detail
     assert "holds 5" in observe(found, "tests/", "cpu", Criterion()).detail
+
+
+def test_a_conftest_that_failed_to_import_is_an_error_not_a_name_pytest_refused() -> None:
+    """pytest ends with exit code 4 where a conftest.py fails to import (`import torch.nn.attention` on a torch without
+    it), as where it refuses a node id: the name is right, and a release whose torch has the module may hold it."""
+    message = (
+        "pytest exited with code 4 before running a test: ImportError while loading conftest '/x/conftest.py'. "
+        "ModuleNotFoundError: No module named 'torch.nope'\nthe log"
+    )
+    failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
+    seen = observe(failed, "t.py::test_a", "cpu", Criterion())
+    assert (seen.category, seen.refused) == ("error", False)

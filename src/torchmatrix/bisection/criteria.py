@@ -116,6 +116,9 @@ as the ends run them, so this is said of one that holds several only at some rel
 PYTEST_USAGE_ERROR = 4
 """pytest's exit code for a command it refuses as given (``ExitCode.USAGE_ERROR``): a node id its file does not hold
 (``ERROR: not found: …``), an option it does not know."""
+CONFTEST_FAILED = "ImportError while loading conftest"
+"""pytest's words where a ``conftest.py`` failed to import, which it also ends with exit code 4: no name or option
+refused, and a release whose torch has what it imports may hold it."""
 CORRECT_IT = "correct the name or the option (`pytest --collect-only -q FILE` lists a file's tests)"
 """What to do when pytest refused the command as given at both ends: no wider range helps."""
 
@@ -173,7 +176,11 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
                                  "apply to this release)", len(runs))  # fmt: skip
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
-    if record.outcome is Outcome.ERROR and record.metrics.get("pytest_exit") == PYTEST_USAGE_ERROR:
+    if (
+        record.outcome is Outcome.ERROR
+        and record.metrics.get("pytest_exit") == PYTEST_USAGE_ERROR
+        and CONFTEST_FAILED not in record.message
+    ):
         return _refused(record, len(runs), criterion)
     if criterion.by_output:
         return _output_observed(record)
