@@ -1758,6 +1758,29 @@ def test_a_script_whose_folders_pytest_ends_with_0_before_collecting_is_run_as_t
     assert records[1].kind_reason == "pytest ended with exit code 0 before collecting it"
 
 
+def test_a_test_module_whose_pytest_ends_with_0_as_it_collects_is_tests_that_did_not_run_a_script_still_runs(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """A ``conftest.py`` whose ``pytest_collection`` ends pytest with exit code 0 (nothing to test on this machine):
+    by hand ``pytest test_dot.py`` exits 0 and runs nothing, so its test did not run, never a script whose function
+    nobody calls passing; ``repro.py`` beside it, which pytest never said is tests, is the script ``python`` runs."""
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\n\ndef pytest_collection(session):\n    pytest.exit('nothing to test here', returncode=0)\n"
+    )
+    (tmp_path / "repro.py").write_text("print('2 * 14 =', 2 * 14)\nassert 2 * 14 == 27, 'not 27'\n")
+    (tmp_path / "test_dot.py").write_text("def test_dot():\n    assert 2 * 14 == 27\n")
+    records = [
+        record
+        for name in ("repro.py", "test_dot.py")
+        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
+    ]
+    assert [(r.probe, r.outcome, r.kind) for r in records] == [
+        ("repro.py", Outcome.FAIL, Kind.SCRIPT),
+        ("test_dot.py", Outcome.ERROR, Kind.PYTEST),
+    ]
+    assert records[1].kind_reason == "pytest ended with exit code 0 as it collected it, a test module by its name"
+
+
 ALIKE_CONFTEST = """
 import pytest
 

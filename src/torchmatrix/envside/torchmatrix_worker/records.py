@@ -620,13 +620,15 @@ class ProgressOfTests(object):
     def failed_test_module(self, ending, path):
         """Whether pytest returned a failure (neither 0 nor 5) as it collected ``path``, a test module by its name,
         though no collector said it failed (its import raised ``SystemExit``, which pytest ends on as an internal
-        error, exit code 3; it called ``pytest.exit()``), or its process ended there without a word (its import
-        called ``os._exit(0)``, crashed or hung): by hand a run that fails or runs none of its tests, never a script
-        that passes."""
+        error, exit code 3; it called ``pytest.exit()``), or returned 0 there before it said what it collected (a
+        ``conftest.py``'s ``pytest_collection`` that called ``pytest.exit(..., returncode=0)``), or its process
+        ended there without a word (its import called ``os._exit(0)``, crashed or hung): by hand a run that fails or
+        runs none of its tests, never a script that passes."""
         answer = answer_of(ending)
-        if answer is None:
+        code = None if answer is None else answer.get("pytest_exit")
+        if answer is None or code == 0:
             return self.collecting and self.collected is None and self.named_module(path)
-        return answer.get("pytest_exit") not in (0, 5, None) and self.named_module(path)
+        return code not in (5, None) and self.named_module(path)
 
     def named_module(self, path):
         """Whether ``path`` is a test module by its name: by the project's ``python_files`` where pytest read them,
