@@ -316,3 +316,24 @@ def test_a_conftest_that_failed_to_import_is_an_error_not_a_name_pytest_refused(
     failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
     seen = observe(failed, "t.py::test_a", "cpu", Criterion())
     assert (seen.category, seen.refused) == ("error", False)
+
+
+def test_by_output_a_conftest_that_failed_only_at_one_end_is_compared_with_what_the_other_printed() -> None:
+    """`bisect t.py::test_a --by-output` where the conftest.py fails to import on an older torch (exit code 4) or
+    calls `sys.exit(1)` there: that release printed nothing, no test's output, and ended in pytest's error, which
+    differs from a release that ran the test; never untestable as a run(device) probe's record."""
+    ran = result(records=(Record("t.py::test_a", "cpu", Outcome.PASS, printed_metrics(["ok"]), "", 0.1),))
+    criterion = Criterion(by_output=True)
+    new = observe(ran, "t.py::test_a", "cpu", criterion)
+    for code, said in (
+        (4, "ImportError while loading conftest '/x/conftest.py'. ModuleNotFoundError: No module named 'torch.nope'"),
+        (1, "the log's last line"),
+    ):
+        message = f"pytest exited with code {code} before running a test: {said}\nthe log"
+        failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": code}, message, 0.1),))
+        old = observe(failed, "t.py::test_a", "cpu", criterion)
+        assert old.testable and not old.refused and old.category is not None and new.category is not None
+        assert not criterion.same(old.category, new.category) and criterion.same(old.category, old.category)
+        label = criterion.label(old.category)
+        assert label.startswith(f"error: pytest exited with code {code} before running a test: ")
+        assert label.endswith(", prints nothing")

@@ -182,6 +182,8 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
         and CONFTEST_FAILED not in record.message
     ):
         return _refused(record, len(runs), criterion)
+    if criterion.by_output and _ended_before_a_test(record):  # a conftest.py that failed to import or exited
+        return replace(_by_outcome(record, len(runs)), category=_printed_nothing(record).category())
     if criterion.by_output:
         return _output_observed(record)
     if criterion.metric is None and criterion.check is None:
@@ -211,8 +213,25 @@ def _refused(record: Record, runs: int, criterion: Criterion) -> Observation:
     seen = replace(_by_outcome(record, runs), refused=True)
     if not criterion.by_output:
         return seen
-    nothing = printed.Printed(f"{record.outcome.value}: {_first_line(record.message)}", NOTHING_PRINTED, False, ())
-    return replace(seen, category=nothing.category())
+    return replace(seen, category=_printed_nothing(record).category())
+
+
+def _printed_nothing(record: Record) -> printed.Printed:
+    """A record of pytest ending before it ran a test as --by-output compares it: it printed nothing, no test's
+    output, and ended in pytest's error."""
+    return printed.Printed(f"{record.outcome.value}: {_first_line(record.message)}", NOTHING_PRINTED, False, ())
+
+
+def _ended_before_a_test(record: Record) -> bool:
+    """Whether ``record`` is of a pytest run that ended before it ran a test (a ``conftest.py`` that failed to import
+    or called ``sys.exit(1)``), in the words of the worker's ``tests_ended``: its test never printed."""
+    code = record.metrics.get("pytest_exit")
+    return (
+        record.outcome is Outcome.ERROR
+        and isinstance(code, int)
+        and "output" not in record.metrics
+        and _first_line(record.message).startswith(f"pytest exited with code {code} before running a test")
+    )
 
 
 NOTHING_PRINTED = hashlib.sha256(b"").hexdigest()
