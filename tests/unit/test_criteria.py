@@ -337,3 +337,14 @@ def test_by_output_a_conftest_that_failed_only_at_one_end_is_compared_with_what_
         label = criterion.label(old.category)
         assert label.startswith(f"error: pytest exited with code {code} before running a test: ")
         assert label.endswith(", prints nothing")
+
+
+def test_exit_code_4_without_pytests_error_line_is_no_refusal() -> None:
+    """pytest refuses a node id or an option with an `ERROR:` line, which the record's first line keeps; a conftest.py
+    whose long traceback the record's log cut before `ImportError while loading conftest` ended with exit code 4 too,
+    and is an error, never a name to correct."""
+    for said in ("ModuleNotFoundError: No module named 'torch.newthing'", ""):
+        message = f"pytest exited with code 4 before running a test: {said}".rstrip(": ") + ":\n…the log"
+        failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
+        seen = observe(failed, "t.py::test_a", "cpu", Criterion())
+        assert (seen.category, seen.refused) == ("error", False)

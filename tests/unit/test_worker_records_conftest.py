@@ -19,3 +19,17 @@ def test_a_conftest_that_failed_to_import_is_named_with_what_it_raised_in_the_fi
         "pytest exited with code 4 before running a test: ImportError while loading conftest '/x/conftest.py'. "
         "ModuleNotFoundError: No module named 'torch.nope':"
     )
+
+
+def test_a_conftest_whose_traceback_the_log_tail_cut_is_named_by_what_it_raised() -> None:
+    """A conftest.py whose import failed deep in a chain of imports: pytest's traceback is longer than the log's end
+    the worker keeps, which begins past pytest's `ImportError while loading conftest` line; the first line still
+    says what it raised."""
+    from torchmatrix.envside.torchmatrix_worker import records
+
+    frames = "".join(f"helpers/h{i}.py:1: in <module>\n    from helpers import h{i + 1}\n" for i in range(30))
+    log = "…" + frames + "E   ModuleNotFoundError: No module named 'torch.newthing'\n"
+    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log), "t.py")
+    assert said["message"].splitlines()[0] == (
+        "pytest exited with code 4 before running a test: ModuleNotFoundError: No module named 'torch.newthing':"
+    )

@@ -119,6 +119,10 @@ PYTEST_USAGE_ERROR = 4
 CONFTEST_FAILED = "ImportError while loading conftest"
 """pytest's words where a ``conftest.py`` failed to import, which it also ends with exit code 4: no name or option
 refused, and a release whose torch has what it imports may hold it."""
+PYTEST_REFUSED = "before running a test: ERROR:"
+"""How a record's first line says pytest refused the command (``ERROR: not found: …``, ``ERROR: usage: …``); a
+``conftest.py`` that failed to import says no such line, though the log's end kept may no longer hold its
+:data:`CONFTEST_FAILED` (a traceback through many imports)."""
 CORRECT_IT = "correct the name or the option (`pytest --collect-only -q FILE` lists a file's tests)"
 """What to do when pytest refused the command as given at both ends: no wider range helps."""
 
@@ -180,6 +184,7 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
         record.outcome is Outcome.ERROR
         and record.metrics.get("pytest_exit") == PYTEST_USAGE_ERROR
         and CONFTEST_FAILED not in record.message
+        and PYTEST_REFUSED in _first_line(record.message)
     ):
         return _refused(record, len(runs), criterion)
     if criterion.by_output and _ended_before_a_test(record):  # a conftest.py that failed to import or exited

@@ -528,11 +528,11 @@ def tests_ended(answer, ending, name):
     log = ending.log_tail.strip()
     # pytest's own word on why (``ERROR: not found: t.py::test_nope``) is the first line a table or a bisect shows
     said = [line.strip() for line in log.splitlines() if line.strip().startswith("ERROR:")]
-    if not said:  # a conftest.py that failed to import (exit code 4 too): where, and what it raised
-        lines = [line.strip() for line in log.splitlines()]
+    if not said:  # a conftest.py that failed to import (exit code 4 too): where (if the log's end kept it), and what
+        lines = [line.strip() for line in log.splitlines()]  # it raised
         where = [line for line in lines if line.startswith("ImportError while loading conftest")]
         raised = [line[1:].strip() for line in lines if line.startswith("E ")]
-        said = [" ".join(where[:1] + raised[-1:])] if where else []
+        said = [" ".join(where[:1] + raised[-1:])] if where or (raised and code == 4) else []
     first = why + (": " + said[-1] if said else "")
     return {"outcome": ERROR, "metrics": {"pytest_exit": code},
             "message": "pytest " + first + (":\n" + log if log else "")}  # fmt: skip
