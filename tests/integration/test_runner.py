@@ -1645,6 +1645,8 @@ def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pyte
         ),
     ]
     assert "no_such_module" in records[1].message
+    assert records[1].metrics[criteria.CONFTEST_FAILED] == str(tmp_path / "conftest_fails" / "conftest.py")
+    assert records[1].metrics[criteria.BEFORE_TESTS] is True  # pytest's hook said it: no name a bisect says to correct
     assert records[4].message == "pytest ended while it ran (exit code 2): Exit: giving up"
     assert records[5].message == "RuntimeError: the bug"
 

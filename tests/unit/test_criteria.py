@@ -254,12 +254,18 @@ def test_a_script_that_exits_125_is_skipped_by_its_own_word_not_an_unavailable_d
     )
 
 
+ENDED_EARLY = {"pytest_exit": 4, "before_tests": True}
+"""The metrics of a test's record where pytest ended before it ran a test, exit code 4: it refused the command."""
+CONFTEST_FAILED = {**ENDED_EARLY, "conftest_failed": "/x/conftest.py"}
+"""The same where pytest's hook saw a conftest.py fail to import."""
+
+
 def test_a_test_pytest_refused_as_given_is_an_error_it_refused() -> None:
     """A typo'd node id, or one a later release's parameters hold (`test_y[d1]`, a dtype torch 2.0 has): pytest
     refuses it (exit code 4, `ERROR: not found: …`), an error like any, bisected against a release that holds it; a
     release that refuses it is marked so, which the answer words where both ends refuse it."""
     message = "pytest exited with code 4 before running a test: ERROR: not found: /x/t.py::test_nope\nthe log"
-    refused = result(records=(Record("t.py::test_nope", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
+    refused = result(records=(Record("t.py::test_nope", "cpu", Outcome.ERROR, ENDED_EARLY, message, 0.1),))
     for criterion in (Criterion(), Criterion(by_output=True)):
         seen = observe(refused, "t.py::test_nope", "cpu", criterion)
         assert seen.refused and seen.testable
@@ -275,7 +281,7 @@ def test_by_output_a_test_pytest_refused_at_one_end_is_compared_with_what_the_ot
     it printed nothing, no test's output, and ended in pytest's error; compared with the output of a release that
     ran it, it differs, and the answer reads it, never a traceback."""
     message = "pytest exited with code 4 before running a test: ERROR: not found: /x/t.py::test_y\nthe log"
-    refused = result(records=(Record("t.py::test_y[float16]", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
+    refused = result(records=(Record("t.py::test_y[float16]", "cpu", Outcome.ERROR, ENDED_EARLY, message, 0.1),))
     ran = result(records=(Record("t.py::test_y[float16]", "cpu", Outcome.PASS, printed_metrics(["ok"]), "", 0.1),))
     criterion = Criterion(by_output=True)
     old = observe(refused, "t.py::test_y[float16]", "cpu", criterion)
@@ -313,7 +319,7 @@ def test_a_conftest_that_failed_to_import_is_an_error_not_a_name_pytest_refused(
         "pytest exited with code 4 before running a test: ImportError while loading conftest '/x/conftest.py'. "
         "ModuleNotFoundError: No module named 'torch.nope'\nthe log"
     )
-    failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
+    failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, CONFTEST_FAILED, message, 0.1),))
     seen = observe(failed, "t.py::test_a", "cpu", Criterion())
     assert (seen.category, seen.refused) == ("error", False)
 
@@ -330,7 +336,8 @@ def test_by_output_a_conftest_that_failed_only_at_one_end_is_compared_with_what_
         (1, "the log's last line"),
     ):
         message = f"pytest exited with code {code} before running a test: {said}\nthe log"
-        failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": code}, message, 0.1),))
+        metrics = CONFTEST_FAILED if code == 4 else {**ENDED_EARLY, "pytest_exit": code}
+        failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, metrics, message, 0.1),))
         old = observe(failed, "t.py::test_a", "cpu", criterion)
         assert old.testable and not old.refused and old.category is not None and new.category is not None
         assert not criterion.same(old.category, new.category) and criterion.same(old.category, old.category)
@@ -339,12 +346,14 @@ def test_by_output_a_conftest_that_failed_only_at_one_end_is_compared_with_what_
         assert label.endswith(", prints nothing")
 
 
-def test_exit_code_4_without_pytests_error_line_is_no_refusal() -> None:
-    """pytest refuses a node id or an option with an `ERROR:` line, which the record's first line keeps; a conftest.py
-    whose long traceback the record's log cut before `ImportError while loading conftest` ended with exit code 4 too,
-    and is an error, never a name to correct."""
+def test_a_conftest_that_failed_is_no_refusal_whatever_the_log_kept() -> None:
+    """A conftest.py whose long traceback the record's log cut before `ImportError while loading conftest` ended with
+    exit code 4 too: pytest's hook said which conftest.py failed, so it is an error, never a name to correct; an
+    exit code 4 before a test without it is pytest refusing the command as given."""
     for said in ("ModuleNotFoundError: No module named 'torch.newthing'", ""):
         message = f"pytest exited with code 4 before running a test: {said}".rstrip(": ") + ":\n…the log"
-        failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, {"pytest_exit": 4}, message, 0.1),))
+        failed = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, CONFTEST_FAILED, message, 0.1),))
         seen = observe(failed, "t.py::test_a", "cpu", Criterion())
         assert (seen.category, seen.refused) == ("error", False)
+        refused = result(records=(Record("t.py::test_a", "cpu", Outcome.ERROR, ENDED_EARLY, message, 0.1),))
+        assert observe(refused, "t.py::test_a", "cpu", Criterion()).refused

@@ -14,11 +14,12 @@ def test_a_conftest_that_failed_to_import_is_named_with_what_it_raised_in_the_fi
         "ImportError while loading conftest '/x/conftest.py'.\nconftest.py:1: in <module>\n"
         "    import torch.nope\nE   ModuleNotFoundError: No module named 'torch.nope'\n"
     )
-    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log), "t.py")
+    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log), "t.py", "/x/conftest.py")
     assert said["message"].splitlines()[0] == (
         "pytest exited with code 4 before running a test: ImportError while loading conftest '/x/conftest.py'. "
         "ModuleNotFoundError: No module named 'torch.nope':"
     )
+    assert said["metrics"] == {"pytest_exit": 4, "before_tests": True, "conftest_failed": "/x/conftest.py"}
 
 
 def test_a_conftest_whose_traceback_the_log_tail_cut_is_named_by_what_it_raised() -> None:
@@ -29,7 +30,8 @@ def test_a_conftest_whose_traceback_the_log_tail_cut_is_named_by_what_it_raised(
 
     frames = "".join(f"helpers/h{i}.py:1: in <module>\n    from helpers import h{i + 1}\n" for i in range(30))
     log = "…" + frames + "E   ModuleNotFoundError: No module named 'torch.newthing'\n"
-    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log), "t.py")
+    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log), "t.py", "/x/conftest.py")
     assert said["message"].splitlines()[0] == (
         "pytest exited with code 4 before running a test: ModuleNotFoundError: No module named 'torch.newthing':"
     )
+    assert said["metrics"]["conftest_failed"] == "/x/conftest.py"

@@ -17,6 +17,7 @@ a check, metric or output the record does not hold make a release untestable.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -116,13 +117,12 @@ as the ends run them, so this is said of one that holds several only at some rel
 PYTEST_USAGE_ERROR = 4
 """pytest's exit code for a command it refuses as given (``ExitCode.USAGE_ERROR``): a node id its file does not hold
 (``ERROR: not found: …``), an option it does not know."""
-CONFTEST_FAILED = "ImportError while loading conftest"
-"""pytest's words where a ``conftest.py`` failed to import, which it also ends with exit code 4: no name or option
+_PROTOCOL: Any = importlib.import_module("torchmatrix.envside.torchmatrix_worker.protocol")
+BEFORE_TESTS: str = _PROTOCOL.BEFORE_TESTS
+"""The metric of a test file's record where pytest ended before it ran a test: no test printed anything."""
+CONFTEST_FAILED: str = _PROTOCOL.CONFTEST_FAILED
+"""The metric naming the ``conftest.py`` that failed to import as pytest began (exit code 4 too): no name or option
 refused, and a release whose torch has what it imports may hold it."""
-PYTEST_REFUSED = "before running a test: ERROR:"
-"""How a record's first line says pytest refused the command (``ERROR: not found: …``, ``ERROR: usage: …``); a
-``conftest.py`` that failed to import says no such line, though the log's end kept may no longer hold its
-:data:`CONFTEST_FAILED` (a traceback through many imports)."""
 CORRECT_IT = "correct the name or the option (`pytest --collect-only -q FILE` lists a file's tests)"
 """What to do when pytest refused the command as given at both ends: no wider range helps."""
 
@@ -180,15 +180,8 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
                                  "apply to this release)", len(runs))  # fmt: skip
     if record.outcome is Outcome.UNAVAILABLE:
         return Observation(None, f"{device} unavailable: {_first_line(record.message)}".rstrip(": "), len(runs))
-    if (
-        record.outcome is Outcome.ERROR
-        and record.metrics.get("pytest_exit") == PYTEST_USAGE_ERROR
-        and CONFTEST_FAILED not in record.message
-        and PYTEST_REFUSED in _first_line(record.message)
-    ):
-        return _refused(record, len(runs), criterion)
-    if criterion.by_output and _ended_before_a_test(record):  # a conftest.py that failed to import or exited
-        return replace(_by_outcome(record, len(runs)), category=_printed_nothing(record).category())
+    if _ended_before_a_test(record) and (criterion.by_output or _refused_as_given(record)):
+        return _ended_early(record, len(runs), criterion)
     if criterion.by_output:
         return _output_observed(record)
     if criterion.metric is None and criterion.check is None:
@@ -211,14 +204,13 @@ def observe(result: CellResult, probe: str, device: str, criterion: Criterion) -
     return Observation(category, text, len(runs))
 
 
-def _refused(record: Record, runs: int, criterion: Criterion) -> Observation:
-    """A record of pytest refusing the command as given (exit code 4): an error as by outcome, which a release that
-    holds the test differs from. By output, a release that printed nothing, no test's output, and ended so: what
-    --by-output compares with another release's output (:class:`printed.Printed`), never a category it cannot read."""
-    seen = replace(_by_outcome(record, runs), refused=True)
-    if not criterion.by_output:
-        return seen
-    return replace(seen, category=_printed_nothing(record).category())
+def _ended_early(record: Record, runs: int, criterion: Criterion) -> Observation:
+    """A record of pytest ending before it ran a test: an error as by outcome, marked ``refused`` where pytest refused
+    the command as given (a node id a release's parameters do not hold), which a release that holds the test differs
+    from. By output, a release that printed nothing, no test's output, and ended so: what --by-output compares with
+    another release's output (:class:`printed.Printed`), never a category it cannot read."""
+    seen = replace(_by_outcome(record, runs), refused=_refused_as_given(record))
+    return replace(seen, category=_printed_nothing(record).category()) if criterion.by_output else seen
 
 
 def _printed_nothing(record: Record) -> printed.Printed:
@@ -228,15 +220,16 @@ def _printed_nothing(record: Record) -> printed.Printed:
 
 
 def _ended_before_a_test(record: Record) -> bool:
-    """Whether ``record`` is of a pytest run that ended before it ran a test (a ``conftest.py`` that failed to import
-    or called ``sys.exit(1)``), in the words of the worker's ``tests_ended``: its test never printed."""
-    code = record.metrics.get("pytest_exit")
-    return (
-        record.outcome is Outcome.ERROR
-        and isinstance(code, int)
-        and "output" not in record.metrics
-        and _first_line(record.message).startswith(f"pytest exited with code {code} before running a test")
-    )
+    """Whether ``record`` is of a pytest run that ended before it ran a test (a name or an option it refused, a
+    ``conftest.py`` that failed to import or called ``sys.exit(1)``), as the worker recorded it: its test never
+    printed."""
+    return record.outcome is Outcome.ERROR and record.metrics.get(BEFORE_TESTS) is True
+
+
+def _refused_as_given(record: Record) -> bool:
+    """Whether pytest refused the command as given (exit code 4 before a test, no ``conftest.py`` failed)."""
+    failed = record.metrics.get(CONFTEST_FAILED)
+    return _ended_before_a_test(record) and record.metrics.get("pytest_exit") == PYTEST_USAGE_ERROR and not failed
 
 
 NOTHING_PRINTED = hashlib.sha256(b"").hexdigest()

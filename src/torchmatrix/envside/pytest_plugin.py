@@ -110,15 +110,22 @@ class Progress(object):
         """The session ended in a test: ``pytest.exit()`` (or Ctrl-C), whose words pytest writes only to stderr."""
         self.write({"ended": "{}: {}".format(excinfo.typename, getattr(excinfo.value, "msg", excinfo.value))})
 
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_load_initial_conftests(self, early_config):
         """pytest read its configuration and is about to import the ``conftest.py`` files above the path it runs on:
         whether that path is a test module by its ``python_files`` (the project's own ``check_*.py`` as well as
-        ``test_*.py``), said before a ``conftest.py`` can skip every test at its import, which ends pytest here."""
+        ``test_*.py``), said before a ``conftest.py`` can skip every test at its import, which ends pytest here; then
+        whether one of them failed to import (pytest ends with exit code 4, as it does for a name or an option it
+        refuses), and which."""
         given = getattr(getattr(early_config, "known_args_namespace", None), "file_or_dir", None) or ()
         paths = [str(arg).partition("::")[0] for arg in given]
         self.config = early_config
         named = any(os.path.isfile(path) and self.by_name(os.path.abspath(path)) for path in paths)
         self.write({"named_as_tests": named})
+        outcome = yield
+        failed = outcome.excinfo[1] if outcome.excinfo else None
+        if failed is not None and not isinstance(failed, pytest.skip.Exception):
+            self.write({"conftest_failed": str(getattr(failed, "path", "") or type(failed).__name__)})
 
     def pytest_configure(self, config):
         self.config = config

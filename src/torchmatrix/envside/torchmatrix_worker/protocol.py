@@ -21,6 +21,14 @@ UNAVAILABLE = "unavailable"
 this side cannot import: the host's tests check that the two agree)."""
 
 
+BEFORE_TESTS = "before_tests"
+"""The metric of a test file's record where pytest ended before it ran a test (a name or an option it refused, a
+``conftest.py`` that failed to import or exited): no test printed anything."""
+CONFTEST_FAILED = "conftest_failed"
+"""The metric naming the ``conftest.py`` whose import failed as pytest began (pytest's exit code 4, as for a name or
+an option it refuses), as pytest's plugin hook saw it."""
+
+
 MODULE = "module"
 SCRIPT = "script"
 PYTEST = "pytest"

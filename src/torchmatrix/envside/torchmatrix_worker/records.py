@@ -13,6 +13,8 @@ import time
 
 from .answers import exit_answer, malformed, pair_answer, tail, unavailable
 from .protocol import (
+    BEFORE_TESTS,
+    CONFTEST_FAILED,
     CRASH,
     ERROR,
     FAIL,
@@ -479,7 +481,8 @@ def run_tests_until_done(isolation, pair, limit, alive, read, asking=False):
         answer = answer_of(ending)
         if answer is not None:  # pytest returned, or never ran (no such device, no pytest)
             if not records and events.running is None:
-                return [dict(tests_ended(answer, ending, pair["name"]), probe=pair["name"], duration=0.0)], said
+                ended = tests_ended(answer, ending, pair["name"], events.conftest_failed)
+                return [dict(ended, probe=pair["name"], duration=0.0)], said
             if events.running is not None:  # pytest.exit() in it, or a plugin that ended the session there
                 records.append(dict(ended_in(answer, events), probe=events.running, duration=events.running_for()))
             records += [dict(not_reached(answer), probe=test, duration=0.0) for test in left]
@@ -515,8 +518,10 @@ def session_failed(answer, records, ending, name):
     return [{"outcome": ERROR, "metrics": metrics, "message": tail(message), "probe": name}]
 
 
-def tests_ended(answer, ending, name):
-    """The record of a pytest run of ``name`` that ended without a test's record: why it ran none."""
+def tests_ended(answer, ending, name, conftest_failed=""):
+    """The record of a pytest run of ``name`` that ended without a test's record: why it ran none, that it ended
+    before a test (:data:`BEFORE_TESTS`), and the ``conftest.py`` that failed to import where pytest's hook saw one
+    (:data:`CONFTEST_FAILED`): what a bisect tells a name or option pytest refused from."""
     if "pytest_exit" not in answer:
         return pair_answer(answer)
     code = answer["pytest_exit"]
@@ -534,8 +539,10 @@ def tests_ended(answer, ending, name):
         raised = [line[1:].strip() for line in lines if line.startswith("E ")]
         said = [" ".join(where[:1] + raised[-1:])] if where or (raised and code == 4) else []
     first = why + (": " + said[-1] if said else "")
-    return {"outcome": ERROR, "metrics": {"pytest_exit": code},
-            "message": "pytest " + first + (":\n" + log if log else "")}  # fmt: skip
+    metrics = {"pytest_exit": code, BEFORE_TESTS: True}
+    if conftest_failed:
+        metrics[CONFTEST_FAILED] = conftest_failed
+    return {"outcome": ERROR, "metrics": metrics, "message": "pytest " + first + (":\n" + log if log else "")}
 
 
 def ended_in(answer, events):
@@ -573,6 +580,8 @@ class ProgressOfTests(object):
         self.named_as_tests = None
         """Whether pytest, having read its configuration, took the path for a test module by its ``python_files``
         (None: it did not get so far, or did not say)."""
+        self.conftest_failed = ""
+        """The ``conftest.py`` that failed to import as pytest began, which ended it ('': none did)."""
         for line in data.decode("utf-8", "replace").splitlines():
             try:
                 event = json.loads(line)
@@ -589,6 +598,8 @@ class ProgressOfTests(object):
                 self.ended += [deselected(test, event.get("by")) for test in tests]
             elif isinstance(event.get("named_as_tests"), bool):
                 self.named_as_tests = event["named_as_tests"]
+            elif isinstance(event.get("conftest_failed"), str):
+                self.conftest_failed = event["conftest_failed"]
             elif event.get("collecting") is True:
                 self.collecting = True
             elif isinstance(event.get("ended"), str):
