@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
+import pytest
 from packaging.version import Version
 
 from torchmatrix import identity
@@ -139,6 +142,40 @@ def test_the_package_set_changes_with_a_file_in_a_site_folder_that_no_record_lis
     unpatched = cellenv.package_set(env)
     (site / "oldpkg" / "__init__.py").write_text("patched = True\n")
     assert len({before, one, two, unpatched, cellenv.package_set(env)}) == 5
+
+
+def test_the_package_set_changes_with_a_sourceless_module_or_a_file_added_to_a_distributions_metadata(
+    tmp_path: Path,
+) -> None:
+    """Python imports a `helper.pyc` beside no source, and pytest registers a plugin an `entry_points.txt` added to a
+    distribution's metadata names: the pairs' reads leave the site folders out, so the package set counts them. A
+    line of a `RECORD` that leads out of its folder and back (`../site-packages/x.py`) covers nothing."""
+    env = make_env(tmp_path / "env")
+    site = next(env.glob("lib/python3.9/site-packages"))
+    (site / "helper.pyc").write_bytes(b"one")
+    one = cellenv.package_set(env)
+    (site / "helper.pyc").write_bytes(b"two")
+    two = cellenv.package_set(env)
+    (site / "torch-1.9.0.dist-info" / "entry_points.txt").write_text("[pytest11]\nx = helper\n")
+    plugged = cellenv.package_set(env)
+    record = site / "torch-1.9.0.dist-info" / "RECORD"
+    record.write_text(record.read_text() + "../site-packages/helper.pyc,sha256=abc,3\n")
+    (site / "helper.pyc").write_bytes(b"three")
+    assert len({one, two, plugged, cellenv.package_set(env)}) == 4
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_in_a_site_folder_counts_by_what_it_is_and_is_never_read(tmp_path: Path) -> None:
+    """Opening a pipe no one writes to waits for ever: the package set would never come."""
+    env = make_env(tmp_path / "env")
+    site = next(env.glob("lib/python3.9/site-packages"))
+    before = cellenv.package_set(env)
+    os.mkfifo(site / "a_pipe")
+    found: list[str | None] = []
+    asking = threading.Thread(target=lambda: found.append(cellenv.package_set(env)), daemon=True)
+    asking.start()
+    asking.join(timeout=30)
+    assert found and found[0] != before
 
 
 def test_an_environment_without_torch_is_not_half_built(tmp_path: Path) -> None:

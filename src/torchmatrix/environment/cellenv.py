@@ -26,6 +26,7 @@ import importlib.metadata
 import io
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -127,18 +128,23 @@ def packages_in(site_folders: Sequence[Path]) -> str | None:
 
 
 def _listed_files(folder: Path, record: str) -> Iterator[str]:
-    """The files of ``folder`` that ``record`` lists with their digest: what its distribution's identity covers."""
+    """The files of ``folder`` that ``record`` lists with their digest: what its distribution's identity covers. Not
+    one it names by a way out of the folder (``../site-packages/helper.py``): the identity leaves those out
+    (:func:`_wheel_entries`)."""
     for row in csv.reader(io.StringIO(record)):
-        if len(row) >= 2 and row[1]:
+        if len(row) >= 2 and row[1] and not row[0].startswith(("..", "/")):
             yield os.path.normpath(os.path.join(folder, row[0]))
 
 
 def _unlisted_files(folders: Sequence[str], listed: set[str]) -> Iterator[str]:
     """``path sha256`` of each file of ``folders`` that no distribution's ``RECORD`` lists with its digest: a module
     put there by hand (``cp helper.py site-packages/``), the files of a distribution installed without one (a Linux
-    distribution's ``.egg-info`` package, updated under its version), a file written over one a package installed.
-    Not bytecode, which Python writes as it imports; not the distributions' own metadata, whose names and versions
-    count; not the ``.pth`` files of each folder, which count in what each pair read."""
+    distribution's ``.egg-info`` package, updated under its version), a file written over one a package installed,
+    a sourceless module (``helper.pyc`` beside no ``helper.py``, which Python imports), a file added to a
+    distribution's metadata (an ``entry_points.txt`` that registers a pytest plugin). Not the bytecode Python writes
+    as it imports (``__pycache__``); not a distribution's ``RECORD``, whose entries count; not the ``.pth`` files of
+    each folder, which count in what each pair read. What is no file of content (a named pipe, a device a link
+    points to) counts by what it is, never read: reading one would wait, or never end."""
     seen: set[str] = set()
     for top in folders:
         for root, dirs, files in os.walk(top, followlinks=True):
@@ -148,12 +154,22 @@ def _unlisted_files(folders: Sequence[str], listed: set[str]) -> Iterator[str]:
                 continue
             seen.add(real)
             at_top = os.path.normpath(root) == os.path.normpath(top)
-            dirs[:] = sorted(name for name in dirs if name != "__pycache__"
-                             and not (at_top and name.endswith((".dist-info", ".egg-info"))))  # fmt: skip
+            metadata = os.path.normpath(os.path.dirname(root)) == os.path.normpath(top) and root.endswith(
+                (".dist-info", ".egg-info")
+            )
+            dirs[:] = sorted(name for name in dirs if name != "__pycache__")
             for name in sorted(files):
                 path = os.path.normpath(os.path.join(root, name))
-                skipped = name.endswith((".pyc", ".pyo")) or (at_top and name.endswith((".pth", ".egg-info")))
+                skipped = (at_top and name.endswith(".pth")) or (metadata and name == "RECORD")
                 if skipped or path in listed:
+                    continue
+                try:
+                    kind = os.stat(path).st_mode
+                except OSError as error:
+                    yield f"{os.path.relpath(path, top)} ({error.strerror})"
+                    continue
+                if not stat.S_ISREG(kind):
+                    yield f"{os.path.relpath(path, top)} (no file of content: {stat.S_IFMT(kind):o})"
                     continue
                 digest = hashlib.sha256()
                 try:
@@ -303,8 +319,9 @@ def _wheel_entries(record: str) -> list[str]:
     """``path,hash`` of every file the wheel installed into site-packages.
 
     Scripts outside it (``../../../bin/torchrun``) are left out: the installer
-    writes their first line with the environment's own path. So is bytecode,
-    which some installers compile and others do not.
+    writes their first line with the environment's own path. So is the bytecode
+    of ``__pycache__``, which some installers compile and others do not (a
+    sourceless module, ``helper.pyc`` beside no source, is the module itself).
     """
     entries = []
     for row in csv.reader(io.StringIO(record)):
@@ -312,7 +329,7 @@ def _wheel_entries(record: str) -> list[str]:
             continue
         path = row[0]
         parts = path.split("/")
-        if path.startswith(("..", "/")) or path.endswith(".pyc"):
+        if path.startswith(("..", "/")) or (path.endswith(".pyc") and "__pycache__" in parts):
             continue
         if parts[0].endswith(".dist-info") and parts[-1] in _INSTALLER_FILES:
             continue
