@@ -178,6 +178,15 @@ def test_a_named_pipe_in_a_site_folder_counts_by_what_it_is_and_is_never_read(tm
     assert found and found[0] != before
 
 
+def test_a_file_of_a_site_folder_whose_name_is_not_utf8_counts(tmp_path: Path) -> None:
+    """A name in Latin-1 (`café.txt`): the file system holds bytes, and the package set is asked all the same."""
+    env = make_env(tmp_path / "env")
+    site = next(env.glob("lib/python3.9/site-packages"))
+    before = cellenv.package_set(env)
+    (site / os.fsdecode(b"caf\xe9.txt")).write_text("data\n")
+    assert cellenv.package_set(env) not in {None, before}
+
+
 def test_an_environment_without_torch_is_not_half_built(tmp_path: Path) -> None:
     (tmp_path / "env" / "lib" / "python3.9" / "site-packages").mkdir(parents=True)
     assert not cellenv.holds_torch(tmp_path / "env") and not cellenv.half_built(tmp_path / "env")

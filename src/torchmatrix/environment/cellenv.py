@@ -124,7 +124,8 @@ def packages_in(site_folders: Sequence[Path]) -> str | None:
             files = hashlib.sha256("\n".join(sorted(_wheel_entries(record))).encode())
             found.add(f"{canonicalize_name(dist.metadata['Name'])}=={dist.version} {files.hexdigest()}")
     found.update(f"unlisted {path}" for path in _unlisted_files(folders, listed))
-    return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
+    # A file's name need not be UTF-8 (``café.txt`` written in Latin-1): its bytes, as the file system holds them.
+    return hashlib.sha256("\n".join(sorted(found)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _listed_files(folder: Path, record: str) -> Iterator[str]:
