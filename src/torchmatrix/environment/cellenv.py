@@ -140,12 +140,13 @@ def _listed_files(folder: Path, record: str) -> Iterator[str]:
 def _unlisted_files(folders: Sequence[str], listed: set[str]) -> Iterator[str]:
     """``path sha256`` of each file of ``folders`` that no distribution's ``RECORD`` lists with its digest: a module
     put there by hand (``cp helper.py site-packages/``), the files of a distribution installed without one (a Linux
-    distribution's ``.egg-info`` package, updated under its version), a file written over one a package installed,
-    a sourceless module (``helper.pyc`` beside no ``helper.py``, which Python imports), a file added to a
-    distribution's metadata (an ``entry_points.txt`` that registers a pytest plugin). Not the bytecode Python writes
-    as it imports (``__pycache__``); not a distribution's ``RECORD``, whose entries count; not the ``.pth`` files of
-    each folder, which count in what each pair read. What is no file of content (a named pipe, a device a link
-    points to) counts by what it is, never read: reading one would wait, or never end."""
+    distribution's ``.egg-info`` package, updated under its version), a sourceless module (``helper.pyc`` beside no
+    ``helper.py``, which Python imports), a file added to a distribution's metadata (an ``entry_points.txt`` that
+    registers a pytest plugin). Not a file written over one a ``RECORD`` lists, which counts by the digest listed
+    (docs/identity.md, "What the identity cannot see"); not the bytecode Python writes as it imports
+    (``__pycache__``); not a distribution's ``RECORD``, whose entries count; not the ``.pth`` files of each folder,
+    which count in what each pair read. What is no file of content (a named pipe, a device a link points to) counts
+    by what it is, never read: reading one would wait, or never end."""
     seen: set[str] = set()
     for top in folders:
         for root, dirs, files in os.walk(top, followlinks=True):
