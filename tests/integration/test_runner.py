@@ -1698,6 +1698,47 @@ def test_a_test_module_whose_pytest_run_ends_before_it_collected_a_test_fails_an
     assert "SystemExit" in records[2].message
 
 
+RAISED_AS_PYTEST_BEGAN = {  # by hand, python prints the traceback: pytest exits 1, or dies of Ctrl-C's SIGINT (130)
+    "conftest_option/test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n",
+    "conftest_option/conftest.py": "def pytest_addoption(parser):\n    raise RuntimeError('no such toolkit')\n",
+    "conftest_interrupts/test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n",
+    "conftest_interrupts/conftest.py": "raise KeyboardInterrupt\n",
+}
+
+
+def test_a_conftest_whose_exception_pytest_lets_through_as_it_begins_is_pytest_ending_never_the_worker_failing(
+    pytest_python: str, tmp_path: Path
+) -> None:
+    """A conftest.py whose ``pytest_addoption`` raises, or which raises ``KeyboardInterrupt`` at its import: pytest
+    does not catch either, and by hand python prints the traceback and ``pytest test_dot.py`` exits 1 (130, by
+    SIGINT); a run that ended before a test, never torchmatrix's worker failing or a crash while a test ran."""
+    for name, text in RAISED_AS_PYTEST_BEGAN.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    records = [
+        record
+        for name in ("conftest_option/test_dot.py", "conftest_interrupts/test_dot.py")
+        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
+    ]
+    assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
+        (
+            "conftest_option/test_dot.py",
+            Outcome.ERROR,
+            Kind.PYTEST,
+            "pytest ended with exit code 1 before collecting it",
+        ),
+        (
+            "conftest_interrupts/test_dot.py",
+            Outcome.ERROR,
+            Kind.PYTEST,
+            "pytest ended with exit code 130 before collecting it",
+        ),
+    ]
+    assert "RuntimeError: no such toolkit" in records[0].message and "worker" not in records[0].message
+    assert "KeyboardInterrupt" in records[1].message
+    assert all(record.metrics[criteria.BEFORE_TESTS] is True for record in records)
+
+
 ENDED_SILENTLY = {  # pytest on each, by hand, exits 0 and prints nothing: its failing test never ran
     "conftest_leaves/test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n",
     "conftest_leaves/conftest.py": "import sys\nsys.exit(0)\n",

@@ -569,7 +569,23 @@ def run_tests(job):
     except SystemExit as exit:  # a conftest.py that calls sys.exit() at its import: pytest ends so by hand too
         print_exit_code(exit)
         return {"pytest_exit": exit_status(exit)}
+    except (Exception, KeyboardInterrupt) as error:  # a conftest.py's pytest_addoption, or its import's Ctrl-C
+        if not raised_by_pytest(error):
+            raise  # the worker's own code, or its plugin's, failed
+        traceback.print_exc()  # as python prints what ended pytest by hand, which exits 1, or dies of SIGINT
+        return {"pytest_exit": 128 + signal.SIGINT if type(error) is KeyboardInterrupt else 1}
     return {"pytest_exit": int(code)}
+
+
+def raised_by_pytest(error):
+    """Whether ``error``, which pytest let through as it began, was raised past torchmatrix's own code (a
+    ``conftest.py``, a plugin, pytest itself): by hand too it ends pytest, where the worker's own failure would not."""
+    frames = list(traceback.walk_tb(error.__traceback__))
+    if not frames:
+        return False
+    where = os.path.realpath(frames[-1][0].f_code.co_filename)
+    own = os.path.realpath(os.path.dirname(os.path.abspath(__file__)))
+    return where != os.path.realpath(PLUGIN_FILE) and os.path.dirname(where) != own
 
 
 def skipping_conftest(skipped, root):
