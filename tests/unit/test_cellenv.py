@@ -164,6 +164,20 @@ def test_the_package_set_changes_with_a_sourceless_module_or_a_file_added_to_a_d
     assert len({one, two, plugged, cellenv.package_set(env)}) == 4
 
 
+def test_a_file_a_nameless_distributions_record_lists_counts_by_its_content(tmp_path: Path) -> None:
+    """A `.dist-info` whose metadata names no distribution (none, as a stopped install leaves, or no `Name:`) is none
+    the package set counts: a file its `RECORD` lists (a `helper.py` put there by hand) still counts by its content,
+    as where no `RECORD` lists it, never by nothing."""
+    env = make_env(tmp_path / "env")
+    site = next(env.glob("lib/python3.9/site-packages"))
+    (site / "ghost-1.0.dist-info").mkdir()
+    (site / "ghost-1.0.dist-info" / "RECORD").write_text("helper.py,sha256=AAAA,6\n")
+    (site / "helper.py").write_text("K = 1\n")
+    one = cellenv.package_set(env)
+    (site / "helper.py").write_text("K = 2\n")
+    assert cellenv.package_set(env) != one
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 def test_a_named_pipe_in_a_site_folder_counts_by_what_it_is_and_is_never_read(tmp_path: Path) -> None:
     """Opening a pipe no one writes to waits for ever: the package set would never come."""

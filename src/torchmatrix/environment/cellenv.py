@@ -119,8 +119,8 @@ def packages_in(site_folders: Sequence[Path]) -> str | None:
     listed: set[str] = set()
     for dist in importlib.metadata.distributions(path=folders):
         record = dist.read_text("RECORD") or ""
-        listed.update(_listed_files(Path(str(dist.locate_file(""))), record))
-        if dist.metadata["Name"]:
+        if dist.metadata["Name"]:  # a nameless one's RECORD counts nowhere: the files it lists count by content
+            listed.update(_listed_files(Path(str(dist.locate_file(""))), record))
             files = hashlib.sha256("\n".join(sorted(_wheel_entries(record))).encode())
             found.add(f"{canonicalize_name(dist.metadata['Name'])}=={dist.version} {files.hexdigest()}")
     found.update(f"unlisted {path}" for path in _unlisted_files(folders, listed))
