@@ -1735,6 +1735,7 @@ def test_a_conftest_whose_exception_pytest_lets_through_as_it_begins_is_pytest_e
         ),
     ]
     assert "RuntimeError: no such toolkit" in records[0].message and "worker" not in records[0].message
+    assert records[0].message.splitlines()[0].endswith("before running a test: RuntimeError: no such toolkit:")
     assert "KeyboardInterrupt" in records[1].message
     assert all(record.metrics[criteria.BEFORE_TESTS] is True for record in records)
 

@@ -537,8 +537,8 @@ def tests_ended(answer, ending, name, conftest_failed=""):
         lines = [line.strip() for line in log.splitlines()]  # it raised
         where = [line for line in lines if line.startswith("ImportError while loading conftest")]
         raised = [line[1:].strip() for line in lines if line.startswith("E ")]
-        said = [" ".join(where[:1] + raised[-1:])] if where or (raised and code == 4) else []
-    first = why + (": " + said[-1] if said else "")
+        said = [" ".join(where[:1] + raised[-1:])] if where or (raised and code == 4) else lines[-1:]
+    first = why + (": " + said[-1] if said else "")  # else what it said last: what a hook raised, as Python prints
     metrics = {"pytest_exit": code, BEFORE_TESTS: True}
     if conftest_failed:
         metrics[CONFTEST_FAILED] = conftest_failed
