@@ -17,13 +17,14 @@ import tempfile
 import textwrap
 import time
 import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 from torchmatrix import identity, results
 from torchmatrix.bisection import criteria
-from torchmatrix.core import Kind, Outcome, Pair, Probe
+from torchmatrix.core import Kind, Outcome, Pair, Probe, Record
 from torchmatrix.matrix import loader
 from torchmatrix.worker import runner
 
@@ -1595,22 +1596,23 @@ COULD_NOT_RUN = {  # pytest on each, by hand, fails; none is a script that passe
 }
 
 
-def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pytest_python: str, tmp_path: Path) -> None:
-    for name, text in COULD_NOT_RUN.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
-    named = ["badparam/test_param.py", "conftest_fails/test_dot.py", "subtests/test_sub.py", "exits/test_exit.py"]
-    records = [
+def each_alone(python: str, root: Path, files: Mapping[str, str], names: Sequence[str]) -> list[Record]:
+    """``files`` (path under ``root`` -> text) written, the records of each of ``names`` run alone on the cpu."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return [
         record
-        for name in [
-            *named,
-            "raises/repro.py",
-            "typo/check_dtype.py",
-            "exits0/test_exit0.py",
-            "configure_fails/test_one.py",
-        ]  # fmt: skip
-        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
+        for name in names
+        for record in run_cell(python, [Pair(loader.probe_at(root / name, root), "cpu")], 20.0).records
     ]
+
+
+def test_tests_pytest_cannot_run_fail_as_by_hand_and_never_pass_as_a_script(pytest_python: str, tmp_path: Path) -> None:
+    named = ["badparam/test_param.py", "conftest_fails/test_dot.py", "subtests/test_sub.py", "exits/test_exit.py",
+             "raises/repro.py", "typo/check_dtype.py", "exits0/test_exit0.py",
+             "configure_fails/test_one.py"]  # fmt: skip
+    records = each_alone(pytest_python, tmp_path, COULD_NOT_RUN, named)
     assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
         (
             "badparam/test_param.py",
@@ -1666,14 +1668,12 @@ def test_a_test_module_whose_pytest_run_ends_before_it_collected_a_test_fails_an
     """By hand ``pytest test_dot.py`` exits 1 where its conftest.py calls ``sys.exit('needs CUDA')`` or
     ``os._exit(1)`` at its import, and 3 where the module itself raises ``SystemExit`` as pytest imports it: a run
     that fails, never a script whose failing test nobody calls passing."""
-    for name, text in ENDED_AS_PYTEST_BEGAN.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
-    records = [
-        record
-        for name in ("conftest_exits/test_dot.py", "conftest_dies/test_dot.py", "module_exits/test_dot.py")
-        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
-    ]
+    records = each_alone(
+        pytest_python,
+        tmp_path,
+        ENDED_AS_PYTEST_BEGAN,
+        ("conftest_exits/test_dot.py", "conftest_dies/test_dot.py", "module_exits/test_dot.py"),
+    )
     assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
         (
             "conftest_exits/test_dot.py",
@@ -1712,14 +1712,12 @@ def test_a_conftest_whose_exception_pytest_lets_through_as_it_begins_is_pytest_e
     """A conftest.py whose ``pytest_addoption`` raises, or which raises ``KeyboardInterrupt`` at its import: pytest
     does not catch either, and by hand python prints the traceback and ``pytest test_dot.py`` exits 1 (130, by
     SIGINT); a run that ended before a test, never torchmatrix's worker failing or a crash while a test ran."""
-    for name, text in RAISED_AS_PYTEST_BEGAN.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
-    records = [
-        record
-        for name in ("conftest_option/test_dot.py", "conftest_interrupts/test_dot.py")
-        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
-    ]
+    records = each_alone(
+        pytest_python,
+        tmp_path,
+        RAISED_AS_PYTEST_BEGAN,
+        ("conftest_option/test_dot.py", "conftest_interrupts/test_dot.py"),
+    )
     assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
         (
             "conftest_option/test_dot.py",
@@ -1753,14 +1751,9 @@ def test_a_test_module_whose_pytest_run_ends_with_0_before_a_test_ran_is_tests_t
     """By hand ``pytest test_dot.py`` exits 0 and says nothing where its conftest.py calls ``sys.exit(0)``, or the
     module ``os._exit(0)``, as pytest imports it: its test never ran, as where the conftest.py calls ``os._exit(0)``;
     never a script that passes."""
-    for name, text in ENDED_SILENTLY.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
-    records = [
-        record
-        for name in ("conftest_leaves/test_dot.py", "module_leaves/test_dot.py")
-        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
-    ]
+    records = each_alone(
+        pytest_python, tmp_path, ENDED_SILENTLY, ("conftest_leaves/test_dot.py", "module_leaves/test_dot.py")
+    )
     assert [(r.probe, r.outcome, r.kind, r.kind_reason) for r in records] == [
         (
             "conftest_leaves/test_dot.py",
@@ -1777,52 +1770,32 @@ def test_a_test_module_whose_pytest_run_ends_with_0_before_a_test_ran_is_tests_t
     ]
 
 
-def test_a_script_whose_folders_pytest_ends_with_0_before_collecting_is_run_as_the_script_it_is(
-    pytest_python: str, tmp_path: Path
+@pytest.mark.parametrize(
+    ("hook", "reason"),
+    [
+        ("pytest_sessionstart", "pytest ended with exit code 0 before collecting it"),
+        ("pytest_collection", "pytest ended with exit code 0 as it collected it, a test module by its name"),
+    ],
+)
+def test_where_a_conftest_ends_pytest_with_0_a_test_module_did_not_run_and_a_script_is_the_script_it_is(
+    pytest_python: str, tmp_path: Path, hook: str, reason: str
 ) -> None:
-    """A ``conftest.py`` whose ``pytest_sessionstart`` ends every pytest run with exit code 0 (nothing to test on this
-    machine) says nothing of ``repro.py`` beside it, which pytest never looked at: by hand ``python repro.py`` fails,
-    and so does its record, never an error of tests that did not run; ``test_dot.py`` beside it is tests that did
-    not run."""
-    (tmp_path / "conftest.py").write_text(
-        "import pytest\n\ndef pytest_sessionstart(session):\n    pytest.exit('nothing to test here', returncode=0)\n"
-    )
-    (tmp_path / "repro.py").write_text("print('2 * 14 =', 2 * 14)\nassert 2 * 14 == 27, 'not 27'\n")
-    (tmp_path / "test_dot.py").write_text("def test_dot():\n    assert 2 * 14 == 27\n")
-    records = [
-        record
-        for name in ("repro.py", "test_dot.py")
-        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
-    ]
+    """A ``conftest.py`` whose ``pytest_sessionstart``, or ``pytest_collection``, ends every pytest run with exit code
+    0 (nothing to test on this machine): by hand ``pytest test_dot.py`` exits 0 and runs nothing, so its test did not
+    run, never a script whose function nobody calls passing; ``repro.py`` beside it, which pytest never said is
+    tests, is the script ``python repro.py`` runs, and fails as it does."""
+    files = {
+        "conftest.py": f"import pytest\n\ndef {hook}(session):\n    pytest.exit('nothing to test', returncode=0)\n",
+        "repro.py": "print('2 * 14 =', 2 * 14)\nassert 2 * 14 == 27, 'not 27'\n",
+        "test_dot.py": "def test_dot():\n    assert 2 * 14 == 27\n",
+    }
+    records = each_alone(pytest_python, tmp_path, files, ("repro.py", "test_dot.py"))
     assert [(r.probe, r.outcome, r.kind) for r in records] == [
         ("repro.py", Outcome.FAIL, Kind.SCRIPT),
         ("test_dot.py", Outcome.ERROR, Kind.PYTEST),
     ]
     assert "not 27" in records[0].message
-    assert records[1].kind_reason == "pytest ended with exit code 0 before collecting it"
-
-
-def test_a_test_module_whose_pytest_ends_with_0_as_it_collects_is_tests_that_did_not_run_a_script_still_runs(
-    pytest_python: str, tmp_path: Path
-) -> None:
-    """A ``conftest.py`` whose ``pytest_collection`` ends pytest with exit code 0 (nothing to test on this machine):
-    by hand ``pytest test_dot.py`` exits 0 and runs nothing, so its test did not run, never a script whose function
-    nobody calls passing; ``repro.py`` beside it, which pytest never said is tests, is the script ``python`` runs."""
-    (tmp_path / "conftest.py").write_text(
-        "import pytest\n\ndef pytest_collection(session):\n    pytest.exit('nothing to test here', returncode=0)\n"
-    )
-    (tmp_path / "repro.py").write_text("print('2 * 14 =', 2 * 14)\nassert 2 * 14 == 27, 'not 27'\n")
-    (tmp_path / "test_dot.py").write_text("def test_dot():\n    assert 2 * 14 == 27\n")
-    records = [
-        record
-        for name in ("repro.py", "test_dot.py")
-        for record in run_cell(pytest_python, [Pair(loader.probe_at(tmp_path / name, tmp_path), "cpu")], 20.0).records
-    ]
-    assert [(r.probe, r.outcome, r.kind) for r in records] == [
-        ("repro.py", Outcome.FAIL, Kind.SCRIPT),
-        ("test_dot.py", Outcome.ERROR, Kind.PYTEST),
-    ]
-    assert records[1].kind_reason == "pytest ended with exit code 0 as it collected it, a test module by its name"
+    assert records[1].kind_reason == reason
 
 
 ALIKE_CONFTEST = """

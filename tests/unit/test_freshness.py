@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -271,17 +272,24 @@ def test_tests_run_again_where_another_probe_made_the_record_of_one_of_them() ->
     assert freshness.stale(bisected, both, inputs).pairs == ()  # a probe of this run made it: the run is theirs
 
 
-def test_a_folder_answers_only_for_the_files_its_run_collects() -> None:
-    """``torchmatrix probe tests/repro.py`` (a script beside the tests) and ``tests/check_b.py`` (tests pytest
-    collects only where it is named) stored records under the folder ``tests/`` that the matrix runs: by hand,
-    ``pytest tests/`` runs neither, so the folder is up to date and its run keeps them; a test of a file it does
-    collect that another probe made (a bisect of a test since gone) is the folder's to say."""
-    folder = Probe("tests/", Path("tests"), kind=Kind.PYTEST)
+def folder_probe(root: Path | None) -> tuple[Probe, dict, Callable[[str, str], Record]]:
+    """The probe of the folder ``tests/`` of the matrix in ``root``, what a run of it is made from, and a maker of the
+    record of a test ``name`` that the probe ``maker`` made from that."""
+    folder = Probe("tests/", (root or Path()) / "tests", kind=Kind.PYTEST, root=root)
     inputs = {**INPUTS, "probes": {**INPUTS["probes"], folder.name: "e" * 64}}
 
     def made(name: str, maker: str) -> Record:
         return Record(name, "cpu", Outcome.PASS, {}, "", 0.01, identity.record_inputs(inputs, name, maker))
 
+    return folder, inputs, made
+
+
+def test_a_folder_answers_only_for_the_files_its_run_collects() -> None:
+    """``torchmatrix probe tests/repro.py`` (a script beside the tests) and ``tests/check_b.py`` (tests pytest
+    collects only where it is named) stored records under the folder ``tests/`` that the matrix runs: by hand,
+    ``pytest tests/`` runs neither, so the folder is up to date and its run keeps them; a test of a file it does
+    collect that another probe made (a bisect of a test since gone) is the folder's to say."""
+    folder, inputs, made = folder_probe(None)
     pair = Pair(folder, "cpu")
     own = made("tests/test_a.py::test_x", folder.name)
     script, named = made("tests/repro.py", "tests/repro.py"), made("tests/check_b.py::test_c", "tests/check_b.py")
@@ -301,12 +309,7 @@ def test_a_folder_answers_for_a_record_of_a_file_under_it_that_is_gone(tmp_path:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_b.py").write_text("def test_y():\n    pass\n")
     (tmp_path / "tests" / "repro.py").write_text("print(1)\n")
-    folder = Probe("tests/", tmp_path / "tests", kind=Kind.PYTEST, root=tmp_path)
-    inputs = {**INPUTS, "probes": {**INPUTS["probes"], folder.name: "e" * 64}}
-
-    def made(name: str, maker: str) -> Record:
-        return Record(name, "cpu", Outcome.PASS, {}, "", 0.01, identity.record_inputs(inputs, name, maker))
-
+    folder, inputs, made = folder_probe(tmp_path)
     pair = Pair(folder, "cpu")
     own = made("tests/test_b.py::test_y", folder.name)
     gone, script = made("tests/test_a.py::test_x", "tests/test_a.py"), made("tests/repro.py", "tests/repro.py")
@@ -324,16 +327,13 @@ def test_a_folder_never_answers_for_another_matrix_s_record_of_a_file_of_its_own
     (tmp_path / "a" / "tests").mkdir(parents=True)
     (tmp_path / "a" / "tests" / "check_dot.py").write_text("def test_x():\n    pass\n")
     (tmp_path / "b" / "tests").mkdir(parents=True)
-    folder = Probe("tests/", tmp_path / "b" / "tests", kind=Kind.PYTEST, root=tmp_path / "b")
-    inputs = {**INPUTS, "probes": {**INPUTS["probes"], folder.name: "e" * 64}}
+    folder, _, made = folder_probe(tmp_path / "b")
 
     def made_in(where: str) -> Record:
-        name, maker = "tests/check_dot.py::test_x", "tests/check_dot.py"
-        made = {**identity.record_inputs(inputs, name, maker), "read": {str(tmp_path / where): "f" * 64}}
-        return Record(name, "cpu", Outcome.PASS, {}, "", 0.01, made)
+        record = made("tests/check_dot.py::test_x", "tests/check_dot.py")
+        return dataclasses.replace(record, inputs={**record.inputs, "read": {str(tmp_path / where): "f" * 64}})
 
-    own = Record("tests/test_b.py::test_y", "cpu", Outcome.PASS, {}, "", 0.01,
-                 identity.record_inputs(inputs, "tests/test_b.py::test_y", folder.name))  # fmt: skip
+    own = made("tests/test_b.py::test_y", folder.name)
     answered = [
         freshness.pair_answers_for(Pair(folder, "cpu"), made_in(where), [own])
         for where in ("a/tests/check_dot.py", "b/tests/check_dot.py")
