@@ -35,3 +35,29 @@ def test_a_conftest_whose_traceback_the_log_tail_cut_is_named_by_what_it_raised(
         "pytest exited with code 4 before running a test: ModuleNotFoundError: No module named 'torch.newthing':"
     )
     assert said["metrics"]["conftest_failed"] == "/x/conftest.py"
+
+
+def test_a_hook_that_raised_is_named_by_what_it_raised_never_by_what_was_printed_after_it() -> None:
+    """A conftest.py's pytest_collection_modifyitems that raises: pytest prints INTERNALERROR, then its summary (how
+    long it ran, which differs run to run) and what a pytest_unconfigure printed; the first line, which a bisect
+    by output compares, says what was raised, never the summary nor the print."""
+    from torchmatrix.envside.torchmatrix_worker import records
+
+    log = (
+        "INTERNALERROR> Traceback (most recent call last):\n"
+        'INTERNALERROR>   File "/x/_pytest/main.py", line 283, in wrap_session\n'
+        "INTERNALERROR>     session.exitstatus = doit(config, session) or 0\n"
+        "INTERNALERROR>                          ^^^^^^^^^^^^^^^^^^^^^^\n"
+        'INTERNALERROR>   File "/x/conftest.py", line 2, in pytest_collection_modifyitems\n'
+        "INTERNALERROR>     raise RuntimeError('modify broke')\n"
+        "INTERNALERROR> RuntimeError: modify broke\n"
+        "INTERNALERROR>\n"
+        "\n============================ no tests ran in 0.15s =============================\n"
+        "every check passed\n"
+    )
+    said = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail=log), "t.py")
+    assert said["message"].splitlines()[0] == (
+        "pytest exited with code 3 before running a test: RuntimeError: modify broke:"
+    )
+    silent = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail="all good\n"), "t.py")
+    assert silent["message"].splitlines()[0] == "pytest exited with code 3 before running a test:"

@@ -537,12 +537,23 @@ def tests_ended(answer, ending, name, conftest_failed=""):
         lines = [line.strip() for line in log.splitlines()]  # it raised
         where = [line for line in lines if line.startswith("ImportError while loading conftest")]
         raised = [line[1:].strip() for line in lines if line.startswith("E ")]
-        said = [" ".join(where[:1] + raised[-1:])] if where or (raised and code == 4) else lines[-1:]
-    first = why + (": " + said[-1] if said else "")  # else what it said last: what a hook raised, as Python prints
+        said = [" ".join(where[:1] + raised[-1:])] if where or (raised and code == 4) else raised_last(log)
+    first = why + (": " + said[-1] if said else "")  # else what a hook raised last, as Python prints it
     metrics = {"pytest_exit": code, BEFORE_TESTS: True}
     if conftest_failed:
         metrics[CONFTEST_FAILED] = conftest_failed
     return {"outcome": ERROR, "metrics": metrics, "message": "pytest " + first + (":\n" + log if log else "")}
+
+
+def raised_last(log):
+    """What the last traceback in ``log`` says was raised (``RuntimeError: no such toolkit``), as Python prints it
+    after its frames (pytest's ``INTERNALERROR>`` before each line left out): never a line printed after it (pytest's
+    summary, which holds how long it ran, or a hook's print); none where the log holds no traceback's frames."""
+    marker = "INTERNALERROR>"
+    lines = [line[len(marker) + 1:] if line.startswith(marker) else line for line in log.splitlines()]
+    frames = [at for at, line in enumerate(lines) if line.startswith('  File "')]
+    after = lines[frames[-1] + 1:] if frames else []
+    return [line.strip() for line in after if line.strip() and not line[:1].isspace()][:1]
 
 
 def ended_in(answer, events):
