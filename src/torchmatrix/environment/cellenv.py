@@ -119,7 +119,7 @@ def packages_in(site_folders: Sequence[Path]) -> str | None:
     listed: set[str] = set()
     for dist in importlib.metadata.distributions(path=folders):
         record = dist.read_text("RECORD") or ""
-        if dist.metadata["Name"]:  # a nameless one's RECORD counts nowhere: the files it lists count by content
+        if dist.metadata.get("Name"):  # a nameless one's RECORD counts nowhere: the files it lists count by content
             listed.update(_listed_files(Path(str(dist.locate_file(""))), record))
             files = hashlib.sha256("\n".join(sorted(_wheel_entries(record))).encode())
             found.add(f"{canonicalize_name(dist.metadata['Name'])}=={dist.version} {files.hexdigest()}")
@@ -255,7 +255,7 @@ def installed_versions(env: Path, names: Iterable[str]) -> dict[str, str | None]
     folders = [str(folder) for folder in site_packages(env)]
     # A .dist-info without METADATA (what a stopped install can leave) names nothing.
     distributions = importlib.metadata.distributions(path=folders)
-    found = {canonicalize_name(dist.name): dist.version for dist in distributions if dist.metadata["Name"]}
+    found = {canonicalize_name(dist.name): dist.version for dist in distributions if dist.metadata.get("Name")}
     return {name: found.get(canonicalize_name(name)) for name in names}
 
 

@@ -51,7 +51,7 @@ class WheelId:
 def built(distribution: importlib.metadata.Distribution) -> WheelId | None:
     """What ``distribution`` (installed, or unpacked in the cache) was built as; None where its metadata is not
     all there (a stopped install, a folder that is no wheel)."""
-    name, wheel = distribution.metadata["Name"], distribution.read_text("WHEEL")
+    name, wheel = distribution.metadata.get("Name"), distribution.read_text("WHEEL")
     if not name or not wheel:
         return None
     try:
