@@ -36,6 +36,7 @@ from packaging.utils import canonicalize_name
 
 from ..interpreters import Interpreter
 from ..util import atomicfile
+from .uvcache import name_of
 
 MARKER = ".torchmatrix-built"
 """In the environment's folder: the torch build (:func:`torch_build`) that was installed there and imported, the
@@ -119,10 +120,11 @@ def packages_in(site_folders: Sequence[Path]) -> str | None:
     listed: set[str] = set()
     for dist in importlib.metadata.distributions(path=folders):
         record = dist.read_text("RECORD") or ""
-        if dist.metadata.get("Name"):  # a nameless one's RECORD counts nowhere: the files it lists count by content
+        name = name_of(dist)
+        if name:  # a nameless one's RECORD counts nowhere: the files it lists count by content
             listed.update(_listed_files(Path(str(dist.locate_file(""))), record))
             files = hashlib.sha256("\n".join(sorted(_wheel_entries(record))).encode())
-            found.add(f"{canonicalize_name(dist.metadata['Name'])}=={dist.version} {files.hexdigest()}")
+            found.add(f"{canonicalize_name(name)}=={dist.version} {files.hexdigest()}")
     found.update(f"unlisted {path}" for path in _unlisted_files(folders, listed))
     # A file's name need not be UTF-8 (``café.txt`` written in Latin-1): its bytes, as the file system holds them.
     return hashlib.sha256("\n".join(sorted(found)).encode("utf-8", "surrogateescape")).hexdigest()
@@ -255,7 +257,7 @@ def installed_versions(env: Path, names: Iterable[str]) -> dict[str, str | None]
     folders = [str(folder) for folder in site_packages(env)]
     # A .dist-info without METADATA (what a stopped install can leave) names nothing.
     distributions = importlib.metadata.distributions(path=folders)
-    found = {canonicalize_name(dist.name): dist.version for dist in distributions if dist.metadata.get("Name")}
+    found = {canonicalize_name(dist.name): dist.version for dist in distributions if name_of(dist)}
     return {name: found.get(canonicalize_name(name)) for name in names}
 
 

@@ -48,10 +48,17 @@ class WheelId:
         return f"{self.name} {self.version}"
 
 
+def name_of(distribution: importlib.metadata.Distribution) -> str | None:
+    """The name ``distribution``'s metadata gives; None where it gives none (no ``METADATA``, as a stopped install
+    leaves, or no ``Name:``), asked so that Python 3.12 and later do not warn, as they do of a missing key read."""
+    metadata = distribution.metadata
+    return str(metadata["Name"]) if "Name" in metadata else None
+
+
 def built(distribution: importlib.metadata.Distribution) -> WheelId | None:
     """What ``distribution`` (installed, or unpacked in the cache) was built as; None where its metadata is not
     all there (a stopped install, a folder that is no wheel)."""
-    name, wheel = distribution.metadata.get("Name"), distribution.read_text("WHEEL")
+    name, wheel = name_of(distribution), distribution.read_text("WHEEL")
     if not name or not wheel:
         return None
     try:

@@ -550,9 +550,9 @@ def raised_last(log):
     after its frames (pytest's ``INTERNALERROR>`` before each line left out): never a line printed after it (pytest's
     summary, which holds how long it ran, or a hook's print); none where the log holds no traceback's frames."""
     marker = "INTERNALERROR>"
-    lines = [line[len(marker) + 1:] if line.startswith(marker) else line for line in log.splitlines()]
+    lines = [line[len(marker) + 1 :] if line.startswith(marker) else line for line in log.splitlines()]
     frames = [at for at, line in enumerate(lines) if line.startswith('  File "')]
-    after = lines[frames[-1] + 1:] if frames else []
+    after = lines[frames[-1] + 1 :] if frames else []
     return [line.strip() for line in after if line.strip() and not line[:1].isspace()][:1]
 
 
