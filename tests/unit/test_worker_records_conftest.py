@@ -14,7 +14,7 @@ def test_a_conftest_that_failed_to_import_is_named_with_what_it_raised_in_the_fi
         "ImportError while loading conftest '/x/conftest.py'.\nconftest.py:1: in <module>\n"
         "    import torch.nope\nE   ModuleNotFoundError: No module named 'torch.nope'\n"
     )
-    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log), "t.py", "/x/conftest.py")
+    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log, places=()), "t.py", "/x/conftest.py")
     assert said["message"].splitlines()[0] == (
         "pytest exited with code 4 before running a test: ImportError while loading conftest '/x/conftest.py'. "
         "ModuleNotFoundError: No module named 'torch.nope':"
@@ -30,7 +30,7 @@ def test_a_conftest_whose_traceback_the_log_tail_cut_is_named_by_what_it_raised(
 
     frames = "".join(f"helpers/h{i}.py:1: in <module>\n    from helpers import h{i + 1}\n" for i in range(30))
     log = "…" + frames + "E   ModuleNotFoundError: No module named 'torch.newthing'\n"
-    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log), "t.py", "/x/conftest.py")
+    said = records.tests_ended({"pytest_exit": 4}, SimpleNamespace(log_tail=log, places=()), "t.py", "/x/conftest.py")
     assert said["message"].splitlines()[0] == (
         "pytest exited with code 4 before running a test: ModuleNotFoundError: No module named 'torch.newthing':"
     )
@@ -55,9 +55,30 @@ def test_a_hook_that_raised_is_named_by_what_it_raised_never_by_what_was_printed
         "\n============================ no tests ran in 0.15s =============================\n"
         "every check passed\n"
     )
-    said = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail=log), "t.py")
+    said = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail=log, places=()), "t.py")
     assert said["message"].splitlines()[0] == (
         "pytest exited with code 3 before running a test: RuntimeError: modify broke:"
     )
-    silent = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail="all good\n"), "t.py")
+    silent = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail="all good\n", places=()), "t.py")
     assert silent["message"].splitlines()[0] == "pytest exited with code 3 before running a test:"
+
+
+def test_what_a_hook_raised_is_said_as_by_output_compares_it_never_with_an_address_or_the_cells_own_folder() -> None:
+    """A hook that raises with a repr (an address each process has its own) or a path in the cell's environment in
+    its message: the first line, which a bisect by output compares between releases, holds neither as printed, or
+    every release differs from the one before and the first is blamed."""
+    from torchmatrix.envside.torchmatrix_worker import records
+
+    seen = []
+    for address, where in (("0x7f5f7a9a1fb0", "/tmp/torchmatrix-worker-ab12"), ("0x7fed7d5a1f50", "/tmp/tmpq9_x")):
+        places = records.cell_places(where + "/torchmatrix-pair-cd34", where)
+        log = (
+            "INTERNALERROR> Traceback (most recent call last):\n"
+            'INTERNALERROR>   File "/x/conftest.py", line 2, in pytest_collection_modifyitems\n'
+            "INTERNALERROR>     raise RuntimeError(...)\n"
+            f"INTERNALERROR> RuntimeError: no toolkit for <object object at {address}> in {where}/cache\n"
+        )
+        said = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail=log, places=places), "t.py")
+        seen.append(said["message"].splitlines()[0])
+    assert seen[0] == seen[1], seen
+    assert "0x7f" not in seen[0] and "/tmp/" not in seen[0], seen

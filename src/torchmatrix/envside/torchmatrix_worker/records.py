@@ -539,6 +539,9 @@ def tests_ended(answer, ending, name, conftest_failed=""):
         raised = [line[1:].strip() for line in lines if line.startswith("E ")]
         said = [" ".join(where[:1] + raised[-1:])] if where or (raised and code == 4) else raised_last(log)
     first = why + (": " + said[-1] if said else "")  # else what a hook raised last, as Python prints it
+    # normalised as a script's output is (the cell's folders, an address, its torch version): what a bisect by output
+    # compares between releases, where each cell's would differ
+    first = normalised_output(first.encode("utf-8", "replace"), output_rules(ending.places)).decode("utf-8", "replace")
     metrics = {"pytest_exit": code, BEFORE_TESTS: True}
     if conftest_failed:
         metrics[CONFTEST_FAILED] = conftest_failed
