@@ -295,6 +295,20 @@ def test_by_output_a_test_pytest_refused_at_one_end_is_compared_with_what_the_ot
     assert not observe(failed, "t.py::test_a", "cpu", Criterion()).refused
 
 
+def test_by_output_runs_of_one_release_that_a_hook_ended_in_other_words_are_unstable_never_one_release() -> None:
+    """`--repeat 2 --by-output` where a conftest.py's hook raised before a test, with a time in its message: the two
+    runs of one release ended in other words, each process's own; the release is unstable, never the first run's
+    words, which another release's runs would differ from and a bisect blame torch for."""
+    ended = {"pytest_exit": 3, "before_tests": True}
+    said = "pytest exited with code 3 before running a test: RuntimeError: gave up at {}:\nthe log"
+    times = ("1796689056.39", "1796689062.3")
+    runs = [Record("t.py", "cpu", Outcome.ERROR, ended, said.format(at), 0.1) for at in times]
+    seen = observe(result(records=(repeats.merge(runs),)), "t.py", "cpu", Criterion(by_output=True))
+    assert seen.category is None and seen.unstable, seen
+    alike = observe(result(records=(repeats.merge(runs[:1] * 2),)), "t.py", "cpu", Criterion(by_output=True))
+    assert alike.category is not None and not alike.unstable
+
+
 def test_a_test_file_or_a_parametrized_tests_base_id_is_not_one_test_and_says_which_it_holds() -> None:
     cases = tuple(
         Record(f"tests/test_dot.py::test_grad[{kind}]", "cpu", Outcome.PASS, {}, "", 0.1)

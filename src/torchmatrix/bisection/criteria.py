@@ -210,13 +210,19 @@ def _ended_early(record: Record, runs: int, criterion: Criterion) -> Observation
     from. By output, a release that printed nothing, no test's output, and ended so: what --by-output compares with
     another release's output (:class:`printed.Printed`), never a category it cannot read."""
     seen = replace(_by_outcome(record, runs), refused=_refused_as_given(record))
-    return replace(seen, category=_printed_nothing(record).category()) if criterion.by_output else seen
+    if not criterion.by_output:
+        return seen
+    release = printed.one_release([_printed_nothing(run) for run in repeats.runs_of(record)])
+    if isinstance(release, str):  # its runs ended in other words (a time, a count): each process's own, no release's
+        return Observation(None, f"unstable: {release}", runs, True)
+    return replace(seen, category=release.category())
 
 
-def _printed_nothing(record: Record) -> printed.Printed:
-    """A record of pytest ending before it ran a test as --by-output compares it: it printed nothing, no test's
-    output, and ended in pytest's error."""
-    return printed.Printed(f"{record.outcome.value}: {_first_line(record.message)}", NOTHING_PRINTED, False, ())
+def _printed_nothing(run: Mapping[str, Any]) -> printed.Printed:
+    """A run (:func:`repeats.runs_of`) of pytest ending before it ran a test as --by-output compares it: it printed
+    nothing, no test's output, and ended in pytest's error."""
+    return printed.Printed(f"{run.get('outcome')}: {_first_line(str(run.get('message') or ''))}", NOTHING_PRINTED,
+                           False, ())  # fmt: skip
 
 
 def _ended_before_a_test(record: Record) -> bool:
