@@ -59,6 +59,19 @@ def test_a_hook_that_raised_is_named_by_what_it_raised_never_by_what_was_printed
     assert said["message"].splitlines()[0] == (
         "pytest exited with code 3 before running a test: RuntimeError: modify broke:"
     )
+    group = (
+        "INTERNALERROR>   + Exception Group Traceback (most recent call last):\n"
+        'INTERNALERROR>   |   File "/x/conftest.py", line 2, in pytest_collection_modifyitems\n'
+        "INTERNALERROR>   |     raise ExceptionGroup('hooks failed', [ValueError('a'), KeyError('b')])\n"
+        "INTERNALERROR>   | ExceptionGroup: hooks failed (2 sub-exceptions)\n"
+        "INTERNALERROR>   +-+---------------- 1 ----------------\n"
+        "INTERNALERROR>     | ValueError: a\n"
+        "\n============================ no tests ran in 0.15s =============================\n"
+    )
+    grouped = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail=group, places=()), "t.py")
+    assert grouped["message"].splitlines()[0] == (
+        "pytest exited with code 3 before running a test: ExceptionGroup: hooks failed (2 sub-exceptions):"
+    )
     silent = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail="all good\n", places=()), "t.py")
     assert silent["message"].splitlines()[0] == "pytest exited with code 3 before running a test:"
 

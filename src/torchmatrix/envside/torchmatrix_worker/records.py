@@ -548,12 +548,18 @@ def tests_ended(answer, ending, name, conftest_failed=""):
     return {"outcome": ERROR, "metrics": metrics, "message": "pytest " + first + (":\n" + log if log else "")}
 
 
+GROUP_MARGIN = re.compile(r"^\s*\| ?")
+"""The margin Python prints before each line of an exception group's traceback (``  | ``)."""
+
+
 def raised_last(log):
-    """What the last traceback in ``log`` says was raised (``RuntimeError: no such toolkit``), as Python prints it
-    after its frames (pytest's ``INTERNALERROR>`` before each line left out): never a line printed after it (pytest's
-    summary, which holds how long it ran, or a hook's print); none where the log holds no traceback's frames."""
+    """What the last traceback in ``log`` says was raised (``RuntimeError: no such toolkit``, ``ExceptionGroup: hooks
+    failed (2 sub-exceptions)``), as Python prints it after its frames (pytest's ``INTERNALERROR>`` and an exception
+    group's margin before each line left out): never a line printed after it (pytest's summary, which holds how long
+    it ran, or a hook's print); none where the log holds no traceback's frames."""
     marker = "INTERNALERROR>"
     lines = [line[len(marker) + 1 :] if line.startswith(marker) else line for line in log.splitlines()]
+    lines = [GROUP_MARGIN.sub("", line) for line in lines]
     frames = [at for at, line in enumerate(lines) if line.startswith('  File "')]
     after = lines[frames[-1] + 1 :] if frames else []
     return [line.strip() for line in after if line.strip() and not line[:1].isspace()][:1]
