@@ -531,14 +531,8 @@ def tests_ended(answer, ending, name, conftest_failed=""):
     else:
         why = "exited with code {} before running a test".format(code)
     log = ending.log_tail.strip()
-    # pytest's own word on why (``ERROR: not found: t.py::test_nope``) is the first line a table or a bisect shows
-    said = [line.strip() for line in log.splitlines() if line.strip().startswith("ERROR:")]
-    if not said:  # a conftest.py that failed to import (exit code 4 too): where (if the log's end kept it), and what
-        lines = [line.strip() for line in log.splitlines()]  # it raised
-        where = [line for line in lines if line.startswith("ImportError while loading conftest")]
-        raised = [line[1:].strip() for line in lines if line.startswith("E ")]
-        said = [" ".join(where[:1] + raised[-1:])] if where or (raised and code == 4) else raised_last(log)
-    first = why + (": " + said[-1] if said else "")  # else what a hook raised last, as Python prints it
+    said = said_why(log, code)
+    first = why + (": " + said if said else "")
     # normalised as a script's output is (the cell's folders, an address, its torch version): what a bisect by output
     # compares between releases, where each cell's would differ
     first = normalised_output(first.encode("utf-8", "replace"), output_rules(ending.places)).decode("utf-8", "replace")
@@ -546,6 +540,22 @@ def tests_ended(answer, ending, name, conftest_failed=""):
     if conftest_failed:
         metrics[CONFTEST_FAILED] = conftest_failed
     return {"outcome": ERROR, "metrics": metrics, "message": "pytest " + first + (":\n" + log if log else "")}
+
+
+def said_why(log, code):
+    """Why pytest ended before a test, in its own words, the first line a table or a bisect shows: its ``ERROR:``
+    line (``ERROR: not found: t.py::test_nope``); for a ``conftest.py`` that failed to import (exit code 4 too), where
+    (if the log's end kept it) and what it raised; else what a hook raised last (:func:`raised_last`); '' where the
+    log says none of these."""
+    lines = [line.strip() for line in log.splitlines()]
+    errors = [line for line in lines if line.startswith("ERROR:")]
+    if errors:
+        return errors[-1]
+    where = [line for line in lines if line.startswith("ImportError while loading conftest")]
+    raised = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if where or (raised and code == 4):
+        return " ".join(where[:1] + raised[-1:])
+    return raised_last(log)
 
 
 GROUP_MARGIN = re.compile(r"^\s*\| ?")
@@ -556,13 +566,13 @@ def raised_last(log):
     """What the last traceback in ``log`` says was raised (``RuntimeError: no such toolkit``, ``ExceptionGroup: hooks
     failed (2 sub-exceptions)``), as Python prints it after its frames (pytest's ``INTERNALERROR>`` and an exception
     group's margin before each line left out): never a line printed after it (pytest's summary, which holds how long
-    it ran, or a hook's print); none where the log holds no traceback's frames."""
+    it ran, or a hook's print); '' where the log holds no traceback's frames."""
     marker = "INTERNALERROR>"
     lines = [line[len(marker) + 1 :] if line.startswith(marker) else line for line in log.splitlines()]
     lines = [GROUP_MARGIN.sub("", line) for line in lines]
     frames = [at for at, line in enumerate(lines) if line.startswith('  File "')]
     after = lines[frames[-1] + 1 :] if frames else []
-    return [line.strip() for line in after if line.strip() and not line[:1].isspace()][:1]
+    return next((line.strip() for line in after if line.strip() and not line[:1].isspace()), "")
 
 
 def ended_in(answer, events):
