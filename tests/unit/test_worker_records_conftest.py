@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 
 def test_a_conftest_that_failed_to_import_is_named_with_what_it_raised_in_the_first_line() -> None:
     """pytest's exit code 4 where a conftest.py failed to import has no `ERROR:` line: the first line names the
@@ -37,43 +39,46 @@ def test_a_conftest_whose_traceback_the_log_tail_cut_is_named_by_what_it_raised(
     assert said["metrics"]["conftest_failed"] == "/x/conftest.py"
 
 
-def test_a_hook_that_raised_is_named_by_what_it_raised_never_by_what_was_printed_after_it() -> None:
+SUMMARY = "\n============================ no tests ran in 0.15s =============================\n"
+"""pytest's last line, which holds how long it ran: it differs run to run."""
+HOOK_RAISED = (
+    "INTERNALERROR> Traceback (most recent call last):\n"
+    'INTERNALERROR>   File "/x/_pytest/main.py", line 283, in wrap_session\n'
+    "INTERNALERROR>     session.exitstatus = doit(config, session) or 0\n"
+    "INTERNALERROR>                          ^^^^^^^^^^^^^^^^^^^^^^\n"
+    'INTERNALERROR>   File "/x/conftest.py", line 2, in pytest_collection_modifyitems\n'
+    "INTERNALERROR>     raise RuntimeError('modify broke')\n"
+    "INTERNALERROR> RuntimeError: modify broke\n"
+    "INTERNALERROR>\n" + SUMMARY + "every check passed\n"
+)
+GROUP_RAISED = (
+    "INTERNALERROR>   + Exception Group Traceback (most recent call last):\n"
+    'INTERNALERROR>   |   File "/x/conftest.py", line 2, in pytest_collection_modifyitems\n'
+    "INTERNALERROR>   |     raise ExceptionGroup('hooks failed', [ValueError('a'), KeyError('b')])\n"
+    "INTERNALERROR>   | ExceptionGroup: hooks failed (2 sub-exceptions)\n"
+    "INTERNALERROR>   +-+---------------- 1 ----------------\n"
+    "INTERNALERROR>     | ValueError: a\n" + SUMMARY
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "said"),
+    [
+        (HOOK_RAISED, ": RuntimeError: modify broke:"),
+        (GROUP_RAISED, ": ExceptionGroup: hooks failed (2 sub-exceptions):"),
+        ("all good\n", ":"),
+    ],
+    ids=["raised", "exception-group", "no-traceback"],
+)
+def test_a_hook_that_raised_is_named_by_what_it_raised_never_by_what_was_printed_after_it(log: str, said: str) -> None:
     """A conftest.py's pytest_collection_modifyitems that raises: pytest prints INTERNALERROR, then its summary (how
     long it ran, which differs run to run) and what a pytest_unconfigure printed; the first line, which a bisect
-    by output compares, says what was raised, never the summary nor the print."""
+    by output compares, says what was raised (an exception group by its own line), never the summary nor the
+    print."""
     from torchmatrix.envside.torchmatrix_worker import records
 
-    log = (
-        "INTERNALERROR> Traceback (most recent call last):\n"
-        'INTERNALERROR>   File "/x/_pytest/main.py", line 283, in wrap_session\n'
-        "INTERNALERROR>     session.exitstatus = doit(config, session) or 0\n"
-        "INTERNALERROR>                          ^^^^^^^^^^^^^^^^^^^^^^\n"
-        'INTERNALERROR>   File "/x/conftest.py", line 2, in pytest_collection_modifyitems\n'
-        "INTERNALERROR>     raise RuntimeError('modify broke')\n"
-        "INTERNALERROR> RuntimeError: modify broke\n"
-        "INTERNALERROR>\n"
-        "\n============================ no tests ran in 0.15s =============================\n"
-        "every check passed\n"
-    )
-    said = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail=log, places=()), "t.py")
-    assert said["message"].splitlines()[0] == (
-        "pytest exited with code 3 before running a test: RuntimeError: modify broke:"
-    )
-    group = (
-        "INTERNALERROR>   + Exception Group Traceback (most recent call last):\n"
-        'INTERNALERROR>   |   File "/x/conftest.py", line 2, in pytest_collection_modifyitems\n'
-        "INTERNALERROR>   |     raise ExceptionGroup('hooks failed', [ValueError('a'), KeyError('b')])\n"
-        "INTERNALERROR>   | ExceptionGroup: hooks failed (2 sub-exceptions)\n"
-        "INTERNALERROR>   +-+---------------- 1 ----------------\n"
-        "INTERNALERROR>     | ValueError: a\n"
-        "\n============================ no tests ran in 0.15s =============================\n"
-    )
-    grouped = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail=group, places=()), "t.py")
-    assert grouped["message"].splitlines()[0] == (
-        "pytest exited with code 3 before running a test: ExceptionGroup: hooks failed (2 sub-exceptions):"
-    )
-    silent = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail="all good\n", places=()), "t.py")
-    assert silent["message"].splitlines()[0] == "pytest exited with code 3 before running a test:"
+    ended = records.tests_ended({"pytest_exit": 3}, SimpleNamespace(log_tail=log, places=()), "t.py")
+    assert ended["message"].splitlines()[0] == "pytest exited with code 3 before running a test" + said
 
 
 def test_what_a_hook_raised_is_said_as_by_output_compares_it_never_with_an_address_or_the_cells_own_folder() -> None:
