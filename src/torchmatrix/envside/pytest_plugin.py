@@ -13,6 +13,7 @@ which tests ended, which one was running, and which were not reached:
     {"ended": "Exit: why"}  (pytest.exit() ended the session in the test running)
     {"collecting": true}  (pytest began to collect)
     {"named_as_tests": bool}  (the path it runs on is a test module by its ``python_files``; before any conftest.py)
+    {"conftest_failed": path}  (a conftest.py above that path failed to import, which ended pytest)
     {"test": nodeid, "outcome": ..., "metrics": {...}, "message": ..., "duration": s,
      "printed": captured stdout, "raised": "Type: message", "output_unseen": why (where capture was off)}
 
